@@ -1,0 +1,202 @@
+"""The command line: argument parsing, exit statuses and the only place that prints."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import TextIO
+
+from ragscore import __version__
+from ragscore.config import Overrides, load_config
+from ragscore.errors import RagscoreError, UsageError
+from ragscore.evaluate import evaluate, metric_names
+from ragscore.gates import evaluate_gates, gates_pass
+from ragscore.loaders.gold import load_gold
+from ragscore.loaders.jsonl import InputFile
+from ragscore.metrics.registry import closest
+from ragscore.reports.console import accounting_notes, gate_lines
+from ragscore.reports.document import build_document
+from ragscore.reports.explain import render_explanation
+from ragscore.reports.files import write_reports
+from ragscore.reports.json_report import render_json
+from ragscore.reports.markdown import render_markdown
+
+
+class Exit(IntEnum):
+    """Exit statuses, documented in the README."""
+
+    OK = 0
+    GATE_FAILED = 1
+    USAGE_ERROR = 2
+    INTERRUPTED = 130
+
+
+EXAMPLES = """\
+examples:
+  ragscore --gold examples/gold.jsonl --trace examples/trace.jsonl
+  ragscore --gold gold.jsonl --trace trace.jsonl | jq -e '.pass == true'
+  ragscore --gold gold.jsonl --trace - --gates "precision=0.8,under=0.05,ndcg@10>=0.6" \\
+           --markdown report.md --per-question --no-fail < traces.jsonl
+  ragscore --gold gold.jsonl --trace trace.jsonl --explain Q017
+
+commands:
+  score      score traces against a gold set and check gates (the default command)
+
+exit status: 0 every gate passed, 1 a gate failed, 2 usage or input error.
+settings and gates: built-in defaults < [tool.ragscore] in ./pyproject.toml
+  < ./gates.toml (or --gates-file) < command-line options.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Streams:
+    """Where the command writes: the report and explanations to out, notes and errors to err."""
+
+    out: TextIO
+    err: TextIO
+
+    def note(self, text: str) -> None:
+        """Print one line of commentary on standard error."""
+        print(f"ragscore: {text}", file=self.err)
+
+
+def _score_parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Score RAG pipeline traces against a gold set, check quality gates, write reports.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"ragscore {__version__}")
+    inputs = parser.add_argument_group("inputs")
+    inputs.add_argument("--gold", required=True, metavar="PATH", help="gold set: JSON Lines, or a JSON array of objects ('-' for standard input)")
+    inputs.add_argument("--trace", required=True, metavar="PATH", help="pipeline traces, JSON Lines ('-' for standard input)")
+    out = parser.add_argument_group("reports")
+    out.add_argument("--format", choices=("json", "markdown", "none"), default="json", help="report printed on standard output (default: json)")
+    out.add_argument("--json", metavar="PATH", help="also write the JSON report to PATH")
+    out.add_argument("--markdown", metavar="PATH", help="also write the Markdown report to PATH")
+    out.add_argument("--per-question", action="store_true", help="add a 'questions' list to the JSON report")
+    out.add_argument("--only-failures", action="store_true", help="list only questions not labelled OK or REFUSAL_OK (implies --per-question)")
+    out.add_argument("--explain", action="append", metavar="QID", help="print why question QID got its label, instead of the report (repeatable)")
+    out.add_argument("-q", "--quiet", action="store_true", help="print no notes on standard error (errors still are)")
+    gates = parser.add_argument_group("gates and settings")
+    gates.add_argument("--gates", metavar="SPEC", help='gates, e.g. "precision=0.80,chr=0.75,under=0.05,over=0.10" or "ndcg@10>=0.6"; METRIC=off removes one')
+    gates.add_argument("--gates-file", metavar="PATH", help="read [scoring] and [gates] from PATH instead of ./gates.toml")
+    gates.add_argument("--no-fail", action="store_true", help="exit 0 even when a gate fails (report only)")
+    gates.add_argument("--strict", action="store_true", default=None, help="fail gates on undefined metrics instead of skipping them")
+    gates.add_argument("--k", type=_positive_int, metavar="N", help="the k of recall@k (default 5)")
+    gates.add_argument("--refusal-token", action="append", default=[], metavar="TEXT", help="another claim that counts as a refusal (repeatable)")
+    gates.add_argument("--no-require-claim", dest="require_claim", action="store_false", default=None, help="do not require claim containment for precision")
+    gates.add_argument("--no-scope-citations", dest="scope_citations", action="store_false", default=None, help="do not require citations to be among the retrieved ids")
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
+    """Score, gate and report; raise RagscoreError on bad input before anything is written."""
+    if args.gold == "-" and args.trace == "-":
+        raise UsageError("only one of --gold and --trace can be '-' (standard input)")
+    overrides = Overrides(
+        k=args.k,
+        refusal_tokens=tuple(t for t in args.refusal_token if t.strip()),
+        require_claim=args.require_claim,
+        scope_citations=args.scope_citations,
+        strict=args.strict,
+        gates=args.gates,
+    )
+    config = load_config(overrides, metric_names, args.gates_file)
+    gold = load_gold(args.gold)
+    explain = list(dict.fromkeys(args.explain or ()))
+    for qid in explain:
+        if qid not in gold.by_qid:
+            hint = closest(qid, list(gold.by_qid))
+            raise UsageError(f'--explain: no gold question has qid "{qid}"' + (f'; did you mean "{hint}"?' if hint else ""))
+    ev = evaluate(gold, InputFile(args.trace), config.settings, frozenset(explain))
+    results = evaluate_gates(config.gates, ev.metrics(), config.settings.strict)
+    passed = gates_pass(results)
+
+    per_question = args.per_question or args.only_failures
+    doc = build_document(ev, results, passed, questions=per_question or bool(args.markdown) or args.format == "markdown",
+                         only_failures=args.only_failures)
+    files = {}
+    if args.json:
+        files[args.json] = render_json(doc, questions=per_question)
+    if args.markdown:
+        files[args.markdown] = render_markdown(doc)
+    write_reports(files)
+
+    if not args.quiet:
+        for line in accounting_notes(ev) + gate_lines(results, passed):
+            streams.note(line)
+    try:
+        if explain:
+            for qid in explain:
+                at = gold.by_qid[qid]
+                streams.out.write(render_explanation(
+                    gold.items[at], ev.outcomes[at], ev.views.get(at), ev.settings, ev.traces.name,
+                    ev.view_lines.get(at, 1) - 1,
+                ))
+        elif args.format == "json":
+            streams.out.write(render_json(doc, questions=per_question))
+        elif args.format == "markdown":
+            streams.out.write(render_markdown(doc))
+        streams.out.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+    return Exit.OK if passed or args.no_fail else Exit.GATE_FAILED
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device after its reader went away (``| head``).
+
+    Python flushes standard output once more at exit; without this it would raise again there.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # not a real file (for example under a test's capture)
+        pass
+
+
+# Subcommands by name: how to build each one's parser and how to run it. Scoring is the default.
+COMMANDS: dict[str, tuple[Callable[[str], argparse.ArgumentParser], Callable[[argparse.Namespace, Streams], Exit]]] = {
+    "score": (_score_parser, run_score),
+}
+DEFAULT_COMMAND = "score"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    streams = Streams(sys.stdout, sys.stderr)
+    if args and args[0] in COMMANDS:
+        name, prog = args.pop(0), None
+    else:
+        name, prog = DEFAULT_COMMAND, "ragscore"
+    build, run = COMMANDS[name]
+    parser = build(prog or f"ragscore {name}")
+    try:
+        namespace = parser.parse_args(args)
+    except SystemExit as exc:  # --help, --version, or argparse's own usage error (status 2)
+        return int(exc.code or 0)
+    try:
+        return int(run(namespace, streams))
+    except RagscoreError as exc:
+        print(f"ragscore: error: {exc}", file=streams.err)
+        return Exit.USAGE_ERROR
+    except KeyboardInterrupt:
+        print("ragscore: interrupted", file=streams.err)
+        return Exit.INTERRUPTED

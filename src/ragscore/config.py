@@ -1,0 +1,192 @@
+"""Gather settings and gates from defaults, pyproject.toml, gates.toml and the command line."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Final
+
+from ragscore.errors import ConfigError
+from ragscore.gates import Gate, parse_gate_option, parse_gate_table
+from ragscore.metrics.registry import closest
+from ragscore.settings import Settings
+
+DEFAULT_GATES: Final = (
+    Gate("precision", ">=", 0.80),
+    Gate("chr", ">=", 0.75),
+    Gate("under_refusal", "<=", 0.05),
+    Gate("over_refusal", "<=", 0.10),
+    Gate("missing", "<=", 0.0),
+)
+SECTIONS: Final = ("scoring", "gates")
+_TOML_POSITION_RE: Final = re.compile(r"^(?P<msg>.*) \(at line (?P<line>\d+), column (?P<col>\d+)\)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Overrides:
+    """Settings given on the command line; None means not given."""
+
+    k: int | None = None
+    refusal_tokens: tuple[str, ...] = ()
+    require_claim: bool | None = None
+    scope_citations: bool | None = None
+    strict: bool | None = None
+    gates: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The settings and the gates of one run, and the files they came from."""
+
+    settings: Settings
+    gates: tuple[Gate, ...]
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    """One settings table read from a TOML file, with what is needed to point at a key's line."""
+
+    data: Mapping[str, object]
+    source: str
+    text: str
+
+    def line_of(self, key: str) -> int | None:
+        pattern = r'^[ \t]*(?:"' + re.escape(key) + r'"|' + re.escape(key) + r")[ \t]*="
+        match = re.search(pattern, self.text, re.MULTILINE)
+        return self.text.count("\n", 0, match.start()) + 1 if match else None
+
+
+def _read_toml(path: Path, display: str) -> tuple[dict[str, object], str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(display, "expected UTF-8 text") from None
+    except OSError as exc:
+        raise ConfigError(display, f"cannot read: {exc.strerror}") from None
+    try:
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as exc:
+        match = _TOML_POSITION_RE.match(str(exc))
+        if match is None:
+            raise ConfigError(display, f"invalid TOML: {exc}") from None
+        raise ConfigError(display, f"invalid TOML: {match['msg']}", int(match["line"]), int(match["col"])) from None
+
+
+def _sections(data: Mapping[str, object], source: str, text: str, prefix: str = "") -> dict[str, _Table]:
+    tables = {}
+    for name, value in data.items():
+        if name not in SECTIONS:
+            hint = closest(name, list(SECTIONS))
+            suggestion = f'; did you mean "[{prefix}{hint}]"?' if hint else ""
+            raise ConfigError(source, f'unknown section "[{prefix}{name}]"{suggestion}')
+        if not isinstance(value, dict):
+            raise ConfigError(source, f'expected "[{prefix}{name}]" to be a table')
+        tables[name] = _Table(value, source, text)
+    return tables
+
+
+def _bool(table: _Table, key: str) -> bool:
+    value = table.data[key]
+    if not isinstance(value, bool):
+        raise ConfigError(table.source, f'[scoring] expected "{key}" to be true or false, got {value!r}', table.line_of(key))
+    return value
+
+
+def _positive_int(table: _Table, key: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(
+            table.source, f'[scoring] expected "{key}" to be a positive integer, got {value!r}', table.line_of(key)
+        )
+    return value
+
+
+def _apply_scoring(settings: Settings, table: _Table) -> Settings:
+    changes: dict[str, object] = {}
+    readers: dict[str, Callable[[str], object]] = {
+        "k": lambda key: _positive_int(table, key, table.data[key]),
+        "cutoffs": lambda key: _cutoffs(table, key),
+        "refusal_tokens": lambda key: _tokens(table, key),
+        "require_claim": lambda key: _bool(table, key),
+        "scope_citations": lambda key: _bool(table, key),
+        "strict": lambda key: _bool(table, key),
+    }
+    for key in table.data:
+        if key not in readers:
+            hint = closest(key, list(readers))
+            suggestion = f'; did you mean "{hint}"?' if hint else ""
+            raise ConfigError(table.source, f'[scoring] unknown setting "{key}"{suggestion}', table.line_of(key))
+        changes[key] = readers[key](key)
+    return replace(settings, **changes)  # type: ignore[arg-type]
+
+
+def _cutoffs(table: _Table, key: str) -> tuple[int, ...]:
+    value = table.data[key]
+    if not isinstance(value, list) or not value:
+        raise ConfigError(table.source, f'[scoring] expected "{key}" to be a non-empty list of positive integers', table.line_of(key))
+    return tuple(sorted({_positive_int(table, key, v) for v in value}))
+
+
+def _tokens(table: _Table, key: str) -> tuple[str, ...]:
+    value = table.data[key]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ConfigError(table.source, f'[scoring] expected "{key}" to be a list of non-empty strings', table.line_of(key))
+    return tuple(value)
+
+
+def _files(cwd: Path, gates_file: str | None) -> list[dict[str, _Table]]:
+    """Read the settings files in increasing precedence: pyproject.toml, then the gates file."""
+    found = []
+    pyproject = cwd / "pyproject.toml"
+    if pyproject.is_file():
+        data, text = _read_toml(pyproject, "pyproject.toml")
+        tool = data.get("tool", {})
+        section = tool.get("ragscore") if isinstance(tool, dict) else None
+        if isinstance(section, dict):
+            found.append(_sections(section, "pyproject.toml", text, prefix="tool.ragscore."))
+    if gates_file is not None:
+        path = Path(gates_file)
+        if not path.is_file():
+            raise ConfigError(gates_file, "no such file (from --gates-file)")
+        data, text = _read_toml(path, gates_file)
+        found.append(_sections(data, gates_file, text))
+    elif (cwd / "gates.toml").is_file():
+        data, text = _read_toml(cwd / "gates.toml", "gates.toml")
+        found.append(_sections(data, "gates.toml", text))
+    return found
+
+
+def load_config(
+    overrides: Overrides,
+    metric_names: Callable[[Settings], tuple[str, ...]],
+    gates_file: str | None = None,
+    cwd: Path | None = None,
+) -> Config:
+    """Merge defaults, ``[tool.ragscore]``, the gates file and the command line, in that order."""
+    files = _files(cwd or Path.cwd(), gates_file)
+    settings = Settings()
+    for tables in files:
+        if "scoring" in tables:
+            settings = _apply_scoring(settings, tables["scoring"])
+    settings = replace(
+        settings,
+        k=overrides.k if overrides.k is not None else settings.k,
+        refusal_tokens=tuple(dict.fromkeys(settings.refusal_tokens + overrides.refusal_tokens)),
+        require_claim=settings.require_claim if overrides.require_claim is None else overrides.require_claim,
+        scope_citations=settings.scope_citations if overrides.scope_citations is None else overrides.scope_citations,
+        strict=settings.strict if overrides.strict is None else overrides.strict,
+    )
+
+    names = metric_names(settings)
+    gates: dict[str, Gate | None] = {gate.metric: gate for gate in DEFAULT_GATES}
+    for tables in files:
+        if "gates" in tables:
+            table = tables["gates"]
+            gates.update(parse_gate_table(table.data, names, settings.k, table.source, table.line_of))
+    if overrides.gates is not None:
+        gates.update(parse_gate_option(overrides.gates, names, settings.k))
+    sources = tuple(next(iter(t.values())).source for t in files if t)
+    return Config(settings, tuple(g for g in gates.values() if g is not None), sources)

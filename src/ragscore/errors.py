@@ -1,0 +1,34 @@
+"""The one error hierarchy: every failure a user can cause is a ``RagscoreError``."""
+
+from __future__ import annotations
+
+
+class RagscoreError(Exception):
+    """Base class of every error the command line reports as a usage or input error."""
+
+
+class InputError(RagscoreError):
+    """A gold or trace file breaks its data contract; carries the file, line and column."""
+
+    def __init__(self, source: str, message: str, line: int | None = None, column: int | None = None) -> None:
+        self.source = source
+        self.line = line
+        self.column = column
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.source
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return f"{where}: {self.message}"
+
+
+class ConfigError(InputError):
+    """A settings or gates file (or ``--gates``) is malformed or names something unknown."""
+
+
+class UsageError(RagscoreError):
+    """The command line itself is inconsistent (for example ``-`` given for two inputs)."""

@@ -1,0 +1,171 @@
+"""Gates: thresholds on metrics, parsed from settings and ``--gates``, checked as pure functions."""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+
+from ragscore.errors import ConfigError
+from ragscore.metrics.registry import Direction, closest, lookup
+
+ALIASES: Final = {"under": "under_refusal", "over": "over_refusal", "recall@k": "full_recall@K"}
+
+_COMPARE: Final[dict[str, Callable[[float, float], bool]]] = {
+    ">=": operator.ge,
+    ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+}
+_GATE_RE: Final = re.compile(r"^\s*(?P<metric>[^<>=\s]+)\s*(?P<op>>=|<=|>|<|=)\s*(?P<value>\S+)\s*$")
+OFF: Final = ("off", "none", "false")
+
+
+class Status(StrEnum):
+    """The result of one gate."""
+
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+    SKIPPED = "skipped"
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """A threshold on one metric: ``value op threshold`` must hold; ``warn`` is a stricter, soft bound."""
+
+    metric: str
+    op: str
+    threshold: float
+    warn: float | None = None
+    source: str = "default"
+
+    def rule(self) -> str:
+        """Show the gate as ``>= 0.8`` (with the warning bound when there is one)."""
+        text = f"{self.op} {_number(self.threshold)}"
+        return text if self.warn is None else f"{text} (warn {self.op} {_number(self.warn)})"
+
+
+@dataclass(frozen=True, slots=True)
+class GateResult:
+    """A gate checked against the run's value of its metric."""
+
+    gate: Gate
+    value: float | None
+    status: Status
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if value == int(value) and abs(value) < 1e15 else repr(value)
+
+
+def default_op(metric: str) -> str:
+    """Return the operator a bare threshold implies: a minimum or a maximum by the metric's direction."""
+    spec = lookup(metric)
+    return ">=" if spec is None or spec.direction is Direction.HIGHER else "<="
+
+
+def resolve_metric(name: str, available: Iterable[str], k: int, where: str, line: int | None = None) -> str:
+    """Turn a gate's metric name (or alias) into a metric the run computes, or explain why not."""
+    canonical = ALIASES.get(name, name).replace("@K", f"@{k}")
+    names = list(available)
+    if canonical in names:
+        return canonical
+    if lookup(canonical) is not None:
+        raise ConfigError(where, f'metric "{name}" is not computed with these settings (k, cutoffs or inputs)', line)
+    hint = closest(name, names + list(ALIASES))
+    suggestion = f'; did you mean "{hint}"?' if hint else ""
+    raise ConfigError(where, f'unknown metric "{name}"{suggestion}', line)
+
+
+def _threshold(text: object, what: str, where: str, line: int | None) -> float:
+    if isinstance(text, bool) or not isinstance(text, (int, float, str)):
+        raise ConfigError(where, f"expected a number for {what}, got {text!r}", line)
+    try:
+        value = float(text)
+    except ValueError:
+        raise ConfigError(where, f"expected a number for {what}, got {text!r}", line) from None
+    if not math.isfinite(value):
+        raise ConfigError(where, f"expected a finite number for {what}, got {text!r}", line)
+    return value
+
+
+def make_gate(metric: str, op: str, threshold: float, warn: float | None, source: str, line: int | None) -> Gate:
+    """Build a gate, checking that a warning bound lies on the passing side of the threshold."""
+    if warn is not None and not _COMPARE[op](warn, threshold) and warn != threshold:
+        side = "at or above" if op in (">=", ">") else "at or below"
+        raise ConfigError(source, f'"{metric}": warn must be {side} the threshold {_number(threshold)}', line)
+    return Gate(metric, op, threshold, warn, source)
+
+
+def parse_gate_option(text: str, available: Iterable[str], k: int) -> dict[str, Gate | None]:
+    """Parse ``--gates "precision=0.8,under=0.05,ndcg@10>=0.6,missing=off"`` (None removes a gate)."""
+    names = list(available)
+    gates: dict[str, Gate | None] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        match = _GATE_RE.match(part)
+        if match is None:
+            raise ConfigError("--gates", f'expected METRIC=VALUE or METRIC>=VALUE (also >, <=, <), got "{part}"')
+        metric = resolve_metric(match["metric"], names, k, "--gates")
+        if match["op"] == "=" and match["value"].lower() in OFF:
+            gates[metric] = None
+            continue
+        op = default_op(metric) if match["op"] == "=" else match["op"]
+        gates[metric] = Gate(metric, op, _threshold(match["value"], f'"{metric}"', "--gates", None), None, "--gates")
+    return gates
+
+
+def parse_gate_table(
+    table: Mapping[str, object], available: Iterable[str], k: int, source: str, line_of: Callable[[str], int | None]
+) -> dict[str, Gate | None]:
+    """Parse a ``[gates]`` table: ``metric = 0.8``, ``metric = {min = .., warn = ..}``, ``metric = false``."""
+    names = list(available)
+    gates: dict[str, Gate | None] = {}
+    for name, spec in table.items():
+        line = line_of(name)
+        metric = resolve_metric(name, names, k, source, line)
+        if spec is False or (isinstance(spec, str) and spec.lower() in OFF):
+            gates[metric] = None
+        elif isinstance(spec, str) and (match := re.match(r"^\s*(>=|<=|>|<)\s*(\S+)\s*$", spec)):
+            gates[metric] = Gate(metric, match[1], _threshold(match[2], f'"{name}"', source, line), None, source)
+        elif isinstance(spec, dict):
+            bounds = [key for key in ("min", "max") if key in spec]
+            unknown = sorted(set(spec) - {"min", "max", "warn"})
+            if unknown or len(bounds) != 1:
+                raise ConfigError(
+                    source, f'"{name}": expected a table with one of min or max, and optionally warn; got keys {sorted(spec)}', line
+                )
+            op = ">=" if bounds[0] == "min" else "<="
+            threshold = _threshold(spec[bounds[0]], f'"{name}" {bounds[0]}', source, line)
+            warn = _threshold(spec["warn"], f'"{name}" warn', source, line) if "warn" in spec else None
+            gates[metric] = make_gate(metric, op, threshold, warn, source, line)
+        else:
+            threshold = _threshold(spec, f'"{name}"', source, line)
+            gates[metric] = Gate(metric, default_op(metric), threshold, None, source)
+    return gates
+
+
+def evaluate_gates(gates: Iterable[Gate], metrics: Mapping[str, float | None], strict: bool) -> list[GateResult]:
+    """Check each gate; an undefined value is skipped, or fails when ``strict``."""
+    results = []
+    for gate in gates:
+        value = metrics.get(gate.metric)
+        if value is None:
+            status = Status.FAIL if strict else Status.SKIPPED
+        elif not _COMPARE[gate.op](value, gate.threshold):
+            status = Status.FAIL
+        elif gate.warn is not None and not _COMPARE[gate.op](value, gate.warn):
+            status = Status.WARN
+        else:
+            status = Status.PASS
+        results.append(GateResult(gate, value, status))
+    return results
+
+
+def gates_pass(results: Iterable[GateResult]) -> bool:
+    """Tell whether no gate failed."""
+    return all(r.status is not Status.FAIL for r in results)

@@ -1,0 +1,210 @@
+"""Read JSON Lines and JSON arrays strictly, streaming, with a position for every error."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Iterator
+from typing import IO, Final
+
+from ragscore.errors import InputError
+
+STDIN: Final = "-"
+BOM: Final = b"\xef\xbb\xbf"
+
+# Strings are skipped so that a "NaN" inside quotes is not taken for the literal.
+_CONSTANT_RE: Final = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
+_JSON_WS_RE: Final = re.compile(r"[ \t\n\r]*")
+_SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
+
+
+class _NonFinite(ValueError):
+    """Raised from inside the decoder when it meets NaN or Infinity."""
+
+
+def _reject_constant(name: str) -> object:
+    raise _NonFinite(name)
+
+
+# One decoder for the whole run: json.loads(s, **kw) would build a new one per line.
+_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def json_type(value: object) -> str:
+    """Name the JSON type of a decoded value, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def describe(value: object) -> str:
+    """Show a decoded value briefly: scalars as JSON text, containers by their type."""
+    if isinstance(value, (list, dict)):
+        return f"an {json_type(value)}"
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+class InputFile:
+    """An input file (or standard input) read once, as raw lines, hashing what is read."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+        self.name = "<stdin>" if spec == STDIN else spec
+        self._hash = hashlib.sha256()
+
+    @property
+    def sha256(self) -> str:
+        """Return the digest of every byte read so far."""
+        return self._hash.hexdigest()
+
+    def _open(self) -> IO[bytes]:
+        if self.spec == STDIN:
+            return sys.stdin.buffer
+        try:
+            return open(self.spec, "rb")
+        except FileNotFoundError:
+            raise InputError(self.name, "no such file") from None
+        except IsADirectoryError:
+            raise InputError(self.name, "is a folder, expected a file") from None
+        except OSError as exc:
+            raise InputError(self.name, f"cannot read: {exc.strerror}") from None
+
+    def raw_lines(self) -> Iterator[bytes]:
+        """Yield the file's lines as bytes, line ends included, updating the hash."""
+        stream = self._open()
+        update = self._hash.update
+        try:
+            for raw in stream:
+                update(raw)
+                yield raw
+        finally:
+            if stream is not sys.stdin.buffer:
+                stream.close()
+
+
+def decode_text(raw: bytes, source: str, line: int) -> str:
+    """Decode one line (or a whole document) as UTF-8, naming the first bad byte."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line += before.count(b"\n")
+        column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8")) + 1
+        raise InputError(
+            source, f"expected UTF-8 text, got byte 0x{raw[exc.start]:02x}", line, column
+        ) from None
+
+
+def _constant_column(text: str, start: int = 0) -> int:
+    for match in _CONSTANT_RE.finditer(text, start):
+        if match.group(1):
+            return match.start(1)
+    return start
+
+
+def _check_surrogates(value: object, source: str, line: int) -> None:
+    """Reject strings holding half of a UTF-16 surrogate pair (no text can be encoded from them)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE_RE.search(item):
+                raise InputError(source, "invalid string: a lone UTF-16 surrogate escape (\\ud800-\\udfff)", line)
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+
+
+def _decode_at(text: str, index: int, source: str, line: int, line_start: int) -> tuple[object, int]:
+    """Decode one JSON value starting at ``index``; convert every failure to an InputError."""
+    try:
+        return _DECODER.raw_decode(text, index)
+    except json.JSONDecodeError as exc:
+        err_line = line + text.count("\n", line_start, exc.pos)
+        column = exc.pos - (text.rfind("\n", 0, exc.pos) + 1) + 1
+        raise InputError(source, f"invalid JSON: {exc.msg}", err_line, column) from None
+    except _NonFinite as exc:
+        pos = _constant_column(text, index)
+        err_line = line + text.count("\n", line_start, pos)
+        column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+        raise InputError(
+            source, f"invalid JSON: {exc.args[0]} is not a number JSON allows (use null)", err_line, column
+        ) from None
+    except RecursionError:
+        raise InputError(source, "invalid JSON: nested too deeply to read", line) from None
+    except ValueError as exc:  # for example an integer with more digits than Python converts
+        raise InputError(source, f"invalid JSON: {exc}", line) from None
+
+
+def decode_line(raw: bytes, source: str, line: int) -> tuple[str, object]:
+    """Decode one JSON Lines line into its text and value; the value is ``...`` for a blank line."""
+    text = decode_text(raw, source, line)
+    if not text.strip():
+        return text, ...
+    value, end = _decode_at(text, 0, source, line, 0)
+    if text[end:].strip():
+        column = end + len(text[end:]) - len(text[end:].lstrip()) + 1
+        raise InputError(source, "invalid JSON: extra data after the value (one value per line)", line, column)
+    if "\\u" in text and ("\\ud" in text or "\\uD" in text):
+        _check_surrogates(value, source, line)
+    return text, value
+
+
+def iter_jsonl(file: InputFile, first: Iterator[bytes] | None = None) -> Iterator[tuple[int, str, object]]:
+    """Yield ``(line number, line text, value)`` for every non-blank line of a JSON Lines file."""
+    lines = file.raw_lines() if first is None else first
+    for number, raw in enumerate(lines, 1):
+        if number == 1 and raw.startswith(BOM):
+            raw = raw[len(BOM) :]
+        text, value = decode_line(raw, file.name, number)
+        if value is not ...:
+            yield number, text, value
+
+
+def iter_json_array(text: str, source: str) -> Iterator[tuple[int, str, object]]:
+    """Yield ``(line number, element text, value)`` for each element of a top-level JSON array."""
+    skip = _JSON_WS_RE.match
+    index = skip(text).end()
+    line = 1 + text.count("\n", 0, index)
+    if text[index : index + 1] != "[":
+        raise InputError(source, "expected a JSON array of objects", line)
+    index = skip(text, index + 1).end()
+    last, line = index, 1 + text.count("\n", 0, index)
+    if text[index : index + 1] == "]":
+        index += 1
+    else:
+        while True:
+            line += text.count("\n", last, index)
+            last = index
+            value, end = _decode_at(text, index, source, line, index)
+            if "\\u" in text[index:end]:
+                _check_surrogates(value, source, line)
+            yield line, text[index:end], value
+            index = skip(text, end).end()
+            char = text[index : index + 1]
+            if char == "]":
+                index += 1
+                break
+            if char != ",":
+                line += text.count("\n", last, index)
+                column = index - (text.rfind("\n", 0, index) + 1) + 1
+                found = "the end of the file" if not char else repr(char)
+                raise InputError(source, f"invalid JSON: expected ',' or ']' in the array, got {found}", line, column)
+            index = skip(text, index + 1).end()
+    rest = skip(text, index).end()
+    if rest < len(text):
+        line = 1 + text.count("\n", 0, rest)
+        raise InputError(source, "invalid JSON: extra data after the array", line)

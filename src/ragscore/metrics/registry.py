@@ -1,0 +1,73 @@
+"""The registry of metric names: direction, family and meaning, read by gates and reports."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+
+
+class Direction(StrEnum):
+    """Which way a metric improves; a bare gate threshold is a minimum or a maximum by it."""
+
+    HIGHER = "higher"
+    LOWER = "lower"
+
+
+@dataclass(frozen=True, slots=True)
+class MetricSpec:
+    """One metric name (``@K`` marks a name computed for each cutoff K) and what it means."""
+
+    name: str
+    direction: Direction
+    family: str
+    description: str
+
+    @property
+    def parametric(self) -> bool:
+        """Tell whether the name carries a cutoff (``ndcg@K``)."""
+        return self.name.endswith("@K")
+
+
+_CUTOFF_RE: Final = re.compile(r"^(?P<stem>.+)@(?P<k>[1-9][0-9]*)$")
+
+_REGISTRY: dict[str, MetricSpec] = {}
+
+
+def register(*specs: MetricSpec) -> None:
+    """Add metric names; a family module calls this once at import."""
+    for spec in specs:
+        if spec.name in _REGISTRY:
+            raise ValueError(f"metric {spec.name!r} registered twice")
+        _REGISTRY[spec.name] = spec
+
+
+def all_metrics() -> tuple[MetricSpec, ...]:
+    """Return every registered metric in registration order."""
+    return tuple(_REGISTRY.values())
+
+
+def split_cutoff(name: str) -> tuple[str, int | None]:
+    """Split ``ndcg@10`` into (``ndcg@K``, 10); other names come back with None."""
+    match = _CUTOFF_RE.match(name)
+    if match is None:
+        return name, None
+    return match.group("stem") + "@K", int(match.group("k"))
+
+
+def lookup(name: str) -> MetricSpec | None:
+    """Find the spec of a concrete metric name (``full_recall@5`` finds ``full_recall@K``)."""
+    spec = _REGISTRY.get(name)
+    if spec is not None:
+        return spec
+    template, k = split_cutoff(name)
+    spec = _REGISTRY.get(template) if k is not None else None
+    return spec if spec is not None and spec.parametric else None
+
+
+def closest(name: str, candidates: list[str]) -> str | None:
+    """Suggest the candidate nearest to a misspelt metric name."""
+    matches = difflib.get_close_matches(name, candidates, n=1, cutoff=0.5)
+    return matches[0] if matches else None

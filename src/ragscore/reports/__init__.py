@@ -1,0 +1,1 @@
+"""Report formats: each module renders the report document; none of them computes."""

@@ -1,0 +1,53 @@
+"""One-line notes for standard error: the accounting of traces and the gate verdicts."""
+
+from __future__ import annotations
+
+from ragscore.evaluate import EXAMPLES, Evaluation
+from ragscore.gates import GateResult, Status
+from ragscore.metrics.answer import Label
+from ragscore.reports.markdown import fmt, threshold
+
+
+def _listed(ids: list[str], total: int) -> str:
+    return ", ".join(ids) + (", ..." if total > len(ids) else "")
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def accounting_notes(ev: Evaluation) -> list[str]:
+    """Summarise missing, unknown and duplicate traces, one line each (none when all is well)."""
+    notes = []
+    missing = [item.qid for item, o in zip(ev.gold.items, ev.outcomes) if o.label is Label.MISSING_TRACE]
+    if missing:
+        notes.append(
+            f"{_plural(len(missing), 'gold question has', 'gold questions have')} no trace "
+            f"(MISSING_TRACE, scored as refusals): {_listed(missing[:EXAMPLES], len(missing))}"
+        )
+    acc = ev.accounting
+    if acc.unknown:
+        notes.append(
+            f"{_plural(acc.unknown, 'trace line matches', 'trace lines match')} no gold question (ignored): "
+            f"{_listed(acc.unknown_ids, acc.unknown)}"
+        )
+    if acc.duplicates:
+        notes.append(
+            f"{_plural(acc.duplicates, 'trace line was', 'trace lines were')} replaced by a later line for the "
+            f"same question (the last counts): {_listed(acc.duplicate_ids, acc.duplicates)}"
+        )
+    return notes
+
+
+def gate_lines(results: list[GateResult], passed: bool) -> list[str]:
+    """Give one verdict line per gate when any gate did not pass, and a closing verdict."""
+    lines = []
+    if any(r.status is not Status.PASS for r in results):
+        for r in results:
+            lines.append(f"{r.status.value.upper():7} {r.gate.metric} = {fmt(r.value)} (gate {r.gate.op} {threshold(r.gate.threshold)})")
+    failed = [r.gate.metric for r in results if r.status is Status.FAIL]
+    if passed:
+        lines.append(f"pass: {_plural(len(results), 'gate', 'gates')} checked, none failed")
+    else:
+        lines.append(f"FAIL: {len(failed)} of {_plural(len(results), 'gate', 'gates')} failed: {', '.join(failed)}")
+    return lines

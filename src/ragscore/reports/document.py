@@ -1,0 +1,110 @@
+"""Build the report document: the JSON report's data, which every report format renders."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Final
+
+from ragscore import __version__
+from ragscore.evaluate import Evaluation
+from ragscore.gates import GateResult
+from ragscore.loaders.jsonl import InputFile
+from ragscore.metrics.answer import LABEL_ORDER, PASSING_LABELS, answer_metric_names, question_values
+from ragscore.reports.reasons import reason
+
+SCHEMA_VERSION: Final = 1
+
+
+def display_path(file: InputFile) -> str:
+    """Show an input path without leaking the machine's folders (no absolute paths in reports)."""
+    if file.spec == "-":
+        return "-"
+    path = Path(file.spec)
+    if not path.is_absolute():
+        return path.as_posix()
+    try:
+        return Path(os.path.relpath(path)).as_posix() if path.is_relative_to(Path.cwd()) else path.name
+    except ValueError:  # another drive on Windows
+        return path.name
+
+
+def _gates(results: list[GateResult]) -> dict[str, dict[str, Any]]:
+    return {
+        r.gate.metric: {
+            "op": r.gate.op,
+            "threshold": r.gate.threshold,
+            "warn": r.gate.warn,
+            "value": r.value,
+            "status": r.status.value,
+            "source": r.gate.source,
+        }
+        for r in results
+    }
+
+
+def _questions(ev: Evaluation, only_failures: bool) -> list[dict[str, Any]]:
+    names = answer_metric_names(ev.settings)
+    rows = []
+    for item, o in zip(ev.gold.items, ev.outcomes):
+        if only_failures and o.label in PASSING_LABELS:
+            continue
+        row: dict[str, Any] = {"qid": item.qid}
+        if item.question is not None:
+            row["question"] = item.question
+        row.update(
+            label=o.label.value,
+            reason=reason(o, item),
+            answerable=item.answerable,
+            answered=o.answered,
+            refused=not o.answered,
+            hit=o.hit,
+            contained=o.contained,
+            trace_line=o.line or None,
+            metrics=dict(zip(names, question_values(o, item, ev.settings))),
+        )
+        rows.append(row)
+    return rows
+
+
+def build_document(
+    ev: Evaluation, results: list[GateResult], passed: bool, *, questions: bool = False, only_failures: bool = False
+) -> dict[str, Any]:
+    """Assemble the report: reference-compatible keys first, then the detail, in a fixed order."""
+    metrics = ev.metrics()
+    tally, acc = ev.tally, ev.accounting
+    doc: dict[str, Any] = {
+        "answered": tally.answered,
+        "refused": tally.refused,
+        "answerable": tally.answerable,
+        "unanswerable": tally.unanswerable,
+        "precision": metrics["precision"],
+        "chr": metrics["chr"],
+        "under_refusal": metrics["under_refusal"],
+        "over_refusal": metrics["over_refusal"],
+        "recall@k": metrics[f"full_recall@{ev.settings.k}"],
+        "k": ev.settings.k,
+        "pass": passed,
+        "schema": SCHEMA_VERSION,
+        "version": __version__,
+        "signature": ev.settings.signature(),
+        "settings": ev.settings.as_dict(),
+        "inputs": {
+            role: {"path": display_path(f), "sha256": f.sha256}
+            for role, f in (("gold", ev.gold.source), ("trace", ev.traces))
+        },
+        "counts": {
+            "total": len(ev.gold.items),
+            "traced": len(ev.gold.items) - tally.missing,
+            "missing": tally.missing,
+            "trace_lines": acc.lines,
+            "unknown_traces": acc.unknown,
+            "duplicate_traces": acc.duplicates,
+        },
+        "metrics": metrics,
+        "gates": _gates(results),
+        "labels": {label.value: tally.labels[label] for label in LABEL_ORDER},
+    }
+    if questions:
+        doc["questions"] = _questions(ev, only_failures)
+    return doc

@@ -1,0 +1,59 @@
+"""Explain one question's label step by step (``--explain QID``)."""
+
+from __future__ import annotations
+
+from ragscore.loaders.gold import GoldItem
+from ragscore.loaders.trace import Cites, TraceView
+from ragscore.metrics.answer import Outcome
+from ragscore.metrics.text import normalise
+from ragscore.reports.reasons import citation_reason, containment_reason, quote, reason, refusal_reason
+from ragscore.settings import Settings
+
+
+def _rank(retrieved: tuple[str, ...], ident: str) -> str:
+    try:
+        return f"rank {retrieved.index(ident) + 1}"
+    except ValueError:
+        return "not retrieved"
+
+
+def render_explanation(
+    gold: GoldItem, outcome: Outcome, trace: TraceView | None, settings: Settings, trace_name: str, duplicates: int
+) -> str:
+    """Walk through the rules for one question, in the order the label rules apply."""
+    lines = [f"qid: {gold.qid}"]
+    if gold.question is not None:
+        lines.append(f"question: {quote(gold.question)}")
+    lines.append(f"answerable: {'yes' if gold.answerable else 'no'}")
+    lines.append(f"label: {outcome.label.value}: {reason(outcome, gold)}")
+    if trace is None:
+        lines.append(f"trace: none in {trace_name}; scored as a refusal")
+        return "\n".join(lines) + "\n"
+    later = f" (the last of {duplicates + 1} lines for this question)" if duplicates else ""
+    lines.append(f"trace: {trace_name} line {trace.line}{later}")
+    lines.append(f"claim (normalised): {quote(normalise(trace.claim))}" + ("" if trace.claim_from else " (no claim)"))
+    tokens = ", ".join(map(quote, settings.refusal_tokens))
+    if outcome.answered:
+        how = f'"{trace.refused_from}" is false' if trace.refused is not None else f"the claim is not a refusal token ({tokens})"
+        lines.append(f"refusal: no, {how}")
+    else:
+        lines.append(f"refusal: yes, {refusal_reason(outcome)}" + (f" ({tokens})" if outcome.refused_by == "token" else ""))
+    if trace.cites is Cites.ABSENT:
+        lines.append("citations: none given (non-compliant)")
+    elif trace.cites is Cites.INVALID:
+        lines.append(f"citations: {trace.citations_from} is not a list of ids (non-compliant, never hits)")
+    else:
+        cited = ", ".join(f"{quote(c)} ({_rank(trace.retrieved, c)})" for c in trace.citations) or "empty list"
+        lines.append(f"citations (from {trace.citations_from}): {cited}")
+    gold_ranks = ", ".join(f"{quote(c)} ({_rank(trace.retrieved, c)})" for c in gold.citations) or "none"
+    lines.append(f"gold citations: {gold_ranks}; {len(trace.retrieved)} ids retrieved, k = {settings.k}")
+    if outcome.answered:
+        scope = "on" if settings.scope_citations else "off"
+        lines.append(f"citation hit: {'yes' if outcome.hit else 'no'}, {citation_reason(outcome, gold)} (scoping {scope})")
+        needles = ", ".join(map(quote, gold.needles))
+        checked = f" (looked for: {needles})" if needles and outcome.matched is None else ""
+        lines.append(f"containment ({gold.rule.value}): {'yes' if outcome.contained else 'no'}, {containment_reason(outcome, gold)}{checked}")
+        if gold.forbidden:
+            found = f"yes, {quote(outcome.forbidden)}" if outcome.forbidden is not None else "no"
+            lines.append(f"forbidden substring: {found}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,47 @@
+"""Write report files atomically: every file appears whole, or none is left behind."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from ragscore.errors import RagscoreError
+
+
+class ReportWriteError(RagscoreError):
+    """A report file could not be written."""
+
+
+def _file_mode() -> int:
+    """Return the mode a plain new file gets under the current umask (mkstemp uses 0600)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def write_reports(files: Mapping[str, str]) -> None:
+    """Write each text to its path: all to temporary files first, then rename them into place."""
+    mode = _file_mode()
+    staged: list[tuple[str, str]] = []
+    try:
+        for path, text in files.items():
+            folder = Path(path).parent
+            try:
+                fd, tmp = tempfile.mkstemp(prefix=f".{Path(path).name}.", suffix=".tmp", dir=folder)
+            except OSError as exc:
+                raise ReportWriteError(f"{path}: cannot write report: {exc.strerror}") from None
+            staged.append((tmp, path))
+            os.chmod(tmp, mode)
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+                out.write(text)
+        for tmp, path in staged:
+            try:
+                os.replace(tmp, path)
+            except OSError as exc:
+                raise ReportWriteError(f"{path}: cannot write report: {exc.strerror}") from None
+    finally:
+        for tmp, _ in staged:
+            if os.path.exists(tmp):
+                os.unlink(tmp)

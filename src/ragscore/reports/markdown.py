@@ -1,0 +1,98 @@
+"""Render the report document as Markdown, for a pull-request comment or a job summary."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+from ragscore.metrics.registry import lookup
+
+# Characters that Markdown (or the HTML it may carry) would interpret inside a table cell.
+# Escaping [ and ] defuses links and images; & is escaped as an entity so none is decoded.
+_ACTIVE_RE: Final = re.compile(r"([\\`*_\[\]<>|~])")
+_NEWLINES_RE: Final = re.compile(r"\r\n|\r|\n")
+
+
+def cell(value: object) -> str:
+    """Escape a value for one Markdown table cell: no pipe, newline or markup survives."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return fmt(value)
+    text = str(value).replace("&", "&amp;")
+    text = _ACTIVE_RE.sub(r"\\\1", text)
+    return _NEWLINES_RE.sub("<br>", text)
+
+
+def fmt(value: float | int | None) -> str:
+    """Format a metric value: counts as integers, rates with four decimals, None as n/a."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.4f}"
+
+
+def threshold(value: float) -> str:
+    """Format a gate threshold as briefly as it was written."""
+    return f"{value:g}"
+
+
+def _table(header: list[str], rows: list[list[object]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+def _gate_rule(gate: dict[str, Any]) -> str:
+    rule = f"{gate['op']} {threshold(gate['threshold'])}"
+    return rule if gate["warn"] is None else f"{rule} (warn {gate['op']} {threshold(gate['warn'])})"
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    """Render the summary, gates, metrics, labels and per-question tables."""
+    gates = doc["gates"]
+    failed = [name for name, g in gates.items() if g["status"] == "fail"]
+    verdict = "PASS" if doc["pass"] else "FAIL"
+    if failed:
+        detail = f"{len(failed)} of {len(gates)} gates failed: " + ", ".join(f"`{n}`" for n in failed)
+    else:
+        detail = f"all {len(gates)} gates passed" if gates else "no gates"
+    counts = doc["counts"]
+    out = [
+        "# ragscore report",
+        "",
+        f"**{verdict}**: {detail}.",
+        "",
+        *_table(
+            ["questions", "answered", "refused", "answerable", "unanswerable", "missing", "unknown traces", "duplicate traces"],
+            [[doc["counts"]["total"], doc["answered"], doc["refused"], doc["answerable"], doc["unanswerable"],
+              counts["missing"], counts["unknown_traces"], counts["duplicate_traces"]]],
+        ),
+        "",
+        "## Gates",
+        "",
+    ]
+    if gates:
+        out += [
+            "| metric | rule | value | status |",
+            "|---|---|---|---|",
+            *(f"| `{name}` | {_gate_rule(g)} | {fmt(g['value'])} | {g['status']} |" for name, g in gates.items()),
+        ]
+    else:
+        out.append("No gates are set.")
+    out += ["", "## Metrics", "", "| metric | value | better | meaning |", "|---|---|---|---|"]
+    for name, value in doc["metrics"].items():
+        spec = lookup(name)
+        direction = spec.direction.value if spec else ""
+        meaning = spec.description if spec else ""
+        out.append(f"| `{name}` | {fmt(value)} | {direction} | {cell(meaning)} |")
+    out += ["", "## Labels", "", *_table(["label", "count"], [[k, v] for k, v in doc["labels"].items()])]
+    if "questions" in doc:
+        out += ["", "## Questions", ""]
+        rows = [[q["qid"], q["answered"], q["hit"], q["refused"], q["label"], q["reason"]] for q in doc["questions"]]
+        out += _table(["qid", "answered", "hit", "refusal", "label", "reason"], rows) if rows else ["No question to list."]
+    out += ["", f"Settings: `{doc['signature'].replace('`', '')}`", ""]
+    return "\n".join(out)
