@@ -98,7 +98,7 @@ def evaluate(gold: GoldSet, traces: InputFile, settings: Settings, explain: froz
     explain_at = {gold.by_qid[q] for q in explain if q in gold.by_qid}
     views: dict[int, TraceView] = {}
     view_lines: dict[int, int] = {}
-    for line, _text, obj in iter_jsonl(traces):
+    for line, _column, _text, obj in iter_jsonl(traces):
         accounting.lines += 1
         view = parse_trace(obj, traces.name, line)
         position = _position(gold, view, traces.name)

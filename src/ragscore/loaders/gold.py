@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 
 from ragscore.errors import InputError
-from ragscore.loaders.jsonl import BOM, InputFile, decode_text, describe, iter_json_array, iter_jsonl, json_type
+from ragscore.loaders.jsonl import BOM, InputFile, decode_text, describe, iter_json_array, iter_jsonl
 from ragscore.metrics.text import Rule, containment_rule, normalise
 
 # Fields the contract defines; anything else is kept in ``GoldItem.extra`` for slicing.
@@ -81,19 +81,19 @@ class GoldSet:
 class _Fields:
     """Typed access to one decoded object, raising InputError with the field's position."""
 
-    def __init__(self, obj: dict[str, object], source: str, line: int, text: str) -> None:
-        self.obj, self.source, self.line, self.text = obj, source, line, text
+    def __init__(self, obj: dict[str, object], source: str, line: int, column: int, text: str) -> None:
+        self.obj, self.source, self.line, self.column, self.text = obj, source, line, column, text
 
     def fail(self, key: str | None, message: str) -> InputError:
         """Build an error pointing at ``key``'s value (or at the object when it is absent)."""
-        line, column = self.line, 1
+        line, column = self.line, self.column
         if key is not None:
             match = re.search(r'"' + re.escape(key) + r'"\s*:\s*', self.text)
             if match:
                 before = self.text[: match.end()]
                 newlines = before.count("\n")
                 line += newlines
-                column = (match.end() - before.rfind("\n") if newlines else match.end() + 1)
+                column = match.end() - before.rfind("\n") if newlines else column + match.end()
         return InputError(self.source, message, line, column)
 
     def aliased(self, name: str, alias: str) -> tuple[str, object]:
@@ -135,11 +135,11 @@ def _first_wrong(values: list[object], kind: type) -> str:
     return next(describe(v) for v in values if not isinstance(v, kind))
 
 
-def parse_gold_item(obj: object, source: str, line: int, text: str) -> GoldItem:
+def parse_gold_item(obj: object, source: str, line: int, column: int, text: str) -> GoldItem:
     """Validate one decoded gold object and build its item."""
     if not isinstance(obj, dict):
-        raise InputError(source, f"expected a JSON object, got {describe(obj)}", line, 1)
-    f = _Fields(obj, source, line, text)
+        raise InputError(source, f"expected a JSON object, got {describe(obj)}", line, column)
+    f = _Fields(obj, source, line, column, text)
     if "answerable" not in obj:
         raise f.fail(None, 'missing required field "answerable" (true or false)')
     answerable = obj["answerable"]
@@ -196,7 +196,7 @@ def _relevance(f: _Fields, value: object) -> dict[str, int] | None:
     raise f.fail("gold_relevance", f'expected "gold_relevance" to map ids to integer grades, got {got}')
 
 
-def _records(file: InputFile) -> Iterator[tuple[int, str, object]]:
+def _records(file: InputFile) -> Iterator[tuple[int, int, str, object]]:
     """Yield the gold file's records, choosing JSON Lines or a JSON array by its first character."""
     lines = file.raw_lines()
     head: list[bytes] = []
@@ -219,11 +219,11 @@ def load_gold(spec: str) -> GoldSet:
     file = InputFile(spec)
     items: list[GoldItem] = []
     by_qid: dict[str, int] = {}
-    for line, text, obj in _records(file):
-        item = parse_gold_item(obj, file.name, line, text)
+    for line, column, text, obj in _records(file):
+        item = parse_gold_item(obj, file.name, line, column, text)
         if item.qid in by_qid:
             first = items[by_qid[item.qid]].line
-            raise _Fields(obj, file.name, line, text).fail(  # type: ignore[arg-type]
+            raise _Fields(obj, file.name, line, column, text).fail(  # type: ignore[arg-type]
                 "qid" if "qid" in obj else None,  # type: ignore[operator]
                 f'duplicate qid "{item.qid}" (first defined on line {first})',
             )
@@ -234,4 +234,4 @@ def load_gold(spec: str) -> GoldSet:
     return GoldSet(source=file, items=items, by_qid=by_qid)
 
 
-__all__ = ["GoldItem", "GoldSet", "load_gold", "parse_gold_item", "json_type"]
+__all__ = ["GoldItem", "GoldSet", "load_gold", "parse_gold_item"]

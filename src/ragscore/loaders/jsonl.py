@@ -163,19 +163,19 @@ def decode_line(raw: bytes, source: str, line: int) -> tuple[str, object]:
     return text, value
 
 
-def iter_jsonl(file: InputFile, first: Iterator[bytes] | None = None) -> Iterator[tuple[int, str, object]]:
-    """Yield ``(line number, line text, value)`` for every non-blank line of a JSON Lines file."""
+def iter_jsonl(file: InputFile, first: Iterator[bytes] | None = None) -> Iterator[tuple[int, int, str, object]]:
+    """Yield ``(line, column, line text, value)`` for every non-blank line of a JSON Lines file."""
     lines = file.raw_lines() if first is None else first
     for number, raw in enumerate(lines, 1):
         if number == 1 and raw.startswith(BOM):
             raw = raw[len(BOM) :]
         text, value = decode_line(raw, file.name, number)
         if value is not ...:
-            yield number, text, value
+            yield number, 1, text, value
 
 
-def iter_json_array(text: str, source: str) -> Iterator[tuple[int, str, object]]:
-    """Yield ``(line number, element text, value)`` for each element of a top-level JSON array."""
+def iter_json_array(text: str, source: str) -> Iterator[tuple[int, int, str, object]]:
+    """Yield ``(line, column, element text, value)`` for each element of a top-level JSON array."""
     skip = _JSON_WS_RE.match
     index = skip(text).end()
     line = 1 + text.count("\n", 0, index)
@@ -192,7 +192,7 @@ def iter_json_array(text: str, source: str) -> Iterator[tuple[int, str, object]]
             value, end = _decode_at(text, index, source, line, index)
             if "\\u" in text[index:end]:
                 _check_surrogates(value, source, line)
-            yield line, text[index:end], value
+            yield line, index - text.rfind("\n", 0, index), text[index:end], value
             index = skip(text, end).end()
             char = text[index : index + 1]
             if char == "]":

@@ -89,10 +89,14 @@ def render_markdown(doc: dict[str, Any]) -> str:
         direction = spec.direction.value if spec else ""
         meaning = spec.description if spec else ""
         out.append(f"| `{name}` | {fmt(value)} | {direction} | {cell(meaning)} |")
-    out += ["", "## Labels", "", *_table(["label", "count"], [[k, v] for k, v in doc["labels"].items()])]
+    out += ["", "## Labels", "", "| label | count |", "|---|---|"]
+    out += [f"| `{label}` | {count} |" for label, count in doc["labels"].items()]
     if "questions" in doc:
         out += ["", "## Questions", ""]
-        rows = [[q["qid"], q["answered"], q["hit"], q["refused"], q["label"], q["reason"]] for q in doc["questions"]]
-        out += _table(["qid", "answered", "hit", "refusal", "label", "reason"], rows) if rows else ["No question to list."]
+        out += ["| qid | answered | hit | refusal | label | reason |", "|---|---|---|---|---|---|"]
+        out += [
+            f"| {cell(q['qid'])} | {cell(q['answered'])} | {cell(q['hit'])} | {cell(q['refused'])} | `{q['label']}` | {cell(q['reason'])} |"
+            for q in doc["questions"]
+        ] or ["| | | | | | no question to list |"]
     out += ["", f"Settings: `{doc['signature'].replace('`', '')}`", ""]
     return "\n".join(out)
