@@ -143,8 +143,9 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
             streams.note(line)
     try:
         if explain:
-            for qid in explain:
+            for n, qid in enumerate(explain):
                 at = gold.by_qid[qid]
+                streams.out.write("\n" if n else "")
                 streams.out.write(render_explanation(
                     gold.items[at], ev.outcomes[at], ev.views.get(at), ev.settings, ev.traces.name,
                     ev.view_lines.get(at, 1) - 1,
