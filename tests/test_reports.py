@@ -1,0 +1,63 @@
+"""Report formats: escaping of input in Markdown, JSON hygiene, tallies that add up."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from conftest import write
+from ragscore.evaluate import evaluate
+from ragscore.loaders.gold import load_gold
+from ragscore.loaders.jsonl import InputFile
+from ragscore.metrics.answer import AnswerTally
+from ragscore.reports.markdown import cell
+from ragscore.settings import Settings
+
+
+def test_markdown_cells_escape_pipes_newlines_and_markup():
+    assert cell("a|b") == "a\\|b"
+    assert cell("line1\nline2\r\nline3") == "line1<br>line2<br>line3"
+    assert cell("<script>alert(1)</script>") == "\\<script\\>alert(1)\\</script\\>"
+    assert cell("[x](http://evil) *b* `c` &amp;") == "\\[x\\](http://evil) \\*b\\* \\`c\\` &amp;amp;"
+    assert (cell(None), cell(True), cell(0.5)) == ("n/a", "yes", "0.5000")
+
+
+def test_hostile_qids_cannot_break_the_markdown_table(ragscore, isolated):
+    qid = "Q|1\n## injected <img src=x onerror=alert(1)>"
+    write(isolated / "g.jsonl", [{"qid": qid, "answerable": True, "gold_citations": ["d|1"]}])
+    write(isolated / "t.jsonl", [{"qid": qid, "retrieved_ids": ["d|1"], "answer_json": {"claim": "x", "citations": ["d|2"]}}])
+    md = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--format", "markdown", "--no-fail").out
+    rows = [line for line in md.splitlines() if line.startswith("| Q")]
+    assert rows == [
+        "| Q\\|1<br>## injected \\<img src=x onerror=alert(1)\\> | yes | no | no | `NO_CITATION_HIT` | "
+        'cited "d\\|2", which is not among the retrieved ids |'
+    ]
+    assert "\n## injected" not in md
+
+
+def test_json_report_is_plain_json_with_nulls_for_undefined(ragscore, isolated):
+    write(isolated / "g.jsonl", [{"qid": "a", "answerable": True}])
+    write(isolated / "t.jsonl", [{"qid": "a", "refused": True}])
+    out = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail").out
+    doc = json.loads(out, parse_constant=lambda name: math.nan)
+    assert doc["precision"] is None and doc["under_refusal"] is None and doc["metrics"]["citation_precision"] is None
+    assert doc["gates"]["precision"]["status"] == "skipped"
+    assert "NaN" not in out and "Infinity" not in out
+
+
+def test_tallies_of_parts_add_up_to_the_tally_of_the_whole(tmp_path):
+    write(tmp_path / "g.jsonl", [{"qid": f"q{i}", "answerable": i % 3 > 0, "gold_citations": [f"d{i % 4}"],
+                                  "gold_claim_substr": ["needle"]} for i in range(30)])
+    write(tmp_path / "t.jsonl", [{"qid": f"q{i}", "retrieved_ids": [f"d{j}" for j in range(i % 5)],
+                                  "answer_json": {"claim": "a needle" if i % 2 else "hay", "citations": [f"d{i % 4}", "d1"][: i % 3]}}
+                                 for i in range(28)])
+    settings = Settings()
+    gold = load_gold(str(tmp_path / "g.jsonl"))
+    ev = evaluate(gold, InputFile(str(tmp_path / "t.jsonl")), settings)
+    halves = [AnswerTally(), AnswerTally()]
+    for i, (item, outcome) in enumerate(zip(gold.items, ev.outcomes)):
+        halves[i % 2].add(outcome, item, settings)
+    total = halves[0] + halves[1]
+    assert total.metrics(settings) == ev.tally.metrics(settings)
+    assert (total.answered, total.refused, total.missing, total.labels) == (
+        ev.tally.answered, ev.tally.refused, ev.tally.missing, ev.tally.labels)
