@@ -10,7 +10,6 @@ import pytest
 from conftest import write
 from ragscore.evaluate import evaluate
 from ragscore.loaders.gold import load_gold
-from ragscore.loaders.jsonl import InputFile
 from ragscore.loaders.trace import Cites, parse_trace, parse_text_citations
 from ragscore.settings import Settings
 
@@ -21,7 +20,7 @@ def view(obj):
 
 def test_answer_json_shape():
     v = view({"q_id": 12, "retrieved_ids": ["a", 3], "answer_json": {"claim": "x", "citations": ["a"], "refused": False}})
-    assert (v.qid, v.retrieved, v.claim, v.citations, v.cites, v.refused) == ("12", ("a", "3"), "x", ("a",), Cites.LIST, False)
+    assert (v.qid, tuple(v.retrieved), v.claim, tuple(v.citations), v.cites, v.refused) == ("12", ("a", "3"), "x", ("a",), Cites.LIST, False)
     assert (v.citations_from, v.refused_from) == ("answer_json.citations", "answer_json.refused")
 
 
@@ -73,16 +72,16 @@ def test_gold_aliases_and_items_without_qid(tmp_path):
     ]))
     gold = load_gold(str(path))
     first, second = gold.items
-    assert (first.qid, first.question, first.citations, first.needles) == ("Where?", "Where?", ("d1", "7"), ("in paris",))
-    assert (second.qid, second.extra, second.line) == ("5", {"tags": {"lang": "en"}}, 1)
+    assert (first.qid, first.question, tuple(first.citations), first.needles) == ("Where?", "Where?", ("d1", "7"), ("in paris",))
+    assert (second.qid, second.extra, second.line) == ("5", None, 1)
+    assert load_gold(str(path), keep=frozenset({"extra"})).items[1].extra == {"tags": {"lang": "en"}}
     assert gold.index_of_question("When?") == 1 and gold.index_of_question("Who?") is None
 
 
 def _peak(gold_path, trace_path) -> int:
-    gold = load_gold(str(gold_path))
     tracemalloc.start()
     try:
-        evaluate(gold, InputFile(str(trace_path)), Settings())
+        evaluate(str(gold_path), str(trace_path), Settings())
         return tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

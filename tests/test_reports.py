@@ -6,9 +6,7 @@ import json
 import math
 
 from conftest import write
-from ragscore.evaluate import evaluate
-from ragscore.loaders.gold import load_gold
-from ragscore.loaders.jsonl import InputFile
+from ragscore.evaluate import Wants, evaluate
 from ragscore.metrics.answer import AnswerTally
 from ragscore.reports.markdown import cell
 from ragscore.settings import Settings
@@ -52,12 +50,27 @@ def test_tallies_of_parts_add_up_to_the_tally_of_the_whole(tmp_path):
                                   "answer_json": {"claim": "a needle" if i % 2 else "hay", "citations": [f"d{i % 4}", "d1"][: i % 3]}}
                                  for i in range(28)])
     settings = Settings()
-    gold = load_gold(str(tmp_path / "g.jsonl"))
-    ev = evaluate(gold, InputFile(str(tmp_path / "t.jsonl")), settings)
+    ev = evaluate(str(tmp_path / "g.jsonl"), str(tmp_path / "t.jsonl"), settings, Wants(rows=True))
     halves = [AnswerTally(), AnswerTally()]
-    for i, (item, outcome) in enumerate(zip(gold.items, ev.outcomes)):
-        halves[i % 2].add(outcome, item, settings)
+    for i, row in enumerate(ev.rows):
+        halves[i % 2].add(row.outcome, row.answerable)
     total = halves[0] + halves[1]
     assert total.metrics(settings) == ev.tally.metrics(settings)
     assert (total.answered, total.refused, total.missing, total.labels) == (
         ev.tally.answered, ev.tally.refused, ev.tally.missing, ev.tally.labels)
+
+
+def test_per_question_values_average_to_the_reported_metrics(ragscore, monkeypatch):
+    from conftest import EXAMPLES
+
+    monkeypatch.chdir(EXAMPLES.parent)
+    for gold, trace in [("examples/alt-shape/gold.json", "examples/alt-shape/trace.jsonl"),
+                        ("examples/product/gold.jsonl", "examples/product/trace.jsonl")]:
+        for extra in ([], ["--no-require-claim", "--no-scope-citations"]):
+            doc = ragscore("--gold", gold, "--trace", trace, "--per-question", "--no-fail", *extra).json()
+            for name, value in doc["metrics"].items():
+                if name in ("missing", "unknown_traces", "duplicate_traces"):
+                    continue
+                per_question = [q["metrics"][name] for q in doc["questions"] if q["metrics"][name] is not None]
+                expected = math.fsum(per_question) / len(per_question) if per_question else None
+                assert value == expected, (gold, extra, name)

@@ -13,10 +13,10 @@ from typing import TextIO
 from ragscore import __version__
 from ragscore.config import Overrides, load_config
 from ragscore.errors import RagscoreError, UsageError
-from ragscore.evaluate import evaluate, metric_names
+from ragscore.evaluate import Wants, metric_names
 from ragscore.gates import evaluate_gates, gates_pass
 from ragscore.loaders.gold import load_gold
-from ragscore.loaders.jsonl import InputFile
+from ragscore.parallel import choose_jobs, score
 from ragscore.metrics.registry import closest
 from ragscore.reports.console import accounting_notes, gate_lines
 from ragscore.reports.document import build_document
@@ -82,6 +82,7 @@ def _score_parser(prog: str) -> argparse.ArgumentParser:
     out.add_argument("--per-question", action="store_true", help="add a 'questions' list to the JSON report")
     out.add_argument("--only-failures", action="store_true", help="list only questions not labelled OK or REFUSAL_OK (implies --per-question)")
     out.add_argument("--explain", action="append", metavar="QID", help="print why question QID got its label, instead of the report (repeatable)")
+    out.add_argument("-j", "--jobs", type=_positive_int, metavar="N", help="processes to score with (default: all cores for inputs over 16 MB, else 1)")
     out.add_argument("-q", "--quiet", action="store_true", help="print no notes on standard error (errors still are)")
     gates = parser.add_argument_group("gates and settings")
     gates.add_argument("--gates", metavar="SPEC", help='gates, e.g. "precision=0.80,chr=0.75,under=0.05,over=0.10" or "ndcg@10>=0.6"; METRIC=off removes one')
@@ -93,6 +94,14 @@ def _score_parser(prog: str) -> argparse.ArgumentParser:
     gates.add_argument("--no-require-claim", dest="require_claim", action="store_false", default=None, help="do not require claim containment for precision")
     gates.add_argument("--no-scope-citations", dest="scope_citations", action="store_false", default=None, help="do not require citations to be among the retrieved ids")
     return parser
+
+
+def _suggest(qid: str, gold_spec: str) -> str:
+    """Suggest the nearest qid of the gold set (read again: this only runs on a typo)."""
+    if gold_spec == "-":
+        return ""
+    hint = closest(qid, list(load_gold(gold_spec).by_qid))
+    return f'; did you mean "{hint}"?' if hint else ""
 
 
 def _positive_int(text: str) -> int:
@@ -118,19 +127,18 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         gates=args.gates,
     )
     config = load_config(overrides, metric_names, args.gates_file)
-    gold = load_gold(args.gold)
     explain = list(dict.fromkeys(args.explain or ()))
+    per_question = args.per_question or args.only_failures
+    wants = Wants(rows=per_question or bool(args.markdown) or args.format == "markdown", explain=frozenset(explain))
+    jobs = choose_jobs(args.jobs, args.gold, args.trace)
+    ev = score(args.gold, args.trace, config.settings, wants, jobs)
     for qid in explain:
-        if qid not in gold.by_qid:
-            hint = closest(qid, list(gold.by_qid))
-            raise UsageError(f'--explain: no gold question has qid "{qid}"' + (f'; did you mean "{hint}"?' if hint else ""))
-    ev = evaluate(gold, InputFile(args.trace), config.settings, frozenset(explain))
+        if qid not in ev.explained:
+            raise UsageError(f'--explain: no gold question has qid "{qid}"' + _suggest(qid, args.gold))
     results = evaluate_gates(config.gates, ev.metrics(), config.settings.strict)
     passed = gates_pass(results)
 
-    per_question = args.per_question or args.only_failures
-    doc = build_document(ev, results, passed, questions=per_question or bool(args.markdown) or args.format == "markdown",
-                         only_failures=args.only_failures)
+    doc = build_document(ev, results, passed, questions=wants.rows, only_failures=args.only_failures)
     files = {}
     if args.json:
         files[args.json] = render_json(doc, questions=per_question)
@@ -144,12 +152,8 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     try:
         if explain:
             for n, qid in enumerate(explain):
-                at = gold.by_qid[qid]
                 streams.out.write("\n" if n else "")
-                streams.out.write(render_explanation(
-                    gold.items[at], ev.outcomes[at], ev.views.get(at), ev.settings, ev.traces.name,
-                    ev.view_lines.get(at, 1) - 1,
-                ))
+                streams.out.write(render_explanation(ev.explained[qid], ev.settings, ev.traces.name))
         elif args.format == "json":
             streams.out.write(render_json(doc, questions=per_question))
         elif args.format == "markdown":

@@ -1,15 +1,24 @@
-"""Join traces to the gold set, judge every question, and account for every trace line."""
+"""Join traces to the gold set, judge every question, and account for every trace line.
+
+The work can be split by question: worker ``part`` of ``parts`` keeps the gold items whose qid
+it owns (``loaders.jsonl.owner``) and scores only the trace lines for those questions, so the
+workers share nothing and their results simply add up (``merge``). With ``parts == 1`` the same
+code scores everything in one pass.
+"""
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ragscore.errors import InputError
-from ragscore.loaders.gold import GoldSet
-from ragscore.loaders.jsonl import InputFile, iter_jsonl
+from ragscore.loaders.gold import NO_QUESTIONS, GoldItem, GoldSet, load_gold
+from ragscore.loaders.jsonl import InputFile, iter_jsonl, iter_jsonl_part, owner
 from ragscore.loaders.trace import TraceView, parse_trace
-from ragscore.metrics.answer import AnswerTally, Outcome, answer_metric_names, missing_outcome, score_question
+from ragscore.metrics.answer import AnswerTally, Label, Outcome, answer_metric_names, missing_outcome, score_question
 from ragscore.metrics.registry import Direction, MetricSpec, register
+from ragscore.reports.reasons import reason
 from ragscore.settings import Settings
 
 EXAMPLES = 5  # ids quoted in a one-line summary such as "3 unknown traces: a, b, c"
@@ -23,41 +32,114 @@ register(
 COUNT_METRICS = ("missing", "unknown_traces", "duplicate_traces")
 
 
+def metric_names(settings: Settings) -> tuple[str, ...]:
+    """Name the metrics a run with these settings computes (known before any input is read)."""
+    return answer_metric_names(settings) + COUNT_METRICS
+
+
+@dataclass(frozen=True, slots=True)
+class Wants:
+    """What the reports will need beyond the totals, so nothing else is kept."""
+
+    rows: bool = False
+    explain: frozenset[str] = frozenset()
+
+
+class QuestionRow(NamedTuple):
+    """One question's result as the per-question reports show it."""
+
+    line: int  # the gold line, which orders the rows
+    qid: str
+    question: str | None
+    answerable: bool
+    outcome: Outcome
+    reason: str
+
+
+class Explained(NamedTuple):
+    """What ``--explain`` needs of one question."""
+
+    item: GoldItem
+    outcome: Outcome
+    trace: TraceView | None
+    lines: int  # how many trace lines the question had
+
+
 @dataclass(slots=True)
 class Accounting:
-    """Where every trace line went: it counted, was overridden, or matched no question."""
+    """Where every trace line went: it counted, was overridden, or matched no question.
+
+    The examples carry the trace line they were seen on, so that parts merge in file order.
+    """
 
     lines: int = 0
     unknown: int = 0
     duplicates: int = 0
-    unknown_ids: list[str] = field(default_factory=list)
-    duplicate_ids: list[str] = field(default_factory=list)
+    unknown_ids: list[tuple[int, str]] = field(default_factory=list)
+    duplicate_ids: list[tuple[int, str]] = field(default_factory=list)
 
     def note_unknown(self, view: TraceView) -> None:
         """Count a trace that matches no gold question."""
         self.unknown += 1
         if len(self.unknown_ids) < EXAMPLES:
-            self.unknown_ids.append(view.qid if view.qid is not None else repr(view.question))
+            self.unknown_ids.append((view.line, view.qid if view.qid is not None else repr(view.question)))
 
-    def note_duplicate(self, qid: str) -> None:
+    def note_duplicate(self, line: int, qid: str) -> None:
         """Count a trace line that a later one for the same question replaces."""
         self.duplicates += 1
-        if len(self.duplicate_ids) < EXAMPLES and qid not in self.duplicate_ids:
-            self.duplicate_ids.append(qid)
+        if len(self.duplicate_ids) < EXAMPLES and all(q != qid for _, q in self.duplicate_ids):
+            self.duplicate_ids.append((line, qid))
+
+    def __add__(self, other: Accounting) -> Accounting:
+        return Accounting(
+            self.lines + other.lines,
+            self.unknown + other.unknown,
+            self.duplicates + other.duplicates,
+            sorted(self.unknown_ids + other.unknown_ids)[:EXAMPLES],
+            _first_distinct(sorted(self.duplicate_ids + other.duplicate_ids)),
+        )
+
+
+def _first_distinct(pairs: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    seen: dict[str, tuple[int, str]] = {}
+    for line, qid in pairs:
+        seen.setdefault(qid, (line, qid))
+    return list(seen.values())[:EXAMPLES]
+
+
+class NeedsOneProcess(Exception):
+    """A trace joins by question text, which a worker that holds part of the gold set cannot do."""
+
+
+@dataclass(slots=True)
+class PartResult:
+    """What one worker found: totals, examples, the rows asked for, or the first error."""
+
+    questions: int = 0
+    tally: AnswerTally = field(default_factory=AnswerTally)
+    accounting: Accounting = field(default_factory=Accounting)
+    missing_ids: list[tuple[int, str]] = field(default_factory=list)
+    rows: list[QuestionRow] = field(default_factory=list)
+    explained: dict[str, Explained] = field(default_factory=dict)
+    error: tuple[int, int, int, str, str, int | None, int | None] | None = None  # sortable by position
+    one_process: bool = False
+    digests: tuple[str, str] | None = None  # sha256 of both inputs, when this part read them whole
 
 
 @dataclass(slots=True)
 class Evaluation:
-    """The judged run: one outcome per gold item (file order), the totals and the accounting."""
+    """The judged run, merged from its parts."""
 
-    gold: GoldSet
+    gold: InputFile
     traces: InputFile
+    digests: tuple[str, str]
     settings: Settings
-    outcomes: list[Outcome]
+    questions: int
     tally: AnswerTally
     accounting: Accounting
-    views: dict[int, TraceView]  # the counting trace of each question asked to be explained
-    view_lines: dict[int, int]   # how many trace lines each of those questions had
+    missing_ids: list[str]
+    rows: list[QuestionRow] | None
+    explained: dict[str, Explained]
 
     def metrics(self) -> dict[str, float | None]:
         """Return every metric by name: answer metrics, then the counts."""
@@ -68,14 +150,11 @@ class Evaluation:
         return values
 
 
-def metric_names(settings: Settings) -> tuple[str, ...]:
-    """Name the metrics a run with these settings computes (known before any input is read)."""
-    return answer_metric_names(settings) + COUNT_METRICS
-
-
-def _position(gold: GoldSet, view: TraceView, source: str) -> int | None:
+def _position(gold: GoldSet, view: TraceView, source: str, parts: int) -> int | None:
     if view.qid is not None:
         return gold.by_qid.get(view.qid)
+    if parts > 1:
+        raise NeedsOneProcess
     assert view.question is not None  # parse_trace guarantees a qid or a question
     try:
         return gold.index_of_question(view.question)
@@ -89,34 +168,98 @@ def _position(gold: GoldSet, view: TraceView, source: str) -> int | None:
         ) from None
 
 
-def evaluate(gold: GoldSet, traces: InputFile, settings: Settings, explain: frozenset[str] = frozenset()) -> Evaluation:
-    """Score a trace file against a gold set in one streaming pass."""
+def score_part(
+    gold_spec: str, trace_spec: str, settings: Settings, wants: Wants, part: int = 0, parts: int = 1
+) -> PartResult:
+    """Score worker ``part``'s share of the questions; errors come back as data, not raised."""
+    result = PartResult()
+    phase = 0
+    gold_file, trace_file = InputFile(gold_spec), InputFile(trace_spec)
+    try:
+        gold = load_gold(gold_file, part=part, parts=parts)
+        result.questions = len(gold.items)
+        phase = 1
+        _score_traces(gold, trace_file, settings, wants, part, parts, result)
+        if parts == 1:
+            result.digests = (gold_file.sha256, trace_file.sha256)
+    except NeedsOneProcess:
+        result.one_process = True
+    except InputError as exc:
+        result.error = (phase, exc.line or 0, exc.column or 0, exc.source, exc.message, exc.line, exc.column)
+    return result
+
+
+def _score_traces(
+    gold: GoldSet, traces: InputFile, settings: Settings, wants: Wants, part: int, parts: int, result: PartResult
+) -> None:
     items = gold.items
     judged: list[Outcome | None] = [None] * len(items)
-    accounting = Accounting()
+    accounting = result.accounting
     refusals = settings.refusal_forms()
-    explain_at = {gold.by_qid[q] for q in explain if q in gold.by_qid}
+    explain_at = {gold.by_qid[q] for q in wants.explain if q in gold.by_qid}
     views: dict[int, TraceView] = {}
-    view_lines: dict[int, int] = {}
-    for line, _column, _text, obj in iter_jsonl(traces):
+    seen: dict[int, int] = {}
+    records = (
+        ((*r, True) for r in iter_jsonl(traces)) if parts == 1 else iter_jsonl_part(traces, part, parts)
+    )
+    name = traces.name
+    for line, _column, _text, obj, known in records:
+        view = parse_trace(obj, name, line)
+        if not known and view.qid is not None and owner(view.qid, parts) != part:
+            continue
         accounting.lines += 1
-        view = parse_trace(obj, traces.name, line)
-        position = _position(gold, view, traces.name)
+        position = _position(gold, view, name, parts)
         if position is None:
             accounting.note_unknown(view)
             continue
         if judged[position] is not None:
-            accounting.note_duplicate(items[position].qid)
+            accounting.note_duplicate(line, items[position].qid)
         judged[position] = score_question(items[position], view, settings, refusals)
         if position in explain_at:
             views[position] = view
-            view_lines[position] = view_lines.get(position, 0) + 1
+            seen[position] = seen.get(position, 0) + 1
 
-    tally = AnswerTally()
-    outcomes: list[Outcome] = []
-    for item, outcome in zip(items, judged):
+    tally = result.tally
+    rows = result.rows
+    for position, (item, outcome) in enumerate(zip(items, judged)):
         if outcome is None:
             outcome = missing_outcome(item)
-        tally.add(outcome, item, settings)
-        outcomes.append(outcome)
-    return Evaluation(gold, traces, settings, outcomes, tally, accounting, views, view_lines)
+            if len(result.missing_ids) < EXAMPLES:
+                result.missing_ids.append((item.line, item.qid))
+        tally.add(outcome, item.answerable)
+        if wants.rows:
+            rows.append(QuestionRow(item.line, item.qid, item.question, item.answerable, outcome, reason(outcome, item)))
+        if item.qid in wants.explain:
+            result.explained[item.qid] = Explained(item, outcome, views.get(position), seen.get(position, 0))
+
+
+def merge(
+    parts: list[PartResult], gold: InputFile, traces: InputFile, settings: Settings, wants: Wants,
+    digests: tuple[str, str] | None = None,
+) -> Evaluation:
+    """Add up the parts; raise the error that comes first in the files, as one process would."""
+    errors = [p.error for p in parts if p.error is not None]
+    questions = sum(p.questions for p in parts)
+    gold_errors = [e for e in errors if e[0] == 0]
+    if gold_errors or (errors and questions):
+        _phase, _l, _c, source, message, line, column = min(gold_errors or errors)
+        raise InputError(source, message, line, column)
+    if not questions:
+        raise InputError(gold.name, NO_QUESTIONS)
+    tally, accounting = parts[0].tally, parts[0].accounting
+    for p in parts[1:]:
+        tally, accounting = tally + p.tally, accounting + p.accounting
+    missing = sorted(pair for p in parts for pair in p.missing_ids)[:EXAMPLES]
+    rows = list(heapq.merge(*(p.rows for p in parts))) if wants.rows else None
+    explained = {qid: e for p in parts for qid, e in p.explained.items()}
+    digests = digests or parts[0].digests
+    assert digests is not None  # a single part reads both files whole; parallel runs pass them
+    return Evaluation(
+        gold, traces, digests, settings, questions, tally, accounting, [q for _, q in missing], rows, explained
+    )
+
+
+def evaluate(gold_spec: str, trace_spec: str, settings: Settings, wants: Wants = Wants()) -> Evaluation:
+    """Score a trace file against a gold set in one process, in one streaming pass."""
+    part = score_part(gold_spec, trace_spec, settings, wants)
+    return merge([part], InputFile(gold_spec), InputFile(trace_spec), settings, wants)

@@ -4,12 +4,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import chain
+from typing import Final, NamedTuple
 
 from ragscore.errors import InputError
-from ragscore.loaders.jsonl import BOM, InputFile, decode_text, describe, iter_json_array, iter_jsonl
+from ragscore.loaders.jsonl import (
+    BOM,
+    InputFile,
+    decode_text,
+    describe,
+    iter_json_array,
+    iter_jsonl,
+    iter_jsonl_part,
+    owner,
+)
 from ragscore.metrics.text import Rule, containment_rule, normalise
+
+# Optional fields a metric family can ask the loader to keep (see GoldItem).
+KEEP_RELEVANCE: Final = "relevance"
+KEEP_ANSWERS: Final = "answers"
+KEEP_EXTRA: Final = "extra"
+_NO_KEEP: Final[frozenset[str]] = frozenset()
 
 # Fields the contract defines; anything else is kept in ``GoldItem.extra`` for slicing.
 _KNOWN = frozenset(
@@ -29,25 +45,25 @@ _KNOWN = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class GoldItem:
-    """One question of the gold set, with its containment rule prepared once."""
+class GoldItem(NamedTuple):
+    """One question of the gold set, with its containment rule prepared once.
+
+    Fields that only some metric families read (relevance, answers, extra) are None unless the
+    loader was asked to keep them, so a million-question gold set stays small.
+    """
 
     qid: str
     question: str | None
     answerable: bool
     line: int
-    claim_substr: tuple[str, ...] | None = None
-    claim: str | None = None
-    citations: tuple[str, ...] = ()
+    citations: tuple[str, ...] | list[str]
+    rule: Rule
+    needles: tuple[str, ...]
+    forbidden: tuple[str, ...] | list[str]
+    forbidden_norm: tuple[str, ...]
     relevance: Mapping[str, int] | None = None
-    answers: tuple[str, ...] | None = None
-    forbidden: tuple[str, ...] = ()
+    answers: tuple[str, ...] | list[str] | None = None
     extra: Mapping[str, object] | None = None
-    rule: Rule = Rule.NONE
-    needles: tuple[str, ...] = ()
-    citation_set: frozenset[str] = field(default=frozenset())
-    forbidden_norm: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -111,10 +127,10 @@ class _Fields:
             return str(value)
         raise self.fail(key, f'expected "{key}" to be a non-empty string or an integer, got {describe(value)}')
 
-    def strings(self, key: str, value: object) -> tuple[str, ...]:
-        """Return a list of strings as a tuple."""
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return tuple(value)  # type: ignore[arg-type]
+    def strings(self, key: str, value: object) -> list[str]:
+        """Return ``value`` when it is a list of strings; raise otherwise."""
+        if _is_id_list(value):
+            return value  # type: ignore[return-value]
         bad = describe(value) if not isinstance(value, list) else f"an array holding {_first_wrong(value, str)}"
         raise self.fail(key, f'expected "{key}" to be a list of strings, got {bad}')
 
@@ -135,92 +151,120 @@ def _first_wrong(values: list[object], kind: type) -> str:
     return next(describe(v) for v in values if not isinstance(v, kind))
 
 
-def parse_gold_item(obj: object, source: str, line: int, column: int, text: str) -> GoldItem:
+def _is_id_list(value: object) -> bool:
+    """Tell whether ``value`` is a list of ids that can be kept as it is (strings only)."""
+    if type(value) is not list:
+        return False
+    try:
+        "".join(value)  # a C-speed check that every element is a string
+        return True
+    except TypeError:
+        return False
+
+
+def _norm(text: str) -> str:
+    """Normalise, skipping the Unicode work for ASCII text (where NFC is the identity)."""
+    return text.lower() if text.isascii() else normalise(text)
+
+
+def parse_gold_item(
+    obj: object, source: str, line: int, column: int, text: str, keep: frozenset[str] = _NO_KEEP
+) -> GoldItem:
     """Validate one decoded gold object and build its item."""
-    if not isinstance(obj, dict):
+    if type(obj) is not dict:
         raise InputError(source, f"expected a JSON object, got {describe(obj)}", line, column)
     f = _Fields(obj, source, line, column, text)
-    if "answerable" not in obj:
-        raise f.fail(None, 'missing required field "answerable" (true or false)')
-    answerable = obj["answerable"]
-    if not isinstance(answerable, bool):
+    answerable = obj.get("answerable")
+    if answerable is not True and answerable is not False:
+        if "answerable" not in obj:
+            raise f.fail(None, 'missing required field "answerable" (true or false)')
         raise f.fail("answerable", f'expected "answerable" to be true or false, got {describe(answerable)}')
-    q_key, question = f.aliased("question", "q")
-    if question is not None and not isinstance(question, str):
+    q_key, question = f.aliased("question", "q") if "q" in obj else ("question", obj.get("question"))
+    if question is not None and type(question) is not str:
         raise f.fail(q_key, f'expected "{q_key}" to be a string, got {describe(question)}')
-    if obj.get("qid") is not None:
-        qid = f.ident("qid", obj["qid"])
-    elif question:
-        qid = question  # an item without a qid is known by its question text
-    else:
-        raise f.fail(None, 'expected a "qid" or a "question" to identify the item')
+    qid = obj.get("qid")
+    if type(qid) is not str or not qid:
+        if qid is not None:
+            qid = f.ident("qid", qid)
+        elif question:
+            qid = question  # an item without a qid is known by its question text
+        else:
+            raise f.fail(None, 'expected a "qid" or a "question" to identify the item')
 
-    substr = f.strings("gold_claim_substr", obj["gold_claim_substr"]) if "gold_claim_substr" in obj else None
+    substr = obj.get("gold_claim_substr")
+    if substr is not None or "gold_claim_substr" in obj:
+        substr = f.strings("gold_claim_substr", substr)
     claim = obj.get("gold_claim")
-    if claim is not None and not isinstance(claim, str):
+    if claim is not None and type(claim) is not str:
         raise f.fail("gold_claim", f'expected "gold_claim" to be a string, got {describe(claim)}')
-    c_key, cites = f.aliased("gold_citations", "gold_ids")
-    citations = f.ids(c_key, cites) if cites is not None else ()
-    relevance = _relevance(f, obj.get("gold_relevance"))
-    answers = f.strings("gold_answers", obj["gold_answers"]) if obj.get("gold_answers") is not None else None
-    forbidden = f.strings("forbidden_substr", obj["forbidden_substr"]) if obj.get("forbidden_substr") is not None else ()
-    if any(not normalise(s) for s in forbidden):
-        raise f.fail("forbidden_substr", 'expected "forbidden_substr" entries to be non-empty strings')
-    extra = {k: v for k, v in obj.items() if k not in _KNOWN} or None
-    rule, needles = containment_rule(substr, claim)
-    return GoldItem(
-        qid=qid,
-        question=question,
-        answerable=answerable,
-        line=line,
-        claim_substr=substr,
-        claim=claim,
-        citations=citations,
-        relevance=relevance,
-        answers=answers,
-        forbidden=forbidden,
-        extra=extra,
-        rule=rule,
-        needles=needles,
-        citation_set=frozenset(citations),
-        forbidden_norm=tuple(normalise(s) for s in forbidden),
-    )
+    c_key, cites = f.aliased("gold_citations", "gold_ids") if "gold_ids" in obj else ("gold_citations", obj.get("gold_citations"))
+    citations = () if cites is None else cites if _is_id_list(cites) else f.ids(c_key, cites)
+    relevance = obj.get("gold_relevance")
+    if relevance is not None:
+        relevance = _relevance(f, relevance)
+    answers = obj.get("gold_answers")
+    if answers is not None:
+        answers = f.strings("gold_answers", answers)
+    forbidden = obj.get("forbidden_substr")
+    forbidden_norm: tuple[str, ...] = ()
+    if forbidden is None:
+        forbidden = ()
+    else:
+        forbidden = f.strings("forbidden_substr", forbidden)
+        forbidden_norm = tuple(map(_norm, forbidden))
+        if not all(forbidden_norm):
+            raise f.fail("forbidden_substr", 'expected "forbidden_substr" entries to be non-empty strings')
+    if substr is not None and len(substr) == 1 and type(substr[0]) is str and len(needle := _norm(substr[0])) >= 5:
+        rule, needles = Rule.SUBSTR, (needle,)  # the common case, without the general rule's work
+    else:
+        rule, needles = containment_rule(None if substr is None else tuple(substr), claim)
+    extra = None
+    if KEEP_EXTRA in keep:
+        extra = {k: v for k, v in obj.items() if k not in _KNOWN} or None
+    return tuple.__new__(GoldItem, (
+        qid, question, answerable, line, citations, rule, needles, forbidden, forbidden_norm,
+        relevance if KEEP_RELEVANCE in keep else None,
+        answers if KEEP_ANSWERS in keep else None,
+        extra,
+    ))
 
 
-def _relevance(f: _Fields, value: object) -> dict[str, int] | None:
-    if value is None:
-        return None
-    if isinstance(value, dict) and all(isinstance(g, int) and not isinstance(g, bool) for g in value.values()):
-        return dict(value)  # type: ignore[arg-type]
+def _relevance(f: _Fields, value: object) -> dict[str, int]:
+    if type(value) is dict and all(type(g) is int for g in value.values()):
+        return value
     got = describe(value) if not isinstance(value, dict) else "a grade that is not an integer"
     raise f.fail("gold_relevance", f'expected "gold_relevance" to map ids to integer grades, got {got}')
 
 
-def _records(file: InputFile) -> Iterator[tuple[int, int, str, object]]:
-    """Yield the gold file's records, choosing JSON Lines or a JSON array by its first character."""
+def _records(file: InputFile, part: int, parts: int) -> Iterator[tuple[int, int, str, object, bool]]:
+    """Yield the gold records worker ``part`` may own, reading JSON Lines or a JSON array.
+
+    The flag says whether the record is known to be this worker's (see ``iter_jsonl_part``);
+    a JSON array is parsed whole by every worker, which then keeps its own items.
+    """
     lines = file.raw_lines()
     head: list[bytes] = []
     for raw in lines:
         head.append(raw)
-        stripped = raw.lstrip(b" \t\r\n")
-        if len(head) == 1 and stripped.startswith(BOM):
-            stripped = stripped[len(BOM) :].lstrip(b" \t\r\n")
-        if stripped:
+        if raw.removeprefix(BOM).strip(b" \t\r\n") if len(head) == 1 else raw.strip(b" \t\r\n"):
             break
-    document = b"".join(head)
-    if document.lstrip(b" \t\r\n").removeprefix(BOM).lstrip(b" \t\r\n").startswith(b"["):
-        document = (document + b"".join(lines)).removeprefix(BOM)
-        return iter_json_array(decode_text(document, file.name, 1), file.name)
-    return iter_jsonl(file, chain(head, lines))
+    if b"".join(head).removeprefix(BOM).lstrip(b" \t\r\n").startswith(b"["):
+        document = (b"".join(head) + b"".join(lines)).removeprefix(BOM)
+        return ((*record, parts == 1) for record in iter_json_array(decode_text(document, file.name, 1), file.name))
+    if parts == 1:
+        return ((*record, True) for record in iter_jsonl(file, chain(head, lines)))
+    return iter_jsonl_part(file, part, parts, chain(head, lines))
 
 
-def load_gold(spec: str) -> GoldSet:
-    """Read and validate a gold set; raise InputError at the first problem."""
-    file = InputFile(spec)
+def load_gold(spec: str | InputFile, *, part: int = 0, parts: int = 1, keep: frozenset[str] = _NO_KEEP) -> GoldSet:
+    """Read and validate a gold set (the share of worker ``part`` of ``parts``); raise at the first problem."""
+    file = spec if isinstance(spec, InputFile) else InputFile(spec)
     items: list[GoldItem] = []
     by_qid: dict[str, int] = {}
-    for line, column, text, obj in _records(file):
-        item = parse_gold_item(obj, file.name, line, column, text)
+    for line, column, text, obj, known in _records(file, part, parts):
+        item = parse_gold_item(obj, file.name, line, column, text, keep)
+        if not known and owner(item.qid, parts) != part:
+            continue
         if item.qid in by_qid:
             first = items[by_qid[item.qid]].line
             raise _Fields(obj, file.name, line, column, text).fail(  # type: ignore[arg-type]
@@ -229,9 +273,11 @@ def load_gold(spec: str) -> GoldSet:
             )
         by_qid[item.qid] = len(items)
         items.append(item)
-    if not items:
-        raise InputError(file.name, "no questions: a gold set needs at least one (JSON Lines, or a JSON array of objects)")
+    if not items and parts == 1:
+        raise InputError(file.name, NO_QUESTIONS)
     return GoldSet(source=file, items=items, by_qid=by_qid)
 
+
+NO_QUESTIONS: Final = "no questions: a gold set needs at least one (JSON Lines, or a JSON array of objects)"
 
 __all__ = ["GoldItem", "GoldSet", "load_gold", "parse_gold_item"]

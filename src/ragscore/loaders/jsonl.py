@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 import sys
+import zlib
 from collections.abc import Iterator
 from typing import IO, Final
 
@@ -18,6 +19,11 @@ BOM: Final = b"\xef\xbb\xbf"
 _CONSTANT_RE: Final = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
 _JSON_WS_RE: Final = re.compile(r"[ \t\n\r]*")
 _SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
+
+
+# The qid of a line that starts {"qid": "..."} (no escapes) or {"qid": 123}, read without
+# parsing, so that a worker can skip the lines another worker owns.
+_FIRST_QID_RE: Final = re.compile(rb'\{\s*"qid"\s*:\s*(?:"([^"\\]*)"|(-?(?:0|[1-9][0-9]*))\s*[,}])')
 
 
 class _NonFinite(ValueError):
@@ -79,6 +85,14 @@ class InputFile:
             raise InputError(self.name, "is a folder, expected a file") from None
         except OSError as exc:
             raise InputError(self.name, f"cannot read: {exc.strerror}") from None
+
+    def digest_whole(self, block: int = 1 << 20) -> str:
+        """Read the whole file in large blocks and return its sha256 (a named file only)."""
+        digest = hashlib.sha256()
+        with open(self.spec, "rb") as stream:
+            while chunk := stream.read(block):
+                digest.update(chunk)
+        return digest.hexdigest()
 
     def raw_lines(self) -> Iterator[bytes]:
         """Yield the file's lines as bytes, line ends included, updating the hash."""
@@ -208,3 +222,37 @@ def iter_json_array(text: str, source: str) -> Iterator[tuple[int, int, str, obj
     if rest < len(text):
         line = 1 + text.count("\n", 0, rest)
         raise InputError(source, "invalid JSON: extra data after the array", line)
+
+
+def owner(key: str, parts: int) -> int:
+    """Return which of ``parts`` workers owns the question with this qid (stable across runs)."""
+    return zlib.crc32(key.encode("utf-8", "surrogatepass")) % parts
+
+
+def _quick_owner(raw: bytes, parts: int) -> int | None:
+    """Return the owner of a line from its leading qid, or None when it cannot be read cheaply."""
+    match = _FIRST_QID_RE.match(raw)
+    if match is None or raw.count(b'"qid"') != 1:  # a second "qid" key could override the first
+        return None
+    text, number = match.groups()
+    return zlib.crc32(text if text is not None else str(int(number)).encode()) % parts
+
+
+def iter_jsonl_part(
+    file: InputFile, part: int, parts: int, first: Iterator[bytes] | None = None
+) -> Iterator[tuple[int, int, str, object, bool]]:
+    """Yield the records of a JSON Lines file that worker ``part`` may own.
+
+    Each record comes with a flag: True when the line is known to belong to this worker, False
+    when its owner could not be told without parsing (the caller decides after parsing). Lines
+    that belong to another worker are skipped unparsed; line numbers still count them.
+    """
+    for number, raw in enumerate(file.raw_lines() if first is None else first, 1):
+        known = _quick_owner(raw, parts)
+        if known is not None and known != part:
+            continue
+        if number == 1 and raw.startswith(BOM):
+            raw = raw[len(BOM) :]
+        text, value = decode_line(raw, file.name, number)
+        if value is not ...:
+            yield number, 1, text, value, known is not None

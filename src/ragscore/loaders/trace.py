@@ -1,11 +1,14 @@
-"""Read one pipeline trace line into the fields scoring needs, accepting both trace shapes."""
+"""Read one pipeline trace line into the fields scoring needs, accepting both trace shapes.
+
+This runs once per trace line (up to millions), so it reads fields with plain dict look-ups and
+builds its result with ``tuple.__new__``; the rare shapes take slower branches.
+"""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final
+from typing import Final, NamedTuple
 
 from ragscore.errors import InputError
 from ragscore.loaders.jsonl import describe
@@ -20,55 +23,64 @@ class Cites(StrEnum):
     """The state of a trace's citations."""
 
     LIST = "list"        # a list of ids: the trace is compliant
-    ABSENT = "absent"    # no field and nothing parsed: no citation made, non-compliant
+    ABSENT = "absent"    # no field (or null) and nothing parsed: no citation made, non-compliant
     INVALID = "invalid"  # present but not a list of ids: never hits, non-compliant
 
 
-@dataclass(frozen=True, slots=True)
-class TraceView:
+class TraceView(NamedTuple):
     """What one trace line says, in the one shape scoring reads."""
 
     line: int
     qid: str | None
     question: str | None
-    retrieved: tuple[str, ...]
+    retrieved: list[str] | tuple[str, ...]
     claim: str
     claim_from: str | None         # which field held the claim; None when there was none
     refused: bool | None           # the explicit refusal field, when there is one
     refused_from: str | None
-    citations: tuple[str, ...]
+    citations: list[str] | tuple[str, ...]
     cites: Cites
     citations_from: str | None
 
 
-def _as_id(value: object) -> str | None:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return None
+_new_view = tuple.__new__
+_LIST, _ABSENT, _INVALID = Cites.LIST, Cites.ABSENT, Cites.INVALID
 
 
-def _ids(value: object) -> tuple[str, ...] | None:
-    """Return a list of ids as strings, or None when ``value`` is not a list of ids."""
-    if not isinstance(value, list):
+def _ids(value: object) -> list[str] | tuple[str, ...] | None:
+    """Return a list of ids as strings (the list itself when it holds only strings), else None."""
+    if type(value) is not list:
         return None
-    out = tuple(map(_as_id, value))
-    return None if None in out else out  # type: ignore[return-value]
+    try:
+        "".join(value)  # a C-speed check that every element is a string
+        return value
+    except TypeError:
+        pass
+    out = []
+    for v in value:
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, int) and not isinstance(v, bool):
+            out.append(str(v))
+        else:
+            return None
+    return tuple(out)
 
 
-def _retrieved(obj: dict[str, object]) -> tuple[str, ...]:
+def _retrieved(obj: dict[str, object]) -> list[str] | tuple[str, ...]:
     """Read the ranked evidence ids; a malformed list reads as nothing retrieved."""
     if "retrieved_ids" in obj:
         return _ids(obj["retrieved_ids"]) or ()
     chunks = obj.get("chunks")
-    if not isinstance(chunks, list):
+    if type(chunks) is not list:
         return ()
     out = []
     for chunk in chunks:
-        ident = _as_id(chunk.get("id")) if isinstance(chunk, dict) else _as_id(chunk)
-        if ident is not None:
+        ident = chunk.get("id") if isinstance(chunk, dict) else chunk
+        if isinstance(ident, str):
             out.append(ident)
+        elif isinstance(ident, int) and not isinstance(ident, bool):
+            out.append(str(ident))
     return tuple(out)
 
 
@@ -102,49 +114,44 @@ def _join_key(obj: dict[str, object], source: str, line: int) -> tuple[str | Non
 
 def parse_trace(obj: object, source: str, line: int) -> TraceView:
     """Read a decoded trace; only an unjoinable line is an error, shape faults are scored."""
-    if not isinstance(obj, dict):
+    if type(obj) is not dict:
         raise InputError(source, f"expected a JSON object, got {describe(obj)}", line, 1)
-    qid, question = _join_key(obj, source, line)
-    answer_json = obj.get("answer_json")
+    qid = obj.get("qid")
+    if type(qid) is str and qid:
+        question = None
+    else:
+        qid, question = _join_key(obj, source, line)
 
-    refused: bool | None = None
-    refused_from = None
-    if isinstance(obj.get("refused"), bool):
-        refused, refused_from = obj["refused"], "refused"  # type: ignore[assignment]
-    elif isinstance(answer_json, dict) and isinstance(answer_json.get("refused"), bool):
-        refused, refused_from = answer_json["refused"], "answer_json.refused"
+    answer_json = obj.get("answer_json")
+    refused = obj.get("refused")
+    if refused is True or refused is False:
+        refused_from: str | None = "refused"
+    elif type(answer_json) is dict and ((refused := answer_json.get("refused")) is True or refused is False):
+        refused_from = "answer_json.refused"
+    else:
+        refused = refused_from = None
 
     # A null field counts as absent; anything else that is not a list of ids is invalid.
-    claim_value: object
-    citations: tuple[str, ...] | None = None
-    if isinstance(answer_json, dict):
-        claim_value, claim_from = answer_json.get("claim"), "answer_json.claim"
+    citations: list[str] | tuple[str, ...] | None = None
+    if type(answer_json) is dict:
+        claim, claim_from = answer_json.get("claim"), "answer_json.claim"
         raw_citations, citations_from = answer_json.get("citations"), "answer_json.citations"
     else:
-        claim_value, claim_from = obj.get("answer"), "answer"
+        claim, claim_from = obj.get("answer"), "answer"
         raw_citations, citations_from = obj.get("citations"), "citations"
-        if raw_citations is None and isinstance(claim_value, str):
-            citations, claim_value = parse_text_citations(claim_value)
+        if raw_citations is None and type(claim) is str:
+            citations, claim = parse_text_citations(claim)
             citations_from = "answer text"
     if raw_citations is not None:
         citations = _ids(raw_citations)
-        cites = Cites.INVALID if citations is None else Cites.LIST
+        cites = _INVALID if citations is None else _LIST
+    elif citations is None:
+        cites, citations_from = _ABSENT, None
     else:
-        cites = Cites.ABSENT if citations is None else Cites.LIST
-    if cites is Cites.ABSENT:
-        citations_from = None
-
-    claim = claim_value if isinstance(claim_value, str) else ""
-    return TraceView(
-        line=line,
-        qid=qid,
-        question=question,
-        retrieved=_retrieved(obj),
-        claim=claim,
-        claim_from=claim_from if isinstance(claim_value, str) else None,
-        refused=refused,
-        refused_from=refused_from,
-        citations=citations or (),
-        cites=cites,
-        citations_from=citations_from,
-    )
+        cites = _LIST
+    if type(claim) is not str:
+        claim, claim_from = "", None
+    return _new_view(TraceView, (
+        line, qid, question, _retrieved(obj), claim, claim_from, refused, refused_from,
+        citations or (), cites, citations_from,
+    ))

@@ -8,14 +8,16 @@ and a total share one definition, and tallies of separate chunks add up.
 
 from __future__ import annotations
 
+import math
+from array import array
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Final
+from typing import Final, NamedTuple
 
 from ragscore.loaders.gold import GoldItem
 from ragscore.loaders.trace import Cites, TraceView
 from ragscore.metrics.registry import Direction, MetricSpec, register
-from ragscore.metrics.text import find_needle, normalise
+from ragscore.metrics.text import Rule, normalise
 from ragscore.settings import Settings
 
 
@@ -55,8 +57,7 @@ class Miss(StrEnum):
     UNEXPECTED = "cited ids although the question has no gold citations"
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(NamedTuple):
     """The judgement of one question: compact, and all that reports and totals need."""
 
     label: Label
@@ -76,70 +77,106 @@ class Outcome:
     line: int                 # the trace line that counted; 0 when missing
 
 
+_new = tuple.__new__
+_LIST, _INVALID = Cites.LIST, Cites.INVALID
+_CHECKS_NOTHING: Final = (Rule.SUBSTR_EMPTY, Rule.NONE)
+
+
 def score_question(gold: GoldItem, trace: TraceView, settings: Settings, refusals: frozenset[str]) -> Outcome:
-    """Judge one question from its gold item and the trace that counts for it."""
-    claim = normalise(trace.claim)
-    if trace.refused is not None:
-        refused, refused_by = trace.refused, trace.refused_from
-    else:
+    """Judge one question from its gold item and the trace that counts for it.
+
+    Runs once per trace line, so it favours plain loops over ``in`` on short lists to sets.
+    """
+    raw = trace.claim
+    claim = raw.lower() if raw.isascii() else normalise(raw)
+    if trace.refused is None:
         refused, refused_by = claim.strip() in refusals, "token"
-    compliant = refused or trace.cites is Cites.LIST
-    full_recall = gold.answerable and gold.citation_set.issubset(trace.retrieved[: settings.k])
+    else:
+        refused, refused_by = trace.refused, trace.refused_from
+    answerable = gold.answerable
+    full_recall = False
+    if answerable:
+        top = trace.retrieved[: settings.k]
+        full_recall = True
+        for c in gold.citations:
+            if c not in top:
+                full_recall = False
+                break
     if refused:
-        return Outcome(
-            Label.REFUSAL_OK if not gold.answerable else Label.OVER_REFUSAL,
-            False, refused_by, False, False, None, compliant, False, full_recall, None, None, None, None, None,
-            trace.line,
-        )
+        return _new(Outcome, (
+            Label.OVER_REFUSAL if answerable else Label.REFUSAL_OK, False, refused_by, False, False, None,
+            True, False, full_recall, None, None, None, None, None, trace.line,
+        ))
 
     cited = trace.citations
-    valid = trace.cites is not Cites.INVALID
-    retrieved = frozenset(trace.retrieved) if cited and valid else frozenset()
-    outside = next((c for c in cited if c not in retrieved), None) if valid else None
-    hit_id = miss_id = None
-    miss: Miss | None = None
+    valid = trace.cites is not _INVALID
+    outside = None
+    if valid:
+        retrieved = trace.retrieved
+        for c in cited:
+            if c not in retrieved:
+                outside = c
+                break
+    gold_cited = gold.citations
+    hit_id = miss_id = miss = None
     if not valid:
         miss = Miss.INVALID
-    elif settings.scope_citations and outside is not None:
+    elif outside is not None and settings.scope_citations:
         miss, miss_id = Miss.OUT_OF_SCOPE, outside
-    elif gold.citations:
-        hit_id = next((c for c in cited if c in gold.citation_set), None)
-        if hit_id is None:
+    elif gold_cited:
+        for c in cited:
+            if c in gold_cited:
+                hit_id = c
+                break
+        else:
             miss = Miss.NOT_GOLD if cited else Miss.NONE
     elif cited:
         miss = Miss.UNEXPECTED
     hit = miss is None
 
-    contained, matched = find_needle(gold.rule, gold.needles, claim)
-    forbidden = next((raw for raw, norm in zip(gold.forbidden, gold.forbidden_norm) if norm in claim), None)
+    matched = None
+    if gold.rule in _CHECKS_NOTHING:
+        contained = True
+    else:
+        contained = False
+        for needle in gold.needles:
+            if needle in claim:
+                contained, matched = True, needle
+                break
+    forbidden = None
+    if gold.forbidden_norm:
+        forbidden = next((raw for raw, norm in zip(gold.forbidden, gold.forbidden_norm) if norm in claim), None)
     cite_share = None
-    if gold.answerable and valid and cited:
-        unique = dict.fromkeys(cited)
-        cite_share = sum(c in gold.citation_set for c in unique) / len(unique)
+    if answerable and valid and cited:
+        if len(cited) == 1:
+            cite_share = 1.0 if cited[0] in gold_cited else 0.0
+        else:
+            unique = dict.fromkeys(cited)
+            cite_share = sum(c in gold_cited for c in unique) / len(unique)
 
-    if not gold.answerable:
+    if not answerable:
         label = Label.HALLUCINATION
     elif forbidden is not None:
         label = Label.FORBIDDEN
     elif not hit:
         label = Label.NO_CITATION_HIT
-    elif settings.require_claim and not contained:
+    elif not contained and settings.require_claim:
         label = Label.CLAIM_MISMATCH
     else:
         label = Label.OK
-    return Outcome(
-        label, True, None, hit, contained, forbidden, compliant, outside is not None, full_recall, cite_share,
-        hit_id, miss, miss_id, matched, trace.line,
-    )
+    return _new(Outcome, (
+        label, True, None, hit, contained, forbidden, trace.cites is _LIST, outside is not None, full_recall,
+        cite_share, hit_id, miss, miss_id, matched, trace.line,
+    ))
 
 
 def missing_outcome(gold: GoldItem) -> Outcome:
     """Judge a question that has no trace: a refusal, labelled MISSING_TRACE."""
     full_recall = gold.answerable and not gold.citations  # nothing retrieved covers only an empty set
-    return Outcome(
+    return _new(Outcome, (
         Label.MISSING_TRACE, False, "missing", False, False, None, None, False, full_recall, None,
         None, None, None, None, 0,
-    )
+    ))
 
 
 def _metrics(k: int) -> tuple[str, ...]:
@@ -163,12 +200,14 @@ def answer_metric_names(settings: Settings) -> tuple[str, ...]:
     return _metrics(settings.k)
 
 
-def question_values(o: Outcome, gold: GoldItem, settings: Settings) -> tuple[float | None, ...]:
-    """Give one question's value of each answer metric (None where it is not counted)."""
-    a, answered = gold.answerable, o.answered
-    ok = a and o.hit and (o.contained or not settings.require_claim) and o.forbidden is None
+def question_values(o: Outcome, answerable: bool, settings: Settings) -> tuple[float | None, ...]:
+    """Give one question's value of each answer metric (None where it is not counted).
+
+    ``AnswerTally`` adds up the same definitions; a test checks that the two agree.
+    """
+    a, answered = answerable, o.answered
     return (
-        float(ok) if answered else None,                          # precision: over S
+        float(o.label is Label.OK) if answered else None,         # precision: over S
         float(a and o.hit) if answered else None,                 # chr: over S
         float(answered and o.hit) if a else None,                 # chr_answerable: over A
         None if a else float(answered),                           # under_refusal: over U
@@ -182,58 +221,90 @@ def question_values(o: Outcome, gold: GoldItem, settings: Settings) -> tuple[flo
     )
 
 
+def _ratio(numerator: float, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
+
+
 @dataclass(slots=True)
 class AnswerTally:
-    """Sums and counts of every answer metric, plus the question counts; tallies add up."""
+    """Counts behind every answer metric; tallies of separate parts add up to the whole.
 
-    width: int = 11
-    sums: list[float] = field(default_factory=list)
-    counts: list[int] = field(default_factory=list)
+    Counts are integers and the one non-binary value (citation share) is kept per question and
+    summed with ``math.fsum`` (exact, so independent of order): a run split across processes
+    gives the same bytes as a run in one.
+    """
+
     answered: int = 0
     refused: int = 0
     answerable: int = 0
     unanswerable: int = 0
     missing: int = 0
-    labels: dict[Label, int] = field(default_factory=dict)
+    hit: int = 0                     # answered answerable items whose citations hit
+    contained: int = 0               # answered answerable items that contain the claim
+    answered_unanswerable: int = 0
+    refused_answerable: int = 0
+    traced: int = 0
+    compliant: int = 0
+    fabricated: int = 0
+    forbidden: int = 0
+    full_recall: int = 0
+    shares: array = field(default_factory=lambda: array("d"))
+    labels: dict[Label, int] = field(default_factory=lambda: dict.fromkeys(LABEL_ORDER, 0))
 
-    def __post_init__(self) -> None:
-        self.sums = self.sums or [0.0] * self.width
-        self.counts = self.counts or [0] * self.width
-        self.labels = self.labels or dict.fromkeys(LABEL_ORDER, 0)
-
-    def add(self, o: Outcome, gold: GoldItem, settings: Settings) -> None:
+    def add(self, o: Outcome, answerable: bool) -> None:
         """Count one judged question."""
-        sums, counts = self.sums, self.counts
-        for i, value in enumerate(question_values(o, gold, settings)):
-            if value is not None:
-                sums[i] += value
-                counts[i] += 1
-        self.answered += o.answered
-        self.refused += not o.answered
-        self.answerable += gold.answerable
-        self.unanswerable += not gold.answerable
-        self.missing += o.label is Label.MISSING_TRACE
+        if answerable:
+            self.answerable += 1
+            self.full_recall += o.full_recall
+        else:
+            self.unanswerable += 1
+        if o.answered:
+            self.answered += 1
+            if answerable:
+                self.hit += o.hit
+                self.contained += o.contained
+            else:
+                self.answered_unanswerable += 1
+            self.fabricated += o.fabricated
+            self.forbidden += o.forbidden is not None
+        else:
+            self.refused += 1
+            self.refused_answerable += answerable
+        if o.compliant is not None:
+            self.traced += 1
+            self.compliant += o.compliant
+        if o.cite_share is not None:
+            self.shares.append(o.cite_share)
         self.labels[o.label] += 1
+        self.missing += o.label is Label.MISSING_TRACE
 
     def __add__(self, other: AnswerTally) -> AnswerTally:
-        return AnswerTally(
-            self.width,
-            [a + b for a, b in zip(self.sums, other.sums)],
-            [a + b for a, b in zip(self.counts, other.counts)],
-            self.answered + other.answered,
-            self.refused + other.refused,
-            self.answerable + other.answerable,
-            self.unanswerable + other.unanswerable,
-            self.missing + other.missing,
-            {label: self.labels[label] + other.labels[label] for label in LABEL_ORDER},
-        )
+        total = AnswerTally()
+        for name in _COUNTS:
+            setattr(total, name, getattr(self, name) + getattr(other, name))
+        total.shares = self.shares + other.shares
+        total.labels = {label: self.labels[label] + other.labels[label] for label in LABEL_ORDER}
+        return total
 
     def metrics(self, settings: Settings) -> dict[str, float | None]:
-        """Return each answer metric: its mean over the questions counted, None when none were."""
-        return {
-            name: (s / n if n else None)
-            for name, s, n in zip(answer_metric_names(settings), self.sums, self.counts)
-        }
+        """Return each answer metric; None where its denominator is 0."""
+        values = (
+            _ratio(self.labels[Label.OK], self.answered),
+            _ratio(self.hit, self.answered),
+            _ratio(self.hit, self.answerable),
+            _ratio(self.answered_unanswerable, self.unanswerable),
+            _ratio(self.refused_answerable, self.answerable),
+            _ratio(self.contained, self.answerable),
+            _ratio(self.compliant, self.traced),
+            _ratio(math.fsum(self.shares), len(self.shares)),
+            _ratio(self.fabricated, self.answered),
+            _ratio(self.forbidden, self.answered),
+            _ratio(self.full_recall, self.answerable),
+        )
+        return dict(zip(answer_metric_names(settings), values))
+
+
+_COUNTS: Final = tuple(name for name in AnswerTally.__dataclass_fields__ if name not in ("shares", "labels"))
 
 
 register(

@@ -46,13 +46,3 @@ def containment_rule(substr: tuple[str, ...] | None, claim: str | None) -> tuple
         phrases = claim_phrases(claim)
         return (Rule.PHRASES, phrases) if phrases else (Rule.NO_PHRASES, ())
     return Rule.NONE, ()
-
-
-def find_needle(rule: Rule, needles: tuple[str, ...], claim: str) -> tuple[bool, str | None]:
-    """Apply a containment rule to a normalised claim; return C and the needle that matched."""
-    if rule is Rule.SUBSTR_EMPTY or rule is Rule.NONE:
-        return True, None
-    for needle in needles:
-        if needle in claim:
-            return True, needle
-    return False, None

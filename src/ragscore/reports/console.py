@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from ragscore.evaluate import EXAMPLES, Evaluation
+from ragscore.evaluate import Evaluation
 from ragscore.gates import GateResult, Status
-from ragscore.metrics.answer import Label
 from ragscore.reports.markdown import fmt, threshold
 
 
@@ -19,22 +18,22 @@ def _plural(n: int, one: str, many: str) -> str:
 def accounting_notes(ev: Evaluation) -> list[str]:
     """Summarise missing, unknown and duplicate traces, one line each (none when all is well)."""
     notes = []
-    missing = [item.qid for item, o in zip(ev.gold.items, ev.outcomes) if o.label is Label.MISSING_TRACE]
+    missing = ev.tally.missing
     if missing:
         notes.append(
-            f"{_plural(len(missing), 'gold question has', 'gold questions have')} no trace "
-            f"(MISSING_TRACE, scored as refusals): {_listed(missing[:EXAMPLES], len(missing))}"
+            f"{_plural(missing, 'gold question has', 'gold questions have')} no trace "
+            f"(MISSING_TRACE, scored as refusals): {_listed(ev.missing_ids, missing)}"
         )
     acc = ev.accounting
     if acc.unknown:
         notes.append(
             f"{_plural(acc.unknown, 'trace line matches', 'trace lines match')} no gold question (ignored): "
-            f"{_listed(acc.unknown_ids, acc.unknown)}"
+            f"{_listed([q for _, q in acc.unknown_ids], acc.unknown)}"
         )
     if acc.duplicates:
         notes.append(
             f"{_plural(acc.duplicates, 'trace line was', 'trace lines were')} replaced by a later line for the "
-            f"same question (the last counts): {_listed(acc.duplicate_ids, acc.duplicates)}"
+            f"same question (the last counts): {_listed([q for _, q in acc.duplicate_ids], acc.duplicates)}"
         )
     return notes
 

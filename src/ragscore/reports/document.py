@@ -11,7 +11,6 @@ from ragscore.evaluate import Evaluation
 from ragscore.gates import GateResult
 from ragscore.loaders.jsonl import InputFile
 from ragscore.metrics.answer import LABEL_ORDER, PASSING_LABELS, answer_metric_names, question_values
-from ragscore.reports.reasons import reason
 
 SCHEMA_VERSION: Final = 1
 
@@ -45,26 +44,27 @@ def _gates(results: list[GateResult]) -> dict[str, dict[str, Any]]:
 
 def _questions(ev: Evaluation, only_failures: bool) -> list[dict[str, Any]]:
     names = answer_metric_names(ev.settings)
-    rows = []
-    for item, o in zip(ev.gold.items, ev.outcomes):
+    out = []
+    for row in ev.rows or ():
+        o = row.outcome
         if only_failures and o.label in PASSING_LABELS:
             continue
-        row: dict[str, Any] = {"qid": item.qid}
-        if item.question is not None:
-            row["question"] = item.question
-        row.update(
+        entry: dict[str, Any] = {"qid": row.qid}
+        if row.question is not None:
+            entry["question"] = row.question
+        entry.update(
             label=o.label.value,
-            reason=reason(o, item),
-            answerable=item.answerable,
+            reason=row.reason,
+            answerable=row.answerable,
             answered=o.answered,
             refused=not o.answered,
             hit=o.hit,
             contained=o.contained,
             trace_line=o.line or None,
-            metrics=dict(zip(names, question_values(o, item, ev.settings))),
+            metrics=dict(zip(names, question_values(o, row.answerable, ev.settings))),
         )
-        rows.append(row)
-    return rows
+        out.append(entry)
+    return out
 
 
 def build_document(
@@ -90,12 +90,12 @@ def build_document(
         "signature": ev.settings.signature(),
         "settings": ev.settings.as_dict(),
         "inputs": {
-            role: {"path": display_path(f), "sha256": f.sha256}
-            for role, f in (("gold", ev.gold.source), ("trace", ev.traces))
+            role: {"path": display_path(f), "sha256": digest}
+            for role, f, digest in (("gold", ev.gold, ev.digests[0]), ("trace", ev.traces, ev.digests[1]))
         },
         "counts": {
-            "total": len(ev.gold.items),
-            "traced": len(ev.gold.items) - tally.missing,
+            "total": ev.questions,
+            "traced": ev.questions - tally.missing,
             "missing": tally.missing,
             "trace_lines": acc.lines,
             "unknown_traces": acc.unknown,

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from ragscore.loaders.gold import GoldItem
-from ragscore.loaders.trace import Cites, TraceView
-from ragscore.metrics.answer import Outcome
+from ragscore.evaluate import Explained
+from ragscore.loaders.trace import Cites
 from ragscore.metrics.text import normalise
 from ragscore.reports.reasons import citation_reason, containment_reason, quote, reason, refusal_reason
 from ragscore.settings import Settings
@@ -17,10 +16,10 @@ def _rank(retrieved: tuple[str, ...], ident: str) -> str:
         return "not retrieved"
 
 
-def render_explanation(
-    gold: GoldItem, outcome: Outcome, trace: TraceView | None, settings: Settings, trace_name: str, duplicates: int
-) -> str:
+def render_explanation(explained: Explained, settings: Settings, trace_name: str) -> str:
     """Walk through the rules for one question, in the order the label rules apply."""
+    gold, outcome, trace = explained.item, explained.outcome, explained.trace
+    duplicates = explained.lines - 1
     lines = [f"qid: {gold.qid}"]
     if gold.question is not None:
         lines.append(f"question: {quote(gold.question)}")

@@ -1,0 +1,63 @@
+"""Score large inputs on every core: one worker per share of the questions, merged exactly."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+from functools import partial
+from typing import Final
+
+from ragscore.evaluate import Evaluation, Wants, evaluate, merge, score_part
+from ragscore.loaders.jsonl import STDIN, InputFile
+from ragscore.settings import Settings
+
+# Below this many input bytes, starting processes costs more than it saves.
+PARALLEL_MIN_BYTES: Final = 16 << 20
+
+
+def available_cores() -> int:
+    """Count the cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def choose_jobs(requested: int | None, gold_spec: str, trace_spec: str) -> int:
+    """Decide how many processes to use: 1 for standard input or small files, else all cores."""
+    if STDIN in (gold_spec, trace_spec):
+        return 1
+    if requested is not None:
+        return requested
+    try:
+        size = os.path.getsize(gold_spec) + os.path.getsize(trace_spec)
+    except OSError:
+        return 1  # the loader reports the missing file
+    return available_cores() if size >= PARALLEL_MIN_BYTES else 1
+
+
+def _ignore_interrupt() -> None:
+    # Ctrl-C reaches the whole process group; only the parent handles it (and stops the pool).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def score(gold_spec: str, trace_spec: str, settings: Settings, wants: Wants, jobs: int) -> Evaluation:
+    """Score with ``jobs`` processes; the result is identical to one process's, byte for byte."""
+    if jobs <= 1 or STDIN in (gold_spec, trace_spec):
+        return evaluate(gold_spec, trace_spec, settings, wants)
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    task = partial(score_part, gold_spec, trace_spec, settings, wants, parts=jobs)
+    gold, traces = InputFile(gold_spec), InputFile(trace_spec)
+    with context.Pool(jobs, initializer=_ignore_interrupt) as pool:
+        pending = pool.map_async(task, range(jobs), chunksize=1)
+        try:  # the parent hashes the inputs while the workers score them
+            digests: tuple[str, str] | None = (gold.digest_whole(), traces.digest_whole())
+        except OSError:
+            digests = None  # a worker reports the unreadable file
+        parts = pending.get()
+    if any(p.one_process for p in parts):
+        # A trace joins by question text: only a process that holds every gold item can do that.
+        return evaluate(gold_spec, trace_spec, settings, wants)
+    return merge(parts, gold, traces, settings, wants, digests)
