@@ -155,9 +155,9 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
                 streams.out.write("\n" if n else "")
                 streams.out.write(render_explanation(ev.explained[qid], ev.settings, ev.traces.name))
         elif args.format == "json":
-            streams.out.write(render_json(doc, questions=per_question))
+            streams.out.writelines(render_json(doc, questions=per_question))
         elif args.format == "markdown":
-            streams.out.write(render_markdown(doc))
+            streams.out.writelines(render_markdown(doc))
         streams.out.flush()
     except BrokenPipeError:
         _silence_stdout()

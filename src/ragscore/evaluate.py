@@ -8,13 +8,16 @@ code scores everything in one pass.
 
 from __future__ import annotations
 
+import gc
 import heapq
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ragscore.errors import InputError
 from ragscore.loaders.gold import NO_QUESTIONS, GoldItem, GoldSet, load_gold
-from ragscore.loaders.jsonl import InputFile, iter_jsonl, iter_jsonl_part, owner
+from ragscore.loaders.jsonl import InputFile, iter_jsonl, owner
 from ragscore.loaders.trace import TraceView, parse_trace
 from ragscore.metrics.answer import AnswerTally, Label, Outcome, answer_metric_names, missing_outcome, score_question
 from ragscore.metrics.registry import Direction, MetricSpec, register
@@ -168,18 +171,32 @@ def _position(gold: GoldSet, view: TraceView, source: str, parts: int) -> int | 
         ) from None
 
 
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Pause the cycle collector while building acyclic data (it rescans every item, for nothing)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def score_part(
     gold_spec: str, trace_spec: str, settings: Settings, wants: Wants, part: int = 0, parts: int = 1
 ) -> PartResult:
     """Score worker ``part``'s share of the questions; errors come back as data, not raised."""
     result = PartResult()
     phase = 0
-    gold_file, trace_file = InputFile(gold_spec), InputFile(trace_spec)
+    # With several parts the parent hashes the inputs, so the workers need not.
+    gold_file, trace_file = InputFile(gold_spec, hashed=parts == 1), InputFile(trace_spec, hashed=parts == 1)
     try:
-        gold = load_gold(gold_file, part=part, parts=parts)
-        result.questions = len(gold.items)
-        phase = 1
-        _score_traces(gold, trace_file, settings, wants, part, parts, result)
+        with _no_cycle_collection():
+            gold = load_gold(gold_file, part=part, parts=parts)
+            result.questions = len(gold.items)
+            phase = 1
+            _score_traces(gold, trace_file, settings, wants, part, parts, result)
         if parts == 1:
             result.digests = (gold_file.sha256, trace_file.sha256)
     except NeedsOneProcess:
@@ -199,11 +216,8 @@ def _score_traces(
     explain_at = {gold.by_qid[q] for q in wants.explain if q in gold.by_qid}
     views: dict[int, TraceView] = {}
     seen: dict[int, int] = {}
-    records = (
-        ((*r, True) for r in iter_jsonl(traces)) if parts == 1 else iter_jsonl_part(traces, part, parts)
-    )
     name = traces.name
-    for line, _column, _text, obj, known in records:
+    for line, _column, _text, obj, known in iter_jsonl(traces, part, parts):
         view = parse_trace(obj, name, line)
         if not known and view.qid is not None and owner(view.qid, parts) != part:
             continue

@@ -16,16 +16,16 @@ from ragscore.loaders.jsonl import (
     describe,
     iter_json_array,
     iter_jsonl,
-    iter_jsonl_part,
     owner,
 )
-from ragscore.metrics.text import Rule, containment_rule, normalise
+from ragscore.metrics.text import MIN_NEEDLE, Rule, containment_rule, normalise
 
 # Optional fields a metric family can ask the loader to keep (see GoldItem).
 KEEP_RELEVANCE: Final = "relevance"
 KEEP_ANSWERS: Final = "answers"
 KEEP_EXTRA: Final = "extra"
 _NO_KEEP: Final[frozenset[str]] = frozenset()
+_INT_ONLY: Final = frozenset({int})
 
 # Fields the contract defines; anything else is kept in ``GoldItem.extra`` for slicing.
 _KNOWN = frozenset(
@@ -170,7 +170,48 @@ def _norm(text: str) -> str:
 def parse_gold_item(
     obj: object, source: str, line: int, column: int, text: str, keep: frozenset[str] = _NO_KEEP
 ) -> GoldItem:
-    """Validate one decoded gold object and build its item."""
+    """Validate one decoded gold object and build its item.
+
+    A gold set of a million lines is mostly one shape (a qid, one claim substring, citations),
+    so that shape is recognised with a few checks; anything else, and every error, goes through
+    ``parse_gold_item_checked``, which gives the same item (a test compares the two).
+    """
+    if type(obj) is dict:
+        get = obj.get
+        answerable, qid, question = get("answerable"), get("qid"), get("question")
+        substr, cites = get("gold_claim_substr"), get("gold_citations")
+        if (
+            (answerable is True or answerable is False)
+            and type(qid) is str
+            and qid
+            and (question is None or type(question) is str)
+            and type(substr) is list
+            and len(substr) == 1
+            and type(first := substr[0]) is str
+            and len(needle := first.lower() if first.isascii() else normalise(first)) >= MIN_NEEDLE
+            and (cites is None or _is_id_list(cites))
+            and "q" not in obj
+            and "gold_ids" not in obj
+            and "gold_claim" not in obj
+            and "forbidden_substr" not in obj
+        ):
+            relevance, answers = get("gold_relevance"), get("gold_answers")
+            if (relevance is None or (type(relevance) is dict and _INT_ONLY.issuperset(map(type, relevance.values())))) and (
+                answers is None or _is_id_list(answers)
+            ):
+                return tuple.__new__(GoldItem, (
+                    qid, question, answerable, line, cites or (), Rule.SUBSTR, (needle,), (), (),
+                    relevance if KEEP_RELEVANCE in keep else None,
+                    answers if KEEP_ANSWERS in keep else None,
+                    {k: v for k, v in obj.items() if k not in _KNOWN} or None if KEEP_EXTRA in keep else None,
+                ))
+    return parse_gold_item_checked(obj, source, line, column, text, keep)
+
+
+def parse_gold_item_checked(
+    obj: object, source: str, line: int, column: int, text: str, keep: frozenset[str] = _NO_KEEP
+) -> GoldItem:
+    """Validate one decoded gold object field by field, raising at the first problem."""
     if type(obj) is not dict:
         raise InputError(source, f"expected a JSON object, got {describe(obj)}", line, column)
     f = _Fields(obj, source, line, column, text)
@@ -214,10 +255,7 @@ def parse_gold_item(
         forbidden_norm = tuple(map(_norm, forbidden))
         if not all(forbidden_norm):
             raise f.fail("forbidden_substr", 'expected "forbidden_substr" entries to be non-empty strings')
-    if substr is not None and len(substr) == 1 and type(substr[0]) is str and len(needle := _norm(substr[0])) >= 5:
-        rule, needles = Rule.SUBSTR, (needle,)  # the common case, without the general rule's work
-    else:
-        rule, needles = containment_rule(None if substr is None else tuple(substr), claim)
+    rule, needles = containment_rule(None if substr is None else tuple(substr), claim)
     extra = None
     if KEEP_EXTRA in keep:
         extra = {k: v for k, v in obj.items() if k not in _KNOWN} or None
@@ -230,7 +268,7 @@ def parse_gold_item(
 
 
 def _relevance(f: _Fields, value: object) -> dict[str, int]:
-    if type(value) is dict and all(type(g) is int for g in value.values()):
+    if type(value) is dict and _INT_ONLY.issuperset(map(type, value.values())):
         return value
     got = describe(value) if not isinstance(value, dict) else "a grade that is not an integer"
     raise f.fail("gold_relevance", f'expected "gold_relevance" to map ids to integer grades, got {got}')
@@ -239,7 +277,7 @@ def _relevance(f: _Fields, value: object) -> dict[str, int]:
 def _records(file: InputFile, part: int, parts: int) -> Iterator[tuple[int, int, str, object, bool]]:
     """Yield the gold records worker ``part`` may own, reading JSON Lines or a JSON array.
 
-    The flag says whether the record is known to be this worker's (see ``iter_jsonl_part``);
+    The flag says whether the record is known to be this worker's (see ``iter_jsonl``);
     a JSON array is parsed whole by every worker, which then keeps its own items.
     """
     lines = file.raw_lines()
@@ -251,9 +289,7 @@ def _records(file: InputFile, part: int, parts: int) -> Iterator[tuple[int, int,
     if b"".join(head).removeprefix(BOM).lstrip(b" \t\r\n").startswith(b"["):
         document = (b"".join(head) + b"".join(lines)).removeprefix(BOM)
         return ((*record, parts == 1) for record in iter_json_array(decode_text(document, file.name, 1), file.name))
-    if parts == 1:
-        return ((*record, True) for record in iter_jsonl(file, chain(head, lines)))
-    return iter_jsonl_part(file, part, parts, chain(head, lines))
+    return iter_jsonl(file, part, parts, chain(head, lines))
 
 
 def load_gold(spec: str | InputFile, *, part: int = 0, parts: int = 1, keep: frozenset[str] = _NO_KEEP) -> GoldSet:

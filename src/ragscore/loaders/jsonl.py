@@ -64,14 +64,15 @@ def describe(value: object) -> str:
 class InputFile:
     """An input file (or standard input) read once, as raw lines, hashing what is read."""
 
-    def __init__(self, spec: str) -> None:
+    def __init__(self, spec: str, *, hashed: bool = True) -> None:
         self.spec = spec
         self.name = "<stdin>" if spec == STDIN else spec
-        self._hash = hashlib.sha256()
+        self._hash = hashlib.sha256() if hashed else None
 
     @property
     def sha256(self) -> str:
         """Return the digest of every byte read so far."""
+        assert self._hash is not None, "opened without hashing"
         return self._hash.hexdigest()
 
     def _open(self) -> IO[bytes]:
@@ -97,11 +98,14 @@ class InputFile:
     def raw_lines(self) -> Iterator[bytes]:
         """Yield the file's lines as bytes, line ends included, updating the hash."""
         stream = self._open()
-        update = self._hash.update
         try:
-            for raw in stream:
-                update(raw)
-                yield raw
+            if self._hash is None:
+                yield from stream
+            else:
+                update = self._hash.update
+                for raw in stream:
+                    update(raw)
+                    yield raw
         finally:
             if stream is not sys.stdin.buffer:
                 stream.close()
@@ -163,29 +167,67 @@ def _decode_at(text: str, index: int, source: str, line: int, line_start: int) -
         raise InputError(source, f"invalid JSON: {exc}", line) from None
 
 
+_scan_once: Final = _DECODER.scan_once
+
+
 def decode_line(raw: bytes, source: str, line: int) -> tuple[str, object]:
     """Decode one JSON Lines line into its text and value; the value is ``...`` for a blank line."""
+    try:
+        text = raw.decode("utf-8")
+        value, end = _scan_once(text, 0)  # the C scanner; every failure takes the slow path below
+    except Exception:
+        return _decode_line_slowly(raw, source, line)
+    if end != len(text) and text[end:].strip(" \t\r\n"):
+        _decode_line_slowly(raw, source, line)
+    if "\\u" in text and ("\\ud" in text or "\\uD" in text):
+        _check_surrogates(value, source, line)
+    return text, value
+
+
+def _decode_line_slowly(raw: bytes, source: str, line: int) -> tuple[str, object]:
+    """Decode a line that the fast path could not: blank, indented, or wrong (then raise)."""
     text = decode_text(raw, source, line)
-    if not text.strip():
+    start = len(text) - len(text.lstrip(" \t\r\n"))
+    if start == len(text):
         return text, ...
-    value, end = _decode_at(text, 0, source, line, 0)
-    if text[end:].strip():
-        column = end + len(text[end:]) - len(text[end:].lstrip()) + 1
+    value, end = _decode_at(text, start, source, line, 0)
+    rest = text[end:]
+    if rest.strip(" \t\r\n"):
+        column = end + len(rest) - len(rest.lstrip(" \t\r\n")) + 1
         raise InputError(source, "invalid JSON: extra data after the value (one value per line)", line, column)
     if "\\u" in text and ("\\ud" in text or "\\uD" in text):
         _check_surrogates(value, source, line)
     return text, value
 
 
-def iter_jsonl(file: InputFile, first: Iterator[bytes] | None = None) -> Iterator[tuple[int, int, str, object]]:
-    """Yield ``(line, column, line text, value)`` for every non-blank line of a JSON Lines file."""
+def iter_jsonl(
+    file: InputFile, part: int = 0, parts: int = 1, first: Iterator[bytes] | None = None
+) -> Iterator[tuple[int, int, str, object, bool]]:
+    """Yield ``(line, column, text, value, known)`` for the non-blank lines worker ``part`` may own.
+
+    With one part every line is yielded and known to be the worker's. With several, a line whose
+    leading qid can be read without parsing is skipped when another worker owns it (line numbers
+    still count it); ``known`` is False for a line whose owner the caller must decide after parsing.
+    """
     lines = file.raw_lines() if first is None else first
+    name = file.name
+    if parts == 1:
+        for number, raw in enumerate(lines, 1):
+            if number == 1 and raw.startswith(BOM):
+                raw = raw[len(BOM) :]
+            text, value = decode_line(raw, name, number)
+            if value is not ...:
+                yield number, 1, text, value, True
+        return
     for number, raw in enumerate(lines, 1):
+        known = _quick_owner(raw, parts)
+        if known is not None and known != part:
+            continue
         if number == 1 and raw.startswith(BOM):
             raw = raw[len(BOM) :]
-        text, value = decode_line(raw, file.name, number)
+        text, value = decode_line(raw, name, number)
         if value is not ...:
-            yield number, 1, text, value
+            yield number, 1, text, value, known is not None
 
 
 def iter_json_array(text: str, source: str) -> Iterator[tuple[int, int, str, object]]:
@@ -236,23 +278,3 @@ def _quick_owner(raw: bytes, parts: int) -> int | None:
         return None
     text, number = match.groups()
     return zlib.crc32(text if text is not None else str(int(number)).encode()) % parts
-
-
-def iter_jsonl_part(
-    file: InputFile, part: int, parts: int, first: Iterator[bytes] | None = None
-) -> Iterator[tuple[int, int, str, object, bool]]:
-    """Yield the records of a JSON Lines file that worker ``part`` may own.
-
-    Each record comes with a flag: True when the line is known to belong to this worker, False
-    when its owner could not be told without parsing (the caller decides after parsing). Lines
-    that belong to another worker are skipped unparsed; line numbers still count them.
-    """
-    for number, raw in enumerate(file.raw_lines() if first is None else first, 1):
-        known = _quick_owner(raw, parts)
-        if known is not None and known != part:
-            continue
-        if number == 1 and raw.startswith(BOM):
-            raw = raw[len(BOM) :]
-        text, value = decode_line(raw, file.name, number)
-        if value is not ...:
-            yield number, 1, text, value, known is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -42,29 +43,34 @@ def _gates(results: list[GateResult]) -> dict[str, dict[str, Any]]:
     }
 
 
-def _questions(ev: Evaluation, only_failures: bool) -> list[dict[str, Any]]:
-    names = answer_metric_names(ev.settings)
-    out = []
-    for row in ev.rows or ():
-        o = row.outcome
-        if only_failures and o.label in PASSING_LABELS:
-            continue
-        entry: dict[str, Any] = {"qid": row.qid}
-        if row.question is not None:
-            entry["question"] = row.question
-        entry.update(
-            label=o.label.value,
-            reason=row.reason,
-            answerable=row.answerable,
-            answered=o.answered,
-            refused=not o.answered,
-            hit=o.hit,
-            contained=o.contained,
-            trace_line=o.line or None,
-            metrics=dict(zip(names, question_values(o, row.answerable, ev.settings))),
-        )
-        out.append(entry)
-    return out
+class Questions:
+    """The per-question entries, built afresh on each pass so that no report holds them all."""
+
+    def __init__(self, ev: Evaluation, only_failures: bool) -> None:
+        self.ev, self.only_failures = ev, only_failures
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        names = answer_metric_names(self.ev.settings)
+        settings = self.ev.settings
+        for row in self.ev.rows or ():
+            o = row.outcome
+            if self.only_failures and o.label in PASSING_LABELS:
+                continue
+            entry: dict[str, Any] = {"qid": row.qid}
+            if row.question is not None:
+                entry["question"] = row.question
+            entry.update(
+                label=o.label.value,
+                reason=row.reason,
+                answerable=row.answerable,
+                answered=o.answered,
+                refused=not o.answered,
+                hit=o.hit,
+                contained=o.contained,
+                trace_line=o.line or None,
+                metrics=dict(zip(names, question_values(o, row.answerable, settings))),
+            )
+            yield entry
 
 
 def build_document(
@@ -106,5 +112,5 @@ def build_document(
         "labels": {label.value: tally.labels[label] for label in LABEL_ORDER},
     }
     if questions:
-        doc["questions"] = _questions(ev, only_failures)
+        doc["questions"] = Questions(ev, only_failures)
     return doc

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ragscore.errors import RagscoreError
@@ -21,8 +21,8 @@ def _file_mode() -> int:
     return 0o666 & ~umask
 
 
-def write_reports(files: Mapping[str, str]) -> None:
-    """Write each text to its path: all to temporary files first, then rename them into place."""
+def write_reports(files: Mapping[str, Iterable[str]]) -> None:
+    """Write each report (text, or its pieces) to its path: all to temporary files, then rename."""
     mode = _file_mode()
     staged: list[tuple[str, str]] = []
     try:
@@ -35,7 +35,7 @@ def write_reports(files: Mapping[str, str]) -> None:
             staged.append((tmp, path))
             os.chmod(tmp, mode)
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-                out.write(text)
+                out.writelines(text)
         for tmp, path in staged:
             try:
                 os.replace(tmp, path)

@@ -3,11 +3,32 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 
-def render_json(doc: dict[str, Any], *, questions: bool = True) -> str:
-    """Render the document as indented JSON; drop the per-question list unless asked for."""
-    if not questions and "questions" in doc:
-        doc = {key: value for key, value in doc.items() if key != "questions"}
-    return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+def _dumps(value: object, **options: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, **options)
+
+
+def render_json(doc: dict[str, Any], *, questions: bool = True) -> Iterator[str]:
+    """Render the document as indented JSON, one per-question entry per line, piece by piece.
+
+    The per-question list can hold millions of entries, so it is streamed, and each entry is
+    encoded on one line by the C encoder (``indent`` would fall back to the slow Python one).
+    """
+    keys = [key for key in doc if key != "questions" or questions]
+    yield "{\n"
+    for n, key in enumerate(keys):
+        comma = "," if n < len(keys) - 1 else ""
+        if key == "questions":
+            yield '  "questions": ['
+            empty = True
+            for entry in doc[key]:
+                yield ("\n    " if empty else ",\n    ") + _dumps(entry)
+                empty = False
+            yield ("]" if empty else "\n  ]") + comma + "\n"
+        else:
+            nested = _dumps(doc[key], indent=2).replace("\n", "\n  ")  # strings hold no raw newline
+            yield f"  {_dumps(key)}: {nested}{comma}\n"
+    yield "}\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any, Final
 
 from ragscore.metrics.registry import lookup
@@ -51,8 +52,8 @@ def _gate_rule(gate: dict[str, Any]) -> str:
     return rule if gate["warn"] is None else f"{rule} (warn {gate['op']} {threshold(gate['warn'])})"
 
 
-def render_markdown(doc: dict[str, Any]) -> str:
-    """Render the summary, gates, metrics, labels and per-question tables."""
+def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
+    """Render the summary, gates, metrics, labels and per-question tables, line by line."""
     gates = doc["gates"]
     failed = [name for name, g in gates.items() if g["status"] == "fail"]
     verdict = "PASS" if doc["pass"] else "FAIL"
@@ -91,12 +92,16 @@ def render_markdown(doc: dict[str, Any]) -> str:
         out.append(f"| `{name}` | {fmt(value)} | {direction} | {cell(meaning)} |")
     out += ["", "## Labels", "", "| label | count |", "|---|---|"]
     out += [f"| `{label}` | {count} |" for label, count in doc["labels"].items()]
+    yield from (line + "\n" for line in out)
     if "questions" in doc:
-        out += ["", "## Questions", ""]
-        out += ["| qid | answered | hit | refusal | label | reason |", "|---|---|---|---|---|---|"]
-        out += [
-            f"| {cell(q['qid'])} | {cell(q['answered'])} | {cell(q['hit'])} | {cell(q['refused'])} | `{q['label']}` | {cell(q['reason'])} |"
-            for q in doc["questions"]
-        ] or ["| | | | | | no question to list |"]
-    out += ["", f"Settings: `{doc['signature'].replace('`', '')}`", ""]
-    return "\n".join(out)
+        yield "\n## Questions\n\n| qid | answered | hit | refusal | label | reason |\n|---|---|---|---|---|---|\n"
+        empty = True
+        for q in doc["questions"]:
+            empty = False
+            yield (
+                f"| {cell(q['qid'])} | {cell(q['answered'])} | {cell(q['hit'])} | {cell(q['refused'])} "
+                f"| `{q['label']}` | {cell(q['reason'])} |\n"
+            )
+        if empty:
+            yield "| | | | | | no question to list |\n"
+    yield f"\nSettings: `{doc['signature'].replace('`', '')}`\n"

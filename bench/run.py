@@ -1,0 +1,125 @@
+"""Benchmark ragscore against the parse floor, in one run, and print the ratios.
+
+    python bench/run.py                      # 100k and 1M questions, 3 repetitions each
+    python bench/run.py --sizes 20000 --repeat 1
+
+For each size it generates (once, cached under bench/out/) a seeded gold set and trace file,
+then measures the wall time and the peak resident memory (summed over the process and its
+workers) of:
+
+  floor     one Python process that reads both files and json.loads every line, nothing else
+  default   ragscore's default score (JSON report, gates)
+  full      every metric family and report on: --per-question JSON and Markdown written
+
+and prints each as a ratio to the floor measured in the same run (median of the repetitions).
+It also times the 3-question example, which must stay well under 0.2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from generate import generate  # noqa: E402
+
+FLOOR = """
+import json, sys
+loads = json.loads
+for name in sys.argv[1:]:
+    with open(name, "rb") as f:
+        for line in f:
+            loads(line)
+"""
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                found += [int(c) for c in f.read().split()]
+    except OSError:
+        pass
+    return found
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def measure(cmd: list[str]) -> tuple[float, float]:
+    """Run a command; return its wall time (s) and peak RSS of its process tree (MB)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+    peak = 0
+    while proc.poll() is None:
+        pids, tree = [proc.pid], []
+        while pids:
+            pid = pids.pop()
+            tree.append(pid)
+            pids += _children(pid)
+        peak = max(peak, sum(_rss_kb(p) for p in tree))
+        time.sleep(0.01)
+    wall = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{cmd} failed ({proc.returncode}): {proc.stderr.read().decode()}")
+    return wall, peak / 1024
+
+
+def main() -> None:
+    """Parse options, run every case, print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100000,1000000", help="comma-separated question counts")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--data", type=Path, default=HERE / "out")
+    args = parser.parse_args()
+
+    py = sys.executable
+    env_note = f"{os.cpu_count()} cores, Python {platform.python_version()}, {platform.machine()}"
+    print(f"# ragscore benchmark ({env_note}); medians of {args.repeat} runs, ratios to the floor")
+    print("| questions | input MB | case | wall s | × floor | peak RSS MB |")
+    print("|---:|---:|---|---:|---:|---:|")
+    for n in (int(s) for s in args.sizes.split(",")):
+        folder = args.data / str(n)
+        gold, trace = folder / "gold.jsonl", folder / "trace.jsonl"
+        if not (gold.exists() and trace.exists()):
+            generate(n, folder)
+        size_mb = (gold.stat().st_size + trace.stat().st_size) / 1e6
+        base = [py, "-m", "ragscore", "--gold", str(gold), "--trace", str(trace), "-q", "--no-fail"]
+        cases = {
+            "floor": [py, "-c", FLOOR, str(gold), str(trace)],
+            "default": base + ["--format", "none"],
+            "full": base + ["--format", "none", "--per-question", "--json", str(folder / "report.json"),
+                            "--markdown", str(folder / "report.md")],
+        }
+        floor_wall = None
+        for name, cmd in cases.items():
+            runs = [measure(cmd) for _ in range(args.repeat)]
+            wall = statistics.median(r[0] for r in runs)
+            rss = statistics.median(r[1] for r in runs)
+            floor_wall = floor_wall or wall
+            print(f"| {n:,} | {size_mb:,.0f} | {name} | {wall:.2f} | {wall / floor_wall:.2f} | {rss:,.0f} |", flush=True)
+    small = [py, "-m", "ragscore", "--gold", "examples/gold.jsonl", "--trace", "examples/trace.jsonl"]
+    wall = statistics.median(measure(small)[0] for _ in range(max(args.repeat, 5)))
+    print(f"\n3-question example: {wall:.3f} s wall (median)")
+
+
+if __name__ == "__main__":
+    main()
