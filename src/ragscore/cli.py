@@ -11,7 +11,7 @@ from enum import IntEnum
 from typing import TextIO
 
 from ragscore import __version__
-from ragscore.config import Overrides, load_config
+from ragscore.config import Overrides, load_config, parse_families
 from ragscore.errors import RagscoreError, UsageError
 from ragscore.evaluate import Wants, metric_names
 from ragscore.gates import evaluate_gates, gates_pass
@@ -89,6 +89,8 @@ def _score_parser(prog: str) -> argparse.ArgumentParser:
     gates.add_argument("--gates-file", metavar="PATH", help="read [scoring] and [gates] from PATH instead of ./gates.toml")
     gates.add_argument("--no-fail", action="store_true", help="exit 0 even when a gate fails (report only)")
     gates.add_argument("--strict", action="store_true", default=None, help="fail gates on undefined metrics instead of skipping them")
+    gates.add_argument("--metrics", metavar="FAMILIES", help="optional metric families to compute as well: retrieval, similarity, or all (comma-separated)")
+    gates.add_argument("--cutoffs", type=_cutoff_list, metavar="K,K,...", help="cutoffs of the retrieval metrics (default 1,3,5,10)")
     gates.add_argument("--k", type=_positive_int, metavar="N", help="the k of recall@k (default 5)")
     gates.add_argument("--refusal-token", action="append", default=[], metavar="TEXT", help="another claim that counts as a refusal (repeatable)")
     gates.add_argument("--no-require-claim", dest="require_claim", action="store_false", default=None, help="do not require claim containment for precision")
@@ -102,6 +104,10 @@ def _suggest(qid: str, gold_spec: str) -> str:
         return ""
     hint = closest(qid, list(load_gold(gold_spec).by_qid))
     return f'; did you mean "{hint}"?' if hint else ""
+
+
+def _cutoff_list(text: str) -> tuple[int, ...]:
+    return tuple(sorted({_positive_int(part) for part in text.split(",") if part.strip()}))
 
 
 def _positive_int(text: str) -> int:
@@ -125,6 +131,8 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         scope_citations=args.scope_citations,
         strict=args.strict,
         gates=args.gates,
+        families=parse_families([n.strip() for n in args.metrics.split(",") if n.strip()], "--metrics") if args.metrics else (),
+        cutoffs=args.cutoffs,
     )
     config = load_config(overrides, metric_names, args.gates_file)
     explain = list(dict.fromkeys(args.explain or ()))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from collections.abc import Callable, Mapping
@@ -11,7 +12,8 @@ from typing import Final
 
 from ragscore.errors import ConfigError
 from ragscore.gates import Gate, parse_gate_option, parse_gate_table
-from ragscore.metrics.registry import closest
+from ragscore.metrics.families import ANSWER, FAMILIES
+from ragscore.metrics.registry import closest, lookup
 from ragscore.settings import Settings
 
 DEFAULT_GATES: Final = (
@@ -35,6 +37,8 @@ class Overrides:
     scope_citations: bool | None = None
     strict: bool | None = None
     gates: str | None = None
+    families: tuple[str, ...] = ()
+    cutoffs: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,14 +117,46 @@ def _apply_scoring(settings: Settings, table: _Table) -> Settings:
         "require_claim": lambda key: _bool(table, key),
         "scope_citations": lambda key: _bool(table, key),
         "strict": lambda key: _bool(table, key),
+        "metrics": lambda key: _families(table, key),
+        "hybrid_alpha": lambda key: _number(table, key, 0.0, 1.0),
+        "hybrid_gamma": lambda key: _number(table, key, 0.0, math.inf, low_open=True),
+        "similarity_threshold": lambda key: _number(table, key, -1.0, 1.0),
     }
     for key in table.data:
         if key not in readers:
             hint = closest(key, list(readers))
             suggestion = f'; did you mean "{hint}"?' if hint else ""
             raise ConfigError(table.source, f'[scoring] unknown setting "{key}"{suggestion}', table.line_of(key))
-        changes[key] = readers[key](key)
+        changes["families" if key == "metrics" else key] = readers[key](key)
     return replace(settings, **changes)  # type: ignore[arg-type]
+
+
+def _number(table: _Table, key: str, low: float, high: float, low_open: bool = False) -> float:
+    value = table.data[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+        (low < value if low_open else low <= value) and value <= high
+    ):
+        bound = f"above {low:g}" if low_open else f"from {low:g} to {high:g}"
+        raise ConfigError(table.source, f'[scoring] expected "{key}" to be a number {bound}, got {value!r}', table.line_of(key))
+    return float(value)
+
+
+def parse_families(names: list[str], where: str, line: int | None = None) -> tuple[str, ...]:
+    """Check metric family names ("all" for every one); return the optional ones, in a fixed order."""
+    known = [ANSWER, *FAMILIES, "all"]
+    for name in names:
+        if name not in known:
+            hint = closest(name, known)
+            suggestion = f'; did you mean "{hint}"?' if hint else ""
+            raise ConfigError(where, f'unknown metric family "{name}" (known: {", ".join(known)}){suggestion}', line)
+    return tuple(f for f in FAMILIES if f in names or "all" in names)
+
+
+def _families(table: _Table, key: str) -> tuple[str, ...]:
+    value = table.data[key]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(table.source, f'[scoring] expected "{key}" to be a list of metric family names', table.line_of(key))
+    return parse_families(value, table.source, table.line_of(key))
 
 
 def _cutoffs(table: _Table, key: str) -> tuple[int, ...]:
@@ -178,9 +214,12 @@ def load_config(
         require_claim=settings.require_claim if overrides.require_claim is None else overrides.require_claim,
         scope_citations=settings.scope_citations if overrides.scope_citations is None else overrides.scope_citations,
         strict=settings.strict if overrides.strict is None else overrides.strict,
+        cutoffs=overrides.cutoffs or settings.cutoffs,
+        families=_in_order(settings.families + overrides.families),
     )
 
-    names = metric_names(settings)
+    # A gate may name a metric of any family; naming one turns its family on.
+    names = metric_names(replace(settings, families=tuple(FAMILIES)))
     gates: dict[str, Gate | None] = {gate.metric: gate for gate in DEFAULT_GATES}
     for tables in files:
         if "gates" in tables:
@@ -188,5 +227,12 @@ def load_config(
             gates.update(parse_gate_table(table.data, names, settings.k, table.source, table.line_of))
     if overrides.gates is not None:
         gates.update(parse_gate_option(overrides.gates, names, settings.k))
+    gated = tuple(spec.family for gate in gates.values() if gate and (spec := lookup(gate.metric)) is not None)
+    settings = replace(settings, families=_in_order(settings.families + gated))
     sources = tuple(next(iter(t.values())).source for t in files if t)
     return Config(settings, tuple(g for g in gates.values() if g is not None), sources)
+
+
+def _in_order(names: tuple[str, ...]) -> tuple[str, ...]:
+    """Keep the optional families named, once each, in their fixed order."""
+    return tuple(f for f in FAMILIES if f in names)

@@ -19,7 +19,8 @@ from ragscore.errors import InputError
 from ragscore.loaders.gold import NO_QUESTIONS, GoldItem, GoldSet, load_gold
 from ragscore.loaders.jsonl import InputFile, iter_jsonl, owner
 from ragscore.loaders.trace import TraceView, parse_trace
-from ragscore.metrics.answer import AnswerTally, Label, Outcome, answer_metric_names, missing_outcome, score_question
+from ragscore.metrics.answer import AnswerTally, Outcome, answer_metric_names, missing_outcome, score_question
+from ragscore.metrics.families import Columns, enabled
 from ragscore.metrics.registry import Direction, MetricSpec, register
 from ragscore.reports.reasons import reason
 from ragscore.settings import Settings
@@ -37,7 +38,8 @@ COUNT_METRICS = ("missing", "unknown_traces", "duplicate_traces")
 
 def metric_names(settings: Settings) -> tuple[str, ...]:
     """Name the metrics a run with these settings computes (known before any input is read)."""
-    return answer_metric_names(settings) + COUNT_METRICS
+    optional = tuple(name for family in enabled(settings.families) for name in family.names(settings))
+    return answer_metric_names(settings) + optional + COUNT_METRICS
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +59,7 @@ class QuestionRow(NamedTuple):
     answerable: bool
     outcome: Outcome
     reason: str
+    family_rows: tuple[tuple[float, ...] | None, ...]  # one per enabled optional family
 
 
 class Explained(NamedTuple):
@@ -124,6 +127,7 @@ class PartResult:
     missing_ids: list[tuple[int, str]] = field(default_factory=list)
     rows: list[QuestionRow] = field(default_factory=list)
     explained: dict[str, Explained] = field(default_factory=dict)
+    columns: list[Columns] = field(default_factory=list)
     error: tuple[int, int, int, str, str, int | None, int | None] | None = None  # sortable by position
     one_process: bool = False
     digests: tuple[str, str] | None = None  # sha256 of both inputs, when this part read them whole
@@ -143,10 +147,13 @@ class Evaluation:
     missing_ids: list[str]
     rows: list[QuestionRow] | None
     explained: dict[str, Explained]
+    columns: list[Columns]
 
     def metrics(self) -> dict[str, float | None]:
-        """Return every metric by name: answer metrics, then the counts."""
+        """Return every metric by name: answer metrics, optional families, then the counts."""
         values: dict[str, float | None] = self.tally.metrics(self.settings)
+        for family, columns in zip(enabled(self.settings.families), self.columns):
+            values.update(zip(family.names(self.settings), columns.means()))
         values["missing"] = self.tally.missing
         values["unknown_traces"] = self.accounting.unknown
         values["duplicate_traces"] = self.accounting.duplicates
@@ -193,7 +200,8 @@ def score_part(
     gold_file, trace_file = InputFile(gold_spec, hashed=parts == 1), InputFile(trace_spec, hashed=parts == 1)
     try:
         with _no_cycle_collection():
-            gold = load_gold(gold_file, part=part, parts=parts)
+            keep = frozenset(name for family in enabled(settings.families) for name in family.keep)
+            gold = load_gold(gold_file, part=part, parts=parts, keep=keep)
             result.questions = len(gold.items)
             phase = 1
             _score_traces(gold, trace_file, settings, wants, part, parts, result)
@@ -217,6 +225,10 @@ def _score_traces(
     views: dict[int, TraceView] = {}
     seen: dict[int, int] = {}
     name = traces.name
+    families = list(enabled(settings.families))
+    columns = [Columns(len(f.names(settings))) for f in families]
+    for c in columns:
+        c.reserve(len(items))
     for line, _column, _text, obj, known in iter_jsonl(traces, part, parts):
         view = parse_trace(obj, name, line)
         if not known and view.qid is not None and owner(view.qid, parts) != part:
@@ -229,6 +241,8 @@ def _score_traces(
         if judged[position] is not None:
             accounting.note_duplicate(line, items[position].qid)
         judged[position] = score_question(items[position], view, settings, refusals)
+        for family, c in zip(families, columns):
+            c.put(position, family.values(items[position], view, obj, settings))  # type: ignore[arg-type]
         if position in explain_at:
             views[position] = view
             seen[position] = seen.get(position, 0) + 1
@@ -240,11 +254,19 @@ def _score_traces(
             outcome = missing_outcome(item)
             if len(result.missing_ids) < EXAMPLES:
                 result.missing_ids.append((item.line, item.qid))
+            for family, c in zip(families, columns):
+                c.put(position, family.values(item, None, None, settings))
         tally.add(outcome, item.answerable)
         if wants.rows:
-            rows.append(QuestionRow(item.line, item.qid, item.question, item.answerable, outcome, reason(outcome, item)))
+            family_rows = tuple(c.row(position) for c in columns)
+            rows.append(QuestionRow(
+                item.line, item.qid, item.question, item.answerable, outcome, reason(outcome, item), family_rows
+            ))
         if item.qid in wants.explain:
             result.explained[item.qid] = Explained(item, outcome, views.get(position), seen.get(position, 0))
+    for c in columns:
+        c.offsets = c.offsets[:0]  # positions mean nothing outside this part
+    result.columns = columns
 
 
 def merge(
@@ -260,16 +282,18 @@ def merge(
         raise InputError(source, message, line, column)
     if not questions:
         raise InputError(gold.name, NO_QUESTIONS)
-    tally, accounting = parts[0].tally, parts[0].accounting
+    tally, accounting, columns = parts[0].tally, parts[0].accounting, parts[0].columns
     for p in parts[1:]:
         tally, accounting = tally + p.tally, accounting + p.accounting
+        columns = [a + b for a, b in zip(columns, p.columns)]
     missing = sorted(pair for p in parts for pair in p.missing_ids)[:EXAMPLES]
     rows = list(heapq.merge(*(p.rows for p in parts))) if wants.rows else None
     explained = {qid: e for p in parts for qid, e in p.explained.items()}
     digests = digests or parts[0].digests
     assert digests is not None  # a single part reads both files whole; parallel runs pass them
     return Evaluation(
-        gold, traces, digests, settings, questions, tally, accounting, [q for _, q in missing], rows, explained
+        gold, traces, digests, settings, questions, tally, accounting, [q for _, q in missing], rows, explained,
+        columns,
     )
 
 

@@ -21,6 +21,10 @@ class Settings:
     require_claim: bool = True
     scope_citations: bool = True
     strict: bool = False
+    families: tuple[str, ...] = ()  # optional metric families on top of the answer metrics
+    hybrid_alpha: float = 0.5
+    hybrid_gamma: float = 1.0
+    similarity_threshold: float = 0.8
 
     def refusal_forms(self) -> frozenset[str]:
         """Return the refusal tokens as a normalised, stripped claim must equal them."""
@@ -35,11 +39,20 @@ class Settings:
             "require_claim": self.require_claim,
             "scope_citations": self.scope_citations,
             "strict": self.strict,
+            "metrics": ["answer", *self.families],
+            "hybrid_alpha": self.hybrid_alpha,
+            "hybrid_gamma": self.hybrid_gamma,
+            "similarity_threshold": self.similarity_threshold,
         }
 
     def signature(self) -> str:
         """Return one line naming the version and every setting, for reproducing a score."""
         yes = {True: "yes", False: "no"}
+        optional = []
+        if {"retrieval", "similarity"} & set(self.families):
+            optional.append(f"hybrid:{self.hybrid_alpha:g},{self.hybrid_gamma:g}")
+        if "similarity" in self.families:
+            optional.append(f"similarity:{self.similarity_threshold:g}")
         return "|".join(
             [
                 f"ragscore:{__version__}",
@@ -49,5 +62,7 @@ class Settings:
                 f"require_claim:{yes[self.require_claim]}",
                 f"scope_citations:{yes[self.scope_citations]}",
                 f"strict:{yes[self.strict]}",
+                "metrics:" + ",".join(["answer", *self.families]),
+                *optional,
             ]
         )

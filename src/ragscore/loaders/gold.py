@@ -24,6 +24,8 @@ from ragscore.metrics.text import MIN_NEEDLE, Rule, containment_rule, normalise
 KEEP_RELEVANCE: Final = "relevance"
 KEEP_ANSWERS: Final = "answers"
 KEEP_EXTRA: Final = "extra"
+KEEP_CHUNKS: Final = "chunks"
+KEEP_EMBEDDINGS: Final = "embeddings"
 _NO_KEEP: Final[frozenset[str]] = frozenset()
 _INT_ONLY: Final = frozenset({int})
 
@@ -41,6 +43,8 @@ _KNOWN = frozenset(
         "gold_relevance",
         "gold_answers",
         "forbidden_substr",
+        "gold_chunks",
+        "gold_embeddings",
     }
 )
 
@@ -64,6 +68,8 @@ class GoldItem(NamedTuple):
     relevance: Mapping[str, int] | None = None
     answers: tuple[str, ...] | list[str] | None = None
     extra: Mapping[str, object] | None = None
+    chunks: list[str] | None = None
+    embeddings: list[list[float]] | None = None
 
 
 @dataclass(slots=True)
@@ -194,6 +200,8 @@ def parse_gold_item(
             and "gold_ids" not in obj
             and "gold_claim" not in obj
             and "forbidden_substr" not in obj
+            and "gold_chunks" not in obj
+            and "gold_embeddings" not in obj
         ):
             relevance, answers = get("gold_relevance"), get("gold_answers")
             if (relevance is None or (type(relevance) is dict and _INT_ONLY.issuperset(map(type, relevance.values())))) and (
@@ -204,6 +212,8 @@ def parse_gold_item(
                     relevance if KEEP_RELEVANCE in keep else None,
                     answers if KEEP_ANSWERS in keep else None,
                     {k: v for k, v in obj.items() if k not in _KNOWN} or None if KEEP_EXTRA in keep else None,
+                    None,
+                    None,
                 ))
     return parse_gold_item_checked(obj, source, line, column, text, keep)
 
@@ -255,6 +265,12 @@ def parse_gold_item_checked(
         forbidden_norm = tuple(map(_norm, forbidden))
         if not all(forbidden_norm):
             raise f.fail("forbidden_substr", 'expected "forbidden_substr" entries to be non-empty strings')
+    chunks = obj.get("gold_chunks")
+    if chunks is not None:
+        chunks = f.strings("gold_chunks", chunks)
+    embeddings = obj.get("gold_embeddings")
+    if embeddings is not None:
+        embeddings = _embeddings(f, embeddings)
     rule, needles = containment_rule(None if substr is None else tuple(substr), claim)
     extra = None
     if KEEP_EXTRA in keep:
@@ -264,7 +280,21 @@ def parse_gold_item_checked(
         relevance if KEEP_RELEVANCE in keep else None,
         answers if KEEP_ANSWERS in keep else None,
         extra,
+        chunks if KEEP_CHUNKS in keep else None,
+        embeddings if KEEP_EMBEDDINGS in keep else None,
     ))
+
+
+def _embeddings(f: _Fields, value: object) -> list[list[float]]:
+    """Check a list of equal-length, non-empty lists of numbers."""
+    if type(value) is list and value and all(type(v) is list and v for v in value):
+        width = len(value[0])
+        if all(len(v) == width and all(type(x) in (int, float) for x in v) for v in value):
+            return value  # type: ignore[return-value]
+    raise f.fail(
+        "gold_embeddings",
+        'expected "gold_embeddings" to be a non-empty list of equal-length, non-empty lists of numbers',
+    )
 
 
 def _relevance(f: _Fields, value: object) -> dict[str, int]:

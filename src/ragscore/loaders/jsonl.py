@@ -186,7 +186,7 @@ def decode_line(raw: bytes, source: str, line: int) -> tuple[str, object]:
 
 def _decode_line_slowly(raw: bytes, source: str, line: int) -> tuple[str, object]:
     """Decode a line that the fast path could not: blank, indented, or wrong (then raise)."""
-    text = decode_text(raw, source, line)
+    text = decode_text(raw, source, line).rstrip("\r\n")  # an error at the end is on this line
     start = len(text) - len(text.lstrip(" \t\r\n"))
     if start == len(text):
         return text, ...

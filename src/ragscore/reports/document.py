@@ -12,6 +12,7 @@ from ragscore.evaluate import Evaluation
 from ragscore.gates import GateResult
 from ragscore.loaders.jsonl import InputFile
 from ragscore.metrics.answer import LABEL_ORDER, PASSING_LABELS, answer_metric_names, question_values
+from ragscore.metrics.families import enabled
 
 SCHEMA_VERSION: Final = 1
 
@@ -50,8 +51,9 @@ class Questions:
         self.ev, self.only_failures = ev, only_failures
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        names = answer_metric_names(self.ev.settings)
         settings = self.ev.settings
+        names = answer_metric_names(settings)
+        families = [family.names(settings) for family in enabled(settings.families)]
         for row in self.ev.rows or ():
             o = row.outcome
             if self.only_failures and o.label in PASSING_LABELS:
@@ -70,6 +72,8 @@ class Questions:
                 trace_line=o.line or None,
                 metrics=dict(zip(names, question_values(o, row.answerable, settings))),
             )
+            for family_names, values in zip(families, row.family_rows):
+                entry["metrics"].update(zip(family_names, values or (None,) * len(family_names)))
             yield entry
 
 

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, Final
 
-from ragscore.metrics.registry import lookup
+from ragscore.metrics.registry import lookup, split_cutoff
 
 # Characters that Markdown (or the HTML it may carry) would interpret inside a table cell.
 # Escaping [ and ] defuses links and images; & is escaped as an entity so none is decoded.
@@ -52,6 +52,27 @@ def _gate_rule(gate: dict[str, Any]) -> str:
     return rule if gate["warn"] is None else f"{rule} (warn {gate['op']} {threshold(gate['warn'])})"
 
 
+def _family_section(family: str, values: dict[str, float | None]) -> list[str]:
+    """Show a family's metrics: those with a cutoff as a metric × cutoff table, then the rest."""
+    grid: dict[str, dict[int, float | None]] = {}
+    single: dict[str, float | None] = {}
+    for name, value in values.items():
+        stem, k = split_cutoff(name)
+        if k is None:
+            single[name] = value
+        else:
+            grid.setdefault(stem.removesuffix("@K"), {})[k] = value
+    out = ["", f"## {family.capitalize()}", ""]
+    if grid:
+        cutoffs = sorted({k for row in grid.values() for k in row})
+        out += ["| metric | " + " | ".join(f"@{k}" for k in cutoffs) + " |", "|---" * (len(cutoffs) + 1) + "|"]
+        out += [f"| `{stem}` | " + " | ".join(fmt(row.get(k)) for k in cutoffs) + " |" for stem, row in grid.items()]
+        out.append("")
+    if single:
+        out += ["| metric | value |", "|---|---|", *(f"| `{name}` | {fmt(v)} |" for name, v in single.items())]
+    return out
+
+
 def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
     """Render the summary, gates, metrics, labels and per-question tables, line by line."""
     gates = doc["gates"]
@@ -84,12 +105,18 @@ def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
         ]
     else:
         out.append("No gates are set.")
-    out += ["", "## Metrics", "", "| metric | value | better | meaning |", "|---|---|---|---|"]
+    by_family: dict[str, dict[str, float | None]] = {}
     for name, value in doc["metrics"].items():
         spec = lookup(name)
-        direction = spec.direction.value if spec else ""
-        meaning = spec.description if spec else ""
-        out.append(f"| `{name}` | {fmt(value)} | {direction} | {cell(meaning)} |")
+        by_family.setdefault(spec.family if spec else "", {})[name] = value
+    out += ["", "## Metrics", "", "| metric | value | better | meaning |", "|---|---|---|---|"]
+    for family in ("answer", "counts"):
+        for name, value in by_family.pop(family, {}).items():
+            spec = lookup(name)
+            direction, meaning = (spec.direction.value, spec.description) if spec else ("", "")
+            out.append(f"| `{name}` | {fmt(value)} | {direction} | {cell(meaning)} |")
+    for family, values in by_family.items():
+        out += _family_section(family, values)
     out += ["", "## Labels", "", "| label | count |", "|---|---|"]
     out += [f"| `{label}` | {count} |" for label, count in doc["labels"].items()]
     yield from (line + "\n" for line in out)

@@ -1,0 +1,207 @@
+"""Optional metric families beside the answer metrics: each one is an entry here, not edits all over.
+
+A family says which metrics it reports, which gold fields it needs kept, and how to score one
+question into a row of floats (``None`` when the question is not counted). ``Columns`` stores
+those rows compactly, lets a later duplicate trace replace a question's row, and averages each
+column with ``math.fsum`` (exact, so the result does not depend on how the work was split).
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final, Protocol
+
+from ragscore.metrics.registry import Direction, MetricSpec, register
+from ragscore.metrics.retrieval import (
+    retrieval_metric_names,
+    retrieval_values,
+    similarity_metric_names,
+    similarity_values,
+    text_relevance,
+)
+
+if TYPE_CHECKING:
+    from ragscore.loaders.gold import GoldItem
+    from ragscore.loaders.trace import TraceView
+    from ragscore.settings import Settings
+
+
+class Family(Protocol):
+    """A group of metrics computed together for each question."""
+
+    name: str
+    keep: frozenset[str]  # gold fields the loader must keep (see loaders.gold)
+
+    def names(self, settings: Settings) -> tuple[str, ...]:
+        """Name the metrics, in report order; values rows hold them in this order."""
+
+    def values(
+        self, item: GoldItem, trace: TraceView | None, obj: Mapping[str, object] | None, settings: Settings
+    ) -> tuple[float, ...] | None:
+        """Score one question (``trace`` None: no trace); None when the family does not count it."""
+
+
+def _relevance(item: GoldItem) -> dict[str, int]:
+    """Grade every judged id: ``gold_relevance`` when given, else 1 for each gold citation."""
+    if item.relevance is not None:
+        return dict(item.relevance)
+    return dict.fromkeys(item.citations, 1)
+
+
+def _strings(value: object) -> list[str]:
+    """Read a trace's list of texts; anything malformed reads as nothing retrieved."""
+    if type(value) is list and all(type(v) is str for v in value):
+        return value
+    return []
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalFamily:
+    """trec_eval's ranked-retrieval metrics over the retrieved ids (or chunk texts)."""
+
+    name: str = "retrieval"
+    keep: frozenset[str] = frozenset({"relevance", "chunks"})
+
+    def names(self, settings: Settings) -> tuple[str, ...]:
+        """Name the metrics for the configured cutoffs."""
+        return retrieval_metric_names(settings.cutoffs)
+
+    def values(
+        self, item: GoldItem, trace: TraceView | None, obj: Mapping[str, object] | None, settings: Settings
+    ) -> tuple[float, ...] | None:
+        """Score the ranked list of an answerable question that has a relevant id."""
+        if not item.answerable:
+            return None
+        if item.chunks is not None:
+            retrieved = _strings(obj.get("retrieved_chunks")) if obj is not None else []
+            ranked, relevance = text_relevance(item.chunks, retrieved)
+        else:
+            ranked, relevance = (trace.retrieved if trace is not None else ()), _relevance(item)
+        if not any(grade >= 1 for grade in relevance.values()):
+            return None
+        return retrieval_values(ranked, relevance, settings.cutoffs, settings.hybrid_alpha, settings.hybrid_gamma)
+
+
+def _vectors(value: object) -> list[list[float]] | None:
+    """Read a list of equal-length number lists; None when it is anything else."""
+    if type(value) is not list:
+        return None
+    width = None
+    for vector in value:
+        if type(vector) is not list or any(type(x) not in (int, float) for x in vector):
+            return None
+        if width is None:
+            width = len(vector)
+        elif len(vector) != width:
+            return None
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class SimilarityFamily:
+    """Retrieval metrics where relevance is cosine similarity between embeddings."""
+
+    name: str = "similarity"
+    keep: frozenset[str] = frozenset({"embeddings"})
+
+    def names(self, settings: Settings) -> tuple[str, ...]:
+        """Name the metrics for the configured cutoffs."""
+        return similarity_metric_names(settings.cutoffs)
+
+    def values(
+        self, item: GoldItem, trace: TraceView | None, obj: Mapping[str, object] | None, settings: Settings
+    ) -> tuple[float, ...] | None:
+        """Score an answerable question that has gold embeddings; bad trace vectors score 0."""
+        if not item.answerable or not item.embeddings:
+            return None
+        retrieved = _vectors(obj.get("retrieved_embeddings")) if obj is not None else None
+        dimension = len(item.embeddings[0])
+        if not retrieved or len(retrieved[0]) != dimension:
+            retrieved = []  # missing, malformed or of another dimension: nothing usable retrieved
+        return similarity_values(
+            item.embeddings, retrieved, settings.cutoffs, settings.similarity_threshold,
+            settings.hybrid_alpha, settings.hybrid_gamma,
+        )
+
+
+FAMILIES: Final[dict[str, Family]] = {f.name: f for f in (RetrievalFamily(), SimilarityFamily())}
+ANSWER: Final = "answer"  # the core family, always on (metrics/answer.py)
+
+
+@dataclass(slots=True)
+class Columns:
+    """One family's rows for the counted questions, packed in an array of doubles.
+
+    ``offsets[position]`` is where a question's row starts (-1: none yet), so a duplicate trace
+    overwrites its row in place. After merging parts only the values matter.
+    """
+
+    width: int
+    values: array = field(default_factory=lambda: array("d"))
+    offsets: array = field(default_factory=lambda: array("q"))
+
+    def reserve(self, questions: int) -> None:
+        """Prepare for ``questions`` positions."""
+        self.offsets = array("q", [-1]) * questions
+
+    def put(self, position: int, row: tuple[float, ...] | None) -> None:
+        """Store or replace the row of a question (whether it counts depends on the gold item only)."""
+        if row is None:
+            return
+        start = self.offsets[position]
+        if start < 0:
+            self.offsets[position] = len(self.values)
+            self.values.extend(row)
+        else:
+            self.values[start : start + self.width] = array("d", row)
+
+    def row(self, position: int) -> tuple[float, ...] | None:
+        """Return a question's row, or None when it is not counted."""
+        start = self.offsets[position]
+        return None if start < 0 else tuple(self.values[start : start + self.width])
+
+    @property
+    def counted(self) -> int:
+        """Count the questions with a row."""
+        return len(self.values) // self.width
+
+    def means(self) -> list[float | None]:
+        """Average each column over the counted questions (None when none is)."""
+        n = self.counted
+        if not n:
+            return [None] * self.width
+        return [math.fsum(self.values[i :: self.width]) / n for i in range(self.width)]
+
+    def __add__(self, other: Columns) -> Columns:
+        return Columns(self.width, self.values + other.values, array("q"))
+
+
+def enabled(names: Sequence[str]) -> Iterator[Family]:
+    """Yield the optional families named, in a fixed order."""
+    for name, family in FAMILIES.items():
+        if name in names:
+            yield family
+
+
+_RETRIEVAL_SPECS = (
+    ("precision@K", Direction.HIGHER, "relevant ids in the top K retrieved, over K (trec_eval P_K)"),
+    ("recall@K", Direction.HIGHER, "relevant ids in the top K retrieved, over all relevant ids"),
+    ("f1@K", Direction.HIGHER, "harmonic mean of precision@K and recall@K"),
+    ("hit@K", Direction.HIGHER, "share of questions with a relevant id in the top K"),
+    ("ndcg@K", Direction.HIGHER, "normalised discounted cumulative gain at K (trec_eval ndcg_cut_K, graded)"),
+    ("mrr", Direction.HIGHER, "mean reciprocal rank of the first relevant id (trec_eval recip_rank)"),
+    ("map", Direction.HIGHER, "mean average precision over all relevant ids (trec_eval map)"),
+    ("rprec", Direction.HIGHER, "precision at R, the number of relevant ids (trec_eval Rprec)"),
+    ("hybrid_log_rank", Direction.HIGHER, "alpha * recall + (1 - alpha) * mean log-rank score of the relevant ids"),
+)
+_SIMILARITY_SPECS = (
+    ("sim_precision@K", Direction.HIGHER, "retrieved items similar to a gold embedding in the top K, over K"),
+    ("sim_recall@K", Direction.HIGHER, "gold embeddings matched by one of the top K retrieved, over all gold"),
+    ("sim_f1@K", Direction.HIGHER, "harmonic mean of sim_precision@K and sim_recall@K"),
+    ("sim_hybrid_log_rank", Direction.HIGHER, "hybrid log-rank score with similarity as relevance"),
+)
+register(*(MetricSpec(n, d, "retrieval", text) for n, d, text in _RETRIEVAL_SPECS))
+register(*(MetricSpec(n, d, "similarity", text) for n, d, text in _SIMILARITY_SPECS))
