@@ -81,7 +81,7 @@ def _unit(value: float) -> float:
 
 
 def _check(references: Sequence[str]) -> None:
-    """Raise ``ValueError`` for an empty reference list or a lone string passed as one."""
+    """Reject an empty reference list (``ValueError``) and a lone string passed as one (``TypeError``)."""
     if isinstance(references, str):
         raise TypeError("references must be a sequence of strings, not one string")
     if not references:

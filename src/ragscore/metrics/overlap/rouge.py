@@ -22,7 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import chain
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from .porter import stem
 from .unicode_tokens import check_tokenizer, unicode_tokens
@@ -89,7 +89,7 @@ def _fmeasure(precision: float, recall: float) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
 
 
-def _ngrams(tokens: list[str], n: int) -> Counter[tuple[str, ...]] | Counter[str]:
+def _ngrams(tokens: list[str], n: int) -> Counter[Any]:
     """Count the n-grams of ``tokens``."""
     if n == 1:
         return Counter(tokens)
