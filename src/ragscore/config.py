@@ -13,6 +13,7 @@ from typing import Final
 from ragscore.errors import ConfigError
 from ragscore.gates import Gate, parse_gate_option, parse_gate_table
 from ragscore.metrics.families import ANSWER, FAMILIES
+from ragscore.metrics.overlap import TOKENIZERS
 from ragscore.metrics.registry import closest, lookup
 from ragscore.settings import Settings
 
@@ -121,6 +122,8 @@ def _apply_scoring(settings: Settings, table: _Table) -> Settings:
         "hybrid_alpha": lambda key: _number(table, key, 0.0, 1.0),
         "hybrid_gamma": lambda key: _number(table, key, 0.0, math.inf, low_open=True),
         "similarity_threshold": lambda key: _number(table, key, -1.0, 1.0),
+        "stemmer": lambda key: _bool(table, key),
+        "text_tokenizer": lambda key: _choice(table, key, TOKENIZERS),
     }
     for key in table.data:
         if key not in readers:
@@ -129,6 +132,16 @@ def _apply_scoring(settings: Settings, table: _Table) -> Settings:
             raise ConfigError(table.source, f'[scoring] unknown setting "{key}"{suggestion}', table.line_of(key))
         changes["families" if key == "metrics" else key] = readers[key](key)
     return replace(settings, **changes)  # type: ignore[arg-type]
+
+
+def _choice(table: _Table, key: str, choices: tuple[str, ...]) -> str:
+    value = table.data[key]
+    if value not in choices:
+        raise ConfigError(
+            table.source, f'[scoring] expected "{key}" to be one of {", ".join(map(repr, choices))}, got {value!r}',
+            table.line_of(key),
+        )
+    return value  # type: ignore[return-value]
 
 
 def _number(table: _Table, key: str, low: float, high: float, low_open: bool = False) -> float:

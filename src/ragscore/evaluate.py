@@ -153,7 +153,7 @@ class Evaluation:
         """Return every metric by name: answer metrics, optional families, then the counts."""
         values: dict[str, float | None] = self.tally.metrics(self.settings)
         for family, columns in zip(enabled(self.settings.families), self.columns):
-            values.update(zip(family.names(self.settings), columns.means()))
+            values.update(family.summarise(columns, self.settings))
         values["missing"] = self.tally.missing
         values["unknown_traces"] = self.accounting.unknown
         values["duplicate_traces"] = self.accounting.duplicates
@@ -226,7 +226,7 @@ def _score_traces(
     seen: dict[int, int] = {}
     name = traces.name
     families = list(enabled(settings.families))
-    columns = [Columns(len(f.names(settings))) for f in families]
+    columns = [Columns(f.width(settings)) for f in families]
     for c in columns:
         c.reserve(len(items))
     for line, _column, _text, obj, known in iter_jsonl(traces, part, parts):
@@ -240,9 +240,9 @@ def _score_traces(
             continue
         if judged[position] is not None:
             accounting.note_duplicate(line, items[position].qid)
-        judged[position] = score_question(items[position], view, settings, refusals)
+        outcome = judged[position] = score_question(items[position], view, settings, refusals)
         for family, c in zip(families, columns):
-            c.put(position, family.values(items[position], view, obj, settings))  # type: ignore[arg-type]
+            c.put(position, family.values(items[position], view, obj, outcome.answered, settings))  # type: ignore[arg-type]
         if position in explain_at:
             views[position] = view
             seen[position] = seen.get(position, 0) + 1
@@ -255,7 +255,7 @@ def _score_traces(
             if len(result.missing_ids) < EXAMPLES:
                 result.missing_ids.append((item.line, item.qid))
             for family, c in zip(families, columns):
-                c.put(position, family.values(item, None, None, settings))
+                c.put(position, family.values(item, None, None, False, settings))
         tally.add(outcome, item.answerable)
         if wants.rows:
             family_rows = tuple(c.row(position) for c in columns)

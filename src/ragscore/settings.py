@@ -25,6 +25,8 @@ class Settings:
     hybrid_alpha: float = 0.5
     hybrid_gamma: float = 1.0
     similarity_threshold: float = 0.8
+    stemmer: bool = False                   # Porter stemming for ROUGE
+    text_tokenizer: str = "reference"       # or "unicode" (letters and digits of every script)
 
     def refusal_forms(self) -> frozenset[str]:
         """Return the refusal tokens as a normalised, stripped claim must equal them."""
@@ -43,6 +45,8 @@ class Settings:
             "hybrid_alpha": self.hybrid_alpha,
             "hybrid_gamma": self.hybrid_gamma,
             "similarity_threshold": self.similarity_threshold,
+            "stemmer": self.stemmer,
+            "text_tokenizer": self.text_tokenizer,
         }
 
     def signature(self) -> str:
@@ -53,6 +57,8 @@ class Settings:
             optional.append(f"hybrid:{self.hybrid_alpha:g},{self.hybrid_gamma:g}")
         if "similarity" in self.families:
             optional.append(f"similarity:{self.similarity_threshold:g}")
+        if "text" in self.families:
+            optional.append(f"text:{self.text_tokenizer},stem:{yes[self.stemmer]}")
         return "|".join(
             [
                 f"ragscore:{__version__}",

@@ -14,6 +14,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Protocol
 
+from ragscore.metrics.overlap import TextStats, corpus_metric_names, corpus_values, text_metric_names, text_scores
+from ragscore.metrics.overlap.bleu import CHAR_ORDER, MAX_ORDER, BleuStats, ChrfStats
 from ragscore.metrics.registry import Direction, MetricSpec, register
 from ragscore.metrics.retrieval import (
     retrieval_metric_names,
@@ -36,12 +38,42 @@ class Family(Protocol):
     keep: frozenset[str]  # gold fields the loader must keep (see loaders.gold)
 
     def names(self, settings: Settings) -> tuple[str, ...]:
-        """Name the metrics, in report order; values rows hold them in this order."""
+        """Name the metrics, in report order."""
+
+    def width(self, settings: Settings) -> int:
+        """Count the floats ``values`` stores per question."""
 
     def values(
-        self, item: GoldItem, trace: TraceView | None, obj: Mapping[str, object] | None, settings: Settings
+        self, item: GoldItem, trace: TraceView | None, obj: Mapping[str, object] | None, answered: bool,
+        settings: Settings,
     ) -> tuple[float, ...] | None:
         """Score one question (``trace`` None: no trace); None when the family does not count it."""
+
+    def summarise(self, columns: Columns, settings: Settings) -> dict[str, float | None]:
+        """Turn the stored rows of every counted question into the reported metrics."""
+
+    def question_metrics(self, row: tuple[float, ...] | None, settings: Settings) -> dict[str, float | None]:
+        """Give one question's values by name (None where it is not counted)."""
+
+
+class _MeanFamily:
+    """A family whose stored row is its metrics, each reported as a mean over counted questions."""
+
+    def names(self, settings: Settings) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def width(self, settings: Settings) -> int:
+        """Store one float per metric."""
+        return len(self.names(settings))
+
+    def summarise(self, columns: Columns, settings: Settings) -> dict[str, float | None]:
+        """Average each metric over the counted questions."""
+        return dict(zip(self.names(settings), columns.means()))
+
+    def question_metrics(self, row: tuple[float, ...] | None, settings: Settings) -> dict[str, float | None]:
+        """Pair the names with the row."""
+        names = self.names(settings)
+        return dict(zip(names, row or (None,) * len(names)))
 
 
 def _relevance(item: GoldItem) -> dict[str, int]:
@@ -59,7 +91,7 @@ def _strings(value: object) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class RetrievalFamily:
+class RetrievalFamily(_MeanFamily):
     """trec_eval's ranked-retrieval metrics over the retrieved ids (or chunk texts)."""
 
     name: str = "retrieval"
@@ -70,7 +102,8 @@ class RetrievalFamily:
         return retrieval_metric_names(settings.cutoffs)
 
     def values(
-        self, item: GoldItem, trace: TraceView | None, obj: Mapping[str, object] | None, settings: Settings
+        self, item: GoldItem, trace: TraceView | None, obj: Mapping[str, object] | None, answered: bool,
+        settings: Settings,
     ) -> tuple[float, ...] | None:
         """Score the ranked list of an answerable question that has a relevant id."""
         if not item.answerable:
@@ -101,7 +134,7 @@ def _vectors(value: object) -> list[list[float]] | None:
 
 
 @dataclass(frozen=True, slots=True)
-class SimilarityFamily:
+class SimilarityFamily(_MeanFamily):
     """Retrieval metrics where relevance is cosine similarity between embeddings."""
 
     name: str = "similarity"
@@ -112,7 +145,8 @@ class SimilarityFamily:
         return similarity_metric_names(settings.cutoffs)
 
     def values(
-        self, item: GoldItem, trace: TraceView | None, obj: Mapping[str, object] | None, settings: Settings
+        self, item: GoldItem, trace: TraceView | None, obj: Mapping[str, object] | None, answered: bool,
+        settings: Settings,
     ) -> tuple[float, ...] | None:
         """Score an answerable question that has gold embeddings; bad trace vectors score 0."""
         if not item.answerable or not item.embeddings:
@@ -127,7 +161,64 @@ class SimilarityFamily:
         )
 
 
-FAMILIES: Final[dict[str, Family]] = {f.name: f for f in (RetrievalFamily(), SimilarityFamily())}
+_TEXT_VALUES: Final = len(text_metric_names())
+_BLEU_STATS: Final = 2 + 2 * MAX_ORDER
+_CHRF_STATS: Final = 3 * CHAR_ORDER
+
+
+@dataclass(frozen=True, slots=True)
+class TextFamily:
+    """Text overlap of the claim with the reference answers (SQuAD, ROUGE, BLEU, chrF).
+
+    A row holds the per-question values, then the question's corpus BLEU and chrF statistics
+    (integer counts, exact as floats), which add up to the corpus scores.
+    """
+
+    name: str = "text"
+    keep: frozenset[str] = frozenset({"answers"})
+
+    def names(self, settings: Settings) -> tuple[str, ...]:
+        """Name the per-question metrics, then the corpus ones."""
+        return text_metric_names() + corpus_metric_names()
+
+    def width(self, settings: Settings) -> int:
+        """Store the values and the corpus statistics."""
+        return _TEXT_VALUES + _BLEU_STATS + _CHRF_STATS
+
+    def values(
+        self, item: GoldItem, trace: TraceView | None, obj: Mapping[str, object] | None, answered: bool,
+        settings: Settings,
+    ) -> tuple[float, ...] | None:
+        """Score an answered, answerable question that has reference answers."""
+        if trace is None or not answered or not item.answerable or not item.answers:
+            return None
+        values, stats = text_scores(
+            trace.claim, item.answers, stemmer=settings.stemmer, tokenizer=settings.text_tokenizer
+        )
+        bleu, chrf = stats.bleu, stats.chrf
+        return (*values, bleu.sys_len, bleu.ref_len, *bleu.correct, *bleu.total, *chrf.counts)
+
+    def summarise(self, columns: Columns, settings: Settings) -> dict[str, float | None]:
+        """Average the per-question values; add up the statistics for the corpus scores."""
+        means = columns.means()
+        out = dict(zip(text_metric_names(), means[:_TEXT_VALUES]))
+        if not columns.counted:
+            return out | dict.fromkeys(corpus_metric_names())
+        totals = [round(m * columns.counted) for m in means[_TEXT_VALUES:]]  # integer sums, exactly
+        b = totals[:_BLEU_STATS]
+        stats = TextStats(
+            BleuStats(b[0], b[1], tuple(b[2 : 2 + MAX_ORDER]), tuple(b[2 + MAX_ORDER :])),
+            ChrfStats(tuple(totals[_BLEU_STATS:])),
+        )
+        return out | dict(zip(corpus_metric_names(), corpus_values(stats)))
+
+    def question_metrics(self, row: tuple[float, ...] | None, settings: Settings) -> dict[str, float | None]:
+        """Give the per-question values; corpus scores have none."""
+        values = row[:_TEXT_VALUES] if row else (None,) * _TEXT_VALUES
+        return dict(zip(text_metric_names(), values)) | dict.fromkeys(corpus_metric_names())
+
+
+FAMILIES: Final[dict[str, Family]] = {f.name: f for f in (RetrievalFamily(), SimilarityFamily(), TextFamily())}
 ANSWER: Final = "answer"  # the core family, always on (metrics/answer.py)
 
 
@@ -203,5 +294,17 @@ _SIMILARITY_SPECS = (
     ("sim_f1@K", Direction.HIGHER, "harmonic mean of sim_precision@K and sim_recall@K"),
     ("sim_hybrid_log_rank", Direction.HIGHER, "hybrid log-rank score with similarity as relevance"),
 )
+_TEXT_SPECS = (
+    ("em", "exact match with a reference answer after SQuAD normalisation (max over references)"),
+    ("token_f1", "SQuAD token F1 with the best reference answer"),
+    *((f"{kind}_{part}", f"{label} {measure} (rouge-score; the reference with the best F)")
+      for kind, label in (("rouge1", "ROUGE-1"), ("rouge2", "ROUGE-2"), ("rougeL", "ROUGE-L"), ("rougeLsum", "ROUGE-Lsum"))
+      for part, measure in (("p", "precision"), ("r", "recall"), ("f", "F1"))),
+    ("bleu", "sentence BLEU (sacrebleu defaults: 13a, exp smoothing, effective order) / 100"),
+    ("chrf", "sentence chrF (char order 6, beta 2) / 100"),
+    ("corpus_bleu", "corpus BLEU over the counted questions (summed statistics) / 100"),
+    ("corpus_chrf", "corpus chrF over the counted questions (summed statistics) / 100"),
+)
 register(*(MetricSpec(n, d, "retrieval", text) for n, d, text in _RETRIEVAL_SPECS))
+register(*(MetricSpec(n, Direction.HIGHER, "text", text) for n, text in _TEXT_SPECS))
 register(*(MetricSpec(n, d, "similarity", text) for n, d, text in _SIMILARITY_SPECS))

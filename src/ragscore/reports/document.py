@@ -53,7 +53,7 @@ class Questions:
     def __iter__(self) -> Iterator[dict[str, Any]]:
         settings = self.ev.settings
         names = answer_metric_names(settings)
-        families = [family.names(settings) for family in enabled(settings.families)]
+        families = list(enabled(settings.families))
         for row in self.ev.rows or ():
             o = row.outcome
             if self.only_failures and o.label in PASSING_LABELS:
@@ -72,8 +72,8 @@ class Questions:
                 trace_line=o.line or None,
                 metrics=dict(zip(names, question_values(o, row.answerable, settings))),
             )
-            for family_names, values in zip(families, row.family_rows):
-                entry["metrics"].update(zip(family_names, values or (None,) * len(family_names)))
+            for family, values in zip(families, row.family_rows):
+                entry["metrics"].update(family.question_metrics(values, settings))
             yield entry
 
 

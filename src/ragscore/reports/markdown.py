@@ -121,14 +121,17 @@ def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
     out += [f"| `{label}` | {count} |" for label, count in doc["labels"].items()]
     yield from (line + "\n" for line in out)
     if "questions" in doc:
-        yield "\n## Questions\n\n| qid | answered | hit | refusal | label | reason |\n|---|---|---|---|---|---|\n"
+        f1 = "text" in doc["settings"]["metrics"]  # the text family adds each question's token F1
+        yield "\n## Questions\n\n| qid | answered | hit | refusal | label |" + (" f1 |" if f1 else "") + " reason |\n"
+        yield "|---|---|---|---|---|" + ("---|" if f1 else "") + "---|\n"
         empty = True
         for q in doc["questions"]:
             empty = False
+            f1_cell = f" {fmt(q['metrics']['token_f1'])} |" if f1 else ""
             yield (
                 f"| {cell(q['qid'])} | {cell(q['answered'])} | {cell(q['hit'])} | {cell(q['refused'])} "
-                f"| `{q['label']}` | {cell(q['reason'])} |\n"
+                f"| `{q['label']}` |{f1_cell} {cell(q['reason'])} |\n"
             )
         if empty:
-            yield "| | | | | | no question to list |\n"
+            yield "| | | | | |" + (" |" if f1 else "") + " no question to list |\n"
     yield f"\nSettings: `{doc['signature'].replace('`', '')}`\n"
