@@ -406,7 +406,7 @@ def differences(report: dict, expected: dict) -> list[str]:
 # Random gold/trace pairs from small alphabets.
 # --------------------------------------------------------------------------------------------
 
-QIDS = ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6"]
+QIDS = ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Q7", "Q8"]
 UNKNOWN_QIDS = ["Z9", "q1"]  # "q1" is not "Q1": qids are matched exactly
 IDS = ["p1", "p2", "p3", "P1", "1", "2"]
 FRAGMENTS = [
@@ -414,6 +414,10 @@ FRAGMENTS = [
     "E\u0301te\u0301", "paris", "PARIS", "42", " ", "  ", "-", "_", ",", ".", "x", "ab",
     "not in context",
 ]
+WORDS = ["alpha beta ", "Été court", "gamma-ray burst", "straße-nord", "x_y", "São Paulo", "IBM.",
+         # casefold changes the length: "İ" -> "i" + U+0307, "ǰ" -> "j" + U+030C (not recomposed
+         # because NFC comes first)
+         "İstanbul", "ǰabc", "naïve café"]
 EXTRA_TOKENS = ["Straße unbekannt", "  Je ne sais pas ", "E\u0301chec"]
 REFUSAL_LOOKALIKES = [
     "not in context", "  Not In Context ", "NOT IN CONTEXT", "not in context\n", "\tnot in CONTEXT",
@@ -427,6 +431,11 @@ small_text = st.one_of(
     text_from_fragments,
     st.text(alphabet="ab -_.ßSsEÉe\u0301x1", max_size=8),
 )
+# Reference claims: several words, so that phrases (runs of 5+ characters) are common.
+claim_text = st.one_of(
+    st.lists(st.sampled_from(FRAGMENTS + WORDS), min_size=1, max_size=5).map("".join),
+    small_text,
+)
 non_empty_text = st.one_of(
     st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=3).map("".join),
     st.text(alphabet="ab -_.ßSsEÉe\u0301x1", min_size=1, max_size=6),
@@ -437,17 +446,36 @@ non_empty_text = st.one_of(
 def gold_items(draw: st.DrawFn, qid: str) -> dict:
     item: dict[str, Any] = {"qid": qid, "question": f"question {qid}?"}
     item["answerable"] = draw(st.booleans())
-    substr_mode = draw(st.sampled_from(["absent", "empty", "list", "list"]))
+    substr_mode = draw(st.sampled_from(["absent", "absent", "empty", "list", "list"]))
     if substr_mode == "empty":
         item["gold_claim_substr"] = []
     elif substr_mode == "list":
-        item["gold_claim_substr"] = draw(st.lists(small_text, min_size=1, max_size=3))
-    if draw(st.booleans()):
-        item["gold_claim"] = draw(small_text)
+        # Padding with white space checks that entries are not stripped.
+        padded = st.tuples(st.sampled_from(["", "", " "]), small_text, st.sampled_from(["", "", " "]))
+        item["gold_claim_substr"] = draw(st.lists(padded.map("".join), min_size=1, max_size=3))
+    if draw(st.integers(0, 2)) > 0:
+        item["gold_claim"] = draw(claim_text)
     item["gold_citations"] = draw(st.lists(st.sampled_from(IDS), max_size=3))
     if draw(st.booleans()):
         item["forbidden_substr"] = draw(st.lists(non_empty_text, min_size=1, max_size=2))
     return item
+
+
+def strip_accents(text: str) -> str:
+    """Drop combining marks ("São" -> "Sao"): a look-alike that must not match."""
+    return "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+
+
+# Ways to disguise a piece of gold text inside a claim (generator only, not oracle logic).
+CASE_CHANGES = [str, str.upper, str.lower, str.swapcase, str.title]
+FORM_CHANGES = [
+    str,
+    lambda t: unicodedata.normalize("NFD", t),  # same text, other normal form: NFC equates them
+    lambda t: unicodedata.normalize("NFC", t),
+    strip_accents,
+    lambda t: t.replace("ß", "SS"),  # casefold equates these, lower() does not
+    lambda t: t.replace("ss", "ß").replace("SS", "ß"),
+]
 
 
 @st.composite
@@ -455,22 +483,35 @@ def claims(draw: st.DrawFn, gold: dict | None) -> str:
     """Draw a claim; often built from pieces of the gold strings so containment is true."""
     pieces: list[str] = []
     if gold is not None:
-        pieces += gold.get("gold_claim_substr", [])
-        pieces += [gold["gold_claim"]] if "gold_claim" in gold else []
+        # the text that decides containment first, then the forbidden substrings
+        if "gold_claim_substr" in gold:
+            pieces += gold["gold_claim_substr"]
+        elif "gold_claim" in gold:
+            pieces.append(gold["gold_claim"])
         pieces += gold.get("forbidden_substr", [])
-    kind = draw(st.sampled_from(["token", "fragments", "gold", "gold", "gold"]))
+    kind = draw(st.sampled_from(["token", "fragments", "gold", "gold", "gold", "gold"]))
     if kind == "token":
         return draw(st.sampled_from(REFUSAL_LOOKALIKES))
     if kind == "fragments" or not pieces:
         return draw(text_from_fragments)
     piece = draw(st.sampled_from(pieces))
-    start = draw(st.integers(0, len(piece)))
-    end = draw(st.integers(start, len(piece)))
+    cut = draw(st.sampled_from(["whole", "slice", "part"]))
+    if cut == "slice":
+        start = draw(st.integers(0, len(piece)))
+        end = draw(st.integers(start, len(piece)))
+        piece = piece[start:end]
+    elif cut == "part":
+        # one part between punctuation, often where a phrase ends
+        piece = draw(st.sampled_from(re.split(r"[.,_]", piece)))
     if draw(st.booleans()):
-        start, end = 0, len(piece)
-    piece = piece[start:end]
-    piece = draw(st.sampled_from([piece, piece.upper(), piece.lower(), piece.swapcase()]))
-    return draw(text_from_fragments) + piece + draw(text_from_fragments)
+        piece = piece.strip()
+    piece = draw(st.sampled_from(CASE_CHANGES))(piece)
+    piece = draw(st.sampled_from(FORM_CHANGES))(piece)
+    prefix = draw(st.sampled_from(["", "", "x", " ", "a"]))
+    suffix = draw(st.sampled_from(["", "", "x", " ", "."]))
+    if draw(st.integers(0, 3)) == 0:
+        prefix = draw(text_from_fragments) + prefix
+    return prefix + piece + suffix
 
 
 @st.composite
@@ -502,14 +543,18 @@ def traces_for(draw: st.DrawFn, qid: str, gold: dict | None) -> dict:
 
     citation_mode = draw(st.sampled_from(["list"] * 6 + ["absent", "string", "ints", "invalid"]))
     if citation_mode == "list":
-        answer_json["citations"] = draw(st.lists(id_pool, max_size=3))
+        if trace["retrieved_ids"] and draw(st.booleans()):
+            # cite only what was retrieved (so scoping rarely decides)
+            answer_json["citations"] = draw(st.lists(st.sampled_from(trace["retrieved_ids"]), max_size=3))
+        else:
+            answer_json["citations"] = draw(st.lists(id_pool, max_size=3))
     elif citation_mode == "string":
         answer_json["citations"] = draw(st.sampled_from(IDS))
     elif citation_mode == "ints":
         answer_json["citations"] = draw(st.lists(st.one_of(id_pool, st.sampled_from([1, 2, 3])),
                                                  min_size=1, max_size=3))
     elif citation_mode == "invalid":
-        bad = draw(st.sampled_from([None, 1.5, True, ["p1"], {"id": "p1"}]))
+        bad = draw(st.sampled_from([None, 1.5, True, False, ["p1"], {"id": "p1"}]))
         good = draw(st.lists(id_pool, max_size=2))
         position = draw(st.integers(0, len(good)))
         answer_json["citations"] = good[:position] + [bad] + good[position:]
@@ -521,7 +566,7 @@ def traces_for(draw: st.DrawFn, qid: str, gold: dict | None) -> dict:
 
 @st.composite
 def scenarios(draw: st.DrawFn) -> dict:
-    n = draw(st.integers(1, 5))
+    n = draw(st.integers(1, 8))
     qids = draw(st.lists(st.sampled_from(QIDS), min_size=n, max_size=n, unique=True))
     gold = [draw(gold_items(q)) for q in qids]
     gold_by_qid = {g["qid"]: g for g in gold}
@@ -551,6 +596,52 @@ def test_ragscore_agrees_with_naive_oracle(case: dict) -> None:
                           extra_tokens=case["extra_tokens"], gold_as_array=case["gold_as_array"])
     expected = oracle(case["gold"], case["traces"], case["k"], case["require_claim"],
                       case["scope"], case["extra_tokens"])
+    diffs = differences(report, expected)
+    assert not diffs, "\n".join(diffs)
+
+
+@st.composite
+def text_scenarios(draw: st.DrawFn) -> dict:
+    """Many answered items per run, each decided by the text rules only (H is always true)."""
+    n = draw(st.integers(1, 8))
+    separators = st.sampled_from(["", " ", ".", ",", "_", " - ", ". ", "  "])
+    reference = st.lists(st.tuples(st.sampled_from(WORDS + FRAGMENTS), separators),
+                         min_size=1, max_size=4).map(lambda parts: "".join(a + b for a, b in parts))
+    gold, traces = [], []
+    for qid in QIDS[:n]:
+        item: dict[str, Any] = {"qid": qid, "question": f"question {qid}?",
+                                "answerable": draw(st.integers(0, 4)) > 0, "gold_citations": []}
+        mode = draw(st.sampled_from(["substr", "claim", "claim", "empty"]))
+        if mode == "substr":
+            # entries near the 5-character limit, where the order NFC-then-casefold matters
+            edge = st.sampled_from(["abcd", "abcde", "ǰabc", "ǰab", "İstb", "ßabc", "Été!"])
+            padded = st.tuples(st.sampled_from(["", " "]), st.one_of(reference, small_text, edge),
+                               st.sampled_from(["", " "])).map("".join)
+            item["gold_claim_substr"] = draw(st.lists(padded, min_size=1, max_size=2))
+        elif mode == "empty":
+            item["gold_claim_substr"] = []
+        if mode == "claim" or draw(st.booleans()):
+            item["gold_claim"] = draw(reference)
+        if draw(st.integers(0, 3)) == 0:
+            item["forbidden_substr"] = draw(st.lists(non_empty_text, min_size=1, max_size=2))
+        gold.append(item)
+        traces.append({"qid": qid, "retrieved_ids": [],
+                       "answer_json": {"claim": draw(claims(item)), "citations": []}})
+    return {
+        "gold": gold,
+        "traces": traces,
+        "require_claim": draw(st.booleans()),
+        "extra_tokens": draw(st.lists(st.sampled_from(EXTRA_TOKENS), max_size=2, unique=True)),
+    }
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text_scenarios())
+def test_text_rules_agree_with_naive_oracle(case: dict) -> None:
+    report = run_ragscore(case["gold"], case["traces"], require_claim=case["require_claim"],
+                          extra_tokens=case["extra_tokens"])
+    expected = oracle(case["gold"], case["traces"], 5, case["require_claim"], True,
+                      case["extra_tokens"])
     diffs = differences(report, expected)
     assert not diffs, "\n".join(diffs)
 
