@@ -114,7 +114,8 @@ def citations_of(trace: dict) -> tuple[str, list[str]]:
     return "valid", ids
 
 
-def citation_hit(status: str, cited: list[str], retrieved: list[str], gold_ids: list[str], scope: bool) -> bool:
+def citation_hit(status: str, cited: list[str], retrieved: list[str], gold_ids: list[str],
+                 scope: bool) -> bool:
     """Return H for one answered item."""
     if status == "invalid":
         return False
@@ -415,8 +416,8 @@ FRAGMENTS = [
     "not in context",
 ]
 WORDS = ["alpha beta ", "Été court", "gamma-ray burst", "straße-nord", "x_y", "São Paulo", "IBM.",
-         # casefold changes the length: "İ" -> "i" + U+0307, "ǰ" -> "j" + U+030C (not recomposed
-         # because NFC comes first)
+         # casefold lengthens these: "İ" -> "i" + U+0307, and "ǰ" -> "j" + U+030C, which stays
+         # two characters because NFC comes before casefold
          "İstanbul", "ǰabc", "naïve café"]
 EXTRA_TOKENS = ["Straße unbekannt", "  Je ne sais pas ", "E\u0301chec"]
 REFUSAL_LOOKALIKES = [
@@ -429,7 +430,7 @@ ODD_REFUSED = [None, "yes", 1, 0, "true"]
 text_from_fragments = st.lists(st.sampled_from(FRAGMENTS), max_size=4).map("".join)
 small_text = st.one_of(
     text_from_fragments,
-    st.text(alphabet="ab -_.ßSsEÉe\u0301x1", max_size=8),
+    st.text(alphabet="ab -_.ßSsEÉe\u0301x1ǰ", max_size=8),
 )
 # Reference claims: several words, so that phrases (runs of 5+ characters) are common.
 claim_text = st.one_of(
@@ -438,7 +439,7 @@ claim_text = st.one_of(
 )
 non_empty_text = st.one_of(
     st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=3).map("".join),
-    st.text(alphabet="ab -_.ßSsEÉe\u0301x1", min_size=1, max_size=6),
+    st.text(alphabet="ab -_.ßSsEÉe\u0301x1ǰ", min_size=1, max_size=6),
 )
 
 
@@ -614,8 +615,8 @@ def text_scenarios(draw: st.DrawFn) -> dict:
         mode = draw(st.sampled_from(["substr", "claim", "claim", "empty"]))
         if mode == "substr":
             # entries near the 5-character limit, where the order NFC-then-casefold matters
-            edge = st.sampled_from(["abcd", "abcde", "ǰabc", "ǰab", "İstb", "ßabc", "Été!"])
-            padded = st.tuples(st.sampled_from(["", " "]), st.one_of(reference, small_text, edge),
+            edge = st.sampled_from(["ǰabc", "ǰabc", "abcd", "İstb", "ßabc"])
+            padded = st.tuples(st.sampled_from(["", " "]), st.one_of(reference, small_text, edge, edge),
                                st.sampled_from(["", " "])).map("".join)
             item["gold_claim_substr"] = draw(st.lists(padded, min_size=1, max_size=2))
         elif mode == "empty":
@@ -765,7 +766,8 @@ def test_scope_citations() -> None:
         # cites the gold id (retrieved) and an id that was not retrieved
         {"qid": "S2", "retrieved_ids": ["p1"], "answer_json": {"claim": "c", "citations": ["p1", "p9"]}},
         # all within the retrieved ids
-        {"qid": "S3", "retrieved_ids": ["p2", "p1"], "answer_json": {"claim": "c", "citations": ["p1", "p2"]}},
+        {"qid": "S3", "retrieved_ids": ["p2", "p1"],
+         "answer_json": {"claim": "c", "citations": ["p1", "p2"]}},
     ]
     scoped = run_ragscore(gold, traces)
     assert labels_of(scoped) == {"S1": "NO_CITATION_HIT", "S2": "NO_CITATION_HIT", "S3": "OK"}
