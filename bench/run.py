@@ -9,7 +9,8 @@ workers) of:
 
   floor     one Python process that reads both files and json.loads every line, nothing else
   default   ragscore's default score (JSON report, gates)
-  full      every metric family and report on: --per-question JSON and Markdown written
+  full      every metric family and report on: --metrics all, --per-question JSON and
+            Markdown written
 
 and prints each as a ratio to the floor measured in the same run (median of the repetitions).
 It also times the 3-question example, which must stay well under 0.2 s.
@@ -89,6 +90,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000,1000000", help="comma-separated question counts")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--data", type=Path, default=HERE / "out")
+    parser.add_argument("--cases", default="floor,default,full", help="which of floor, default, full to run")
     args = parser.parse_args()
 
     py = sys.executable
@@ -106,11 +108,13 @@ def main() -> None:
         cases = {
             "floor": [py, "-c", FLOOR, str(gold), str(trace)],
             "default": base + ["--format", "none"],
-            "full": base + ["--format", "none", "--per-question", "--json", str(folder / "report.json"),
-                            "--markdown", str(folder / "report.md")],
+            "full": base + ["--format", "none", "--metrics", "all", "--per-question",
+                            "--json", str(folder / "report.json"), "--markdown", str(folder / "report.md")],
         }
         floor_wall = None
         for name, cmd in cases.items():
+            if name not in args.cases.split(",") and name != "floor":
+                continue
             runs = [measure(cmd) for _ in range(args.repeat)]
             wall = statistics.median(r[0] for r in runs)
             rss = statistics.median(r[1] for r in runs)

@@ -81,3 +81,16 @@ def test_large_inputs_use_every_core(isolated, monkeypatch):
     assert parallel.choose_jobs(None, "g.jsonl", "t.jsonl") == 4
     assert parallel.choose_jobs(2, "g.jsonl", "t.jsonl") == 2
     assert parallel.choose_jobs(None, "-", "t.jsonl") == 1
+
+
+def test_a_repeated_qid_key_is_read_as_json_reads_it(ragscore, isolated):
+    _make(isolated, n=400)
+    lines = (isolated / "t.jsonl").read_text().splitlines()
+    # JSON keeps the last of repeated keys: this line is a trace for Q00002, whatever its first key says.
+    lines.append('{"qid": "Q00001", "retrieved_ids": [], "qid": "Q00002", "answer_json": {"claim": "x"}}')
+    (isolated / "t.jsonl").write_text("\n".join(lines) + "\n")
+    (isolated / "g.jsonl").write_text((isolated / "g.jsonl").read_text()
+                                      + '{"qid": "dup1", "answerable": true, "qid": "dup2"}\n')
+    outputs = {ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--per-question", "--jobs", j).out for j in "123"}
+    assert len(outputs) == 1
+    assert '"qid": "dup2"' in outputs.pop()

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from ragscore.errors import InputError
 from ragscore.loaders.gold import NO_QUESTIONS, GoldItem, GoldSet, load_gold
-from ragscore.loaders.jsonl import InputFile, iter_jsonl, owner
+from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, iter_jsonl, owner
 from ragscore.loaders.trace import TraceView, parse_trace
 from ragscore.metrics.answer import AnswerTally, Outcome, answer_metric_names, missing_outcome, score_question
 from ragscore.metrics.families import Columns, enabled
@@ -111,10 +111,6 @@ def _first_distinct(pairs: list[tuple[int, str]]) -> list[tuple[int, str]]:
     for line, qid in pairs:
         seen.setdefault(qid, (line, qid))
     return list(seen.values())[:EXAMPLES]
-
-
-class NeedsOneProcess(Exception):
-    """A trace joins by question text, which a worker that holds part of the gold set cannot do."""
 
 
 @dataclass(slots=True)
@@ -231,7 +227,9 @@ def _score_traces(
         c.reserve(len(items))
     for line, _column, _text, obj, known in iter_jsonl(traces, part, parts):
         view = parse_trace(obj, name, line)
-        if not known and view.qid is not None and owner(view.qid, parts) != part:
+        if parts > 1 and view.qid is not None and owner(view.qid, parts) != part:
+            if known:  # its first "qid" key is not its last: the split read it wrongly
+                raise NeedsOneProcess
             continue
         accounting.lines += 1
         position = _position(gold, view, name, parts)

@@ -12,6 +12,7 @@ from ragscore.errors import InputError
 from ragscore.loaders.jsonl import (
     BOM,
     InputFile,
+    NeedsOneProcess,
     decode_text,
     describe,
     iter_json_array,
@@ -329,7 +330,9 @@ def load_gold(spec: str | InputFile, *, part: int = 0, parts: int = 1, keep: fro
     by_qid: dict[str, int] = {}
     for line, column, text, obj, known in _records(file, part, parts):
         item = parse_gold_item(obj, file.name, line, column, text, keep)
-        if not known and owner(item.qid, parts) != part:
+        if parts > 1 and owner(item.qid, parts) != part:
+            if known:  # its first "qid" key is not its last: the split read it wrongly
+                raise NeedsOneProcess
             continue
         if item.qid in by_qid:
             first = items[by_qid[item.qid]].line

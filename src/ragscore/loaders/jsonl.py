@@ -26,6 +26,10 @@ _SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
 _FIRST_QID_RE: Final = re.compile(rb'\{\s*"qid"\s*:\s*(?:"([^"\\]*)"|(-?(?:0|[1-9][0-9]*))\s*[,}])')
 
 
+class NeedsOneProcess(Exception):
+    """The input cannot be split between workers (a trace joined by question text, a repeated qid key)."""
+
+
 class _NonFinite(ValueError):
     """Raised from inside the decoder when it meets NaN or Infinity."""
 
@@ -208,6 +212,8 @@ def iter_jsonl(
     With one part every line is yielded and known to be the worker's. With several, a line whose
     leading qid can be read without parsing is skipped when another worker owns it (line numbers
     still count it); ``known`` is False for a line whose owner the caller must decide after parsing.
+    A known line whose parsed qid has another owner (a repeated "qid" key) means that the split
+    cannot be trusted for this file: the caller must then score it in one process.
     """
     lines = file.raw_lines() if first is None else first
     name = file.name
@@ -223,8 +229,10 @@ def iter_jsonl(
     for number, raw in enumerate(lines, 1):
         # The owner of a line that starts with its qid, without parsing it (and the same hash as
         # owner() gives the parsed qid). This runs for every line of both files in every worker.
+        # A second "qid" key later in the line would override this one: the caller checks the
+        # parsed qid of every line it gets and gives up on splitting when they disagree.
         match = quick(raw)
-        known = match is not None and raw.count(b'"qid"') == 1  # a second "qid" key could override
+        known = match is not None
         if known and crc(match[1] if match[1] is not None else str(int(match[2])).encode()) % parts != part:
             continue
         if number == 1 and raw.startswith(BOM):
