@@ -4,8 +4,8 @@
     python bench/run.py --sizes 20000 --repeat 1
 
 For each size it generates (once, cached under bench/out/) a seeded gold set and trace file,
-then measures the wall time and the peak resident memory (summed over the process and its
-workers) of:
+then measures the wall time and the peak memory (RSS, and proportional set size, which counts
+the pages that forked workers share once, each summed over the process and its workers) of:
 
   floor     one Python process that reads both files and json.loads every line, nothing else
   default   ragscore's default score (JSON report, gates)
@@ -54,34 +54,40 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _rss_kb(pid: int) -> int:
+def _memory_kb(pid: int) -> tuple[int, int]:
+    """Return (RSS, PSS) of a process; PSS counts pages shared by forked workers once across them."""
+    rss = pss = 0
     try:
-        with open(f"/proc/{pid}/status") as f:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
+                if line.startswith("Rss:"):
+                    rss = int(line.split()[1])
+                elif line.startswith("Pss:"):
+                    pss = int(line.split()[1])
     except OSError:
         pass
-    return 0
+    return rss, pss
 
 
-def measure(cmd: list[str]) -> tuple[float, float]:
-    """Run a command; return its wall time (s) and peak RSS of its process tree (MB)."""
+def measure(cmd: list[str]) -> tuple[float, float, float]:
+    """Run a command; return its wall time (s) and the peak RSS and PSS of its process tree (MB)."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
-    peak = 0
+    peak_rss = peak_pss = 0
     while proc.poll() is None:
         pids, tree = [proc.pid], []
         while pids:
             pid = pids.pop()
             tree.append(pid)
             pids += _children(pid)
-        peak = max(peak, sum(_rss_kb(p) for p in tree))
+        sizes = [_memory_kb(p) for p in tree]
+        peak_rss = max(peak_rss, sum(r for r, _ in sizes))
+        peak_pss = max(peak_pss, sum(p for _, p in sizes))
         time.sleep(0.01)
     wall = time.perf_counter() - start
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{cmd} failed ({proc.returncode}): {proc.stderr.read().decode()}")
-    return wall, peak / 1024
+    return wall, peak_rss / 1024, peak_pss / 1024
 
 
 def main() -> None:
@@ -96,8 +102,8 @@ def main() -> None:
     py = sys.executable
     env_note = f"{os.cpu_count()} cores, Python {platform.python_version()}, {platform.machine()}"
     print(f"# ragscore benchmark ({env_note}); medians of {args.repeat} runs, ratios to the floor")
-    print("| questions | input MB | case | wall s | × floor | peak RSS MB |")
-    print("|---:|---:|---|---:|---:|---:|")
+    print("| questions | input MB | case | wall s | × floor | peak RSS MB | peak PSS MB |")
+    print("|---:|---:|---|---:|---:|---:|---:|")
     for n in (int(s) for s in args.sizes.split(",")):
         folder = args.data / str(n)
         gold, trace = folder / "gold.jsonl", folder / "trace.jsonl"
@@ -118,8 +124,10 @@ def main() -> None:
             runs = [measure(cmd) for _ in range(args.repeat)]
             wall = statistics.median(r[0] for r in runs)
             rss = statistics.median(r[1] for r in runs)
+            pss = statistics.median(r[2] for r in runs)
             floor_wall = floor_wall or wall
-            print(f"| {n:,} | {size_mb:,.0f} | {name} | {wall:.2f} | {wall / floor_wall:.2f} | {rss:,.0f} |", flush=True)
+            print(f"| {n:,} | {size_mb:,.0f} | {name} | {wall:.2f} | {wall / floor_wall:.2f} | {rss:,.0f} | {pss:,.0f} |",
+                  flush=True)
     small = [py, "-m", "ragscore", "--gold", "examples/gold.jsonl", "--trace", "examples/trace.jsonl"]
     wall = statistics.median(measure(small)[0] for _ in range(max(args.repeat, 5)))
     print(f"\n3-question example: {wall:.3f} s wall (median)")

@@ -10,16 +10,26 @@ from __future__ import annotations
 
 import gc
 import heapq
+import math
+from array import array
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from ragscore.errors import InputError
-from ragscore.loaders.gold import NO_QUESTIONS, GoldItem, GoldSet, load_gold
+from ragscore.loaders.gold import KEEP_QUESTION, NO_QUESTIONS, GoldItem, GoldSet, load_gold
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, iter_jsonl, owner
 from ragscore.loaders.trace import TraceView, parse_trace
-from ragscore.metrics.answer import AnswerTally, Outcome, answer_metric_names, missing_outcome, score_question
+from ragscore.metrics.answer import (
+    AnswerTally,
+    Outcome,
+    answer_metric_names,
+    missing_outcome,
+    pack,
+    score_question,
+)
 from ragscore.metrics.families import Columns, enabled
 from ragscore.metrics.registry import Direction, MetricSpec, register
 from ragscore.reports.reasons import reason
@@ -197,6 +207,8 @@ def score_part(
     try:
         with _no_cycle_collection():
             keep = frozenset(name for family in enabled(settings.families) for name in family.keep)
+            if parts == 1 or wants.rows or wants.explain:  # a split run never joins by question text
+                keep |= {KEEP_QUESTION}
             gold = load_gold(gold_file, part=part, parts=parts, keep=keep)
             result.questions = len(gold.items)
             phase = 1
@@ -210,11 +222,18 @@ def score_part(
     return result
 
 
+_NOT_JUDGED: Final = 0xFFFF  # no trace seen yet (pack() codes use 12 bits)
+
+
 def _score_traces(
     gold: GoldSet, traces: InputFile, settings: Settings, wants: Wants, part: int, parts: int, result: PartResult
 ) -> None:
     items = gold.items
-    judged: list[Outcome | None] = [None] * len(items)
+    # Per question only a 2-byte code and a float are kept (a later duplicate overwrites them);
+    # whole outcomes only when a report lists the questions.
+    codes = array("H", [_NOT_JUDGED]) * len(items)
+    shares = array("d", [math.nan]) * len(items)
+    outcomes: list[Outcome | None] | None = [None] * len(items) if wants.rows or wants.explain else None
     accounting = result.accounting
     refusals = settings.refusal_forms()
     explain_at = {gold.by_qid[q] for q in wants.explain if q in gold.by_qid}
@@ -236,32 +255,45 @@ def _score_traces(
         if position is None:
             accounting.note_unknown(view)
             continue
-        if judged[position] is not None:
-            accounting.note_duplicate(line, items[position].qid)
-        outcome = judged[position] = score_question(items[position], view, settings, refusals)
+        item = items[position]
+        if codes[position] != _NOT_JUDGED:
+            accounting.note_duplicate(line, item.qid)
+        outcome = score_question(item, view, settings, refusals)
+        codes[position] = pack(outcome, item.answerable)
+        shares[position] = math.nan if outcome.cite_share is None else outcome.cite_share
+        if outcomes is not None:
+            outcomes[position] = outcome
         for family, c in zip(families, columns):
-            c.put(position, family.values(items[position], view, obj, outcome.answered, settings))  # type: ignore[arg-type]
+            c.put(position, family.values(item, view, obj, outcome.answered, settings))  # type: ignore[arg-type]
         if position in explain_at:
             views[position] = view
             seen[position] = seen.get(position, 0) + 1
 
-    tally = result.tally
-    rows = result.rows
-    for position, (item, outcome) in enumerate(zip(items, judged)):
-        if outcome is None:
+    for position, code in enumerate(codes):
+        if code == _NOT_JUDGED:
+            item = items[position]
             outcome = missing_outcome(item)
+            codes[position] = pack(outcome, item.answerable)
+            if outcomes is not None:
+                outcomes[position] = outcome
             if len(result.missing_ids) < EXAMPLES:
                 result.missing_ids.append((item.line, item.qid))
             for family, c in zip(families, columns):
                 c.put(position, family.values(item, None, None, False, settings))
-        tally.add(outcome, item.answerable)
-        if wants.rows:
-            family_rows = tuple(c.row(position) for c in columns)
-            rows.append(QuestionRow(
-                item.line, item.qid, item.question, item.answerable, outcome, reason(outcome, item), family_rows
-            ))
-        if item.qid in wants.explain:
-            result.explained[item.qid] = Explained(item, outcome, views.get(position), seen.get(position, 0))
+    tally = result.tally
+    for code, times in Counter(codes).items():
+        tally.add_packed(code, times)
+    tally.shares = array("d", (share for share in shares if share == share))  # NaN: no share
+    if outcomes is not None:
+        for position, (item, outcome) in enumerate(zip(items, outcomes)):
+            assert outcome is not None
+            if wants.rows:
+                family_rows = tuple(c.row(position) for c in columns)
+                result.rows.append(QuestionRow(
+                    item.line, item.qid, item.question, item.answerable, outcome, reason(outcome, item), family_rows
+                ))
+            if item.qid in wants.explain:
+                result.explained[item.qid] = Explained(item, outcome, views.get(position), seen.get(position, 0))
     for c in columns:
         c.offsets = c.offsets[:0]  # positions mean nothing outside this part
     result.columns = columns

@@ -22,6 +22,7 @@ from ragscore.loaders.jsonl import (
 from ragscore.metrics.text import MIN_NEEDLE, Rule, containment_rule, normalise
 
 # Optional fields a metric family can ask the loader to keep (see GoldItem).
+KEEP_QUESTION: Final = "question"
 KEEP_RELEVANCE: Final = "relevance"
 KEEP_ANSWERS: Final = "answers"
 KEEP_EXTRA: Final = "extra"
@@ -29,6 +30,7 @@ KEEP_CHUNKS: Final = "chunks"
 KEEP_EMBEDDINGS: Final = "embeddings"
 _NO_KEEP: Final[frozenset[str]] = frozenset()
 _INT_ONLY: Final = frozenset({int})
+_ONLY_QUESTION: Final = frozenset({"question"})
 
 # Fields the contract defines; anything else is kept in ``GoldItem.extra`` for slicing.
 _KNOWN = frozenset(
@@ -53,8 +55,9 @@ _KNOWN = frozenset(
 class GoldItem(NamedTuple):
     """One question of the gold set, with its containment rule prepared once.
 
-    Fields that only some metric families read (relevance, answers, extra) are None unless the
-    loader was asked to keep them, so a million-question gold set stays small.
+    Fields that only some metric families read (relevance, answers, chunks, embeddings, extra)
+    are kept, in one small mapping, only when the loader is asked to, so that a million-question
+    gold set stays small.
     """
 
     qid: str
@@ -66,11 +69,32 @@ class GoldItem(NamedTuple):
     needles: tuple[str, ...]
     forbidden: tuple[str, ...] | list[str]
     forbidden_norm: tuple[str, ...]
-    relevance: Mapping[str, int] | None = None
-    answers: tuple[str, ...] | list[str] | None = None
-    extra: Mapping[str, object] | None = None
-    chunks: list[str] | None = None
-    embeddings: list[list[float]] | None = None
+    kept: Mapping[str, object] | None = None  # the optional fields asked for, by KEEP_* name
+
+    @property
+    def relevance(self) -> Mapping[str, int] | None:
+        """Return the graded relevance (``gold_relevance``), if kept."""
+        return self.kept.get(KEEP_RELEVANCE) if self.kept else None  # type: ignore[return-value]
+
+    @property
+    def answers(self) -> list[str] | None:
+        """Return the reference answers (``gold_answers``), if kept."""
+        return self.kept.get(KEEP_ANSWERS) if self.kept else None  # type: ignore[return-value]
+
+    @property
+    def chunks(self) -> list[str] | None:
+        """Return the relevant chunk texts (``gold_chunks``), if kept."""
+        return self.kept.get(KEEP_CHUNKS) if self.kept else None  # type: ignore[return-value]
+
+    @property
+    def embeddings(self) -> list[list[float]] | None:
+        """Return the gold vectors (``gold_embeddings``), if kept."""
+        return self.kept.get(KEEP_EMBEDDINGS) if self.kept else None  # type: ignore[return-value]
+
+    @property
+    def extra(self) -> Mapping[str, object] | None:
+        """Return the fields the contract does not define (``tags``, ``category``, ...), if kept."""
+        return self.kept.get(KEEP_EXTRA) if self.kept else None  # type: ignore[return-value]
 
 
 @dataclass(slots=True)
@@ -208,13 +232,10 @@ def parse_gold_item(
             if (relevance is None or (type(relevance) is dict and _INT_ONLY.issuperset(map(type, relevance.values())))) and (
                 answers is None or _is_id_list(answers)
             ):
+                kept = None if keep <= _ONLY_QUESTION else _kept(keep, obj, relevance, answers, None, None)
                 return tuple.__new__(GoldItem, (
-                    qid, question, answerable, line, cites or (), Rule.SUBSTR, (needle,), (), (),
-                    relevance if KEEP_RELEVANCE in keep else None,
-                    answers if KEEP_ANSWERS in keep else None,
-                    {k: v for k, v in obj.items() if k not in _KNOWN} or None if KEEP_EXTRA in keep else None,
-                    None,
-                    None,
+                    qid, question if KEEP_QUESTION in keep else None, answerable, line,
+                    tuple(cites) if cites else (), Rule.SUBSTR, (needle,), (), (), kept,
                 ))
     return parse_gold_item_checked(obj, source, line, column, text, keep)
 
@@ -273,17 +294,21 @@ def parse_gold_item_checked(
     if embeddings is not None:
         embeddings = _embeddings(f, embeddings)
     rule, needles = containment_rule(None if substr is None else tuple(substr), claim)
-    extra = None
-    if KEEP_EXTRA in keep:
-        extra = {k: v for k, v in obj.items() if k not in _KNOWN} or None
     return tuple.__new__(GoldItem, (
-        qid, question, answerable, line, citations, rule, needles, forbidden, forbidden_norm,
-        relevance if KEEP_RELEVANCE in keep else None,
-        answers if KEEP_ANSWERS in keep else None,
-        extra,
-        chunks if KEEP_CHUNKS in keep else None,
-        embeddings if KEEP_EMBEDDINGS in keep else None,
+        qid, question if KEEP_QUESTION in keep else None, answerable, line, tuple(citations), rule, needles,
+        tuple(forbidden), forbidden_norm, _kept(keep, obj, relevance, answers, chunks, embeddings),
     ))
+
+
+def _kept(
+    keep: frozenset[str], obj: dict[str, object], relevance: object, answers: object, chunks: object, embeddings: object
+) -> dict[str, object] | None:
+    """Collect the optional fields asked for that the item has; None when there are none."""
+    values = {KEEP_RELEVANCE: relevance, KEEP_ANSWERS: answers, KEEP_CHUNKS: chunks, KEEP_EMBEDDINGS: embeddings}
+    kept = {name: value for name, value in values.items() if name in keep and value is not None}
+    if KEEP_EXTRA in keep and (extra := {k: v for k, v in obj.items() if k not in _KNOWN}):
+        kept[KEEP_EXTRA] = extra
+    return kept or None
 
 
 def _embeddings(f: _Fields, value: object) -> list[list[float]]:
@@ -323,7 +348,9 @@ def _records(file: InputFile, part: int, parts: int) -> Iterator[tuple[int, int,
     return iter_jsonl(file, part, parts, chain(head, lines))
 
 
-def load_gold(spec: str | InputFile, *, part: int = 0, parts: int = 1, keep: frozenset[str] = _NO_KEEP) -> GoldSet:
+def load_gold(
+    spec: str | InputFile, *, part: int = 0, parts: int = 1, keep: frozenset[str] = frozenset({KEEP_QUESTION})
+) -> GoldSet:
     """Read and validate a gold set (the share of worker ``part`` of ``parts``); raise at the first problem."""
     file = spec if isinstance(spec, InputFile) else InputFile(spec)
     items: list[GoldItem] = []

@@ -221,6 +221,25 @@ def question_values(o: Outcome, answerable: bool, settings: Settings) -> tuple[f
     )
 
 
+_LABEL_INDEX: Final = {label: i for i, label in enumerate(LABEL_ORDER)}
+
+
+def pack(o: Outcome, answerable: bool) -> int:
+    """Pack what the totals need of an outcome into 12 bits, so a million of them stay small."""
+    return (
+        _LABEL_INDEX[o.label]
+        | o.answered << 3
+        | o.hit << 4
+        | o.contained << 5
+        | (o.forbidden is not None) << 6
+        | (o.compliant is True) << 7
+        | (o.compliant is not None) << 8
+        | o.fabricated << 9
+        | o.full_recall << 10
+        | answerable << 11
+    )
+
+
 def _ratio(numerator: float, denominator: int) -> float | None:
     return numerator / denominator if denominator else None
 
@@ -253,30 +272,36 @@ class AnswerTally:
 
     def add(self, o: Outcome, answerable: bool) -> None:
         """Count one judged question."""
-        if answerable:
-            self.answerable += 1
-            self.full_recall += o.full_recall
-        else:
-            self.unanswerable += 1
-        if o.answered:
-            self.answered += 1
-            if answerable:
-                self.hit += o.hit
-                self.contained += o.contained
-            else:
-                self.answered_unanswerable += 1
-            self.fabricated += o.fabricated
-            self.forbidden += o.forbidden is not None
-        else:
-            self.refused += 1
-            self.refused_answerable += answerable
-        if o.compliant is not None:
-            self.traced += 1
-            self.compliant += o.compliant
+        self.add_packed(pack(o, answerable))
         if o.cite_share is not None:
             self.shares.append(o.cite_share)
-        self.labels[o.label] += 1
-        self.missing += o.label is Label.MISSING_TRACE
+
+    def add_packed(self, code: int, times: int = 1) -> None:
+        """Count ``times`` questions judged alike (``pack``'s code; citation shares are added apart)."""
+        answerable, answered = code >> 11 & 1, code >> 3 & 1
+        if answerable:
+            self.answerable += times
+            self.full_recall += (code >> 10 & 1) * times
+        else:
+            self.unanswerable += times
+        if answered:
+            self.answered += times
+            if answerable:
+                self.hit += (code >> 4 & 1) * times
+                self.contained += (code >> 5 & 1) * times
+            else:
+                self.answered_unanswerable += times
+            self.fabricated += (code >> 9 & 1) * times
+            self.forbidden += (code >> 6 & 1) * times
+        else:
+            self.refused += times
+            self.refused_answerable += answerable * times
+        if code >> 8 & 1:  # the question has a trace
+            self.traced += times
+            self.compliant += (code >> 7 & 1) * times
+        label = LABEL_ORDER[code & 7]
+        self.labels[label] += times
+        self.missing += times if label is Label.MISSING_TRACE else 0
 
     def __add__(self, other: AnswerTally) -> AnswerTally:
         total = AnswerTally()
