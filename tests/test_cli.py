@@ -10,7 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from conftest import EXAMPLES, ROOT, write
 from ragscore import __version__

@@ -7,7 +7,6 @@ Regenerate after an intended change with:  REGENERATE_GOLDEN=1 pytest tests/test
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 

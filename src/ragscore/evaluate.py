@@ -20,7 +20,7 @@ from typing import Final, NamedTuple
 
 from ragscore.errors import InputError
 from ragscore.loaders.gold import KEEP_QUESTION, NO_QUESTIONS, GoldItem, GoldSet, load_gold
-from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, iter_jsonl, owner
+from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, is_mine, iter_jsonl
 from ragscore.loaders.trace import TraceView, parse_trace
 from ragscore.metrics.answer import (
     AnswerTally,
@@ -166,11 +166,10 @@ class Evaluation:
         return values
 
 
-def _position(gold: GoldSet, view: TraceView, source: str, parts: int) -> int | None:
-    if view.qid is not None:
-        return gold.by_qid.get(view.qid)
+def _position_by_question(gold: GoldSet, view: TraceView, source: str, parts: int) -> int | None:
+    """Find the gold item of a trace that has no qid by its exact question text."""
     if parts > 1:
-        raise NeedsOneProcess
+        raise NeedsOneProcess  # a worker holds only part of the gold set
     assert view.question is not None  # parse_trace guarantees a qid or a question
     try:
         return gold.index_of_question(view.question)
@@ -244,20 +243,20 @@ def _score_traces(
     columns = [Columns(f.width(settings)) for f in families]
     for c in columns:
         c.reserve(len(items))
-    for line, _column, _text, obj, known in iter_jsonl(traces, part, parts):
+    by_qid, note_duplicate, not_judged = gold.by_qid, accounting.note_duplicate, _NOT_JUDGED
+    for line, _column, _text, obj, key in iter_jsonl(traces, part, parts):
         view = parse_trace(obj, name, line)
-        if parts > 1 and view.qid is not None and owner(view.qid, parts) != part:
-            if known:  # its first "qid" key is not its last: the split read it wrongly
-                raise NeedsOneProcess
+        qid = view.qid
+        if parts > 1 and qid is not None and not is_mine(key, qid, part, parts):
             continue
         accounting.lines += 1
-        position = _position(gold, view, name, parts)
+        position = by_qid.get(qid) if qid is not None else _position_by_question(gold, view, name, parts)
         if position is None:
             accounting.note_unknown(view)
             continue
         item = items[position]
-        if codes[position] != _NOT_JUDGED:
-            accounting.note_duplicate(line, item.qid)
+        if codes[position] != not_judged:
+            note_duplicate(line, item.qid)
         outcome = score_question(item, view, settings, refusals)
         codes[position] = pack(outcome, item.answerable)
         shares[position] = math.nan if outcome.cite_share is None else outcome.cite_share

@@ -12,12 +12,11 @@ from ragscore.errors import InputError
 from ragscore.loaders.jsonl import (
     BOM,
     InputFile,
-    NeedsOneProcess,
     decode_text,
     describe,
     iter_json_array,
+    is_mine,
     iter_jsonl,
-    owner,
 )
 from ragscore.metrics.text import MIN_NEEDLE, Rule, containment_rule, normalise
 
@@ -330,11 +329,11 @@ def _relevance(f: _Fields, value: object) -> dict[str, int]:
     raise f.fail("gold_relevance", f'expected "gold_relevance" to map ids to integer grades, got {got}')
 
 
-def _records(file: InputFile, part: int, parts: int) -> Iterator[tuple[int, int, str, object, bool]]:
+def _records(file: InputFile, part: int, parts: int) -> Iterator[tuple[int, int, str, object, bytes | None]]:
     """Yield the gold records worker ``part`` may own, reading JSON Lines or a JSON array.
 
-    The flag says whether the record is known to be this worker's (see ``iter_jsonl``);
-    a JSON array is parsed whole by every worker, which then keeps its own items.
+    Each comes with its quickly read qid (see ``iter_jsonl``); a JSON array is parsed whole by
+    every worker, which then keeps its own items.
     """
     lines = file.raw_lines()
     head: list[bytes] = []
@@ -344,7 +343,7 @@ def _records(file: InputFile, part: int, parts: int) -> Iterator[tuple[int, int,
             break
     if b"".join(head).removeprefix(BOM).lstrip(b" \t\r\n").startswith(b"["):
         document = (b"".join(head) + b"".join(lines)).removeprefix(BOM)
-        return ((*record, parts == 1) for record in iter_json_array(decode_text(document, file.name, 1), file.name))
+        return ((*record, None) for record in iter_json_array(decode_text(document, file.name, 1), file.name))
     return iter_jsonl(file, part, parts, chain(head, lines))
 
 
@@ -355,11 +354,10 @@ def load_gold(
     file = spec if isinstance(spec, InputFile) else InputFile(spec)
     items: list[GoldItem] = []
     by_qid: dict[str, int] = {}
-    for line, column, text, obj, known in _records(file, part, parts):
-        item = parse_gold_item(obj, file.name, line, column, text, keep)
-        if parts > 1 and owner(item.qid, parts) != part:
-            if known:  # its first "qid" key is not its last: the split read it wrongly
-                raise NeedsOneProcess
+    name = file.name
+    for line, column, text, obj, key in _records(file, part, parts):
+        item = parse_gold_item(obj, name, line, column, text, keep)
+        if parts > 1 and not is_mine(key, item.qid, part, parts):
             continue
         if item.qid in by_qid:
             first = items[by_qid[item.qid]].line

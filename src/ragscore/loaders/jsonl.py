@@ -206,14 +206,13 @@ def _decode_line_slowly(raw: bytes, source: str, line: int) -> tuple[str, object
 
 def iter_jsonl(
     file: InputFile, part: int = 0, parts: int = 1, first: Iterator[bytes] | None = None
-) -> Iterator[tuple[int, int, str, object, bool]]:
-    """Yield ``(line, column, text, value, known)`` for the non-blank lines worker ``part`` may own.
+) -> Iterator[tuple[int, int, str, object, bytes | None]]:
+    """Yield ``(line, column, text, value, key)`` for the non-blank lines worker ``part`` may own.
 
-    With one part every line is yielded and known to be the worker's. With several, a line whose
-    leading qid can be read without parsing is skipped when another worker owns it (line numbers
-    still count it); ``known`` is False for a line whose owner the caller must decide after parsing.
-    A known line whose parsed qid has another owner (a repeated "qid" key) means that the split
-    cannot be trusted for this file: the caller must then score it in one process.
+    With one part every line is yielded (``key`` None). With several, a line that starts with its
+    qid is skipped unparsed when another worker owns it (line numbers still count it), and is
+    yielded with that qid's bytes as ``key``; a line whose qid cannot be read without parsing
+    comes with ``key`` None. The caller settles both with ``is_mine`` once the line is parsed.
     """
     lines = file.raw_lines() if first is None else first
     name = file.name
@@ -223,23 +222,34 @@ def iter_jsonl(
                 raw = raw[len(BOM) :]
             text, value = decode_line(raw, name, number)
             if value is not ...:
-                yield number, 1, text, value, True
+                yield number, 1, text, value, None
         return
     quick, crc = _FIRST_QID_RE.match, zlib.crc32
     for number, raw in enumerate(lines, 1):
-        # The owner of a line that starts with its qid, without parsing it (and the same hash as
-        # owner() gives the parsed qid). This runs for every line of both files in every worker.
-        # A second "qid" key later in the line would override this one: the caller checks the
-        # parsed qid of every line it gets and gives up on splitting when they disagree.
+        # The owner of a line that starts with its qid, without parsing it: the same hash as
+        # owner() gives the parsed qid. This runs for every line of both files in every worker.
         match = quick(raw)
-        known = match is not None
-        if known and crc(match[1] if match[1] is not None else str(int(match[2])).encode()) % parts != part:
-            continue
+        key = None
+        if match is not None:
+            key = match[1] if match[1] is not None else str(int(match[2])).encode()
+            if crc(key) % parts != part:
+                continue
         if number == 1 and raw.startswith(BOM):
             raw = raw[len(BOM) :]
         text, value = decode_line(raw, name, number)
         if value is not ...:
-            yield number, 1, text, value, known
+            yield number, 1, text, value, key
+
+
+def is_mine(key: bytes | None, qid: str, part: int, parts: int) -> bool:
+    """Decide, once a line is parsed, whether worker ``part`` owns it (see ``iter_jsonl``)."""
+    if key is None:
+        return owner(qid, parts) == part
+    if key != qid.encode("utf-8", "surrogatepass"):
+        # A repeated "qid" key: JSON keeps the last, the split went by the first. Another worker
+        # may have skipped a line it owned, so this input cannot be split.
+        raise NeedsOneProcess
+    return True
 
 
 def iter_json_array(text: str, source: str) -> Iterator[tuple[int, int, str, object]]:
