@@ -30,10 +30,23 @@ def test_top_level_refused_wins_over_answer_json():
 
 
 def test_answer_text_shape_parses_and_removes_the_citation_list():
-    v = view({"q": "Why?", "chunks": [{"id": "d1"}, {"id": 2}, "d3", {"text": "no id"}],
+    v = view({"q": "Why?", "chunks": [{"id": "d1"}, {"id": 2}, "d3"],
               "answer": "It is blue. Citations: ['d1', \"d3\",  `2`]"})
-    assert (v.qid, v.question, v.retrieved) == (None, "Why?", ("d1", "2", "d3"))
+    assert (v.qid, v.question, tuple(v.retrieved)) == (None, "Why?", ("d1", "2", "d3"))
     assert (v.claim, v.citations, v.cites, v.citations_from) == ("It is blue.", ("d1", "d3", "2"), Cites.LIST, "answer text")
+
+
+def test_a_chunk_without_an_id_makes_the_list_unreadable_in_both_shapes():
+    assert view({"qid": "a", "chunks": [{"id": "d1"}, {"text": "no id"}, {"id": "d3"}]}).retrieved == ()
+    assert view({"qid": "a", "retrieved_ids": ["d1", None, "d3"]}).retrieved == ()
+
+
+def test_fields_are_taken_one_by_one_from_either_shape():
+    v = view({"qid": "a", "answer_json": {"citations": ["d1"]}, "answer": "From the top level."})
+    assert (v.claim, v.claim_from, tuple(v.citations), v.citations_from) == (
+        "From the top level.", "answer", ("d1",), "answer_json.citations")
+    v = view({"qid": "a", "answer_json": {"claim": "Inside."}, "citations": ["d2"]})
+    assert (v.claim, tuple(v.citations), v.citations_from) == ("Inside.", ("d2",), "citations")
 
 
 def test_text_citations_edge_cases():

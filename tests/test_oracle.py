@@ -92,6 +92,12 @@ def claim_of(trace: dict) -> str:
     return ""
 
 
+def has_claim(trace: dict) -> bool:
+    """Tell whether the trace carries a claim at all (SPEC 1.2: without one there is no hit)."""
+    answer_json = trace.get("answer_json")
+    return isinstance(answer_json, dict) and isinstance(answer_json.get("claim"), str)
+
+
 def citations_of(trace: dict) -> tuple[str, list[str]]:
     """Return ("absent" | "invalid" | "valid", citation ids as strings)."""
     answer_json = trace.get("answer_json")
@@ -198,8 +204,9 @@ def oracle(gold_items: list[dict], traces: list[dict], k: int, require_claim: bo
         claim = claim_of(t)
         status, cited = citations_of(t)
         row.update(has_trace=True, refused=refused, answered=not refused, retrieved=retrieved,
-                   status=status, cited=cited)
-        hit = citation_hit(status, cited, retrieved, g.get("gold_citations", []), scope)
+                   status=status, cited=cited, has_claim=has_claim(t))
+        # A trace with no claim is an empty, non-compliant answer with no hit (SPEC 1.2).
+        hit = has_claim(t) and citation_hit(status, cited, retrieved, g.get("gold_citations", []), scope)
         cont = contained(g, claim)
         forbidden = (not refused) and has_forbidden(g, claim)
         row.update(hit=hit, contained=cont, forbidden=forbidden)
@@ -234,7 +241,7 @@ def oracle(gold_items: list[dict], traces: list[dict], k: int, require_claim: bo
     contained_count = len([r for r in SA if r["contained"]])
 
     traced = [r for r in rows if r["has_trace"]]
-    compliant = len([r for r in traced if r["refused"] or r["status"] == "valid"])
+    compliant = len([r for r in traced if r["refused"] or (r["status"] == "valid" and r["has_claim"])])
 
     cp_values = []
     for r in SA:

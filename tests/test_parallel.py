@@ -94,3 +94,34 @@ def test_a_repeated_qid_key_is_read_as_json_reads_it(ragscore, isolated):
     outputs = {ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--per-question", "--jobs", j).out for j in "123"}
     assert len(outputs) == 1
     assert '"qid": "dup2"' in outputs.pop()
+
+
+def test_pipes_are_read_by_one_process(isolated):
+    import os
+
+    trace = (EXAMPLES / "trace.jsonl").read_bytes()
+    read, write_end = os.pipe()
+    os.write(write_end, trace)
+    os.close(write_end)
+    try:
+        assert parallel.choose_jobs(4, str(EXAMPLES / "gold.jsonl"), f"/dev/fd/{read}") == 1
+    finally:
+        os.close(read)
+
+
+def test_items_sharing_a_line_keep_file_order(ragscore, isolated):
+    write(isolated / "g.json", '[{"qid": "d", "answerable": true}, {"qid": "a", "answerable": true}, '
+                               '{"qid": "m", "answerable": false}]\n')
+    write(isolated / "t.jsonl", "")
+    for jobs in ("1", "2", "3"):
+        run = ragscore("--gold", "g.json", "--trace", "t.jsonl", "--per-question", "--jobs", jobs)
+        assert [q["qid"] for q in run.json()["questions"]] == ["d", "a", "m"]
+        assert "no trace (MISSING_TRACE, scored as refusals): d, a, m" in run.err
+
+
+def test_huge_integer_qids(ragscore, isolated):
+    write(isolated / "g.jsonl", '{"qid": 123456789012345678901234567890, "answerable": true}\n')
+    write(isolated / "t.jsonl", '{"qid": ' + "1" * 5000 + ', "answer": "x"}\n')
+    for jobs in ("1", "2"):
+        run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--jobs", jobs)
+        assert (run.status, run.err) == (2, "ragscore: error: t.jsonl:1: invalid JSON: a number has too many digits\n")

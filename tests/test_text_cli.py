@@ -68,3 +68,15 @@ def test_bad_tokenizer_setting(ragscore, isolated):
     write(isolated / "g.jsonl", GOLD)
     bad = ragscore("--gold", "g.jsonl", "--trace", "g.jsonl")
     assert bad.err == "ragscore: error: gates.toml:2: [scoring] expected \"text_tokenizer\" to be one of 'reference', 'unicode', got 'icu'\n"
+
+
+def test_a_later_refusal_removes_the_earlier_answer_from_the_text_metrics(ragscore, isolated):
+    write(isolated / "g.jsonl", [{"qid": q, "answerable": True, "gold_answers": ["Paris is the capital"]}
+                                 for q in ("Q1", "Q2", "Q3")])
+    answer = {"claim": "Paris is the capital", "citations": []}
+    write(isolated / "t.jsonl", [{"qid": "Q1", "answer_json": answer}, {"qid": "Q2", "answer_json": answer},
+                                 {"qid": "Q3", "answer_json": {"claim": "paris", "citations": []}},
+                                 {"qid": "Q1", "answer_json": {"claim": "not in context"}}])
+    doc = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--metrics", "text", "--per-question", "--no-fail").json()
+    assert [q["metrics"]["em"] for q in doc["questions"]] == [None, 1.0, 0.0]
+    assert doc["metrics"]["em"] == 0.5

@@ -63,7 +63,8 @@ class Wants:
 class QuestionRow(NamedTuple):
     """One question's result as the per-question reports show it."""
 
-    line: int  # the gold line, which orders the rows
+    line: int  # the gold line and column, which order the rows
+    column: int
     qid: str
     question: str | None
     answerable: bool
@@ -130,7 +131,7 @@ class PartResult:
     questions: int = 0
     tally: AnswerTally = field(default_factory=AnswerTally)
     accounting: Accounting = field(default_factory=Accounting)
-    missing_ids: list[tuple[int, str]] = field(default_factory=list)
+    missing_ids: list[tuple[int, int, str]] = field(default_factory=list)  # (line, column, qid)
     rows: list[QuestionRow] = field(default_factory=list)
     explained: dict[str, Explained] = field(default_factory=dict)
     columns: list[Columns] = field(default_factory=list)
@@ -276,7 +277,7 @@ def _score_traces(
             if outcomes is not None:
                 outcomes[position] = outcome
             if len(result.missing_ids) < EXAMPLES:
-                result.missing_ids.append((item.line, item.qid))
+                result.missing_ids.append((item.line, item.column, item.qid))
             for family, c in zip(families, columns):
                 c.put(position, family.values(item, None, None, False, settings))
     tally = result.tally
@@ -289,12 +290,12 @@ def _score_traces(
             if wants.rows:
                 family_rows = tuple(c.row(position) for c in columns)
                 result.rows.append(QuestionRow(
-                    item.line, item.qid, item.question, item.answerable, outcome, reason(outcome, item), family_rows
+                    item.line, item.column, item.qid, item.question, item.answerable, outcome, reason(outcome, item), family_rows
                 ))
             if item.qid in wants.explain:
                 result.explained[item.qid] = Explained(item, outcome, views.get(position), seen.get(position, 0))
     for c in columns:
-        c.offsets = c.offsets[:0]  # positions mean nothing outside this part
+        c.offsets, c.owners = array("q"), array("q")  # positions mean nothing outside this part
     result.columns = columns
 
 
@@ -321,7 +322,7 @@ def merge(
     digests = digests or parts[0].digests
     assert digests is not None  # a single part reads both files whole; parallel runs pass them
     return Evaluation(
-        gold, traces, digests, settings, questions, tally, accounting, [q for _, q in missing], rows, explained,
+        gold, traces, digests, settings, questions, tally, accounting, [q for _, _, q in missing], rows, explained,
         columns,
     )
 

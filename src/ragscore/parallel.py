@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import stat
 from functools import partial
 from typing import Final
 
@@ -25,16 +26,18 @@ def available_cores() -> int:
 
 
 def choose_jobs(requested: int | None, gold_spec: str, trace_spec: str) -> int:
-    """Decide how many processes to use: 1 for standard input or small files, else all cores."""
+    """Decide how many processes to use: 1 for standard input, pipes or small files, else all cores."""
     if STDIN in (gold_spec, trace_spec):
         return 1
+    try:
+        stats = [os.stat(gold_spec), os.stat(trace_spec)]
+    except (OSError, ValueError):
+        return 1  # a missing file: the loader reports it
+    if not all(stat.S_ISREG(s.st_mode) for s in stats):
+        return 1  # a pipe or a device can be read once only, by one process
     if requested is not None:
         return requested
-    try:
-        size = os.path.getsize(gold_spec) + os.path.getsize(trace_spec)
-    except OSError:
-        return 1  # the loader reports the missing file
-    return available_cores() if size >= PARALLEL_MIN_BYTES else 1
+    return available_cores() if sum(s.st_size for s in stats) >= PARALLEL_MIN_BYTES else 1
 
 
 def _ignore_interrupt() -> None:
@@ -44,7 +47,7 @@ def _ignore_interrupt() -> None:
 
 def score(gold_spec: str, trace_spec: str, settings: Settings, wants: Wants, jobs: int) -> Evaluation:
     """Score with ``jobs`` processes; the result is identical to one process's, byte for byte."""
-    if jobs <= 1 or STDIN in (gold_spec, trace_spec):
+    if jobs <= 1:
         return evaluate(gold_spec, trace_spec, settings, wants)
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")

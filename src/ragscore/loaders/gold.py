@@ -63,10 +63,11 @@ class GoldItem(NamedTuple):
     question: str | None
     answerable: bool
     line: int
-    citations: tuple[str, ...] | list[str]
+    column: int  # with line, the item's place in the file (a JSON array may hold several per line)
+    citations: tuple[str, ...]
     rule: Rule
     needles: tuple[str, ...]
-    forbidden: tuple[str, ...] | list[str]
+    forbidden: tuple[str, ...]
     forbidden_norm: tuple[str, ...]
     kept: Mapping[str, object] | None = None  # the optional fields asked for, by KEEP_* name
 
@@ -233,7 +234,7 @@ def parse_gold_item(
             ):
                 kept = None if keep <= _ONLY_QUESTION else _kept(keep, obj, relevance, answers, None, None)
                 return tuple.__new__(GoldItem, (
-                    qid, question if KEEP_QUESTION in keep else None, answerable, line,
+                    qid, question if KEEP_QUESTION in keep else None, answerable, line, column,
                     tuple(cites) if cites else (), Rule.SUBSTR, (needle,), (), (), kept,
                 ))
     return parse_gold_item_checked(obj, source, line, column, text, keep)
@@ -264,7 +265,7 @@ def parse_gold_item_checked(
             raise f.fail(None, 'expected a "qid" or a "question" to identify the item')
 
     substr = obj.get("gold_claim_substr")
-    if substr is not None or "gold_claim_substr" in obj:
+    if substr is not None:
         substr = f.strings("gold_claim_substr", substr)
     claim = obj.get("gold_claim")
     if claim is not None and type(claim) is not str:
@@ -294,7 +295,7 @@ def parse_gold_item_checked(
         embeddings = _embeddings(f, embeddings)
     rule, needles = containment_rule(None if substr is None else tuple(substr), claim)
     return tuple.__new__(GoldItem, (
-        qid, question if KEEP_QUESTION in keep else None, answerable, line, tuple(citations), rule, needles,
+        qid, question if KEEP_QUESTION in keep else None, answerable, line, column, tuple(citations), rule, needles,
         tuple(forbidden), forbidden_norm, _kept(keep, obj, relevance, answers, chunks, embeddings),
     ))
 

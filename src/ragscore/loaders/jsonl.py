@@ -23,7 +23,7 @@ _SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
 
 # The qid of a line that starts {"qid": "..."} (no escapes) or {"qid": 123}, read without
 # parsing, so that a worker can skip the lines another worker owns.
-_FIRST_QID_RE: Final = re.compile(rb'\{\s*"qid"\s*:\s*(?:"([^"\\]*)"|(-?(?:0|[1-9][0-9]*))\s*[,}])')
+_FIRST_QID_RE: Final = re.compile(rb'\{\s*"qid"\s*:\s*(?:"([^"\\]*)"|(-?(?:0|[1-9][0-9]{0,17}))\s*[,}])')
 
 
 class NeedsOneProcess(Exception):
@@ -167,8 +167,9 @@ def _decode_at(text: str, index: int, source: str, line: int, line_start: int) -
         ) from None
     except RecursionError:
         raise InputError(source, "invalid JSON: nested too deeply to read", line) from None
-    except ValueError as exc:  # for example an integer with more digits than Python converts
-        raise InputError(source, f"invalid JSON: {exc}", line) from None
+    except ValueError as exc:  # an integer with more digits than Python converts
+        detail = "a number has too many digits" if "digits" in str(exc) else str(exc)
+        raise InputError(source, f"invalid JSON: {detail}", line) from None
 
 
 _scan_once: Final = _DECODER.scan_once
@@ -182,7 +183,7 @@ def decode_line(raw: bytes, source: str, line: int) -> tuple[str, object]:
     except Exception:
         return _decode_line_slowly(raw, source, line)
     if end != len(text) and text[end:].strip(" \t\r\n"):
-        _decode_line_slowly(raw, source, line)
+        return _decode_line_slowly(raw, source, line)  # raises: extra data after the value
     if "\\u" in text and ("\\ud" in text or "\\uD" in text):
         _check_surrogates(value, source, line)
     return text, value

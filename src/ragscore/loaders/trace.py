@@ -68,20 +68,14 @@ def _ids(value: object) -> list[str] | tuple[str, ...] | None:
 
 
 def _retrieved(obj: dict[str, object]) -> list[str] | tuple[str, ...]:
-    """Read the ranked evidence ids; a malformed list reads as nothing retrieved."""
+    """Read the ranked evidence ids; a malformed list (an entry without an id) reads as nothing
+    retrieved, in both shapes, rather than shifting the ranks of the entries after it."""
     if "retrieved_ids" in obj:
         return _ids(obj["retrieved_ids"]) or ()
     chunks = obj.get("chunks")
     if type(chunks) is not list:
         return ()
-    out = []
-    for chunk in chunks:
-        ident = chunk.get("id") if isinstance(chunk, dict) else chunk
-        if isinstance(ident, str):
-            out.append(ident)
-        elif isinstance(ident, int) and not isinstance(ident, bool):
-            out.append(str(ident))
-    return tuple(out)
+    return _ids([chunk.get("id") if isinstance(chunk, dict) else chunk for chunk in chunks]) or ()
 
 
 def parse_text_citations(answer: str) -> tuple[tuple[str, ...] | None, str]:
@@ -131,15 +125,18 @@ def parse_trace(obj: object, source: str, line: int) -> TraceView:
     else:
         refused = refused_from = None
 
+    # Field by field: each concept from its preferred field, else from the other shape's.
     # A null field counts as absent; anything else that is not a list of ids is invalid.
     citations: list[str] | tuple[str, ...] | None = None
+    claim = claim_from = raw_citations = citations_from = None
     if type(answer_json) is dict:
         claim, claim_from = answer_json.get("claim"), "answer_json.claim"
         raw_citations, citations_from = answer_json.get("citations"), "answer_json.citations"
-    else:
+    if claim is None:
         claim, claim_from = obj.get("answer"), "answer"
+    if raw_citations is None:
         raw_citations, citations_from = obj.get("citations"), "citations"
-        if raw_citations is None and type(claim) is str:
+        if raw_citations is None and claim_from == "answer" and type(claim) is str:
             citations, claim = parse_text_citations(claim)
             citations_from = "answer text"
     if raw_citations is not None:

@@ -50,6 +50,7 @@ LABEL_ORDER: Final = (
 class Miss(StrEnum):
     """Why a citation did not hit."""
 
+    NO_CLAIM = "the trace has no claim"
     INVALID = "citations are not a list of ids"
     NONE = "cited nothing"
     OUT_OF_SCOPE = "cited an id that is not among the retrieved ids"
@@ -119,7 +120,9 @@ def score_question(gold: GoldItem, trace: TraceView, settings: Settings, refusal
                 break
     gold_cited = gold.citations
     hit_id = miss_id = miss = None
-    if not valid:
+    if trace.claim_from is None:  # no claim at all: an empty answer, with no hit (SPEC 1.2)
+        miss = Miss.NO_CLAIM
+    elif not valid:
         miss = Miss.INVALID
     elif outside is not None and settings.scope_citations:
         miss, miss_id = Miss.OUT_OF_SCOPE, outside
@@ -165,7 +168,8 @@ def score_question(gold: GoldItem, trace: TraceView, settings: Settings, refusal
     else:
         label = Label.OK
     return _new(Outcome, (
-        label, True, None, hit, contained, forbidden, trace.cites is _LIST, outside is not None, full_recall,
+        label, True, None, hit, contained, forbidden, trace.cites is _LIST and trace.claim_from is not None,
+        outside is not None, full_recall,
         cite_share, hit_id, miss, miss_id, matched, trace.line,
     ))
 

@@ -226,28 +226,43 @@ ANSWER: Final = "answer"  # the core family, always on (metrics/answer.py)
 class Columns:
     """One family's rows for the counted questions, packed in an array of doubles.
 
-    ``offsets[position]`` is where a question's row starts (-1: none yet), so a duplicate trace
-    overwrites its row in place. After merging parts only the values matter.
+    ``offsets[position]`` is where a question's row starts (-1: none) and ``owners`` says whose
+    each row is, so a later duplicate trace can replace a row or, when it no longer counts (a
+    refusal, for the text family), remove it. After merging parts only the values matter.
     """
 
     width: int
     values: array = field(default_factory=lambda: array("d"))
     offsets: array = field(default_factory=lambda: array("q"))
+    owners: array = field(default_factory=lambda: array("q"))
 
     def reserve(self, questions: int) -> None:
         """Prepare for ``questions`` positions."""
         self.offsets = array("q", [-1]) * questions
 
     def put(self, position: int, row: tuple[float, ...] | None) -> None:
-        """Store or replace the row of a question (whether it counts depends on the gold item only)."""
-        if row is None:
-            return
+        """Store, replace or (with None) remove the row of a question."""
         start = self.offsets[position]
-        if start < 0:
+        if row is None:
+            if start >= 0:
+                self._remove(position, start)
+        elif start < 0:
             self.offsets[position] = len(self.values)
+            self.owners.append(position)
             self.values.extend(row)
         else:
             self.values[start : start + self.width] = array("d", row)
+
+    def _remove(self, position: int, start: int) -> None:
+        """Move the last row into the hole, so the rows stay packed."""
+        last = len(self.values) - self.width
+        moved = self.owners.pop()
+        if start != last:
+            self.values[start : start + self.width] = self.values[last:]
+            self.owners[start // self.width] = moved
+            self.offsets[moved] = start
+        del self.values[last:]
+        self.offsets[position] = -1
 
     def row(self, position: int) -> tuple[float, ...] | None:
         """Return a question's row, or None when it is not counted."""
@@ -267,7 +282,7 @@ class Columns:
         return [math.fsum(self.values[i :: self.width]) / n for i in range(self.width)]
 
     def __add__(self, other: Columns) -> Columns:
-        return Columns(self.width, self.values + other.values, array("q"))
+        return Columns(self.width, self.values + other.values)
 
 
 def enabled(names: Sequence[str]) -> Iterator[Family]:

@@ -1,0 +1,32 @@
+"""Packed per-question rows: put, replace and remove behave like a plain dict."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ragscore.metrics.families import Columns
+
+operations = st.lists(
+    st.tuples(st.integers(0, 7), st.none() | st.tuples(st.floats(0, 1), st.floats(0, 1))), max_size=40
+)
+
+
+@given(operations)
+def test_columns_behave_like_a_dict_of_rows(ops):
+    columns, model = Columns(2), {}
+    columns.reserve(8)
+    for position, row in ops:
+        columns.put(position, row)
+        if row is None:
+            model.pop(position, None)
+        else:
+            model[position] = row
+        assert [columns.row(p) for p in range(8)] == [model.get(p) for p in range(8)]
+    assert columns.counted == len(model)
+    means = columns.means()
+    if model:
+        assert means[0] == sum(r[0] for r in model.values()) / len(model) or abs(
+            means[0] - sum(r[0] for r in model.values()) / len(model)) < 1e-12
+    else:
+        assert means == [None, None]
