@@ -64,7 +64,12 @@ def test_unknown_metric_suggests_the_closest_name(ragscore, isolated):
 def test_metric_not_computed_with_these_settings(ragscore, isolated):
     run = ragscore("--gold", GOLD, "--trace", TRACE, "--gates", "full_recall@7=0.5")
     assert run.status == 2
-    assert run.err == 'ragscore: error: --gates: metric "full_recall@7" is not computed with these settings (k, cutoffs or inputs)\n'
+    assert run.err == 'ragscore: error: --gates: metric "full_recall@7" is not computed with these settings: set k = 7 (--k 7)\n'
+    run = ragscore("--gold", GOLD, "--trace", TRACE, "--gates", "ndcg@7>=0.5")
+    assert run.err == ('ragscore: error: --gates: metric "ndcg@7" is not computed with these settings: '
+                       "add 7 to the cutoffs (--cutoffs)\n")
+    run = ragscore("--gold", GOLD, "--trace", TRACE, "--gates", "ndcg@K>=0.5")
+    assert run.err.startswith('ragscore: error: --gates: unknown metric "ndcg@K"')
     assert ragscore("--gold", GOLD, "--trace", TRACE, "--k", "7", "--gates", "full_recall@7=0.5").status == 0
 
 
@@ -124,6 +129,24 @@ def test_settings_file_errors_point_at_the_line(ragscore, isolated, toml, error)
     write(isolated / "gates.toml", toml)
     run = ragscore("--gold", GOLD, "--trace", TRACE)
     assert (run.status, run.err) == (2, f"ragscore: error: {error}\n")
+
+
+def test_pyproject_errors_name_their_table_and_line(ragscore, isolated):
+    write(isolated / "pyproject.toml", '[tool.mypy]\nstrict = true\n\n[tool.ragscore.scoring]\nstrict = "yes"\n')
+    run = ragscore("--gold", GOLD, "--trace", TRACE)
+    assert run.err == ('ragscore: error: pyproject.toml:5: [tool.ragscore.scoring] expected "strict" to be true or '
+                       "false, got 'yes'\n")
+    write(isolated / "pyproject.toml", "[tool.ragscore]\nk = 3\n")
+    assert ragscore("--gold", GOLD, "--trace", TRACE).err == (
+        'ragscore: error: pyproject.toml: "tool.ragscore.k" is not a table: settings go in "[tool.ragscore.scoring]", '
+        'gates in "[tool.ragscore.gates]"\n')
+
+
+def test_non_finite_or_huge_hybrid_gamma_is_rejected(ragscore, isolated):
+    for value in ("inf", "nan", "1e308"):
+        write(isolated / "gates.toml", f"[scoring]\nhybrid_gamma = {value}\n")
+        run = ragscore("--gold", GOLD, "--trace", TRACE, "--metrics", "retrieval")
+        assert run.status == 2 and 'expected "hybrid_gamma" to be a number above 0 and at most 1e+06' in run.err
 
 
 def test_string_operator_thresholds_and_scoring_knobs(ragscore, isolated):

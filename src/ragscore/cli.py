@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -17,7 +18,7 @@ from ragscore.evaluate import Wants, metric_names
 from ragscore.gates import evaluate_gates, gates_pass
 from ragscore.loaders.gold import load_gold
 from ragscore.parallel import choose_jobs, score
-from ragscore.metrics.registry import closest
+from ragscore.metrics.registry import did_you_mean
 from ragscore.reports.console import accounting_notes, gate_lines
 from ragscore.reports.document import build_document
 from ragscore.reports.explain import render_explanation
@@ -32,6 +33,7 @@ class Exit(IntEnum):
     OK = 0
     GATE_FAILED = 1
     USAGE_ERROR = 2
+    INTERNAL_ERROR = 3
     INTERRUPTED = 130
 
 
@@ -46,7 +48,7 @@ examples:
 commands:
   score      score traces against a gold set and check gates (the default command)
 
-exit status: 0 every gate passed, 1 a gate failed, 2 usage or input error.
+exit status: 0 every gate passed, 1 a gate failed, 2 usage or input error, 3 internal error.
 settings and gates: built-in defaults < [tool.ragscore] in ./pyproject.toml
   < ./gates.toml (or --gates-file) < command-line options.
 """
@@ -89,7 +91,7 @@ def _score_parser(prog: str) -> argparse.ArgumentParser:
     gates.add_argument("--gates-file", metavar="PATH", help="read [scoring] and [gates] from PATH instead of ./gates.toml")
     gates.add_argument("--no-fail", action="store_true", help="exit 0 even when a gate fails (report only)")
     gates.add_argument("--strict", action="store_true", default=None, help="fail gates on undefined metrics instead of skipping them")
-    gates.add_argument("--metrics", metavar="FAMILIES", help="optional metric families to compute as well: retrieval, similarity, or all (comma-separated)")
+    gates.add_argument("--metrics", metavar="FAMILIES", help="optional metric families to compute as well: retrieval, similarity, text, or all (comma-separated)")
     gates.add_argument("--cutoffs", type=_cutoff_list, metavar="K,K,...", help="cutoffs of the retrieval metrics (default 1,3,5,10)")
     gates.add_argument("--k", type=_positive_int, metavar="N", help="the k of recall@k (default 5)")
     gates.add_argument("--refusal-token", action="append", default=[], metavar="TEXT", help="another claim that counts as a refusal (repeatable)")
@@ -102,8 +104,7 @@ def _suggest(qid: str, gold_spec: str) -> str:
     """Suggest the nearest qid of the gold set (read again: this only runs on a typo)."""
     if gold_spec == "-":
         return ""
-    hint = closest(qid, list(load_gold(gold_spec).by_qid))
-    return f'; did you mean "{hint}"?' if hint else ""
+    return did_you_mean(qid, list(load_gold(gold_spec).by_qid))
 
 
 def _cutoff_list(text: str) -> tuple[int, ...]:
@@ -213,3 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ragscore: interrupted", file=streams.err)
         return Exit.INTERRUPTED
+    except Exception:  # a bug: say so, with the traceback a report needs, and not as a gate failure
+        print("ragscore: internal error (a bug in ragscore; please report it with this output):", file=streams.err)
+        traceback.print_exc(file=streams.err)
+        return Exit.INTERNAL_ERROR

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 import tomllib
 from collections.abc import Callable, Mapping
@@ -14,7 +13,7 @@ from ragscore.errors import ConfigError
 from ragscore.gates import Gate, parse_gate_option, parse_gate_table
 from ragscore.metrics.families import ANSWER, FAMILIES
 from ragscore.metrics.overlap import TOKENIZERS
-from ragscore.metrics.registry import closest, lookup
+from ragscore.metrics.registry import did_you_mean, lookup
 from ragscore.settings import Settings
 
 DEFAULT_GATES: Final = (
@@ -44,11 +43,10 @@ class Overrides:
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    """The settings and the gates of one run, and the files they came from."""
+    """The settings and the gates of one run."""
 
     settings: Settings
     gates: tuple[Gate, ...]
-    sources: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,11 +56,24 @@ class _Table:
     data: Mapping[str, object]
     source: str
     text: str
+    name: str  # as written in its header: "scoring" or "tool.ragscore.scoring"
 
     def line_of(self, key: str) -> int | None:
+        """Find the line of ``key`` inside this table (best effort: None when not found)."""
+        start, end = 0, len(self.text)
+        header = re.search(r"^[ \t]*\[[ \t]*" + re.escape(self.name).replace(r"\.", r"[ \t]*\.[ \t]*") + r"[ \t]*\]",
+                           self.text, re.MULTILINE)
+        if header:
+            start = header.end()
+            following = re.compile(r"^[ \t]*\[", re.MULTILINE).search(self.text, start)
+            end = following.start() if following else end
         pattern = r'^[ \t]*(?:"' + re.escape(key) + r'"|' + re.escape(key) + r")[ \t]*="
-        match = re.search(pattern, self.text, re.MULTILINE)
+        match = re.compile(pattern, re.MULTILINE).search(self.text, start, end)
         return self.text.count("\n", 0, match.start()) + 1 if match else None
+
+    def error(self, key: str, message: str) -> ConfigError:
+        """Build an error about ``key`` of this table, at its line."""
+        return ConfigError(self.source, f"[{self.name}] {message}", self.line_of(key))
 
 
 def _read_toml(path: Path, display: str) -> tuple[dict[str, object], str]:
@@ -85,27 +96,27 @@ def _sections(data: Mapping[str, object], source: str, text: str, prefix: str = 
     tables = {}
     for name, value in data.items():
         if name not in SECTIONS:
-            hint = closest(name, list(SECTIONS))
-            suggestion = f'; did you mean "[{prefix}{hint}]"?' if hint else ""
+            if not isinstance(value, dict):
+                raise ConfigError(source, f'"{prefix}{name}" is not a table: settings go in "[{prefix}scoring]", '
+                                          f'gates in "[{prefix}gates]"')
+            suggestion = did_you_mean(name, list(SECTIONS), f"[{prefix}{{}}]")
             raise ConfigError(source, f'unknown section "[{prefix}{name}]"{suggestion}')
         if not isinstance(value, dict):
             raise ConfigError(source, f'expected "[{prefix}{name}]" to be a table')
-        tables[name] = _Table(value, source, text)
+        tables[name] = _Table(value, source, text, prefix + name)
     return tables
 
 
 def _bool(table: _Table, key: str) -> bool:
     value = table.data[key]
     if not isinstance(value, bool):
-        raise ConfigError(table.source, f'[scoring] expected "{key}" to be true or false, got {value!r}', table.line_of(key))
+        raise table.error(key, f'expected "{key}" to be true or false, got {value!r}')
     return value
 
 
 def _positive_int(table: _Table, key: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(
-            table.source, f'[scoring] expected "{key}" to be a positive integer, got {value!r}', table.line_of(key)
-        )
+        raise table.error(key, f'expected "{key}" to be a positive integer, got {value!r}')
     return value
 
 
@@ -120,16 +131,14 @@ def _apply_scoring(settings: Settings, table: _Table) -> Settings:
         "strict": lambda key: _bool(table, key),
         "metrics": lambda key: _families(table, key),
         "hybrid_alpha": lambda key: _number(table, key, 0.0, 1.0),
-        "hybrid_gamma": lambda key: _number(table, key, 0.0, math.inf, low_open=True),
+        "hybrid_gamma": lambda key: _number(table, key, 0.0, 1e6, low_open=True),
         "similarity_threshold": lambda key: _number(table, key, -1.0, 1.0),
         "stemmer": lambda key: _bool(table, key),
         "text_tokenizer": lambda key: _choice(table, key, TOKENIZERS),
     }
     for key in table.data:
         if key not in readers:
-            hint = closest(key, list(readers))
-            suggestion = f'; did you mean "{hint}"?' if hint else ""
-            raise ConfigError(table.source, f'[scoring] unknown setting "{key}"{suggestion}', table.line_of(key))
+            raise table.error(key, f'unknown setting "{key}"{did_you_mean(key, list(readers))}')
         changes["families" if key == "metrics" else key] = readers[key](key)
     return replace(settings, **changes)  # type: ignore[arg-type]
 
@@ -137,10 +146,7 @@ def _apply_scoring(settings: Settings, table: _Table) -> Settings:
 def _choice(table: _Table, key: str, choices: tuple[str, ...]) -> str:
     value = table.data[key]
     if value not in choices:
-        raise ConfigError(
-            table.source, f'[scoring] expected "{key}" to be one of {", ".join(map(repr, choices))}, got {value!r}',
-            table.line_of(key),
-        )
+        raise table.error(key, f'expected "{key}" to be one of {", ".join(map(repr, choices))}, got {value!r}')
     return value  # type: ignore[return-value]
 
 
@@ -149,8 +155,8 @@ def _number(table: _Table, key: str, low: float, high: float, low_open: bool = F
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
         (low < value if low_open else low <= value) and value <= high
     ):
-        bound = f"above {low:g}" if low_open else f"from {low:g} to {high:g}"
-        raise ConfigError(table.source, f'[scoring] expected "{key}" to be a number {bound}, got {value!r}', table.line_of(key))
+        bound = f"above {low:g} and at most {high:g}" if low_open else f"from {low:g} to {high:g}"
+        raise table.error(key, f'expected "{key}" to be a number {bound}, got {value!r}')
     return float(value)
 
 
@@ -159,8 +165,7 @@ def parse_families(names: list[str], where: str, line: int | None = None) -> tup
     known = [ANSWER, *FAMILIES, "all"]
     for name in names:
         if name not in known:
-            hint = closest(name, known)
-            suggestion = f'; did you mean "{hint}"?' if hint else ""
+            suggestion = did_you_mean(name, known)
             raise ConfigError(where, f'unknown metric family "{name}" (known: {", ".join(known)}){suggestion}', line)
     return tuple(f for f in FAMILIES if f in names or "all" in names)
 
@@ -168,21 +173,21 @@ def parse_families(names: list[str], where: str, line: int | None = None) -> tup
 def _families(table: _Table, key: str) -> tuple[str, ...]:
     value = table.data[key]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(table.source, f'[scoring] expected "{key}" to be a list of metric family names', table.line_of(key))
+        raise table.error(key, f'expected "{key}" to be a list of metric family names')
     return parse_families(value, table.source, table.line_of(key))
 
 
 def _cutoffs(table: _Table, key: str) -> tuple[int, ...]:
     value = table.data[key]
     if not isinstance(value, list) or not value:
-        raise ConfigError(table.source, f'[scoring] expected "{key}" to be a non-empty list of positive integers', table.line_of(key))
+        raise table.error(key, f'expected "{key}" to be a non-empty list of positive integers')
     return tuple(sorted({_positive_int(table, key, v) for v in value}))
 
 
 def _tokens(table: _Table, key: str) -> tuple[str, ...]:
     value = table.data[key]
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise ConfigError(table.source, f'[scoring] expected "{key}" to be a list of non-empty strings', table.line_of(key))
+        raise table.error(key, f'expected "{key}" to be a list of non-empty strings')
     return tuple(value)
 
 
@@ -242,8 +247,7 @@ def load_config(
         gates.update(parse_gate_option(overrides.gates, names, settings.k))
     gated = tuple(spec.family for gate in gates.values() if gate and (spec := lookup(gate.metric)) is not None)
     settings = replace(settings, families=_in_order(settings.families + gated))
-    sources = tuple(next(iter(t.values())).source for t in files if t)
-    return Config(settings, tuple(g for g in gates.values() if g is not None), sources)
+    return Config(settings, tuple(g for g in gates.values() if g is not None))
 
 
 def _in_order(names: tuple[str, ...]) -> tuple[str, ...]:

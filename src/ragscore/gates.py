@@ -11,7 +11,7 @@ from enum import StrEnum
 from typing import Final
 
 from ragscore.errors import ConfigError
-from ragscore.metrics.registry import Direction, closest, lookup
+from ragscore.metrics.registry import Direction, did_you_mean, lookup, split_cutoff
 
 ALIASES: Final = {"under": "under_refusal", "over": "over_refusal", "recall@k": "full_recall@K"}
 
@@ -44,11 +44,6 @@ class Gate:
     warn: float | None = None
     source: str = "default"
 
-    def rule(self) -> str:
-        """Show the gate as ``>= 0.8`` (with the warning bound when there is one)."""
-        text = f"{self.op} {_number(self.threshold)}"
-        return text if self.warn is None else f"{text} (warn {self.op} {_number(self.warn)})"
-
 
 @dataclass(frozen=True, slots=True)
 class GateResult:
@@ -59,8 +54,9 @@ class GateResult:
     status: Status
 
 
-def _number(value: float) -> str:
-    return str(int(value)) if value == int(value) and abs(value) < 1e15 else repr(value)
+def format_threshold(value: float) -> str:
+    """Show a threshold as briefly as it was written (0.8, 0, 0.1234567)."""
+    return f"{value:.15g}"
 
 
 def default_op(metric: str) -> str:
@@ -71,15 +67,16 @@ def default_op(metric: str) -> str:
 
 def resolve_metric(name: str, available: Iterable[str], k: int, where: str, line: int | None = None) -> str:
     """Turn a gate's metric name (or alias) into a metric the run computes, or explain why not."""
-    canonical = ALIASES.get(name, name).replace("@K", f"@{k}")
+    canonical = ALIASES[name].replace("@K", f"@{k}") if name in ALIASES else name
     names = list(available)
     if canonical in names:
         return canonical
-    if lookup(canonical) is not None:
-        raise ConfigError(where, f'metric "{name}" is not computed with these settings (k, cutoffs or inputs)', line)
-    hint = closest(name, names + list(ALIASES))
-    suggestion = f'; did you mean "{hint}"?' if hint else ""
-    raise ConfigError(where, f'unknown metric "{name}"{suggestion}', line)
+    spec = lookup(canonical)
+    if spec is not None:
+        cutoff = split_cutoff(canonical)[1]
+        how = f"set k = {cutoff} (--k {cutoff})" if spec.name == "full_recall@K" else f"add {cutoff} to the cutoffs (--cutoffs)"
+        raise ConfigError(where, f'metric "{name}" is not computed with these settings: {how}', line)
+    raise ConfigError(where, f'unknown metric "{name}"{did_you_mean(name, names + list(ALIASES))}', line)
 
 
 def _threshold(text: object, what: str, where: str, line: int | None) -> float:
@@ -98,7 +95,7 @@ def make_gate(metric: str, op: str, threshold: float, warn: float | None, source
     """Build a gate, checking that a warning bound lies on the passing side of the threshold."""
     if warn is not None and not _COMPARE[op](warn, threshold) and warn != threshold:
         side = "at or above" if op in (">=", ">") else "at or below"
-        raise ConfigError(source, f'"{metric}": warn must be {side} the threshold {_number(threshold)}', line)
+        raise ConfigError(source, f'"{metric}": warn must be {side} the threshold {format_threshold(threshold)}', line)
     return Gate(metric, op, threshold, warn, source)
 
 

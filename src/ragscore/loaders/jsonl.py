@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import sys
 import zlib
@@ -34,12 +35,23 @@ class _NonFinite(ValueError):
     """Raised from inside the decoder when it meets NaN or Infinity."""
 
 
+class _TooLarge(ValueError):
+    """Raised from inside the decoder for a number beyond the range of a double (1e400)."""
+
+
 def _reject_constant(name: str) -> object:
     raise _NonFinite(name)
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise _TooLarge(text)
+    return value
+
+
 # One decoder for the whole run: json.loads(s, **kw) would build a new one per line.
-_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
+_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
 
 def json_type(value: object) -> str:
@@ -165,6 +177,9 @@ def _decode_at(text: str, index: int, source: str, line: int, line_start: int) -
         raise InputError(
             source, f"invalid JSON: {exc.args[0]} is not a number JSON allows (use null)", err_line, column
         ) from None
+    except _TooLarge as exc:
+        number = exc.args[0] if len(exc.args[0]) <= 20 else exc.args[0][:17] + "..."
+        raise InputError(source, f"invalid JSON: the number {number} is too large (beyond 1.8e308)", line) from None
     except RecursionError:
         raise InputError(source, "invalid JSON: nested too deeply to read", line) from None
     except ValueError as exc:  # an integer with more digits than Python converts

@@ -44,11 +44,6 @@ def register(*specs: MetricSpec) -> None:
         _REGISTRY[spec.name] = spec
 
 
-def all_metrics() -> tuple[MetricSpec, ...]:
-    """Return every registered metric in registration order."""
-    return tuple(_REGISTRY.values())
-
-
 def split_cutoff(name: str) -> tuple[str, int | None]:
     """Split ``ndcg@10`` into (``ndcg@K``, 10); other names come back with None."""
     match = _CUTOFF_RE.match(name)
@@ -61,13 +56,19 @@ def lookup(name: str) -> MetricSpec | None:
     """Find the spec of a concrete metric name (``full_recall@5`` finds ``full_recall@K``)."""
     spec = _REGISTRY.get(name)
     if spec is not None:
-        return spec
+        return None if spec.parametric else spec  # "ndcg@K" itself names no metric
     template, k = split_cutoff(name)
     spec = _REGISTRY.get(template) if k is not None else None
     return spec if spec is not None and spec.parametric else None
 
 
 def closest(name: str, candidates: list[str]) -> str | None:
-    """Suggest the candidate nearest to a misspelt metric name."""
+    """Suggest the candidate nearest to a misspelt name."""
     matches = difflib.get_close_matches(name, candidates, n=1, cutoff=0.5)
     return matches[0] if matches else None
+
+
+def did_you_mean(name: str, candidates: list[str], template: str = "{}") -> str:
+    """Return '; did you mean "x"?' for the nearest candidate (shown through ``template``), or ''."""
+    hint = closest(name, candidates)
+    return f'; did you mean "{template.format(hint)}"?' if hint else ""

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from ragscore.evaluate import Evaluation
 from ragscore.gates import GateResult, Status
-from ragscore.reports.markdown import fmt, threshold
+from ragscore.gates import format_threshold
+from ragscore.reports.markdown import fmt
 
 
 def _listed(ids: list[str], total: int) -> str:
-    return ", ".join(ids) + (", ..." if total > len(ids) else "")
+    """List the ids, or say they are examples when there are more lines than ids shown."""
+    return ", ".join(ids) if total <= len(ids) else "e.g. " + ", ".join(ids)
 
 
 def _plural(n: int, one: str, many: str) -> str:
@@ -43,7 +45,7 @@ def gate_lines(results: list[GateResult], passed: bool) -> list[str]:
     lines = []
     if any(r.status is not Status.PASS for r in results):
         for r in results:
-            lines.append(f"{r.status.value.upper():7} {r.gate.metric} = {fmt(r.value)} (gate {r.gate.op} {threshold(r.gate.threshold)})")
+            lines.append(f"{r.status.value.upper():7} {r.gate.metric} = {fmt(r.value)} (gate {r.gate.op} {format_threshold(r.gate.threshold)})")
     failed = [r.gate.metric for r in results if r.status is Status.FAIL]
     if passed:
         lines.append(f"pass: {_plural(len(results), 'gate', 'gates')} checked, none failed")

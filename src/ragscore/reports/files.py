@@ -1,4 +1,4 @@
-"""Write report files atomically: every file appears whole, or none is left behind."""
+"""Write report files atomically: each file appears whole or not at all, and no temporary file stays."""
 
 from __future__ import annotations
 
@@ -22,7 +22,11 @@ def _file_mode() -> int:
 
 
 def write_reports(files: Mapping[str, Iterable[str]]) -> None:
-    """Write each report (text, or its pieces) to its path: all to temporary files, then rename."""
+    """Write each report (text, or its pieces) to its path: all to temporary files, then rename.
+
+    An input error is raised before this is called, so no report is written then; a failure here
+    (a missing folder, a full disk) leaves no partial file behind.
+    """
     mode = _file_mode()
     staged: list[tuple[str, str]] = []
     try:
@@ -34,8 +38,11 @@ def write_reports(files: Mapping[str, Iterable[str]]) -> None:
                 raise ReportWriteError(f"{path}: cannot write report: {exc.strerror}") from None
             staged.append((tmp, path))
             os.chmod(tmp, mode)
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-                out.writelines(text)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+                    out.writelines(text)
+            except OSError as exc:  # a full disk, say
+                raise ReportWriteError(f"{path}: cannot write report: {exc.strerror}") from None
         for tmp, path in staged:
             try:
                 os.replace(tmp, path)

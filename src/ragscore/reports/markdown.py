@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, Final
 
+from ragscore.gates import format_threshold
 from ragscore.metrics.registry import lookup, split_cutoff
 
 # Characters that Markdown (or the HTML it may carry) would interpret inside a table cell.
@@ -36,11 +37,6 @@ def fmt(value: float | int | None) -> str:
     return f"{value:.4f}"
 
 
-def threshold(value: float) -> str:
-    """Format a gate threshold as briefly as it was written."""
-    return f"{value:g}"
-
-
 def _table(header: list[str], rows: list[list[object]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
@@ -48,8 +44,8 @@ def _table(header: list[str], rows: list[list[object]]) -> list[str]:
 
 
 def _gate_rule(gate: dict[str, Any]) -> str:
-    rule = f"{gate['op']} {threshold(gate['threshold'])}"
-    return rule if gate["warn"] is None else f"{rule} (warn {gate['op']} {threshold(gate['warn'])})"
+    rule = f"{gate['op']} {format_threshold(gate['threshold'])}"
+    return rule if gate["warn"] is None else f"{rule} (warn {gate['op']} {format_threshold(gate['warn'])})"
 
 
 def _family_section(family: str, values: dict[str, float | None]) -> list[str]:
@@ -78,10 +74,17 @@ def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
     gates = doc["gates"]
     failed = [name for name, g in gates.items() if g["status"] == "fail"]
     verdict = "PASS" if doc["pass"] else "FAIL"
+    statuses = [g["status"] for g in gates.values()]
     if failed:
         detail = f"{len(failed)} of {len(gates)} gates failed: " + ", ".join(f"`{n}`" for n in failed)
+    elif not gates:
+        detail = "no gates"
+    elif all(status == "pass" for status in statuses):
+        detail = f"all {len(gates)} gates passed"
     else:
-        detail = f"all {len(gates)} gates passed" if gates else "no gates"
+        parts = [f"{statuses.count(s)} {word}" for s, word in (("pass", "passed"), ("warn", "warned"), ("skipped", "skipped"))
+                 if s in statuses]
+        detail = "no gate failed (" + ", ".join(parts) + ")"
     counts = doc["counts"]
     out = [
         "# ragscore report",
