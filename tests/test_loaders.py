@@ -86,7 +86,7 @@ def test_gold_aliases_and_items_without_qid(tmp_path):
     gold = load_gold(str(path))
     first, second = gold.items
     assert (first.qid, first.question, tuple(first.citations), first.needles) == ("Where?", "Where?", ("d1", "7"), ("in paris",))
-    assert (second.qid, second.extra, second.line) == ("5", None, 1)
+    assert (second.qid, second.extra, gold.places[1] >> 32) == ("5", None, 1)
     assert load_gold(str(path), keep=frozenset({"extra"})).items[1].extra == {"tags": {"lang": "en"}}
     assert gold.index_of_question("When?") == 1 and gold.index_of_question("Who?") is None
 

@@ -13,7 +13,7 @@ import heapq
 import math
 from array import array
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Final, NamedTuple
@@ -63,14 +63,13 @@ class Wants:
 class QuestionRow(NamedTuple):
     """One question's result as the per-question reports show it."""
 
-    line: int  # the gold line and column, which order the rows
-    column: int
+    place: int  # the gold item's place(line, column), which orders the rows
     qid: str
     question: str | None
     answerable: bool
     outcome: Outcome
     reason: str
-    family_rows: tuple[tuple[float, ...] | None, ...]  # one per enabled optional family
+    family_rows: tuple[Sequence[float] | None, ...]  # one per enabled optional family
 
 
 class Explained(NamedTuple):
@@ -131,7 +130,7 @@ class PartResult:
     questions: int = 0
     tally: AnswerTally = field(default_factory=AnswerTally)
     accounting: Accounting = field(default_factory=Accounting)
-    missing_ids: list[tuple[int, int, str]] = field(default_factory=list)  # (line, column, qid)
+    missing_ids: list[tuple[int, str]] = field(default_factory=list)  # (place, qid)
     rows: list[QuestionRow] = field(default_factory=list)
     explained: dict[str, Explained] = field(default_factory=dict)
     columns: list[Columns] = field(default_factory=list)
@@ -277,7 +276,7 @@ def _score_traces(
             if outcomes is not None:
                 outcomes[position] = outcome
             if len(result.missing_ids) < EXAMPLES:
-                result.missing_ids.append((item.line, item.column, item.qid))
+                result.missing_ids.append((gold.places[position], item.qid))
             for family, c in zip(families, columns):
                 c.put(position, family.values(item, None, None, False, settings))
     tally = result.tally
@@ -290,7 +289,7 @@ def _score_traces(
             if wants.rows:
                 family_rows = tuple(c.row(position) for c in columns)
                 result.rows.append(QuestionRow(
-                    item.line, item.column, item.qid, item.question, item.answerable, outcome, reason(outcome, item), family_rows
+                    gold.places[position], item.qid, item.question, item.answerable, outcome, reason(outcome, item), family_rows
                 ))
             if item.qid in wants.explain:
                 result.explained[item.qid] = Explained(item, outcome, views.get(position), seen.get(position, 0))
@@ -322,7 +321,7 @@ def merge(
     digests = digests or parts[0].digests
     assert digests is not None  # a single part reads both files whole; parallel runs pass them
     return Evaluation(
-        gold, traces, digests, settings, questions, tally, accounting, [q for _, _, q in missing], rows, explained,
+        gold, traces, digests, settings, questions, tally, accounting, [q for _, q in missing], rows, explained,
         columns,
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain
@@ -51,6 +52,16 @@ _KNOWN = frozenset(
 )
 
 
+def place(line: int, column: int) -> int:
+    """Pack a line and column into one integer that sorts in file order."""
+    return line << 32 | column
+
+
+def line_of(packed: int) -> int:
+    """Return the line of a ``place``."""
+    return packed >> 32
+
+
 class GoldItem(NamedTuple):
     """One question of the gold set, with its containment rule prepared once.
 
@@ -62,8 +73,6 @@ class GoldItem(NamedTuple):
     qid: str
     question: str | None
     answerable: bool
-    line: int
-    column: int  # with line, the item's place in the file (a JSON array may hold several per line)
     citations: tuple[str, ...]
     rule: Rule
     needles: tuple[str, ...]
@@ -104,6 +113,7 @@ class GoldSet:
     source: InputFile
     items: list[GoldItem]
     by_qid: dict[str, int]
+    places: array  # each item's place(line, column): its order in the file, 8 bytes per item
     _by_question: dict[str, int | None] | None = None
 
     def index_of_question(self, question: str) -> int | None:
@@ -234,7 +244,7 @@ def parse_gold_item(
             ):
                 kept = None if keep <= _ONLY_QUESTION else _kept(keep, obj, relevance, answers, None, None)
                 return tuple.__new__(GoldItem, (
-                    qid, question if KEEP_QUESTION in keep else None, answerable, line, column,
+                    qid, question if KEEP_QUESTION in keep else None, answerable,
                     tuple(cites) if cites else (), Rule.SUBSTR, (needle,), (), (), kept,
                 ))
     return parse_gold_item_checked(obj, source, line, column, text, keep)
@@ -295,7 +305,7 @@ def parse_gold_item_checked(
         embeddings = _embeddings(f, embeddings)
     rule, needles = containment_rule(None if substr is None else tuple(substr), claim)
     return tuple.__new__(GoldItem, (
-        qid, question if KEEP_QUESTION in keep else None, answerable, line, column, tuple(citations), rule, needles,
+        qid, question if KEEP_QUESTION in keep else None, answerable, tuple(citations), rule, needles,
         tuple(forbidden), forbidden_norm, _kept(keep, obj, relevance, answers, chunks, embeddings),
     ))
 
@@ -355,22 +365,24 @@ def load_gold(
     file = spec if isinstance(spec, InputFile) else InputFile(spec)
     items: list[GoldItem] = []
     by_qid: dict[str, int] = {}
+    places = array("q")
     name = file.name
     for line, column, text, obj, key in _records(file, part, parts):
         item = parse_gold_item(obj, name, line, column, text, keep)
         if parts > 1 and not is_mine(key, item.qid, part, parts):
             continue
         if item.qid in by_qid:
-            first = items[by_qid[item.qid]].line
+            first = line_of(places[by_qid[item.qid]])
             raise _Fields(obj, file.name, line, column, text).fail(  # type: ignore[arg-type]
                 "qid" if "qid" in obj else None,  # type: ignore[operator]
                 f'duplicate qid "{item.qid}" (first defined on line {first})',
             )
         by_qid[item.qid] = len(items)
         items.append(item)
+        places.append(place(line, column))
     if not items and parts == 1:
         raise InputError(file.name, NO_QUESTIONS)
-    return GoldSet(source=file, items=items, by_qid=by_qid)
+    return GoldSet(source=file, items=items, by_qid=by_qid, places=places)
 
 
 NO_QUESTIONS: Final = "no questions: a gold set needs at least one (JSON Lines, or a JSON array of objects)"

@@ -52,7 +52,7 @@ class Family(Protocol):
     def summarise(self, columns: Columns, settings: Settings) -> dict[str, float | None]:
         """Turn the stored rows of every counted question into the reported metrics."""
 
-    def question_metrics(self, row: tuple[float, ...] | None, settings: Settings) -> dict[str, float | None]:
+    def question_metrics(self, row: Sequence[float] | None, settings: Settings) -> dict[str, float | None]:
         """Give one question's values by name (None where it is not counted)."""
 
 
@@ -70,7 +70,7 @@ class _MeanFamily:
         """Average each metric over the counted questions."""
         return dict(zip(self.names(settings), columns.means()))
 
-    def question_metrics(self, row: tuple[float, ...] | None, settings: Settings) -> dict[str, float | None]:
+    def question_metrics(self, row: Sequence[float] | None, settings: Settings) -> dict[str, float | None]:
         """Pair the names with the row."""
         names = self.names(settings)
         return dict(zip(names, row or (None,) * len(names)))
@@ -212,7 +212,7 @@ class TextFamily:
         )
         return out | dict(zip(corpus_metric_names(), corpus_values(stats)))
 
-    def question_metrics(self, row: tuple[float, ...] | None, settings: Settings) -> dict[str, float | None]:
+    def question_metrics(self, row: Sequence[float] | None, settings: Settings) -> dict[str, float | None]:
         """Give the per-question values; corpus scores have none."""
         values = row[:_TEXT_VALUES] if row else (None,) * _TEXT_VALUES
         return dict(zip(text_metric_names(), values)) | dict.fromkeys(corpus_metric_names())
@@ -264,10 +264,10 @@ class Columns:
         del self.values[last:]
         self.offsets[position] = -1
 
-    def row(self, position: int) -> tuple[float, ...] | None:
-        """Return a question's row, or None when it is not counted."""
+    def row(self, position: int) -> Sequence[float] | None:
+        """Return a question's row (a packed array: a report may hold a million), or None."""
         start = self.offsets[position]
-        return None if start < 0 else tuple(self.values[start : start + self.width])
+        return None if start < 0 else self.values[start : start + self.width]
 
     @property
     def counted(self) -> int:
