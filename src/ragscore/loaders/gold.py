@@ -17,6 +17,7 @@ from ragscore.loaders.jsonl import (
     describe,
     iter_json_array,
     is_mine,
+    is_string_list,
     iter_jsonl,
 )
 from ragscore.metrics.text import MIN_NEEDLE, Rule, containment_rule, normalise
@@ -170,7 +171,7 @@ class _Fields:
 
     def strings(self, key: str, value: object) -> list[str]:
         """Return ``value`` when it is a list of strings; raise otherwise."""
-        if _is_id_list(value):
+        if is_string_list(value):
             return value  # type: ignore[return-value]
         bad = describe(value) if not isinstance(value, list) else f"an array holding {_first_wrong(value, str)}"
         raise self.fail(key, f'expected "{key}" to be a list of strings, got {bad}')
@@ -190,17 +191,6 @@ class _Fields:
 
 def _first_wrong(values: list[object], kind: type) -> str:
     return next(describe(v) for v in values if not isinstance(v, kind))
-
-
-def _is_id_list(value: object) -> bool:
-    """Tell whether ``value`` is a list of ids that can be kept as it is (strings only)."""
-    if type(value) is not list:
-        return False
-    try:
-        "".join(value)  # a C-speed check that every element is a string
-        return True
-    except TypeError:
-        return False
 
 
 def _norm(text: str) -> str:
@@ -230,7 +220,7 @@ def parse_gold_item(
             and len(substr) == 1
             and type(first := substr[0]) is str
             and len(needle := first.lower() if first.isascii() else normalise(first)) >= MIN_NEEDLE
-            and (cites is None or _is_id_list(cites))
+            and (cites is None or is_string_list(cites))
             and "q" not in obj
             and "gold_ids" not in obj
             and "gold_claim" not in obj
@@ -240,7 +230,7 @@ def parse_gold_item(
         ):
             relevance, answers = get("gold_relevance"), get("gold_answers")
             if (relevance is None or (type(relevance) is dict and _INT_ONLY.issuperset(map(type, relevance.values())))) and (
-                answers is None or _is_id_list(answers)
+                answers is None or is_string_list(answers)
             ):
                 kept = None if keep <= _ONLY_QUESTION else _kept(keep, obj, relevance, answers, None, None)
                 return tuple.__new__(GoldItem, (
@@ -281,7 +271,7 @@ def parse_gold_item_checked(
     if claim is not None and type(claim) is not str:
         raise f.fail("gold_claim", f'expected "gold_claim" to be a string, got {describe(claim)}')
     c_key, cites = f.aliased("gold_citations", "gold_ids") if "gold_ids" in obj else ("gold_citations", obj.get("gold_citations"))
-    citations = () if cites is None else cites if _is_id_list(cites) else f.ids(c_key, cites)
+    citations = () if cites is None else cites if is_string_list(cites) else f.ids(c_key, cites)
     relevance = obj.get("gold_relevance")
     if relevance is not None:
         relevance = _relevance(f, relevance)

@@ -77,6 +77,17 @@ def describe(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def is_string_list(value: object) -> bool:
+    """Tell whether ``value`` is a list of strings (checked at C speed: ids run into millions)."""
+    if type(value) is not list:
+        return False
+    try:
+        "".join(value)
+        return True
+    except TypeError:
+        return False
+
+
 class InputFile:
     """An input file (or standard input) read once, as raw lines, hashing what is read."""
 

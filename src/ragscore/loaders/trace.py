@@ -11,7 +11,7 @@ from enum import StrEnum
 from typing import Final, NamedTuple
 
 from ragscore.errors import InputError
-from ragscore.loaders.jsonl import describe
+from ragscore.loaders.jsonl import describe, is_string_list
 
 # "citations: [a, b]" at the end of (or anywhere in) an answer text.
 _CITATIONS_RE: Final = re.compile(r"citations\s*:\s*\[([^\]]*)\]", re.IGNORECASE)
@@ -49,13 +49,10 @@ _LIST, _ABSENT, _INVALID = Cites.LIST, Cites.ABSENT, Cites.INVALID
 
 def _ids(value: object) -> list[str] | tuple[str, ...] | None:
     """Return a list of ids as strings (the list itself when it holds only strings), else None."""
+    if is_string_list(value):
+        return value  # type: ignore[return-value]
     if type(value) is not list:
         return None
-    try:
-        "".join(value)  # a C-speed check that every element is a string
-        return value
-    except TypeError:
-        pass
     out = []
     for v in value:
         if isinstance(v, str):
