@@ -77,6 +77,7 @@ def _score_parser(prog: str) -> argparse.ArgumentParser:
     inputs = parser.add_argument_group("inputs")
     inputs.add_argument("--gold", required=True, metavar="PATH", help="gold set: JSON Lines, or a JSON array of objects ('-' for standard input)")
     inputs.add_argument("--trace", required=True, metavar="PATH", help="pipeline traces, JSON Lines ('-' for standard input)")
+    inputs.add_argument("-j", "--jobs", type=_positive_int, metavar="N", help="processes to score with (default: all cores for inputs over 16 MB, else 1)")
     out = parser.add_argument_group("reports")
     out.add_argument("--format", choices=("json", "markdown", "none"), default="json", help="report printed on standard output (default: json)")
     out.add_argument("--json", metavar="PATH", help="also write the JSON report to PATH")
@@ -84,7 +85,6 @@ def _score_parser(prog: str) -> argparse.ArgumentParser:
     out.add_argument("--per-question", action="store_true", help="add a 'questions' list to the JSON report")
     out.add_argument("--only-failures", action="store_true", help="list only questions not labelled OK or REFUSAL_OK (implies --per-question)")
     out.add_argument("--explain", action="append", metavar="QID", help="print why question QID got its label, instead of the report (repeatable)")
-    out.add_argument("-j", "--jobs", type=_positive_int, metavar="N", help="processes to score with (default: all cores for inputs over 16 MB, else 1)")
     out.add_argument("-q", "--quiet", action="store_true", help="print no notes on standard error (errors still are)")
     gates = parser.add_argument_group("gates and settings")
     gates.add_argument("--gates", metavar="SPEC", help='gates, e.g. "precision=0.80,chr=0.75,under=0.05,over=0.10" or "ndcg@10>=0.6"; METRIC=off removes one')
@@ -108,7 +108,10 @@ def _suggest(qid: str, gold_spec: str) -> str:
 
 
 def _cutoff_list(text: str) -> tuple[int, ...]:
-    return tuple(sorted({_positive_int(part) for part in text.split(",") if part.strip()}))
+    cutoffs = tuple(sorted({_positive_int(part) for part in text.split(",") if part.strip()}))
+    if not cutoffs:
+        raise argparse.ArgumentTypeError("expected positive integers separated by commas, such as 1,3,5,10")
+    return cutoffs
 
 
 def _positive_int(text: str) -> int:
