@@ -25,6 +25,7 @@ from ragscore.reports.explain import render_explanation
 from ragscore.reports.files import write_reports
 from ragscore.reports.json_report import render_json
 from ragscore.reports.markdown import render_markdown
+from ragscore.validate import ERROR, validate
 
 
 class Exit(IntEnum):
@@ -47,6 +48,7 @@ examples:
 
 commands:
   score      score traces against a gold set and check gates (the default command)
+  validate   check a gold set and traces against the data contracts, listing every problem
 
 exit status: 0 every gate passed, 1 a gate failed, 2 usage or input error, 3 internal error.
 settings and gates: built-in defaults < [tool.ragscore] in ./pyproject.toml
@@ -188,9 +190,39 @@ def _silence_stdout() -> None:
         pass
 
 
+def _validate_parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Check a gold set (and traces) against the data contracts without scoring: every problem, "
+        "not just the first. Errors exit 2; warnings flag data that can never score well.",
+    )
+    parser.add_argument("--gold", required=True, metavar="PATH", help="gold set to check ('-' for standard input)")
+    parser.add_argument("--trace", metavar="PATH", help="traces to check against it")
+    parser.add_argument("--gates-file", metavar="PATH", help="read [scoring] (the refusal tokens) from PATH instead of ./gates.toml")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print errors only, no warnings or summary")
+    return parser
+
+
+def run_validate(args: argparse.Namespace, streams: Streams) -> Exit:
+    """List every problem of the inputs; exit 2 when any is an error."""
+    if args.gold == "-" and args.trace == "-":
+        raise UsageError("only one of --gold and --trace can be '-' (standard input)")
+    settings = load_config(Overrides(), metric_names, args.gates_file).settings
+    problems = validate(args.gold, args.trace, settings)
+    errors = sum(p.severity == ERROR for p in problems)
+    for problem in problems:
+        if problem.severity == ERROR or not args.quiet:
+            print(problem, file=streams.out)
+    if not args.quiet:
+        warnings = len(problems) - errors
+        streams.note(f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}")
+    return Exit.USAGE_ERROR if errors else Exit.OK
+
+
 # Subcommands by name: how to build each one's parser and how to run it. Scoring is the default.
 COMMANDS: dict[str, tuple[Callable[[str], argparse.ArgumentParser], Callable[[argparse.Namespace, Streams], Exit]]] = {
     "score": (_score_parser, run_score),
+    "validate": (_validate_parser, run_validate),
 }
 DEFAULT_COMMAND = "score"
 
