@@ -24,6 +24,7 @@ FORMATS = {
     "json": ["--per-question", "--format", "json"],
     "md": ["--format", "markdown"],
     "all.md": ["--format", "markdown", "--metrics", "all"],
+    "txt": ["--format", "text"],
 }
 
 

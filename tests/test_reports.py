@@ -84,3 +84,15 @@ def test_markdown_verdict_counts_warned_and_skipped_gates(ragscore, isolated):
                   "--gates", "em>=0.5").out
     # em is undefined (no reference answers): skipped; compliance 1.0 is below its warning bound.
     assert "**PASS**: no gate failed (5 passed, 1 warned, 1 skipped).\n" in md
+
+
+def test_text_summary_colours_statuses_only_when_asked(ragscore, isolated):
+    import json
+
+    from conftest import EXAMPLES
+    from ragscore.reports.text import render_text
+
+    doc = ragscore("--gold", EXAMPLES / "gold.jsonl", "--trace", EXAMPLES / "trace.jsonl", "--gates", "chr>1").json()
+    plain, coloured = "".join(render_text(doc)), "".join(render_text(doc, colour=True))
+    assert "\x1b[" not in plain and "\x1b[1;31mFAIL\x1b[0m" in coloured and "\x1b[31mfail\x1b[0m" in coloured
+    assert json.loads(json.dumps(doc)) == doc

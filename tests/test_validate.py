@@ -59,3 +59,12 @@ def test_missing_and_empty_files(ragscore, isolated):
     assert ragscore("validate", "--gold", "nope.jsonl").out == "nope.jsonl: error: no such file\n"
     write(isolated / "g.jsonl", "\n")
     assert ragscore("validate", "--gold", "g.jsonl").out == "g.jsonl: error: no questions: a gold set needs at least one\n"
+
+
+def test_init_writes_a_starter_that_ragscore_reads_and_never_overwrites(ragscore, isolated):
+    run = ragscore("init")
+    assert run.status == 0 and run.err.startswith("ragscore: wrote gates.toml; next: ragscore --gold")
+    scored = ragscore("--gold", EXAMPLES / "gold.jsonl", "--trace", EXAMPLES / "trace.jsonl")
+    assert scored.status == 0 and set(scored.json()["gates"]) == {"precision", "chr", "under_refusal", "over_refusal", "missing"}
+    again = ragscore("init")
+    assert (again.status, again.err) == (2, "ragscore: error: gates.toml: already exists; ragscore init never overwrites a file\n")

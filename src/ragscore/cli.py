@@ -25,6 +25,8 @@ from ragscore.reports.explain import render_explanation
 from ragscore.reports.files import write_reports
 from ragscore.reports.json_report import render_json
 from ragscore.reports.markdown import render_markdown
+from ragscore.reports.text import render_text
+from ragscore.starter import STARTER_GATES
 from ragscore.validate import ERROR, validate
 
 
@@ -49,6 +51,7 @@ examples:
 commands:
   score      score traces against a gold set and check gates (the default command)
   validate   check a gold set and traces against the data contracts, listing every problem
+  init       write a commented starter gates.toml
 
 exit status: 0 every gate passed, 1 a gate failed, 2 usage or input error, 3 internal error.
 settings and gates: built-in defaults < [tool.ragscore] in ./pyproject.toml
@@ -81,7 +84,7 @@ def _score_parser(prog: str) -> argparse.ArgumentParser:
     inputs.add_argument("--trace", required=True, metavar="PATH", help="pipeline traces, JSON Lines ('-' for standard input)")
     inputs.add_argument("-j", "--jobs", type=_positive_int, metavar="N", help="processes to score with (default: all cores for inputs over 16 MB, else 1)")
     out = parser.add_argument_group("reports")
-    out.add_argument("--format", choices=("json", "markdown", "none"), default="json", help="report printed on standard output (default: json)")
+    out.add_argument("--format", choices=("json", "markdown", "text", "none"), default="json", help="report printed on standard output (default: json; text: a compact summary, coloured on a terminal unless NO_COLOR is set)")
     out.add_argument("--json", metavar="PATH", help="also write the JSON report to PATH")
     out.add_argument("--markdown", metavar="PATH", help="also write the Markdown report to PATH")
     out.add_argument("--per-question", action="store_true", help="add a 'questions' list to the JSON report")
@@ -172,6 +175,9 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
             streams.out.writelines(render_json(doc, questions=per_question))
         elif args.format == "markdown":
             streams.out.writelines(render_markdown(doc))
+        elif args.format == "text":
+            colour = streams.out.isatty() and not os.environ.get("NO_COLOR")
+            streams.out.writelines(render_text(doc, colour=colour))
         streams.out.flush()
     except BrokenPipeError:
         _silence_stdout()
@@ -219,10 +225,30 @@ def run_validate(args: argparse.Namespace, streams: Streams) -> Exit:
     return Exit.USAGE_ERROR if errors else Exit.OK
 
 
+def _init_parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description="Write a commented starter gates.toml (never over an existing file).")
+    parser.add_argument("path", nargs="?", default="gates.toml", help="where to write it (default: ./gates.toml)")
+    return parser
+
+
+def run_init(args: argparse.Namespace, streams: Streams) -> Exit:
+    """Write the starter gates file and say what to run next."""
+    try:
+        with open(args.path, "x", encoding="utf-8") as out:
+            out.write(STARTER_GATES)
+    except FileExistsError:
+        raise UsageError(f"{args.path}: already exists; ragscore init never overwrites a file") from None
+    except OSError as exc:
+        raise UsageError(f"{args.path}: cannot write: {exc.strerror}") from None
+    streams.note(f"wrote {args.path}; next: ragscore --gold gold.jsonl --trace trace.jsonl --format text")
+    return Exit.OK
+
+
 # Subcommands by name: how to build each one's parser and how to run it. Scoring is the default.
 COMMANDS: dict[str, tuple[Callable[[str], argparse.ArgumentParser], Callable[[argparse.Namespace, Streams], Exit]]] = {
     "score": (_score_parser, run_score),
     "validate": (_validate_parser, run_validate),
+    "init": (_init_parser, run_init),
 }
 DEFAULT_COMMAND = "score"
 

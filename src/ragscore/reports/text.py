@@ -1,0 +1,44 @@
+"""Render a compact terminal summary: verdict, counts, and an aligned metric table with gates."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Final
+
+from ragscore.gates import format_threshold
+from ragscore.reports.markdown import fmt
+
+_COLOURS: Final = {"pass": "32", "warn": "33", "fail": "31", "skipped": "2", "PASS": "1;32", "FAIL": "1;31"}
+
+
+def _paint(text: str, key: str, colour: bool) -> str:
+    """Wrap ``text`` in an ANSI colour when asked (a terminal, and NO_COLOR unset)."""
+    code = _COLOURS.get(key)
+    return f"\x1b[{code}m{text}\x1b[0m" if colour and code else text
+
+
+def _clean(text: str) -> str:
+    """Keep input from moving the cursor or colouring the terminal: drop control characters."""
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+def render_text(doc: dict[str, Any], *, colour: bool = False) -> Iterator[str]:
+    """Yield the summary's lines: one row per metric, with its gate and status when it has one."""
+    verdict = "PASS" if doc["pass"] else "FAIL"
+    counts = doc["counts"]
+    yield f"ragscore {_paint(verdict, verdict, colour)}  {counts['total']} questions, {doc['answered']} answered, " \
+          f"{doc['refused']} refused, {counts['missing']} missing, {counts['unknown_traces']} unknown, " \
+          f"{counts['duplicate_traces']} duplicate traces\n"
+    gates = doc["gates"]
+    rows = []
+    for name, value in doc["metrics"].items():
+        gate = gates.get(name)
+        rule = f"{gate['op']} {format_threshold(gate['threshold'])}" if gate else ""
+        rows.append((_clean(name), fmt(value), rule, gate["status"] if gate else ""))
+    widths = [max(len(row[i]) for row in rows + [("metric", "value", "gate", "status")]) for i in range(3)]
+    yield f"{'metric':<{widths[0]}}  {'value':>{widths[1]}}  {'gate':<{widths[2]}}  status\n"
+    for name, value, rule, status in rows:
+        line = f"{name:<{widths[0]}}  {value:>{widths[1]}}  {rule:<{widths[2]}}  {_paint(status, status, colour)}"
+        yield line.rstrip() + "\n"
+    labels = ", ".join(f"{label} {n}" for label, n in doc["labels"].items() if n)
+    yield f"labels: {labels or 'none'}\n"
