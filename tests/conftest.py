@@ -11,6 +11,15 @@ import pytest
 
 from ragscore.cli import main
 
+try:  # every JSON report a test reads through Run.json() is checked against the schema
+    from jsonschema import Draft202012Validator
+
+    from ragscore.schema import load_schema
+
+    VALIDATOR: Any = Draft202012Validator(load_schema())
+except ImportError:  # the test extra is not installed
+    VALIDATOR = None
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 DATA = Path(__file__).resolve().parent / "data"
@@ -25,8 +34,12 @@ class Run:
     err: str
 
     def json(self) -> dict[str, Any]:
-        """Parse standard output as the JSON report."""
-        return json.loads(self.out)
+        """Parse standard output as the JSON report, checking it against the shipped schema."""
+        doc = json.loads(self.out)
+        if VALIDATOR is not None:
+            errors = sorted(VALIDATOR.iter_errors(doc), key=str)
+            assert not errors, f"the report breaks its schema: {errors[0].message}"
+        return doc
 
 
 @pytest.fixture

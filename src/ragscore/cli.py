@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import TextIO
@@ -23,9 +23,12 @@ from ragscore.reports.console import accounting_notes, gate_lines
 from ragscore.reports.document import build_document
 from ragscore.reports.explain import render_explanation
 from ragscore.reports.files import write_reports
+from ragscore.reports.github import annotations, append_step_summary
 from ragscore.reports.json_report import render_json
+from ragscore.reports.junit import render_junit
 from ragscore.reports.markdown import render_markdown
 from ragscore.reports.text import render_text
+from ragscore.schema import schema_text
 from ragscore.starter import STARTER_GATES
 from ragscore.validate import ERROR, validate
 
@@ -52,6 +55,7 @@ commands:
   score      score traces against a gold set and check gates (the default command)
   validate   check a gold set and traces against the data contracts, listing every problem
   init       write a commented starter gates.toml
+  schema     print the JSON Schema of the JSON report
 
 exit status: 0 every gate passed, 1 a gate failed, 2 usage or input error, 3 internal error.
 settings and gates: built-in defaults < [tool.ragscore] in ./pyproject.toml
@@ -87,6 +91,7 @@ def _score_parser(prog: str) -> argparse.ArgumentParser:
     out.add_argument("--format", choices=("json", "markdown", "text", "none"), default="json", help="report printed on standard output (default: json; text: a compact summary, coloured on a terminal unless NO_COLOR is set)")
     out.add_argument("--json", metavar="PATH", help="also write the JSON report to PATH")
     out.add_argument("--markdown", metavar="PATH", help="also write the Markdown report to PATH")
+    out.add_argument("--junit", metavar="PATH", help="also write JUnit XML to PATH: a test case per gate (and per question with --per-question)")
     out.add_argument("--per-question", action="store_true", help="add a 'questions' list to the JSON report")
     out.add_argument("--only-failures", action="store_true", help="list only questions not labelled OK or REFUSAL_OK (implies --per-question)")
     out.add_argument("--explain", action="append", metavar="QID", help="print why question QID got its label, instead of the report (repeatable)")
@@ -156,12 +161,20 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     passed = gates_pass(results)
 
     doc = build_document(ev, results, passed, questions=wants.rows, only_failures=args.only_failures)
-    files = {}
+    summary = doc if per_question else {key: value for key, value in doc.items() if key != "questions"}
+    files: dict[str, Iterable[str]] = {}
     if args.json:
         files[args.json] = render_json(doc, questions=per_question)
     if args.markdown:
         files[args.markdown] = render_markdown(doc)
+    if args.junit:
+        files[args.junit] = render_junit(summary)
     write_reports(files)
+    if os.environ.get("GITHUB_ACTIONS") == "true":  # annotations on the run, the summary on its page
+        for line in annotations(summary):
+            print(line, file=streams.err)
+        if os.environ.get("GITHUB_STEP_SUMMARY"):
+            append_step_summary(render_markdown(summary), os.environ["GITHUB_STEP_SUMMARY"])
 
     if not args.quiet:
         for line in accounting_notes(ev) + gate_lines(results, passed):
@@ -244,11 +257,22 @@ def run_init(args: argparse.Namespace, streams: Streams) -> Exit:
     return Exit.OK
 
 
+def _schema_parser(prog: str) -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(prog=prog, description="Print the JSON Schema of the JSON report.")
+
+
+def run_schema(args: argparse.Namespace, streams: Streams) -> Exit:
+    """Print the JSON report's schema, as shipped in the package."""
+    streams.out.write(schema_text())
+    return Exit.OK
+
+
 # Subcommands by name: how to build each one's parser and how to run it. Scoring is the default.
 COMMANDS: dict[str, tuple[Callable[[str], argparse.ArgumentParser], Callable[[argparse.Namespace, Streams], Exit]]] = {
     "score": (_score_parser, run_score),
     "validate": (_validate_parser, run_validate),
     "init": (_init_parser, run_init),
+    "schema": (_schema_parser, run_schema),
 }
 DEFAULT_COMMAND = "score"
 

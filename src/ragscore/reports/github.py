@@ -1,0 +1,66 @@
+"""Render the report document for GitHub Actions: workflow-command annotations and the job summary."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from ragscore.gates import format_threshold
+from ragscore.reports.files import ReportWriteError
+from ragscore.reports.markdown import fmt
+
+# The runner decodes these from a command's message; anything else passes as it is.
+_DATA_ESCAPES: Final = (("%", "%25"), ("\r", "%0D"), ("\n", "%0A"))
+# A property (title=...) also ends at a comma and must not hold the "::" that ends the properties.
+_PROPERTY_ESCAPES: Final = (*_DATA_ESCAPES, (":", "%3A"), (",", "%2C"))
+_COMMANDS: Final = {"fail": "error", "warn": "warning"}
+
+
+def _escape(text: str, escapes: Iterable[tuple[str, str]]) -> str:
+    # "%" comes first in each table, so the escapes added afterwards are not escaped again.
+    for raw, escaped in escapes:
+        text = text.replace(raw, escaped)
+    return text
+
+
+def escape_data(text: str) -> str:
+    """Escape a workflow command's message so that the runner shows it as written."""
+    return _escape(text, _DATA_ESCAPES)
+
+
+def escape_property(text: str) -> str:
+    """Escape a workflow command's property value, such as its title."""
+    return _escape(text, _PROPERTY_ESCAPES)
+
+
+def _message(metric: str, gate: Mapping[str, Any]) -> str:
+    """Say what a failed or warned gate found, against the bound it crossed."""
+    found = f"{metric} = {fmt(gate['value'])}"
+    if gate["status"] == "fail":
+        return f"{found}, expected {gate['op']} {format_threshold(gate['threshold'])}"
+    return (
+        f"{found}, expected {gate['op']} {format_threshold(gate['warn'])} to pass without a warning"
+        f" (the gate requires {gate['op']} {format_threshold(gate['threshold'])})"
+    )
+
+
+def annotations(doc: dict[str, Any]) -> list[str]:
+    """Return one ``::error`` line per failed gate and one ``::warning`` line per warned gate, in gate order."""
+    lines: list[str] = []
+    for metric, gate in doc["gates"].items():
+        command = _COMMANDS.get(gate["status"])
+        if command is not None:
+            title = escape_property(f"ragscore gate {metric}")
+            lines.append(f"::{command} title={title}::{escape_data(_message(metric, gate))}")
+    return lines
+
+
+def append_step_summary(markdown: Iterable[str], path: str) -> None:
+    """Append the Markdown report to the job summary file (GITHUB_STEP_SUMMARY), creating it if need be."""
+    # Render the whole text first, so that a failure while rendering appends nothing.
+    text = "".join(markdown)
+    try:
+        with open(path, "a", encoding="utf-8", newline="\n") as summary:
+            summary.write(text)
+    except OSError as exc:
+        raise ReportWriteError(f"{path}: cannot append the GitHub step summary: {exc.strerror}") from None
