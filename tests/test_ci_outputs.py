@@ -37,3 +37,10 @@ def test_github_annotations_and_step_summary(ragscore, isolated, monkeypatch):
 def test_no_annotations_outside_github(ragscore, isolated, monkeypatch):
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     assert "::error" not in ragscore(*PRODUCT, "-q").err
+
+
+def test_html_file_holds_the_question_table(ragscore, isolated):
+    run = ragscore(*PRODUCT, "--html", "report.html", "--format", "none", "-q")
+    assert run.status == 1
+    page = (isolated / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.count('data-label="HALLUCINATION"') == 2

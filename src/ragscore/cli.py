@@ -18,12 +18,14 @@ from ragscore.evaluate import Wants, metric_names
 from ragscore.gates import evaluate_gates, gates_pass
 from ragscore.loaders.gold import load_gold
 from ragscore.parallel import choose_jobs, score
+from ragscore.progress import progress_line
 from ragscore.metrics.registry import did_you_mean
 from ragscore.reports.console import accounting_notes, gate_lines
 from ragscore.reports.document import build_document
 from ragscore.reports.explain import render_explanation
 from ragscore.reports.files import write_reports
 from ragscore.reports.github import annotations, append_step_summary
+from ragscore.reports.html import render_html
 from ragscore.reports.json_report import render_json
 from ragscore.reports.junit import render_junit
 from ragscore.reports.markdown import render_markdown
@@ -91,6 +93,7 @@ def _score_parser(prog: str) -> argparse.ArgumentParser:
     out.add_argument("--format", choices=("json", "markdown", "text", "none"), default="json", help="report printed on standard output (default: json; text: a compact summary, coloured on a terminal unless NO_COLOR is set)")
     out.add_argument("--json", metavar="PATH", help="also write the JSON report to PATH")
     out.add_argument("--markdown", metavar="PATH", help="also write the Markdown report to PATH")
+    out.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report to PATH (charts, filterable question table)")
     out.add_argument("--junit", metavar="PATH", help="also write JUnit XML to PATH: a test case per gate (and per question with --per-question)")
     out.add_argument("--per-question", action="store_true", help="add a 'questions' list to the JSON report")
     out.add_argument("--only-failures", action="store_true", help="list only questions not labelled OK or REFUSAL_OK (implies --per-question)")
@@ -151,9 +154,12 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     config = load_config(overrides, metric_names, args.gates_file)
     explain = list(dict.fromkeys(args.explain or ()))
     per_question = args.per_question or args.only_failures
-    wants = Wants(rows=per_question or bool(args.markdown) or args.format == "markdown", explain=frozenset(explain))
+    wants = Wants(rows=per_question or bool(args.markdown or args.html) or args.format == "markdown",
+                  explain=frozenset(explain))
     jobs = choose_jobs(args.jobs, args.gold, args.trace)
-    ev = score(args.gold, args.trace, config.settings, wants, jobs)
+    label = f"scoring with {jobs} processes" if jobs > 1 else "scoring"
+    with progress_line(streams.err, label, enabled=not args.quiet and streams.err.isatty()):
+        ev = score(args.gold, args.trace, config.settings, wants, jobs)
     for qid in explain:
         if qid not in ev.explained:
             raise UsageError(f'--explain: no gold question has qid "{qid}"' + _suggest(qid, args.gold))
@@ -167,6 +173,8 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         files[args.json] = render_json(doc, questions=per_question)
     if args.markdown:
         files[args.markdown] = render_markdown(doc)
+    if args.html:
+        files[args.html] = render_html(doc)
     if args.junit:
         files[args.junit] = render_junit(summary)
     write_reports(files)
