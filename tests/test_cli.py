@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -11,7 +10,7 @@ import time
 from pathlib import Path
 
 
-from conftest import EXAMPLES, ROOT, write
+from conftest import EXAMPLES, ROOT, checked_report, write
 from ragscore import __version__
 
 GOLD, TRACE = EXAMPLES / "gold.jsonl", EXAMPLES / "trace.jsonl"
@@ -98,7 +97,7 @@ def test_inputs_are_hashed_and_paths_never_absolute(ragscore, isolated):
 def test_report_files_and_format_routing(ragscore, isolated):
     run = ragscore("--gold", GOLD, "--trace", TRACE, "--json", "r.json", "--markdown", "r.md", "--format", "none")
     assert run.out == ""
-    doc = json.loads((isolated / "r.json").read_text())
+    doc = checked_report((isolated / "r.json").read_text())
     assert "questions" not in doc
     assert (isolated / "r.md").read_text().startswith("# ragscore report\n")
     assert ragscore("--gold", GOLD, "--trace", TRACE, "--format", "markdown").out == (isolated / "r.md").read_text()

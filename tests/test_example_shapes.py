@@ -55,12 +55,12 @@ S = {01,02,05,07,08,09,10,12} (8), R = {03,04,06,11} (4), S ∩ A = 7 items, tra
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from ragscore.cli import main
+from conftest import checked_report
 
 EX = Path(__file__).resolve().parents[1] / "examples" / "alt-shape"
 
@@ -198,7 +198,7 @@ def run_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: list[str
     ]
     rc = main(argv)
     assert rc == 0
-    return json.loads(out.read_text(encoding="utf-8"))
+    return checked_report(out.read_text(encoding="utf-8"))
 
 
 def metric(report: dict, name: str) -> float | None:

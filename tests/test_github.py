@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, checked_report
 from ragscore.cli import main
 from ragscore.reports.files import ReportWriteError
 from ragscore.reports.github import annotations, append_step_summary, escape_data, escape_property
@@ -22,7 +21,7 @@ def product_doc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, An
     out = tmp_path / "product.json"
     main(["--gold", "examples/product/gold.jsonl", "--trace", "examples/product/trace.jsonl", "--json", str(out),
           "--format", "none", "--per-question", "--no-fail", "-q"])
-    return json.loads(out.read_text(encoding="utf-8"))
+    return checked_report(out.read_text(encoding="utf-8"))
 
 
 def gate(status: str, value: float | int | None, op: str = ">=", threshold: float = 0.8,

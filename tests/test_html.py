@@ -6,7 +6,6 @@ change with:  REGENERATE_GOLDEN=1 pytest tests/test_html.py
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -18,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import DATA, ROOT
+from conftest import DATA, ROOT, checked_report
 from ragscore.cli import main
 from ragscore.reports.html import CSS, SCRIPT, csp_hash, nice_ceiling, render_html
 
@@ -117,7 +116,7 @@ def product(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     out = tmp_path / "report.json"
     main(["--gold", "examples/product/gold.jsonl", "--trace", "examples/product/trace.jsonl", "--json", str(out),
           "--format", "none", "--per-question", "--no-fail", "-q"])
-    return json.loads(out.read_text(encoding="utf-8"))
+    return checked_report(out.read_text(encoding="utf-8"))
 
 
 def hostile_doc() -> dict[str, Any]:

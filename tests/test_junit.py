@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conftest import DATA, ROOT
+from conftest import DATA, ROOT, checked_report
 from ragscore.cli import main
 from ragscore.reports.junit import clean, render_junit
 
@@ -134,7 +134,7 @@ def report(example: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *extra
     gold, trace = EXAMPLES[example]
     out = tmp_path / f"{example}.json"
     main(["--gold", gold, "--trace", trace, "--json", str(out), "--format", "none", "--no-fail", "-q", *extra])
-    return json.loads(out.read_text(encoding="utf-8"))
+    return checked_report(out.read_text(encoding="utf-8"))
 
 
 def make_doc(gates: dict[str, dict[str, Any]], questions: list[dict[str, Any]] | None = None) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragscore.cli import main
+from conftest import checked_report
 
 DEFAULT_TOKEN = "not in context"
 
@@ -350,7 +351,7 @@ def run_ragscore(gold_items: list[dict], traces: list[dict], *, k: int | None = 
                 argv += ["--refusal-token", token]
             rc = main(argv)
             assert rc == 0, f"ragscore exited {rc} on {argv}"
-            return json.loads(out_path.read_text(encoding="utf-8"))
+            return checked_report(out_path.read_text(encoding="utf-8"))
         finally:
             os.chdir(previous)
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import EXAMPLES, write
+from conftest import EXAMPLES, checked_report, write
 from ragscore.cli import main
 
 CUTOFFS = (1, 3, 5, 10)
@@ -17,12 +17,11 @@ CUTOFFS = (1, 3, 5, 10)
 def _run(tmp, gold, traces, *args):
     write(tmp / "g.jsonl", gold)
     write(tmp / "t.jsonl", traces)
-    import json
 
     status = main(["--gold", str(tmp / "g.jsonl"), "--trace", str(tmp / "t.jsonl"), "--format", "none", "-q",
                    "--json", str(tmp / "r.json"), "--no-fail", *args])
     assert status == 0
-    return json.loads((tmp / "r.json").read_text())
+    return checked_report((tmp / "r.json").read_text())
 
 
 def test_family_is_off_by_default_and_on_by_option_config_or_gate(ragscore, isolated):

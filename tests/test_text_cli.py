@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
-from conftest import write
+from conftest import checked_report, write
 from ragscore.cli import main
 from ragscore.metrics.overlap import text_values
 
@@ -28,7 +27,7 @@ def run(tmp, *args):
                             for q, c in CLAIMS.items()])
     assert main(["--gold", str(tmp / "g.jsonl"), "--trace", str(tmp / "t.jsonl"), "--json", str(tmp / "r.json"),
                  "--format", "none", "-q", "--no-fail", "--per-question", "--metrics", "text", *args]) == 0
-    return json.loads((tmp / "r.json").read_text())
+    return checked_report((tmp / "r.json").read_text())
 
 
 def test_means_over_answered_answerable_questions_with_references(isolated):
