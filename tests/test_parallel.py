@@ -45,7 +45,7 @@ def test_parallel_and_single_process_reports_are_identical(ragscore, isolated, t
     _make(isolated, text_join=text_join)
     outputs = []
     for jobs in ("1", "2", "3"):
-        args = ["--gold", "g.jsonl", "--trace", "t.jsonl", "--jobs", jobs, "--per-question", "--metrics", "all",
+        args = ["--gold", "g.jsonl", "--trace", "t.jsonl", "--jobs", jobs, "--per-question", "--metrics", "all", "--bootstrap", "50",
                 "--markdown", f"r{jobs}.md"]
         run = ragscore(*args)
         outputs.append((run.status, run.out, run.err, (isolated / f"r{jobs}.md").read_text()))

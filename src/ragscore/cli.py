@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import traceback
@@ -16,6 +17,7 @@ from ragscore.config import Overrides, load_config, parse_families
 from ragscore.errors import RagscoreError, UsageError
 from ragscore.evaluate import Wants, metric_names
 from ragscore.gates import evaluate_gates, gates_pass
+from ragscore.intervals import compute_intervals
 from ragscore.loaders.gold import load_gold
 from ragscore.parallel import choose_jobs, score
 from ragscore.progress import progress_line
@@ -107,6 +109,9 @@ def _score_parser(prog: str) -> argparse.ArgumentParser:
     gates.add_argument("--metrics", metavar="FAMILIES", help="optional metric families to compute as well: retrieval, similarity, text, or all (comma-separated)")
     gates.add_argument("--cutoffs", type=_cutoff_list, metavar="K,K,...", help="cutoffs of the retrieval metrics (default 1,3,5,10)")
     gates.add_argument("--k", type=_positive_int, metavar="N", help="the k of recall@k (default 5)")
+    gates.add_argument("--confidence", type=_confidence, metavar="C", help="confidence of the intervals (default 0.95)")
+    gates.add_argument("--bootstrap", type=_positive_int, metavar="N", help="bootstrap resamples for intervals of means (default 1000)")
+    gates.add_argument("--seed", metavar="TEXT", help="seed of the bootstrap (default 0): same seed, same report")
     gates.add_argument("--refusal-token", action="append", default=[], metavar="TEXT", help="another claim that counts as a refusal (repeatable)")
     gates.add_argument("--no-require-claim", dest="require_claim", action="store_false", default=None, help="do not require claim containment for precision")
     gates.add_argument("--no-scope-citations", dest="scope_citations", action="store_false", default=None, help="do not require citations to be among the retrieved ids")
@@ -125,6 +130,16 @@ def _cutoff_list(text: str) -> tuple[int, ...]:
     if not cutoffs:
         raise argparse.ArgumentTypeError("expected positive integers separated by commas, such as 1,3,5,10")
     return cutoffs
+
+
+def _confidence(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {text!r}")
+    return value
 
 
 def _positive_int(text: str) -> int:
@@ -150,6 +165,9 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         gates=args.gates,
         families=parse_families([n.strip() for n in args.metrics.split(",") if n.strip()], "--metrics") if args.metrics else (),
         cutoffs=args.cutoffs,
+        confidence=args.confidence,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
     )
     config = load_config(overrides, metric_names, args.gates_file)
     explain = list(dict.fromkeys(args.explain or ()))
@@ -166,7 +184,8 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     results = evaluate_gates(config.gates, ev.metrics(), config.settings.strict)
     passed = gates_pass(results)
 
-    doc = build_document(ev, results, passed, questions=wants.rows, only_failures=args.only_failures)
+    doc = build_document(ev, results, passed, compute_intervals(ev), questions=wants.rows,
+                         only_failures=args.only_failures)
     summary = doc if per_question else {key: value for key, value in doc.items() if key != "questions"}
     files: dict[str, Iterable[str]] = {}
     if args.json:

@@ -39,6 +39,9 @@ class Overrides:
     gates: str | None = None
     families: tuple[str, ...] = ()
     cutoffs: tuple[int, ...] | None = None
+    confidence: float | None = None
+    bootstrap: int | None = None
+    seed: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +138,10 @@ def _apply_scoring(settings: Settings, table: _Table) -> Settings:
         "similarity_threshold": lambda key: _number(table, key, -1.0, 1.0),
         "stemmer": lambda key: _bool(table, key),
         "text_tokenizer": lambda key: _choice(table, key, TOKENIZERS),
+        "confidence": lambda key: _number(table, key, 0.0, 1.0, low_open=True, high_open=True),
+        "bootstrap": lambda key: _positive_int(table, key, table.data[key]),
+        "seed": lambda key: str(table.data[key]) if isinstance(table.data[key], (int, str)) and not isinstance(
+            table.data[key], bool) else _bad_seed(table, key),
     }
     for key in table.data:
         if key not in readers:
@@ -150,12 +157,21 @@ def _choice(table: _Table, key: str, choices: tuple[str, ...]) -> str:
     return value  # type: ignore[return-value]
 
 
-def _number(table: _Table, key: str, low: float, high: float, low_open: bool = False) -> float:
+def _bad_seed(table: _Table, key: str) -> str:
+    raise table.error(key, f'expected "{key}" to be a string or an integer, got {table.data[key]!r}')
+
+
+def _number(
+    table: _Table, key: str, low: float, high: float, low_open: bool = False, high_open: bool = False
+) -> float:
     value = table.data[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-        (low < value if low_open else low <= value) and value <= high
+        (low < value if low_open else low <= value) and (value < high if high_open else value <= high)
     ):
-        bound = f"above {low:g} and at most {high:g}" if low_open else f"from {low:g} to {high:g}"
+        if low_open and high_open:
+            bound = f"strictly between {low:g} and {high:g}"
+        else:
+            bound = f"above {low:g} and at most {high:g}" if low_open else f"from {low:g} to {high:g}"
         raise table.error(key, f'expected "{key}" to be a number {bound}, got {value!r}')
     return float(value)
 
@@ -233,6 +249,9 @@ def load_config(
         scope_citations=settings.scope_citations if overrides.scope_citations is None else overrides.scope_citations,
         strict=settings.strict if overrides.strict is None else overrides.strict,
         cutoffs=overrides.cutoffs or settings.cutoffs,
+        confidence=settings.confidence if overrides.confidence is None else overrides.confidence,
+        bootstrap=settings.bootstrap if overrides.bootstrap is None else overrides.bootstrap,
+        seed=settings.seed if overrides.seed is None else overrides.seed,
         families=_in_order(settings.families + overrides.families),
     )
 

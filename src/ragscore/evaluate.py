@@ -38,9 +38,10 @@ from ragscore.settings import Settings
 EXAMPLES = 5  # ids quoted in a one-line summary such as "3 unknown traces: a, b, c"
 
 register(
-    MetricSpec("missing", Direction.LOWER, "counts", "gold questions with no trace (scored as refusals)"),
-    MetricSpec("unknown_traces", Direction.LOWER, "counts", "trace lines whose qid or question is not in the gold set"),
-    MetricSpec("duplicate_traces", Direction.LOWER, "counts", "trace lines overridden by a later line for the same question"),
+    MetricSpec("missing", Direction.LOWER, "counts", "gold questions with no trace (scored as refusals)", "count"),
+    MetricSpec("unknown_traces", Direction.LOWER, "counts", "trace lines whose qid or question is not in the gold set", "count"),
+    MetricSpec("duplicate_traces", Direction.LOWER, "counts", "trace lines overridden by a later line for the same question",
+               "count"),
 )
 
 COUNT_METRICS = ("missing", "unknown_traces", "duplicate_traces")

@@ -27,6 +27,9 @@ class Settings:
     similarity_threshold: float = 0.8
     stemmer: bool = False                   # Porter stemming for ROUGE
     text_tokenizer: str = "reference"       # or "unicode" (letters and digits of every script)
+    confidence: float = 0.95                # of every interval
+    bootstrap: int = 1000                   # resamples of the percentile bootstrap
+    seed: str = "0"                         # of the bootstrap, so that reports are reproducible
 
     def refusal_forms(self) -> frozenset[str]:
         """Return the refusal tokens as a normalised, stripped claim must equal them."""
@@ -47,6 +50,9 @@ class Settings:
             "similarity_threshold": self.similarity_threshold,
             "stemmer": self.stemmer,
             "text_tokenizer": self.text_tokenizer,
+            "confidence": self.confidence,
+            "bootstrap": self.bootstrap,
+            "seed": self.seed,
         }
 
     def signature(self) -> str:
@@ -70,5 +76,6 @@ class Settings:
                 f"strict:{yes[self.strict]}",
                 "metrics:" + ",".join(["answer", *self.families]),
                 *optional,
+                f"ci:{self.confidence:g},bootstrap:{self.bootstrap},seed:{self.seed}",
             ]
         )

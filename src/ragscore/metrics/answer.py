@@ -315,48 +315,58 @@ class AnswerTally:
         total.labels = {label: self.labels[label] + other.labels[label] for label in LABEL_ORDER}
         return total
 
+    def rates(self, settings: Settings) -> dict[str, tuple[int, int]]:
+        """Return every answer metric that is a count over a count as (count, denominator)."""
+        pairs = (
+            (self.labels[Label.OK], self.answered),
+            (self.hit, self.answered),
+            (self.hit, self.answerable),
+            (self.answered_unanswerable, self.unanswerable),
+            (self.refused_answerable, self.answerable),
+            (self.contained, self.answerable),
+            (self.compliant, self.traced),
+            None,  # citation_precision is a mean of per-question shares
+            (self.fabricated, self.answered),
+            (self.forbidden, self.answered),
+            (self.full_recall, self.answerable),
+        )
+        return {name: pair for name, pair in zip(answer_metric_names(settings), pairs) if pair is not None}
+
     def metrics(self, settings: Settings) -> dict[str, float | None]:
         """Return each answer metric; None where its denominator is 0."""
-        values = (
-            _ratio(self.labels[Label.OK], self.answered),
-            _ratio(self.hit, self.answered),
-            _ratio(self.hit, self.answerable),
-            _ratio(self.answered_unanswerable, self.unanswerable),
-            _ratio(self.refused_answerable, self.answerable),
-            _ratio(self.contained, self.answerable),
-            _ratio(self.compliant, self.traced),
-            _ratio(math.fsum(self.shares), len(self.shares)),
-            _ratio(self.fabricated, self.answered),
-            _ratio(self.forbidden, self.answered),
-            _ratio(self.full_recall, self.answerable),
-        )
-        return dict(zip(answer_metric_names(settings), values))
+        rates = self.rates(settings)
+        return {
+            name: _ratio(*rates[name]) if name in rates else _ratio(math.fsum(self.shares), len(self.shares))
+            for name in answer_metric_names(settings)
+        }
 
 
 _COUNTS: Final = tuple(name for name in AnswerTally.__dataclass_fields__ if name not in ("shares", "labels"))
 
 
+_RATE: Final = "rate"
+
 register(
     MetricSpec("precision", Direction.HIGHER, "answer",
-               "answered answerable items that hit a gold citation, contain the claim and nothing forbidden, over answered items"),
+               "answered answerable items that hit a gold citation, contain the claim and nothing forbidden, over answered items", _RATE),
     MetricSpec("chr", Direction.HIGHER, "answer",
-               "citation hit rate: answered answerable items whose citations hit, over answered items"),
+               "citation hit rate: answered answerable items whose citations hit, over answered items", _RATE),
     MetricSpec("chr_answerable", Direction.HIGHER, "answer",
-               "answered answerable items whose citations hit, over answerable items"),
+               "answered answerable items whose citations hit, over answerable items", _RATE),
     MetricSpec("under_refusal", Direction.LOWER, "answer",
-               "unanswerable items that were answered (hallucination rate), over unanswerable items"),
+               "unanswerable items that were answered (hallucination rate), over unanswerable items", _RATE),
     MetricSpec("over_refusal", Direction.LOWER, "answer",
-               "answerable items that were refused (or have no trace), over answerable items"),
+               "answerable items that were refused (or have no trace), over answerable items", _RATE),
     MetricSpec("containment", Direction.HIGHER, "answer",
-               "answered answerable items whose claim contains a gold substring or phrase, over answerable items"),
+               "answered answerable items whose claim contains a gold substring or phrase, over answerable items", _RATE),
     MetricSpec("compliance", Direction.HIGHER, "answer",
-               "traces that refuse or carry a citations list, over questions that have a trace"),
+               "traces that refuse or carry a citations list, over questions that have a trace", _RATE),
     MetricSpec("citation_precision", Direction.HIGHER, "answer",
                "mean share of cited ids that are gold citations, over answered answerable items that cite"),
     MetricSpec("fabricated_citation_rate", Direction.LOWER, "answer",
-               "answered items citing an id they did not retrieve, over answered items"),
+               "answered items citing an id they did not retrieve, over answered items", _RATE),
     MetricSpec("forbidden_rate", Direction.LOWER, "answer",
-               "answered items whose claim contains a forbidden substring, over answered items"),
+               "answered items whose claim contains a forbidden substring, over answered items", _RATE),
     MetricSpec("full_recall@K", Direction.HIGHER, "answer",
-               "answerable items whose gold citations are all in the top K retrieved, over answerable items"),
+               "answerable items whose gold citations are all in the top K retrieved, over answerable items", _RATE),
 )

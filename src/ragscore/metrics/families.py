@@ -320,6 +320,8 @@ _TEXT_SPECS = (
     ("corpus_bleu", "corpus BLEU over the counted questions (summed statistics) / 100"),
     ("corpus_chrf", "corpus chrF over the counted questions (summed statistics) / 100"),
 )
-register(*(MetricSpec(n, d, "retrieval", text) for n, d, text in _RETRIEVAL_SPECS))
-register(*(MetricSpec(n, Direction.HIGHER, "text", text) for n, text in _TEXT_SPECS))
+# hit@K and em are counts over counts (Wilson intervals); corpus scores are not means at all.
+_KINDS: Final = {"hit@K": "rate", "em": "rate", "corpus_bleu": "corpus", "corpus_chrf": "corpus"}
+register(*(MetricSpec(n, d, "retrieval", text, _KINDS.get(n, "mean")) for n, d, text in _RETRIEVAL_SPECS))
+register(*(MetricSpec(n, Direction.HIGHER, "text", text, _KINDS.get(n, "mean")) for n, text in _TEXT_SPECS))
 register(*(MetricSpec(n, d, "similarity", text) for n, d, text in _SIMILARITY_SPECS))

@@ -24,6 +24,7 @@ class MetricSpec:
     direction: Direction
     family: str
     description: str
+    kind: str = "mean"  # "rate" (a count over a count), "mean" (of per-question values), "count", "corpus"
 
     @property
     def parametric(self) -> bool:

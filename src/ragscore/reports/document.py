@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
 from ragscore import __version__
 from ragscore.evaluate import Evaluation
 from ragscore.gates import GateResult
+from ragscore.intervals import Interval
 from ragscore.loaders.jsonl import InputFile
 from ragscore.metrics.answer import LABEL_ORDER, PASSING_LABELS, answer_metric_names, question_values
 from ragscore.metrics.families import enabled
@@ -78,7 +79,13 @@ class Questions:
 
 
 def build_document(
-    ev: Evaluation, results: list[GateResult], passed: bool, *, questions: bool = False, only_failures: bool = False
+    ev: Evaluation,
+    results: list[GateResult],
+    passed: bool,
+    intervals: Mapping[str, Interval] | None = None,
+    *,
+    questions: bool = False,
+    only_failures: bool = False,
 ) -> dict[str, Any]:
     """Assemble the report: reference-compatible keys first, then the detail, in a fixed order."""
     metrics = ev.metrics()
@@ -112,6 +119,8 @@ def build_document(
             "duplicate_traces": acc.duplicates,
         },
         "metrics": metrics,
+        "intervals": {name: None if i is None else [i[0], i[1]] for name, i in (intervals or {}).items()},
+        "interval_methods": {name: None if i is None else i[2] for name, i in (intervals or {}).items()},
         "gates": _gates(results),
         "labels": {label.value: tally.labels[label] for label in LABEL_ORDER},
     }

@@ -48,7 +48,17 @@ def _gate_rule(gate: dict[str, Any]) -> str:
     return rule if gate["warn"] is None else f"{rule} (warn {gate['op']} {format_threshold(gate['warn'])})"
 
 
-def _family_section(family: str, values: dict[str, float | None]) -> list[str]:
+def _interval(intervals: dict[str, list[float] | None], name: str) -> str:
+    """Show a metric's interval as low–high; n/a when undefined, blank when it has none (counts)."""
+    if name not in intervals:
+        return ""
+    bounds = intervals[name]
+    return "n/a" if bounds is None else f"{fmt(bounds[0])}–{fmt(bounds[1])}"
+
+
+def _family_section(
+    family: str, values: dict[str, float | None], intervals: dict[str, list[float] | None], level: str
+) -> list[str]:
     """Show a family's metrics: those with a cutoff as a metric × cutoff table, then the rest."""
     grid: dict[str, dict[int, float | None]] = {}
     single: dict[str, float | None] = {}
@@ -65,7 +75,8 @@ def _family_section(family: str, values: dict[str, float | None]) -> list[str]:
         out += [f"| `{stem}` | " + " | ".join(fmt(row.get(k)) for k in cutoffs) + " |" for stem, row in grid.items()]
         out.append("")
     if single:
-        out += ["| metric | value |", "|---|---|", *(f"| `{name}` | {fmt(v)} |" for name, v in single.items())]
+        out += [f"| metric | value | {level} |", "|---|---|---|"]
+        out += [f"| `{name}` | {fmt(v)} | {_interval(intervals, name)} |" for name, v in single.items()]
     return out
 
 
@@ -112,14 +123,16 @@ def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
     for name, value in doc["metrics"].items():
         spec = lookup(name)
         by_family.setdefault(spec.family if spec else "", {})[name] = value
-    out += ["", "## Metrics", "", "| metric | value | better | meaning |", "|---|---|---|---|"]
+    intervals = doc.get("intervals", {})
+    level = f"{doc['settings'].get('confidence', 0.95) * 100:g}% interval"
+    out += ["", "## Metrics", "", f"| metric | value | {level} | better | meaning |", "|---|---|---|---|---|"]
     for family in ("answer", "counts"):
         for name, value in by_family.pop(family, {}).items():
             spec = lookup(name)
             direction, meaning = (spec.direction.value, spec.description) if spec else ("", "")
-            out.append(f"| `{name}` | {fmt(value)} | {direction} | {cell(meaning)} |")
+            out.append(f"| `{name}` | {fmt(value)} | {_interval(intervals, name)} | {direction} | {cell(meaning)} |")
     for family, values in by_family.items():
-        out += _family_section(family, values)
+        out += _family_section(family, values, intervals, level)
     out += ["", "## Labels", "", "| label | count |", "|---|---|"]
     out += [f"| `{label}` | {count} |" for label, count in doc["labels"].items()]
     yield from (line + "\n" for line in out)

@@ -1,0 +1,68 @@
+"""Confidence intervals for every metric: Wilson for rates, a percentile bootstrap for means.
+
+A rate (a count over a count) gets the Wilson score interval. A mean of per-question values gets
+a seeded percentile bootstrap, or, when resampling would be slow (many questions), the normal
+approximation; the report names the method of each. Values are resampled in sorted order, so
+the result does not depend on how the questions were split between processes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Final
+
+from ragscore.evaluate import Evaluation
+from ragscore.metrics.families import enabled
+from ragscore.metrics.registry import lookup
+from ragscore.metrics.stats import bootstrap_mean_interval, normal_mean_interval, resampling_is_cheap, wilson_interval
+
+WILSON: Final = "wilson"
+BOOTSTRAP: Final = "bootstrap"
+NORMAL: Final = "normal"
+
+Interval = tuple[float, float, str] | None  # (low, high, method); None when the metric is undefined
+
+
+def _mean_interval(name: str, values: Sequence[float], ev: Evaluation) -> Interval:
+    if not values:
+        return None
+    settings = ev.settings
+    ordered = sorted(values)
+    if resampling_is_cheap(len(ordered), settings.bootstrap):
+        low, high = bootstrap_mean_interval(ordered, settings.confidence, settings.bootstrap, f"{settings.seed}:{name}")
+        return low, high, BOOTSTRAP
+    low, high = normal_mean_interval(ordered, settings.confidence)
+    return low, high, NORMAL
+
+
+def _rate_interval(successes: int, trials: int, confidence: float) -> Interval:
+    if not trials:
+        return None
+    low, high = wilson_interval(successes, trials, confidence)
+    return low, high, WILSON
+
+
+def compute_intervals(ev: Evaluation) -> dict[str, Interval]:
+    """Give each metric that has one its interval, in the order of the metrics."""
+    settings = ev.settings
+    out: dict[str, Interval] = {}
+    rates = ev.tally.rates(settings)
+    for name in ev.tally.metrics(settings):
+        if name in rates:
+            out[name] = _rate_interval(*rates[name], settings.confidence)
+        else:  # citation_precision: a mean of per-question shares
+            out[name] = _mean_interval(name, ev.tally.shares, ev)
+    for family, columns in zip(enabled(settings.families), ev.columns):
+        for i, name in enumerate(family.names(settings)):
+            spec = lookup(name)
+            kind = spec.kind if spec else "mean"
+            if kind in ("count", "corpus"):
+                continue
+            column = columns.values[i :: columns.width]
+            if kind == "rate":
+                # A column of 0/1 values: its sum is the count, exactly (fsum of small integers).
+                out[name] = _rate_interval(round(math.fsum(column)), columns.counted, settings.confidence)
+            else:
+                out[name] = _mean_interval(name, column, ev)
+    return out

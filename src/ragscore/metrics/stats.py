@@ -1,0 +1,248 @@
+"""Confidence intervals and significance tests for scores, in pure standard-library Python.
+
+Definitions (fixed, because reports must be byte-identical for the same seed):
+
+* Wilson score interval: scipy's ``binomtest(k, n).proportion_ci(c, method="wilson")``
+  formula (Newcombe 1998, no continuity correction), with the low end exactly 0.0 when
+  k == 0 and the high end exactly 1.0 when k == n; no other clipping.
+* Bootstrap resample: ``rng.choices(range(n), k=n)`` with ``rng = random.Random(seed)``,
+  i.e. index ``floor(rng.random() * n)`` per draw, n draws per resample, resamples drawn
+  one after another from the same generator.
+* Percentile: numpy.percentile's default ("linear"): position h = (R - 1) * q in the sorted
+  values, interpolated linearly between ranks floor(h) and floor(h) + 1.
+* Paired bootstrap p-value: min(1, 2 * min(share of deltas <= 0, share of deltas >= 0)),
+  shares taken over the resamples kept (those where neither statistic is None).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from statistics import NormalDist
+
+__all__ = [
+    "bootstrap_mean_interval",
+    "holm",
+    "mcnemar_exact",
+    "normal_mean_interval",
+    "paired_bootstrap",
+    "resampling_is_cheap",
+    "wilson_interval",
+    "z_value",
+]
+
+# Above this many drawn values (n * resamples) a bootstrap takes seconds in pure Python.
+RESAMPLING_BUDGET = 2_000_000
+
+# Stop summing binomial terms once the rest is provably below 2**-TAIL_BITS of the sum:
+# far below a double's resolution, so the rounded p-value is that of the exact sum.
+TAIL_BITS = 64
+
+
+def _check_confidence(confidence: float) -> None:
+    """Reject a confidence level outside the open interval (0, 1)."""
+    if not 0.0 < confidence < 1.0:  # also rejects NaN
+        raise ValueError(f"confidence must be between 0 and 1 (exclusive), got {confidence!r}")
+
+
+def _check_resamples(resamples: int) -> None:
+    """Reject a resample count below one."""
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, got {resamples!r}")
+
+
+def z_value(confidence: float) -> float:
+    """Return the two-sided standard normal quantile for a confidence level."""
+    _check_confidence(confidence)
+    return NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
+
+
+def wilson_interval(successes: int, trials: int, confidence: float) -> tuple[float, float]:
+    """Return the Wilson score interval of successes out of trials."""
+    if trials <= 0:
+        raise ValueError(f"trials must be positive, got {trials!r}")
+    if not 0 <= successes <= trials:
+        raise ValueError(f"successes must be between 0 and trials ({trials}), got {successes!r}")
+    z = z_value(confidence)
+    # The same arithmetic, in the same order, as scipy's _binom_wilson_conf_int, so that
+    # results agree to the last few ulps rather than merely to the formula.
+    p = successes / trials
+    q = 1.0 - p
+    denom = 2.0 * (trials + z**2)
+    center = (2.0 * trials * p + z**2) / denom
+    delta = z / denom * math.sqrt(4.0 * trials * p * q + z**2)
+    # At k == 0 (k == n) the formula gives 0 (1) only up to rounding; scipy pins them exactly.
+    low = 0.0 if successes == 0 else center - delta
+    high = 1.0 if successes == trials else center + delta
+    return low, high
+
+
+def normal_mean_interval(values: Sequence[float], confidence: float) -> tuple[float, float]:
+    """Return the asymptotic normal interval of the mean: mean ± z * s / sqrt(n)."""
+    n = len(values)
+    if n == 0:
+        raise ValueError("values must not be empty")
+    _check_confidence(confidence)
+    mean = math.fsum(values) / n
+    if n == 1:
+        # No spread can be estimated from one value; the interval collapses to it.
+        return float(values[0]), float(values[0])
+    # Two passes (mean, then squared deviations) avoid the cancellation of sum(x**2) - n*m**2.
+    sd = math.sqrt(math.fsum((x - mean) ** 2 for x in values) / (n - 1))
+    half = z_value(confidence) * sd / math.sqrt(n)
+    return mean - half, mean + half
+
+
+def _percentile(sorted_values: Sequence[float], q: float) -> float:
+    """Return the q-quantile (0 <= q <= 1) of sorted values with numpy's linear interpolation."""
+    h = (len(sorted_values) - 1) * q
+    lo = math.floor(h)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    a = sorted_values[lo]
+    b = sorted_values[hi]
+    # a + (b - a) * t returns a exactly when a == b, so ties never drift by an ulp.
+    return a + (b - a) * (h - lo)
+
+
+def _percentile_interval(sorted_values: Sequence[float], confidence: float) -> tuple[float, float]:
+    """Return the central percentile interval of sorted values."""
+    return (
+        _percentile(sorted_values, (1.0 - confidence) / 2.0),
+        _percentile(sorted_values, (1.0 + confidence) / 2.0),
+    )
+
+
+def bootstrap_mean_interval(
+    values: Sequence[float], confidence: float, resamples: int, seed: str
+) -> tuple[float, float]:
+    """Return the percentile bootstrap interval of the mean."""
+    n = len(values)
+    if n == 0:
+        raise ValueError("values must not be empty")
+    _check_confidence(confidence)
+    _check_resamples(resamples)
+    # A str seed is hashed with SHA-512 by random.seed (version 2): the same on every platform
+    # and run, unlike hash()-based seeding of other objects.
+    rng = random.Random(seed)
+    population = list(values)
+    means = sorted(math.fsum(rng.choices(population, k=n)) / n for _ in range(resamples))
+    low, high = _percentile_interval(means, confidence)
+    # A resampled mean lies in [min, max] mathematically; clamping removes rounding spill,
+    # which also makes a constant list give exactly (x, x).
+    smallest = min(population)
+    largest = max(population)
+    return min(max(low, smallest), largest), min(max(high, smallest), largest)
+
+
+def resampling_is_cheap(n: int, resamples: int) -> bool:
+    """Return whether a bootstrap of n values with this many resamples fits the time budget."""
+    return n * resamples <= RESAMPLING_BUDGET
+
+
+def _binomial_tail_sum(k: int, n: int) -> int:
+    """Return sum of comb(n, i) for i <= k, for k < n / 2, exact up to 2**-TAIL_BITS relative."""
+    # Summed downward from the largest term: the ratio of consecutive terms is at most
+    # r = k / (n - k + 1) < 1, so what is left after term t is at most t * r / (1 - r)
+    # = t * k / (n - 2k + 1); stop once that is provably below 2**-TAIL_BITS of the sum.
+    term = math.comb(n, k)
+    total = 0
+    i = k
+    while term:
+        total += term
+        if (term * k) << TAIL_BITS < total * (n - 2 * k + 1):
+            break
+        # comb(n, i - 1) = comb(n, i) * i / (n - i + 1), an exact integer division.
+        term = term * i // (n - i + 1)
+        i -= 1
+    return total
+
+
+def _binomial_middle_sum(k: int, n: int) -> int:
+    """Return sum of comb(n, i) for k < i < n - k, exactly."""
+    total = 0
+    term = math.comb(n, k + 1)
+    for i in range(k + 1, n - k):
+        total += term
+        # comb(n, i + 1) = comb(n, i) * (n - i) / (i + 1), an exact integer division.
+        term = term * (n - i) // (i + 1)
+    return total
+
+
+def mcnemar_exact(broken: int, fixed: int) -> float:
+    """Return the exact two-sided McNemar p-value for the discordant counts."""
+    if broken < 0 or fixed < 0:
+        raise ValueError(f"counts must be non-negative, got broken={broken!r}, fixed={fixed!r}")
+    n = broken + fixed
+    k = min(broken, fixed)
+    if 2 * k >= n - 1:
+        # b == c, or |b - c| == 1 where the two middle outcomes are the mode: every outcome is
+        # at most as likely as the observed one (scipy's rule), so the p-value is 1 (also 0/0).
+        return 1.0
+    # Under H0 the count is Binomial(n, 1/2), symmetric, and its pmf rises strictly up to the
+    # mode (consecutive ratios differ from 1 by far more than scipy's 1e-7 tolerance for
+    # n <= 10**6), so the outcomes no more likely than k are exactly i <= k and i >= n - k:
+    # p = 2 * sum(comb(n, i), i <= k) / 2**n = (2**n - sum(comb(n, i), k < i < n - k)) / 2**n.
+    # Sum whichever side takes fewer big-integer steps: the tail converges geometrically
+    # (about TAIL_BITS * k / (n - 2k) terms), the middle has n - 2k - 1 terms.
+    middle_terms = n - 2 * k - 1
+    tail_terms = TAIL_BITS * k // (n - 2 * k + 1) + 1
+    if middle_terms < tail_terms:
+        numerator = (1 << n) - _binomial_middle_sum(k, n)
+        # int / int is correctly rounded in Python even when both are huge.
+        return min(1.0, numerator / (1 << n))
+    return min(1.0, _binomial_tail_sum(k, n) / (1 << (n - 1)))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Return Holm-Bonferroni step-down adjusted p-values in the input order."""
+    for p in p_values:
+        if not 0.0 <= p <= 1.0:  # also rejects NaN
+            raise ValueError(f"p-values must be between 0 and 1, got {p!r}")
+    m = len(p_values)
+    # sorted() is stable, so ties keep their input order (their adjusted values are equal anyway).
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, index in enumerate(order):
+        # The running maximum makes the adjusted values monotone in the raw ones.
+        running = max(running, (m - rank) * p_values[index])
+        adjusted[index] = min(1.0, running)
+    return adjusted
+
+
+def paired_bootstrap(
+    baseline: Sequence[float],
+    candidate: Sequence[float],
+    statistic: Callable[[Sequence[float]], float | None],
+    confidence: float,
+    resamples: int,
+    seed: str,
+) -> tuple[tuple[float, float] | None, float | None]:
+    """Return the percentile interval and two-sided p-value of statistic(candidate) - statistic(baseline)."""
+    n = len(baseline)
+    if n != len(candidate):
+        raise ValueError(f"baseline and candidate differ in length: {n} != {len(candidate)}")
+    if n == 0:
+        raise ValueError("values must not be empty")
+    _check_confidence(confidence)
+    _check_resamples(resamples)
+    rng = random.Random(seed)
+    indices = range(n)
+    deltas: list[float] = []
+    for _ in range(resamples):
+        # The same question indices for both runs: that pairing is what makes the test paired.
+        sample = rng.choices(indices, k=n)
+        before = statistic([baseline[i] for i in sample])
+        after = statistic([candidate[i] for i in sample])
+        # A statistic can be undefined on a resample (e.g. no relevant item drawn); skip it.
+        if before is None or after is None:
+            continue
+        deltas.append(after - before)
+    if not deltas:
+        return None, None
+    deltas.sort()
+    at_most_zero = sum(1 for d in deltas if d <= 0.0)
+    at_least_zero = sum(1 for d in deltas if d >= 0.0)
+    p_value = min(1.0, 2.0 * min(at_most_zero, at_least_zero) / len(deltas))
+    return _percentile_interval(deltas, confidence), p_value
