@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
 from ragscore.errors import ConfigError
-from ragscore.gates import Gate, parse_gate_option, parse_gate_table
+from ragscore.gates import Gate, parse_gate_option, parse_gate_table, resolve_metric
 from ragscore.metrics.families import ANSWER, FAMILIES
 from ragscore.metrics.overlap import TOKENIZERS
 from ragscore.metrics.registry import did_you_mean, lookup
@@ -23,7 +24,7 @@ DEFAULT_GATES: Final = (
     Gate("over_refusal", "<=", 0.10),
     Gate("missing", "<=", 0.0),
 )
-SECTIONS: Final = ("scoring", "gates")
+SECTIONS: Final = ("scoring", "gates", "regression")
 _TOML_POSITION_RE: Final = re.compile(r"^(?P<msg>.*) \(at line (?P<line>\d+), column (?P<col>\d+)\)$")
 
 
@@ -50,6 +51,8 @@ class Config:
 
     settings: Settings
     gates: tuple[Gate, ...]
+    regression: dict[str, float] = field(default_factory=dict)  # metric -> largest allowed worsening
+    require_significance: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,8 +268,22 @@ def load_config(
     if overrides.gates is not None:
         gates.update(parse_gate_option(overrides.gates, names, settings.k))
     gated = tuple(spec.family for gate in gates.values() if gate and (spec := lookup(gate.metric)) is not None)
+    regression: dict[str, float] = {}
+    require_significance = False
+    for tables in files:
+        if "regression" in tables:
+            table = tables["regression"]
+            for key, value in table.data.items():
+                if key == "require_significance":
+                    require_significance = _bool(table, key)
+                    continue
+                metric = resolve_metric(key, names, settings.k, table.source, table.line_of(key))
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+                    raise table.error(key, f'expected "{key}" to be the largest allowed drop, a number >= 0, got {value!r}')
+                regression[metric] = float(value)
+    gated += tuple(spec.family for metric in regression if (spec := lookup(metric)) is not None)
     settings = replace(settings, families=_in_order(settings.families + gated))
-    return Config(settings, tuple(g for g in gates.values() if g is not None))
+    return Config(settings, tuple(g for g in gates.values() if g is not None), regression, require_significance)
 
 
 def _in_order(names: tuple[str, ...]) -> tuple[str, ...]:

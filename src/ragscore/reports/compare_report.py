@@ -1,0 +1,93 @@
+"""The report of ``ragscore compare``: its document, and its Markdown for a pull-request comment."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+from ragscore import __version__
+from ragscore.compare import Delta, Mcnemar, Regression
+from ragscore.metrics.registry import Direction, lookup
+from ragscore.reports.markdown import cell, fmt
+from ragscore.settings import Settings
+
+SIGNIFICANT: Final = "*"
+
+
+def build_compare_document(
+    inputs: Mapping[str, Mapping[str, str]],
+    settings: Settings,
+    deltas: Mapping[str, Delta],
+    test: Mcnemar,
+    regressions: list[Regression],
+) -> dict[str, Any]:
+    """Assemble the comparison: verdict first, then every metric's move, then the changed questions."""
+    return {
+        "pass": all(r.status != "fail" for r in regressions),
+        "schema": 1,
+        "kind": "compare",
+        "version": __version__,
+        "signature": settings.signature(),
+        "inputs": dict(inputs),
+        "metrics": {
+            name: {
+                "baseline": d.baseline,
+                "candidate": d.candidate,
+                "delta": d.delta,
+                "delta_interval": None if d.interval is None else list(d.interval),
+                "p_value": d.p_value,
+                "p_adjusted": d.p_adjusted,
+            }
+            for name, d in deltas.items()
+        },
+        "mcnemar": {"fixed": len(test.fixed), "broken": len(test.broken), "p_value": test.p_value},
+        "changed": {"fixed": test.fixed, "broken": test.broken},
+        "regressions": {
+            r.metric: {"allowed": r.allowed, "worse_by": r.worse_by, "p_adjusted": r.p_adjusted, "status": r.status}
+            for r in regressions
+        },
+    }
+
+
+def _arrow(name: str, delta: float | None) -> str:
+    """Say whether a move is better or worse for this metric (an arrow alone cannot)."""
+    if not delta:
+        return "="
+    spec = lookup(name)
+    better = (delta > 0) == (spec is None or spec.direction is Direction.HIGHER)
+    return ("▲ better" if delta > 0 else "▼ better") if better else ("▲ worse" if delta > 0 else "▼ worse")
+
+
+def _signed(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:+d}" if isinstance(value, int) else f"{value:+.4f}"
+
+
+def render_compare_markdown(doc: dict[str, Any], alpha: float) -> Iterator[str]:
+    """Render the comparison for a pull-request comment: deltas, marks, broken and fixed questions."""
+    verdict = "PASS" if doc["pass"] else "FAIL"
+    failed = [m for m, r in doc["regressions"].items() if r["status"] == "fail"]
+    detail = f"regressions in {', '.join(f'`{m}`' for m in failed)}" if failed else "no regression gate failed"
+    yield f"# ragscore compare\n\n**{verdict}**: {detail}.\n\n"
+    yield (f"{SIGNIFICANT} significant at {alpha:g} after Holm's correction across metrics "
+           "(paired bootstrap over questions).\n\n")
+    yield "| metric | baseline | candidate | change | interval | p (Holm) |\n|---|---|---|---|---|---|\n"
+    for name, m in doc["metrics"].items():
+        mark = SIGNIFICANT if m["p_adjusted"] is not None and m["p_adjusted"] < alpha else ""
+        interval = "" if m["delta_interval"] is None else f"{_signed(m['delta_interval'][0])} to {_signed(m['delta_interval'][1])}"
+        p = "" if m["p_adjusted"] is None else f"{m['p_adjusted']:.4f}{mark}"
+        yield (f"| `{name}` | {fmt(m['baseline'])} | {fmt(m['candidate'])} | {_signed(m['delta'])} "
+               f"{_arrow(name, m['delta'])} | {interval} | {p} |\n")
+    mc = doc["mcnemar"]
+    yield (f"\nPer-question correctness (OK or REFUSAL_OK): {mc['fixed']} fixed, {mc['broken']} broken, "
+           f"exact McNemar p = {mc['p_value']:.4f}.\n")
+    for title, key in (("Broken", "broken"), ("Fixed", "fixed")):
+        qids = doc["changed"][key]
+        if qids:
+            yield f"\n**{title}** ({len(qids)}): " + ", ".join(cell(q) for q in qids) + "\n"
+    if doc["regressions"]:
+        yield "\n| regression gate | allowed | worse by | status |\n|---|---|---|---|\n"
+        for name, r in doc["regressions"].items():
+            yield f"| `{name}` | {r['allowed']:g} | {fmt(r['worse_by'])} | {r['status']} |\n"
+    yield f"\nSettings: `{doc['signature'].replace('`', '')}`\n"

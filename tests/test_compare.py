@@ -1,0 +1,94 @@
+"""`ragscore compare`: deltas, paired bootstrap, McNemar, Holm, regression gates, baseline reports."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import EXAMPLES, ROOT, write
+from ragscore.metrics.stats import holm
+
+PRODUCT = EXAMPLES / "product"
+ARGS = ("compare", "--gold", PRODUCT / "gold.jsonl", "--baseline", PRODUCT / "baseline.jsonl",
+        "--trace", PRODUCT / "trace.jsonl")
+
+
+def test_changes_mcnemar_and_holm(ragscore, isolated):
+    run = ragscore(*ARGS)
+    assert run.status == 0  # no [regression] gates in this folder
+    doc = json.loads(run.out)
+    assert doc["changed"] == {"fixed": ["Q002", "Q005", "Q009", "Q013", "Q017", "Q021"], "broken": ["Q034", "Q037"]}
+    assert doc["mcnemar"]["fixed"] == 6 and doc["mcnemar"]["broken"] == 2
+    precision = doc["metrics"]["precision"]
+    assert (precision["baseline"], precision["candidate"]) == (19 / 29, 25 / 31)
+    assert precision["delta"] == pytest.approx(25 / 31 - 19 / 29, abs=1e-15)
+    low, high = precision["delta_interval"]
+    assert low < precision["delta"] < high
+    tested = [m for m in doc["metrics"].values() if m["p_value"] is not None]
+    assert [m["p_adjusted"] for m in tested] == holm([m["p_value"] for m in tested])
+    stats = pytest.importorskip("scipy.stats")
+    assert doc["mcnemar"]["p_value"] == pytest.approx(stats.binomtest(2, 8, 0.5).pvalue, abs=1e-12)
+
+
+def test_identical_runs_do_not_move(ragscore, isolated):
+    doc = json.loads(ragscore("compare", "--gold", PRODUCT / "gold.jsonl", "--baseline", PRODUCT / "trace.jsonl",
+                              "--trace", PRODUCT / "trace.jsonl").out)
+    assert all(m["delta"] == 0 for m in doc["metrics"].values())
+    assert all(m["p_value"] in (None, 1.0) for m in doc["metrics"].values())
+    assert doc["mcnemar"] == {"fixed": 0, "broken": 0, "p_value": 1.0}
+
+
+def test_regression_gates_fail_the_run(ragscore, isolated):
+    write(isolated / "gates.toml", "[regression]\nprecision = 0.02\nunder = 0.05\n")
+    run = ragscore(*ARGS)
+    assert run.status == 1 and json.loads(run.out)["pass"] is False
+    assert "ragscore: REGRESSION under_refusal: worse by 0.2500 (allowed 0.05)\n" in run.err
+    assert ragscore(*ARGS, "--no-fail").status == 0
+    write(isolated / "gates.toml", "[regression]\nunder = 0.05\nrequire_significance = true\n")
+    assert ragscore(*ARGS).status == 0  # 2 of 8 unanswerables broken: not significant
+
+
+def test_regression_gate_errors(ragscore, isolated):
+    write(isolated / "gates.toml", "[regression]\nprecison = 0.02\n")
+    assert ragscore(*ARGS).err == 'ragscore: error: gates.toml:2: unknown metric "precison"; did you mean "precision"?\n'
+    write(isolated / "gates.toml", "[regression]\nprecision = -1\n")
+    assert ragscore(*ARGS).err == ('ragscore: error: gates.toml:2: [regression] expected "precision" to be the largest '
+                                   "allowed drop, a number >= 0, got -1\n")
+
+
+def test_a_committed_baseline_report_gives_the_same_comparison(ragscore, isolated):
+    ragscore("--gold", PRODUCT / "gold.jsonl", "--trace", PRODUCT / "baseline.jsonl", "--per-question",
+             "--json", "baseline.json", "--format", "none", "--no-fail", "-q")
+    from_traces = json.loads(ragscore(*ARGS).out)
+    from_report = json.loads(ragscore("compare", "--gold", PRODUCT / "gold.jsonl", "--baseline-report", "baseline.json",
+                                      "--trace", PRODUCT / "trace.jsonl").out)
+    assert from_report["metrics"] == from_traces["metrics"]
+    assert from_report["changed"] == from_traces["changed"] and from_report["mcnemar"] == from_traces["mcnemar"]
+
+
+def test_baseline_report_must_fit(ragscore, isolated):
+    ragscore("--gold", PRODUCT / "gold.jsonl", "--trace", PRODUCT / "baseline.jsonl", "--json", "short.json",
+             "--format", "none", "--no-fail", "-q")
+    run = ragscore("compare", "--gold", PRODUCT / "gold.jsonl", "--baseline-report", "short.json", "--trace",
+                   PRODUCT / "trace.jsonl")
+    assert run.err == "ragscore: error: short.json: expected a JSON report made with --per-question (and not --only-failures)\n"
+    ragscore("--gold", EXAMPLES / "gold.jsonl", "--trace", EXAMPLES / "trace.jsonl", "--per-question",
+             "--json", "other.json", "--format", "none", "-q")
+    run = ragscore("compare", "--gold", PRODUCT / "gold.jsonl", "--baseline-report", "other.json", "--trace",
+                   PRODUCT / "trace.jsonl")
+    assert run.err == "ragscore: error: other.json: the baseline report was not made with this gold set (its gold sha256 differs)\n"
+
+
+def test_same_seed_same_bytes_and_markdown_golden(ragscore, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    args = ("compare", "--gold", "examples/product/gold.jsonl", "--baseline", "examples/product/baseline.jsonl",
+            "--trace", "examples/product/trace.jsonl", "--no-fail")
+    assert ragscore(*args).out == ragscore(*args).out
+    markdown = ragscore(*args, "--format", "markdown").out
+    golden = ROOT / "tests" / "data" / "golden" / "compare.md"
+    import os
+
+    if os.environ.get("REGENERATE_GOLDEN") == "1":
+        golden.write_text(markdown, encoding="utf-8")
+    assert markdown == golden.read_text(encoding="utf-8")
