@@ -31,3 +31,18 @@ def test_columns_behave_like_a_dict_of_rows(ops):
             means[0] - sum(r[0] for r in model.values()) / len(model)) < 1e-12
     else:
         assert means == [None, None]
+
+
+def test_text_family_names_are_the_overlap_modules_names():
+    from ragscore.metrics.families import FAMILIES
+    from ragscore.metrics.overlap import corpus_metric_names, text_metric_names
+    from ragscore.settings import Settings
+
+    assert FAMILIES["text"].names(Settings()) == text_metric_names() + corpus_metric_names()
+
+
+def test_config_knows_the_overlap_tokenizers():
+    from ragscore.config import TEXT_TOKENIZERS
+    from ragscore.metrics.overlap import TOKENIZERS
+
+    assert TEXT_TOKENIZERS == TOKENIZERS

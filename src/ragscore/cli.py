@@ -27,21 +27,13 @@ from ragscore.reports.console import accounting_notes, gate_lines
 from ragscore.reports.document import build_document
 from ragscore.reports.explain import render_explanation
 from ragscore.reports.files import write_reports
-from ragscore.reports.github import annotations, append_step_summary
-from ragscore.reports.html import render_html
 from ragscore.reports.json_report import render_json
-from ragscore.reports.junit import render_junit
 from ragscore.reports.markdown import render_markdown
 from ragscore.reports.text import render_text
-from ragscore.reports.compare_report import build_compare_document, render_compare_markdown
 from ragscore.reports.document import display_path
 from ragscore.reports.markdown import fmt
-from ragscore.compare import check_regressions, compare_runs, mcnemar, run_from_evaluation, run_from_report
 from ragscore.loaders.jsonl import InputFile, decode_text
 from ragscore.errors import InputError
-from ragscore.schema import schema_text
-from ragscore.starter import STARTER_GATES
-from ragscore.validate import ERROR, validate
 
 
 class Exit(IntEnum):
@@ -201,11 +193,17 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     if args.markdown:
         files[args.markdown] = render_markdown(doc)
     if args.html:
+        from ragscore.reports.html import render_html  # formats load when asked for: startup stays short
+
         files[args.html] = render_html(doc)
     if args.junit:
+        from ragscore.reports.junit import render_junit
+
         files[args.junit] = render_junit(summary)
     write_reports(files)
     if os.environ.get("GITHUB_ACTIONS") == "true":  # annotations on the run, the summary on its page
+        from ragscore.reports.github import annotations, append_step_summary
+
         for line in annotations(summary):
             print(line, file=streams.err)
         if os.environ.get("GITHUB_STEP_SUMMARY"):
@@ -259,6 +257,8 @@ def _validate_parser(prog: str) -> argparse.ArgumentParser:
 
 def run_validate(args: argparse.Namespace, streams: Streams) -> Exit:
     """List every problem of the inputs; exit 2 when any is an error."""
+    from ragscore.validate import ERROR, validate
+
     if args.gold == "-" and args.trace == "-":
         raise UsageError("only one of --gold and --trace can be '-' (standard input)")
     settings = load_config(Overrides(), metric_names, args.gates_file).settings
@@ -281,6 +281,8 @@ def _init_parser(prog: str) -> argparse.ArgumentParser:
 
 def run_init(args: argparse.Namespace, streams: Streams) -> Exit:
     """Write the starter gates file and say what to run next."""
+    from ragscore.starter import STARTER_GATES
+
     try:
         with open(args.path, "x", encoding="utf-8") as out:
             out.write(STARTER_GATES)
@@ -319,6 +321,9 @@ def _compare_parser(prog: str) -> argparse.ArgumentParser:
 
 def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     """Score both runs (or read the baseline's report), compare them, check the regression gates."""
+    from ragscore.compare import check_regressions, compare_runs, mcnemar, run_from_evaluation, run_from_report
+    from ragscore.reports.compare_report import build_compare_document, render_compare_markdown
+
     specs = [args.gold, args.trace, args.baseline or args.baseline_report]
     if specs.count("-") > 1:
         raise UsageError("only one input can be '-' (standard input)")
@@ -384,6 +389,8 @@ def _schema_parser(prog: str) -> argparse.ArgumentParser:
 
 def run_schema(args: argparse.Namespace, streams: Streams) -> Exit:
     """Print the JSON report's schema, as shipped in the package."""
+    from ragscore.schema import schema_text
+
     streams.out.write(schema_text())
     return Exit.OK
 

@@ -13,7 +13,6 @@ from typing import Final
 from ragscore.errors import ConfigError
 from ragscore.gates import Gate, parse_gate_option, parse_gate_table, resolve_metric
 from ragscore.metrics.families import ANSWER, FAMILIES
-from ragscore.metrics.overlap import TOKENIZERS
 from ragscore.metrics.registry import did_you_mean, lookup
 from ragscore.settings import Settings
 
@@ -25,6 +24,7 @@ DEFAULT_GATES: Final = (
     Gate("missing", "<=", 0.0),
 )
 SECTIONS: Final = ("scoring", "gates", "regression")
+TEXT_TOKENIZERS: Final = ("reference", "unicode")  # metrics.overlap.TOKENIZERS, without importing it
 _TOML_POSITION_RE: Final = re.compile(r"^(?P<msg>.*) \(at line (?P<line>\d+), column (?P<col>\d+)\)$")
 
 
@@ -140,7 +140,7 @@ def _apply_scoring(settings: Settings, table: _Table) -> Settings:
         "hybrid_gamma": lambda key: _number(table, key, 0.0, 1e6, low_open=True),
         "similarity_threshold": lambda key: _number(table, key, -1.0, 1.0),
         "stemmer": lambda key: _bool(table, key),
-        "text_tokenizer": lambda key: _choice(table, key, TOKENIZERS),
+        "text_tokenizer": lambda key: _choice(table, key, TEXT_TOKENIZERS),
         "confidence": lambda key: _number(table, key, 0.0, 1.0, low_open=True, high_open=True),
         "bootstrap": lambda key: _positive_int(table, key, table.data[key]),
         "seed": lambda key: str(table.data[key]) if isinstance(table.data[key], (int, str)) and not isinstance(

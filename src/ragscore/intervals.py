@@ -28,11 +28,11 @@ def _mean_interval(name: str, values: Sequence[float], ev: Evaluation) -> Interv
     if not values:
         return None
     settings = ev.settings
-    ordered = sorted(values)
-    if resampling_is_cheap(len(ordered), settings.bootstrap):
+    if resampling_is_cheap(len(values), settings.bootstrap):
+        ordered = sorted(values)  # resampled in sorted order: the same however the run was split
         low, high = bootstrap_mean_interval(ordered, settings.confidence, settings.bootstrap, f"{settings.seed}:{name}")
         return low, high, BOOTSTRAP
-    low, high = normal_mean_interval(ordered, settings.confidence)
+    low, high = normal_mean_interval(values, settings.confidence)  # fsum sums: the order does not matter
     return low, high, NORMAL
 
 

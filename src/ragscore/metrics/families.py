@@ -14,8 +14,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Protocol
 
-from ragscore.metrics.overlap import TextStats, corpus_metric_names, corpus_values, text_metric_names, text_scores
-from ragscore.metrics.overlap.bleu import CHAR_ORDER, MAX_ORDER, BleuStats, ChrfStats
 from ragscore.metrics.registry import Direction, MetricSpec, register
 from ragscore.metrics.retrieval import (
     retrieval_metric_names,
@@ -161,9 +159,15 @@ class SimilarityFamily(_MeanFamily):
         )
 
 
-_TEXT_VALUES: Final = len(text_metric_names())
-_BLEU_STATS: Final = 2 + 2 * MAX_ORDER
-_CHRF_STATS: Final = 3 * CHAR_ORDER
+def _text_layout() -> tuple[int, int, int]:
+    """Count a text row's values, BLEU statistics and chrF statistics.
+
+    The text metrics load only when the family is on: they take a while to import.
+    """
+    from ragscore.metrics.overlap import text_metric_names
+    from ragscore.metrics.overlap.bleu import CHAR_ORDER, MAX_ORDER
+
+    return len(text_metric_names()), 2 + 2 * MAX_ORDER, 3 * CHAR_ORDER
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,12 +182,12 @@ class TextFamily:
     keep: frozenset[str] = frozenset({"answers"})
 
     def names(self, settings: Settings) -> tuple[str, ...]:
-        """Name the per-question metrics, then the corpus ones."""
-        return text_metric_names() + corpus_metric_names()
+        """Name the per-question metrics, then the corpus ones (as registered below)."""
+        return _TEXT_NAMES
 
     def width(self, settings: Settings) -> int:
         """Store the values and the corpus statistics."""
-        return _TEXT_VALUES + _BLEU_STATS + _CHRF_STATS
+        return sum(_text_layout())
 
     def values(
         self, item: GoldItem, trace: TraceView | None, obj: Mapping[str, object] | None, answered: bool,
@@ -192,6 +196,8 @@ class TextFamily:
         """Score an answered, answerable question that has reference answers."""
         if trace is None or not answered or not item.answerable or not item.answers:
             return None
+        from ragscore.metrics.overlap import text_scores
+
         values, stats = text_scores(
             trace.claim, item.answers, stemmer=settings.stemmer, tokenizer=settings.text_tokenizer
         )
@@ -200,22 +206,27 @@ class TextFamily:
 
     def summarise(self, columns: Columns, settings: Settings) -> dict[str, float | None]:
         """Average the per-question values; add up the statistics for the corpus scores."""
+        from ragscore.metrics.overlap import TextStats, corpus_metric_names, corpus_values, text_metric_names
+        from ragscore.metrics.overlap.bleu import MAX_ORDER, BleuStats, ChrfStats
+
+        n_values, n_bleu, _ = _text_layout()
         means = columns.means()
-        out = dict(zip(text_metric_names(), means[:_TEXT_VALUES]))
+        out = dict(zip(text_metric_names(), means[:n_values]))
         if not columns.counted:
             return out | dict.fromkeys(corpus_metric_names())
-        totals = [round(m * columns.counted) for m in means[_TEXT_VALUES:]]  # integer sums, exactly
-        b = totals[:_BLEU_STATS]
+        totals = [round(m * columns.counted) for m in means[n_values:]]  # integer sums, exactly
+        b = totals[:n_bleu]
         stats = TextStats(
             BleuStats(b[0], b[1], tuple(b[2 : 2 + MAX_ORDER]), tuple(b[2 + MAX_ORDER :])),
-            ChrfStats(tuple(totals[_BLEU_STATS:])),
+            ChrfStats(tuple(totals[n_bleu:])),
         )
         return out | dict(zip(corpus_metric_names(), corpus_values(stats)))
 
     def question_metrics(self, row: Sequence[float] | None, settings: Settings) -> dict[str, float | None]:
         """Give the per-question values; corpus scores have none."""
-        values = row[:_TEXT_VALUES] if row else (None,) * _TEXT_VALUES
-        return dict(zip(text_metric_names(), values)) | dict.fromkeys(corpus_metric_names())
+        n_values = len(_TEXT_NAMES) - 2
+        values = row[:n_values] if row else (None,) * n_values
+        return dict(zip(_TEXT_NAMES[:n_values], values)) | dict.fromkeys(_TEXT_NAMES[n_values:])
 
 
 FAMILIES: Final[dict[str, Family]] = {f.name: f for f in (RetrievalFamily(), SimilarityFamily(), TextFamily())}
@@ -324,4 +335,5 @@ _TEXT_SPECS = (
 _KINDS: Final = {"hit@K": "rate", "em": "rate", "corpus_bleu": "corpus", "corpus_chrf": "corpus"}
 register(*(MetricSpec(n, d, "retrieval", text, _KINDS.get(n, "mean")) for n, d, text in _RETRIEVAL_SPECS))
 register(*(MetricSpec(n, Direction.HIGHER, "text", text, _KINDS.get(n, "mean")) for n, text in _TEXT_SPECS))
+_TEXT_NAMES: Final = tuple(name for name, _ in _TEXT_SPECS)  # the per-question values, then the 2 corpus scores
 register(*(MetricSpec(n, d, "similarity", text) for n, d, text in _SIMILARITY_SPECS))
