@@ -19,11 +19,12 @@ from ragscore.errors import RagscoreError, UsageError
 from ragscore.evaluate import Wants, metric_names
 from ragscore.gates import evaluate_gates, gates_pass
 from ragscore.intervals import compute_intervals
+from ragscore.slices import build_slices
 from ragscore.loaders.gold import load_gold
 from ragscore.parallel import choose_jobs, score
 from ragscore.progress import progress_line
 from ragscore.metrics.registry import did_you_mean
-from ragscore.reports.console import accounting_notes, gate_lines
+from ragscore.reports.console import accounting_notes, gate_lines, slice_notes
 from ragscore.reports.document import build_document
 from ragscore.reports.explain import render_explanation
 from ragscore.reports.files import write_reports
@@ -98,6 +99,7 @@ def _score_parser(prog: str) -> argparse.ArgumentParser:
     out.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report to PATH (charts, filterable question table)")
     out.add_argument("--junit", metavar="PATH", help="also write JUnit XML to PATH: a test case per gate (and per question with --per-question)")
     out.add_argument("--per-question", action="store_true", help="add a 'questions' list to the JSON report")
+    out.add_argument("--by", action="append", metavar="FIELD", help="also report every metric per value of a gold field (a dotted path such as tags.lang; repeatable); [slice_gates] apply to each slice")
     out.add_argument("--only-failures", action="store_true", help="list only questions not labelled OK or REFUSAL_OK (implies --per-question)")
     out.add_argument("--explain", action="append", metavar="QID", help="print why question QID got its label, instead of the report (repeatable)")
     out.add_argument("-q", "--quiet", action="store_true", help="print no notes on standard error (errors still are)")
@@ -172,8 +174,9 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     config = load_config(overrides, metric_names, args.gates_file)
     explain = list(dict.fromkeys(args.explain or ()))
     per_question = args.per_question or args.only_failures
-    wants = Wants(rows=per_question or bool(args.markdown or args.html) or args.format == "markdown",
-                  explain=frozenset(explain))
+    by = tuple(dict.fromkeys(args.by or ()))
+    wants = Wants(rows=per_question or bool(args.markdown or args.html or by) or args.format == "markdown",
+                  explain=frozenset(explain), by=by)
     jobs = choose_jobs(args.jobs, args.gold, args.trace)
     label = f"scoring with {jobs} processes" if jobs > 1 else "scoring"
     with progress_line(streams.err, label, enabled=not args.quiet and streams.err.isatty()):
@@ -182,9 +185,11 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         if qid not in ev.explained:
             raise UsageError(f'--explain: no gold question has qid "{qid}"' + _suggest(qid, args.gold))
     results = evaluate_gates(config.gates, ev.metrics(), config.settings.strict)
-    passed = gates_pass(results)
+    slices = build_slices(ev, by, config.slice_gates, config.slice_min_n) if by else {}
+    slice_results = [r for groups in slices.values() for s in groups.values() for r in s.gates]
+    passed = gates_pass(results) and gates_pass(slice_results)
 
-    doc = build_document(ev, results, passed, compute_intervals(ev), questions=wants.rows,
+    doc = build_document(ev, results, passed, compute_intervals(ev), slices, questions=wants.rows,
                          only_failures=args.only_failures)
     summary = doc if per_question else {key: value for key, value in doc.items() if key != "questions"}
     files: dict[str, Iterable[str]] = {}
@@ -210,7 +215,7 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
             append_step_summary(render_markdown(summary), os.environ["GITHUB_STEP_SUMMARY"])
 
     if not args.quiet:
-        for line in accounting_notes(ev) + gate_lines(results, passed):
+        for line in accounting_notes(ev) + slice_notes(slices, config.slice_min_n) + gate_lines(results, passed):
             streams.note(line)
     try:
         if explain:

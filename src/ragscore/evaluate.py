@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
 from ragscore.errors import InputError
-from ragscore.loaders.gold import KEEP_QUESTION, NO_QUESTIONS, GoldItem, GoldSet, load_gold
+from ragscore.loaders.gold import KEEP_EXTRA, KEEP_QUESTION, NO_QUESTIONS, GoldItem, GoldSet, load_gold, slice_labels
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, is_mine, iter_jsonl
 from ragscore.loaders.trace import TraceView, parse_trace
 from ragscore.metrics.answer import (
@@ -59,6 +59,7 @@ class Wants:
 
     rows: bool = False
     explain: frozenset[str] = frozenset()
+    by: tuple[str, ...] = ()  # gold fields to slice by (dotted paths)
 
 
 class QuestionRow(NamedTuple):
@@ -71,6 +72,7 @@ class QuestionRow(NamedTuple):
     outcome: Outcome
     reason: str
     family_rows: tuple[Sequence[float] | None, ...]  # one per enabled optional family
+    slices: tuple[tuple[str, ...], ...] = ()           # the labels of each --by path
 
 
 class Explained(NamedTuple):
@@ -209,6 +211,8 @@ def score_part(
             keep = frozenset(name for family in enabled(settings.families) for name in family.keep)
             if parts == 1 or wants.rows or wants.explain:  # a split run never joins by question text
                 keep |= {KEEP_QUESTION}
+            if wants.by:
+                keep |= {KEEP_EXTRA}
             gold = load_gold(gold_file, part=part, parts=parts, keep=keep)
             result.questions = len(gold.items)
             phase = 1
@@ -289,8 +293,10 @@ def _score_traces(
             assert outcome is not None
             if wants.rows:
                 family_rows = tuple(c.row(position) for c in columns)
+                labels = tuple(slice_labels(item, path) for path in wants.by)
                 result.rows.append(QuestionRow(
-                    gold.places[position], item.qid, item.question, item.answerable, outcome, reason(outcome, item), family_rows
+                    gold.places[position], item.qid, item.question, item.answerable, outcome, reason(outcome, item),
+                    family_rows, labels,
                 ))
             if item.qid in wants.explain:
                 result.explained[item.qid] = Explained(item, outcome, views.get(position), seen.get(position, 0))

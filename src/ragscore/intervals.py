@@ -13,9 +13,11 @@ from collections.abc import Sequence
 from typing import Final
 
 from ragscore.evaluate import Evaluation
-from ragscore.metrics.families import enabled
+from ragscore.metrics.answer import AnswerTally
+from ragscore.metrics.families import Columns, enabled
 from ragscore.metrics.registry import lookup
 from ragscore.metrics.stats import bootstrap_mean_interval, normal_mean_interval, resampling_is_cheap, wilson_interval
+from ragscore.settings import Settings
 
 WILSON: Final = "wilson"
 BOOTSTRAP: Final = "bootstrap"
@@ -24,10 +26,9 @@ NORMAL: Final = "normal"
 Interval = tuple[float, float, str] | None  # (low, high, method); None when the metric is undefined
 
 
-def _mean_interval(name: str, values: Sequence[float], ev: Evaluation) -> Interval:
+def _mean_interval(name: str, values: Sequence[float], settings: Settings) -> Interval:
     if not values:
         return None
-    settings = ev.settings
     if resampling_is_cheap(len(values), settings.bootstrap):
         ordered = sorted(values)  # resampled in sorted order: the same however the run was split
         low, high = bootstrap_mean_interval(ordered, settings.confidence, settings.bootstrap, f"{settings.seed}:{name}")
@@ -44,16 +45,20 @@ def _rate_interval(successes: int, trials: int, confidence: float) -> Interval:
 
 
 def compute_intervals(ev: Evaluation) -> dict[str, Interval]:
-    """Give each metric that has one its interval, in the order of the metrics."""
-    settings = ev.settings
+    """Give each metric of a run that has one its interval, in the order of the metrics."""
+    return intervals_of(ev.settings, ev.tally, ev.columns)
+
+
+def intervals_of(settings: Settings, tally: AnswerTally, family_columns: Sequence[Columns]) -> dict[str, Interval]:
+    """Give each metric of these totals (a run, or a slice of it) its interval."""
     out: dict[str, Interval] = {}
-    rates = ev.tally.rates(settings)
-    for name in ev.tally.metrics(settings):
+    rates = tally.rates(settings)
+    for name in tally.metrics(settings):
         if name in rates:
             out[name] = _rate_interval(*rates[name], settings.confidence)
         else:  # citation_precision: a mean of per-question shares
-            out[name] = _mean_interval(name, ev.tally.shares, ev)
-    for family, columns in zip(enabled(settings.families), ev.columns):
+            out[name] = _mean_interval(name, tally.shares, settings)
+    for family, columns in zip(enabled(settings.families), family_columns):
         for i, name in enumerate(family.names(settings)):
             spec = lookup(name)
             kind = spec.kind if spec else "mean"
@@ -64,5 +69,5 @@ def compute_intervals(ev: Evaluation) -> dict[str, Interval]:
                 # A column of 0/1 values: its sum is the count, exactly (fsum of small integers).
                 out[name] = _rate_interval(round(math.fsum(column)), columns.counted, settings.confidence)
             else:
-                out[name] = _mean_interval(name, column, ev)
+                out[name] = _mean_interval(name, column, settings)
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from array import array
 from collections.abc import Iterator, Mapping
@@ -61,6 +62,22 @@ def place(line: int, column: int) -> int:
 def line_of(packed: int) -> int:
     """Return the line of a ``place``."""
     return packed >> 32
+
+
+NONE: Final = "(none)"  # the slice of questions that lack the field
+
+
+def slice_labels(item: GoldItem, path: str) -> tuple[str, ...]:
+    """Read a dotted path (``tags.lang``) of a gold item: its labels (a list gives several)."""
+    first, *rest = path.split(".")
+    value: object = item.answerable if first == "answerable" and not rest else (item.extra or {}).get(first)
+    for key in rest:
+        value = value.get(key) if isinstance(value, dict) else None
+    if value is None or value == []:
+        return (NONE,)
+    values = value if isinstance(value, list) else [value]
+    return tuple(dict.fromkeys(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, sort_keys=True)
+                               for v in values))
 
 
 class GoldItem(NamedTuple):

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ragscore.evaluate import Evaluation
 from ragscore.gates import GateResult, Status
 from ragscore.gates import format_threshold
 from ragscore.reports.markdown import fmt
+from ragscore.slices import SliceResult
 
 
 def _listed(ids: list[str], total: int) -> str:
@@ -52,3 +55,17 @@ def gate_lines(results: list[GateResult], passed: bool) -> list[str]:
     else:
         lines.append(f"FAIL: {len(failed)} of {_plural(len(results), 'gate', 'gates')} failed: {', '.join(failed)}")
     return lines
+
+
+def slice_notes(slices: Mapping[str, Mapping[str, SliceResult]], min_n: int) -> list[str]:
+    """Name each failed slice gate, and the slices too small to gate, one line each."""
+    notes = []
+    for path, groups in slices.items():
+        for label, result in groups.items():
+            if result.small and result.gates:
+                notes.append(f"slice {path}={label} has {result.n} questions (fewer than min_n {min_n}): its gates are skipped")
+            for r in result.gates:
+                if r.status is Status.FAIL:
+                    notes.append(f"FAIL    {r.gate.metric}[{path}={label}] = {fmt(r.value)} "
+                                 f"(gate {r.gate.op} {format_threshold(r.gate.threshold)})")
+    return notes

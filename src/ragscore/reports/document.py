@@ -11,6 +11,7 @@ from ragscore import __version__
 from ragscore.evaluate import Evaluation
 from ragscore.gates import GateResult
 from ragscore.intervals import Interval
+from ragscore.slices import SliceResult
 from ragscore.loaders.jsonl import InputFile
 from ragscore.metrics.answer import LABEL_ORDER, PASSING_LABELS, answer_metric_names, question_values
 from ragscore.metrics.families import enabled
@@ -83,6 +84,7 @@ def build_document(
     results: list[GateResult],
     passed: bool,
     intervals: Mapping[str, Interval] | None = None,
+    slices: Mapping[str, Mapping[str, SliceResult]] | None = None,
     *,
     questions: bool = False,
     only_failures: bool = False,
@@ -124,6 +126,19 @@ def build_document(
         "gates": _gates(results),
         "labels": {label.value: tally.labels[label] for label in LABEL_ORDER},
     }
+    if slices:
+        doc["slices"] = {
+            path: {
+                label: {
+                    "n": result.n,
+                    "metrics": result.metrics,
+                    "intervals": {name: None if i is None else [i[0], i[1]] for name, i in result.intervals.items()},
+                    "gates": _gates(result.gates),
+                }
+                for label, result in groups.items()
+            }
+            for path, groups in slices.items()
+        }
     if questions:
         doc["questions"] = Questions(ev, only_failures)
     return doc

@@ -80,6 +80,27 @@ def _family_section(
     return out
 
 
+_SLICE_COLUMNS: Final = ("precision", "chr", "under_refusal", "over_refusal")
+
+
+def _slices_section(slices: dict[str, dict[str, Any]]) -> list[str]:
+    """Show each slice's size, its gated metrics (else the four core ones) and its gate verdicts."""
+    out = []
+    for path, groups in slices.items():
+        gated = list(dict.fromkeys(name for group in groups.values() for name in group["gates"]))
+        names = gated or list(_SLICE_COLUMNS)
+        out += ["", f"## Slices by {cell(path)}", ""]
+        out.append("| value | n | " + " | ".join(f"`{name}`" for name in names) + (" | gates |" if gated else " |"))
+        out.append("|---|---|" + "---|" * len(names) + ("---|" if gated else ""))
+        for label, group in groups.items():
+            values = " | ".join(fmt(group["metrics"].get(name)) for name in names)
+            statuses = [g["status"] for g in group["gates"].values()]
+            verdict = ("fail" if "fail" in statuses else "skipped (small)" if statuses and set(statuses) == {"skipped"}
+                       else "pass") if gated else ""
+            out.append(f"| {cell(label)} | {group['n']} | {values} |" + (f" {verdict} |" if gated else ""))
+    return out
+
+
 def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
     """Render the summary, gates, metrics, labels and per-question tables, line by line."""
     gates = doc["gates"]
@@ -133,6 +154,7 @@ def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
             out.append(f"| `{name}` | {fmt(value)} | {_interval(intervals, name)} | {direction} | {cell(meaning)} |")
     for family, values in by_family.items():
         out += _family_section(family, values, intervals, level)
+    out += _slices_section(doc.get("slices", {}))
     out += ["", "## Labels", "", "| label | count |", "|---|---|"]
     out += [f"| `{label}` | {count} |" for label, count in doc["labels"].items()]
     yield from (line + "\n" for line in out)

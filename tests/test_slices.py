@@ -1,0 +1,62 @@
+"""Slices (`--by`): every metric per value of a gold field, and gates per slice."""
+
+from __future__ import annotations
+
+from conftest import EXAMPLES, write
+
+PRODUCT = ("--gold", EXAMPLES / "product" / "gold.jsonl", "--trace", EXAMPLES / "product" / "trace.jsonl", "--no-fail")
+
+GOLD = [
+    {"qid": "a", "answerable": True, "gold_citations": ["d"], "gold_claim_substr": ["right answer"], "tags": {"lang": "en"}},
+    {"qid": "b", "answerable": True, "gold_citations": ["d"], "gold_claim_substr": ["right answer"], "tags": {"lang": "de"}},
+    {"qid": "c", "answerable": False, "tags": {"lang": ["en", "de"]}},
+    {"qid": "d", "answerable": True, "gold_citations": ["d"], "gold_claim_substr": ["right answer"]},
+]
+TRACES = [
+    {"qid": "a", "retrieved_ids": ["d"], "answer_json": {"claim": "the right answer", "citations": ["d"]}},
+    {"qid": "b", "retrieved_ids": ["d"], "answer_json": {"claim": "a wrong one", "citations": ["d"]}},
+    {"qid": "c", "retrieved_ids": [], "answer_json": {"claim": "made up", "citations": []}},
+    {"qid": "d", "retrieved_ids": ["d"], "answer_json": {"claim": "the right answer", "citations": ["d"]}},
+]
+
+
+def test_slices_by_a_dotted_path_with_lists_and_absent_values(ragscore, isolated):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", TRACES)
+    doc = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--by", "tags.lang", "--no-fail").json()
+    slices = doc["slices"]["tags.lang"]
+    assert list(slices) == ["de", "en", "(none)"]  # sorted, with the questions lacking the field last
+    assert {label: s["n"] for label, s in slices.items()} == {"de": 2, "en": 2, "(none)": 1}
+    # "en": a (right) and c (an unanswerable question answered); "de": b (claim mismatch) and c.
+    assert slices["en"]["metrics"]["precision"] == 0.5 and slices["de"]["metrics"]["precision"] == 0.0
+    assert slices["en"]["metrics"]["under_refusal"] == 1.0  # "c" is in both "en" and "de"
+    assert slices["en"]["intervals"]["precision"] is not None and slices["en"]["gates"] == {}
+
+
+def test_slices_equal_the_run_restricted_to_their_questions(ragscore, isolated):
+    doc = ragscore(*PRODUCT, "--by", "category", "--metrics", "retrieval").json()
+    backup = doc["slices"]["category"]["backup"]
+    gold = [line for line in (EXAMPLES / "product" / "gold.jsonl").read_text().splitlines() if '"backup"' in line]
+    write(isolated / "g.jsonl", "\n".join(gold) + "\n")
+    alone = ragscore("--gold", "g.jsonl", "--trace", EXAMPLES / "product" / "trace.jsonl", "--metrics", "retrieval",
+                     "--no-fail").json()
+    assert backup["n"] == len(gold)
+    for name in ("precision", "chr", "over_refusal", "mrr", "ndcg@10", "missing"):
+        assert backup["metrics"][name] == alone["metrics"][name], name
+
+
+def test_slice_gates_fail_the_run_and_small_slices_are_skipped(ragscore, isolated):
+    write(isolated / "gates.toml", "[slice_gates]\nmin_n = 3\nprecision = 0.9\n")
+    run = ragscore(*PRODUCT[:-1], "--by", "tags.lang", "--gates", "under=off,missing=off")
+    doc = run.json()
+    assert {label: s["gates"]["precision"]["status"] for label, s in doc["slices"]["tags.lang"].items()} == {
+        "de": "skipped", "en": "fail", "fr": "skipped"}
+    assert run.status == 1 and doc["pass"] is False
+    assert "ragscore: slice tags.lang=de has 2 questions (fewer than min_n 3): its gates are skipped\n" in run.err
+    assert "ragscore: FAIL    precision[tags.lang=en] = 0.7931 (gate >= 0.9)\n" in run.err
+
+
+def test_markdown_has_a_table_per_slice_field(ragscore, isolated):
+    md = ragscore(*PRODUCT, "--by", "tags.lang", "--format", "markdown").out
+    assert "## Slices by tags.lang\n\n| value | n | `precision` | `chr` | `under_refusal` | `over_refusal` |\n" in md
+    assert "| en | 36 | 0.7931 |" in md
