@@ -1,0 +1,106 @@
+"""The compare command: a candidate run against a baseline, with regression gates."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterable
+
+from ragscore.cli.common import Exit, Streams, confidence_level, positive_int, silence_stdout
+from ragscore.config import Overrides, load_config, parse_families
+from ragscore.errors import InputError, UsageError
+from ragscore.evaluate import Wants, metric_names
+from ragscore.loaders.jsonl import InputFile, decode_text
+from ragscore.parallel import choose_jobs, score
+from ragscore.reports.document import display_path
+from ragscore.reports.files import write_reports
+from ragscore.reports.json_report import render_json
+from ragscore.reports.markdown import fmt
+
+def compare_parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Compare a candidate run with a baseline on the same gold set: every metric's change with a "
+        "paired-bootstrap interval and p-value (Holm-corrected), an exact McNemar test on per-question "
+        "correctness, and the [regression] gates of gates.toml.",
+    )
+    parser.add_argument("--gold", required=True, metavar="PATH", help="the gold set both runs answered")
+    parser.add_argument("--trace", required=True, metavar="PATH", help="the candidate run's traces")
+    baseline = parser.add_mutually_exclusive_group(required=True)
+    baseline.add_argument("--baseline", metavar="PATH", help="the baseline run's traces")
+    baseline.add_argument("--baseline-report", metavar="PATH", help="a committed JSON report of the baseline, made with --per-question")
+    parser.add_argument("--format", choices=("json", "markdown", "none"), default="json", help="report on standard output (default: json)")
+    parser.add_argument("--json", metavar="PATH", help="also write the JSON comparison to PATH")
+    parser.add_argument("--markdown", metavar="PATH", help="also write the Markdown comparison (for a pull-request comment) to PATH")
+    parser.add_argument("--gates-file", metavar="PATH", help="read [scoring] and [regression] from PATH instead of ./gates.toml")
+    parser.add_argument("--metrics", metavar="FAMILIES", help="optional metric families to compare as well (retrieval, similarity, text, all)")
+    parser.add_argument("--bootstrap", type=positive_int, metavar="N", help="bootstrap resamples (default 1000)")
+    parser.add_argument("--seed", metavar="TEXT", help="seed of the bootstrap (default 0)")
+    parser.add_argument("--confidence", type=confidence_level, metavar="C", help="confidence of the intervals; 1 - C is the significance level (default 0.95)")
+    parser.add_argument("--no-fail", action="store_true", help="exit 0 even when a regression gate fails")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print no notes on standard error")
+    return parser
+
+
+def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
+    """Score both runs (or read the baseline's report), compare them, check the regression gates."""
+    from ragscore.compare import check_regressions, compare_runs, mcnemar, run_from_evaluation, run_from_report
+    from ragscore.reports.compare_report import build_compare_document, render_compare_markdown
+
+    specs = [args.gold, args.trace, args.baseline or args.baseline_report]
+    if specs.count("-") > 1:
+        raise UsageError("only one input can be '-' (standard input)")
+    families = parse_families([n.strip() for n in args.metrics.split(",") if n.strip()], "--metrics") if args.metrics else ()
+    overrides = Overrides(families=families, confidence=args.confidence, bootstrap=args.bootstrap, seed=args.seed)
+    config = load_config(overrides, metric_names, args.gates_file)
+    settings, wants = config.settings, Wants(rows=True)
+    candidate_ev = score(args.gold, args.trace, settings, wants, choose_jobs(None, args.gold, args.trace))
+    candidate = run_from_evaluation(candidate_ev)
+    if args.baseline:
+        baseline_ev = score(args.gold, args.baseline, settings, wants, choose_jobs(None, args.gold, args.baseline))
+        baseline, baseline_input = run_from_evaluation(baseline_ev), _input(baseline_ev.traces, baseline_ev.digests[1])
+    else:
+        report = InputFile(args.baseline_report)
+        text = decode_text(b"".join(report.raw_lines()), report.name, 1)
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(report.name, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+        if not isinstance(doc, dict) or doc.get("inputs", {}).get("gold", {}).get("sha256") != candidate_ev.digests[0]:
+            raise InputError(report.name, "the baseline report was not made with this gold set (its gold sha256 differs)")
+        baseline, baseline_input = run_from_report(doc, report.name), _input(report, report.sha256)
+    qids = [row.qid for row in candidate_ev.rows or ()]
+    deltas = compare_runs(baseline, candidate, qids, settings)
+    test = mcnemar(baseline, candidate, qids)
+    regressions = check_regressions(deltas, config.regression, config.require_significance, settings.confidence)
+    inputs = {
+        "gold": _input(candidate_ev.gold, candidate_ev.digests[0]),
+        "baseline": baseline_input,
+        "trace": _input(candidate_ev.traces, candidate_ev.digests[1]),
+    }
+    doc = build_compare_document(inputs, settings, deltas, test, regressions)
+    alpha = 1 - settings.confidence
+    files: dict[str, Iterable[str]] = {}
+    if args.json:
+        files[args.json] = render_json(doc)
+    if args.markdown:
+        files[args.markdown] = render_compare_markdown(doc, alpha)
+    write_reports(files)
+    if not args.quiet:
+        for r in regressions:
+            if r.status == "fail":
+                streams.note(f"REGRESSION {r.metric}: worse by {fmt(r.worse_by)} (allowed {r.allowed:g})")
+        streams.note(f"{'pass' if doc['pass'] else 'FAIL'}: {len(test.fixed)} questions fixed, {len(test.broken)} broken")
+    try:
+        if args.format == "json":
+            streams.out.writelines(render_json(doc))
+        elif args.format == "markdown":
+            streams.out.writelines(render_compare_markdown(doc, alpha))
+        streams.out.flush()
+    except BrokenPipeError:
+        silence_stdout()
+    return Exit.OK if doc["pass"] or args.no_fail else Exit.GATE_FAILED
+
+
+def _input(file: InputFile, digest: str) -> dict[str, str]:
+    return {"path": display_path(file), "sha256": digest}

@@ -1,0 +1,175 @@
+"""The score command (the default): score, gate, report."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Iterable
+
+from ragscore import __version__
+from ragscore.cli.common import Exit, Streams, confidence_level, cutoff_list, positive_int, silence_stdout
+from ragscore.config import Overrides, load_config, parse_families
+from ragscore.errors import UsageError
+from ragscore.evaluate import Wants, metric_names
+from ragscore.gates import evaluate_gates, gates_pass
+from ragscore.intervals import compute_intervals
+from ragscore.loaders.gold import load_gold
+from ragscore.metrics.registry import did_you_mean
+from ragscore.parallel import choose_jobs, score
+from ragscore.progress import progress_line
+from ragscore.reports.console import accounting_notes, gate_lines, slice_notes
+from ragscore.reports.document import build_document
+from ragscore.reports.explain import render_explanation
+from ragscore.reports.files import write_reports
+from ragscore.reports.json_report import render_json
+from ragscore.reports.markdown import render_markdown
+from ragscore.reports.text import render_text
+from ragscore.slices import build_slices
+
+EXAMPLES = """\
+examples:
+  ragscore --gold examples/gold.jsonl --trace examples/trace.jsonl
+  ragscore --gold gold.jsonl --trace trace.jsonl | jq -e '.pass == true'
+  ragscore --gold gold.jsonl --trace - --gates "precision=0.8,under=0.05,ndcg@10>=0.6" \\
+           --markdown report.md --per-question --no-fail < traces.jsonl
+  ragscore --gold gold.jsonl --trace trace.jsonl --explain Q017
+
+commands:
+  score      score traces against a gold set and check gates (the default command)
+  validate   check a gold set and traces against the data contracts, listing every problem
+  init       write a commented starter gates.toml
+  schema     print the JSON Schema of the JSON report
+  compare    compare a candidate run with a baseline: deltas, significance, regression gates
+
+exit status: 0 every gate passed, 1 a gate failed, 2 usage or input error, 3 internal error.
+settings and gates: built-in defaults < [tool.ragscore] in ./pyproject.toml
+  < ./gates.toml (or --gates-file) < command-line options.
+"""
+
+
+def score_parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Score RAG pipeline traces against a gold set, check quality gates, write reports.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"ragscore {__version__}")
+    inputs = parser.add_argument_group("inputs")
+    inputs.add_argument("--gold", required=True, metavar="PATH", help="gold set: JSON Lines, or a JSON array of objects ('-' for standard input)")
+    inputs.add_argument("--trace", required=True, metavar="PATH", help="pipeline traces, JSON Lines ('-' for standard input)")
+    inputs.add_argument("-j", "--jobs", type=positive_int, metavar="N", help="processes to score with (default: all cores for inputs over 16 MB, else 1)")
+    out = parser.add_argument_group("reports")
+    out.add_argument("--format", choices=("json", "markdown", "text", "none"), default="json", help="report printed on standard output (default: json; text: a compact summary, coloured on a terminal unless NO_COLOR is set)")
+    out.add_argument("--json", metavar="PATH", help="also write the JSON report to PATH")
+    out.add_argument("--markdown", metavar="PATH", help="also write the Markdown report to PATH")
+    out.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report to PATH (charts, filterable question table)")
+    out.add_argument("--junit", metavar="PATH", help="also write JUnit XML to PATH: a test case per gate (and per question with --per-question)")
+    out.add_argument("--per-question", action="store_true", help="add a 'questions' list to the JSON report")
+    out.add_argument("--by", action="append", metavar="FIELD", help="also report every metric per value of a gold field (a dotted path such as tags.lang; repeatable); [slice_gates] apply to each slice")
+    out.add_argument("--only-failures", action="store_true", help="list only questions not labelled OK or REFUSAL_OK (implies --per-question)")
+    out.add_argument("--explain", action="append", metavar="QID", help="print why question QID got its label, instead of the report (repeatable)")
+    out.add_argument("-q", "--quiet", action="store_true", help="print no notes on standard error (errors still are)")
+    gates = parser.add_argument_group("gates and settings")
+    gates.add_argument("--gates", metavar="SPEC", help='gates, e.g. "precision=0.80,chr=0.75,under=0.05,over=0.10" or "ndcg@10>=0.6"; METRIC=off removes one')
+    gates.add_argument("--gates-file", metavar="PATH", help="read [scoring] and [gates] from PATH instead of ./gates.toml")
+    gates.add_argument("--no-fail", action="store_true", help="exit 0 even when a gate fails (report only)")
+    gates.add_argument("--strict", action="store_true", default=None, help="fail gates on undefined metrics instead of skipping them")
+    gates.add_argument("--metrics", metavar="FAMILIES", help="optional metric families to compute as well: retrieval, similarity, text, or all (comma-separated)")
+    gates.add_argument("--cutoffs", type=cutoff_list, metavar="K,K,...", help="cutoffs of the retrieval metrics (default 1,3,5,10)")
+    gates.add_argument("--k", type=positive_int, metavar="N", help="the k of recall@k (default 5)")
+    gates.add_argument("--confidence", type=confidence_level, metavar="C", help="confidence of the intervals (default 0.95)")
+    gates.add_argument("--bootstrap", type=positive_int, metavar="N", help="bootstrap resamples for intervals of means (default 1000)")
+    gates.add_argument("--seed", metavar="TEXT", help="seed of the bootstrap (default 0): same seed, same report")
+    gates.add_argument("--refusal-token", action="append", default=[], metavar="TEXT", help="another claim that counts as a refusal (repeatable)")
+    gates.add_argument("--no-require-claim", dest="require_claim", action="store_false", default=None, help="do not require claim containment for precision")
+    gates.add_argument("--no-scope-citations", dest="scope_citations", action="store_false", default=None, help="do not require citations to be among the retrieved ids")
+    return parser
+
+
+def _suggest(qid: str, gold_spec: str) -> str:
+    """Suggest the nearest qid of the gold set (read again: this only runs on a typo)."""
+    if gold_spec == "-":
+        return ""
+    return did_you_mean(qid, list(load_gold(gold_spec).by_qid))
+
+
+def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
+    """Score, gate and report; raise RagscoreError on bad input before anything is written."""
+    if args.gold == "-" and args.trace == "-":
+        raise UsageError("only one of --gold and --trace can be '-' (standard input)")
+    overrides = Overrides(
+        k=args.k,
+        refusal_tokens=tuple(t for t in args.refusal_token if t.strip()),
+        require_claim=args.require_claim,
+        scope_citations=args.scope_citations,
+        strict=args.strict,
+        gates=args.gates,
+        families=parse_families([n.strip() for n in args.metrics.split(",") if n.strip()], "--metrics") if args.metrics else (),
+        cutoffs=args.cutoffs,
+        confidence=args.confidence,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+    )
+    config = load_config(overrides, metric_names, args.gates_file)
+    explain = list(dict.fromkeys(args.explain or ()))
+    per_question = args.per_question or args.only_failures
+    by = tuple(dict.fromkeys(args.by or ()))
+    wants = Wants(rows=per_question or bool(args.markdown or args.html or by) or args.format == "markdown",
+                  explain=frozenset(explain), by=by)
+    jobs = choose_jobs(args.jobs, args.gold, args.trace)
+    label = f"scoring with {jobs} processes" if jobs > 1 else "scoring"
+    with progress_line(streams.err, label, enabled=not args.quiet and streams.err.isatty()):
+        ev = score(args.gold, args.trace, config.settings, wants, jobs)
+    for qid in explain:
+        if qid not in ev.explained:
+            raise UsageError(f'--explain: no gold question has qid "{qid}"' + _suggest(qid, args.gold))
+    results = evaluate_gates(config.gates, ev.metrics(), config.settings.strict)
+    slices = build_slices(ev, by, config.slice_gates, config.slice_min_n) if by else {}
+    slice_results = [r for groups in slices.values() for s in groups.values() for r in s.gates]
+    passed = gates_pass(results) and gates_pass(slice_results)
+
+    doc = build_document(ev, results, passed, compute_intervals(ev), slices, questions=wants.rows,
+                         only_failures=args.only_failures)
+    summary = doc if per_question else {key: value for key, value in doc.items() if key != "questions"}
+    files: dict[str, Iterable[str]] = {}
+    if args.json:
+        files[args.json] = render_json(doc, questions=per_question)
+    if args.markdown:
+        files[args.markdown] = render_markdown(doc)
+    if args.html:
+        from ragscore.reports.html import render_html  # formats load when asked for: startup stays short
+
+        files[args.html] = render_html(doc)
+    if args.junit:
+        from ragscore.reports.junit import render_junit
+
+        files[args.junit] = render_junit(summary)
+    write_reports(files)
+    if os.environ.get("GITHUB_ACTIONS") == "true":  # annotations on the run, the summary on its page
+        from ragscore.reports.github import annotations, append_step_summary
+
+        for line in annotations(summary):
+            print(line, file=streams.err)
+        if os.environ.get("GITHUB_STEP_SUMMARY"):
+            append_step_summary(render_markdown(summary), os.environ["GITHUB_STEP_SUMMARY"])
+
+    if not args.quiet:
+        for line in accounting_notes(ev) + slice_notes(slices, config.slice_min_n) + gate_lines(results, passed):
+            streams.note(line)
+    try:
+        if explain:
+            for n, qid in enumerate(explain):
+                streams.out.write("\n" if n else "")
+                streams.out.write(render_explanation(ev.explained[qid], ev.settings, ev.traces.name))
+        elif args.format == "json":
+            streams.out.writelines(render_json(doc, questions=per_question))
+        elif args.format == "markdown":
+            streams.out.writelines(render_markdown(doc))
+        elif args.format == "text":
+            colour = streams.out.isatty() and not os.environ.get("NO_COLOR")
+            streams.out.writelines(render_text(doc, colour=colour))
+        streams.out.flush()
+    except BrokenPipeError:
+        silence_stdout()
+    return Exit.OK if passed or args.no_fail else Exit.GATE_FAILED

@@ -1,0 +1,73 @@
+"""The small commands: validate, init, schema."""
+
+from __future__ import annotations
+
+import argparse
+
+from ragscore.cli.common import Exit, Streams
+from ragscore.config import Overrides, load_config
+from ragscore.errors import UsageError
+from ragscore.evaluate import metric_names
+
+def validate_parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Check a gold set (and traces) against the data contracts without scoring: every problem, "
+        "not just the first. Errors exit 2; warnings flag data that can never score well.",
+    )
+    parser.add_argument("--gold", required=True, metavar="PATH", help="gold set to check ('-' for standard input)")
+    parser.add_argument("--trace", metavar="PATH", help="traces to check against it")
+    parser.add_argument("--gates-file", metavar="PATH", help="read [scoring] (the refusal tokens) from PATH instead of ./gates.toml")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print errors only, no warnings or summary")
+    return parser
+
+
+def run_validate(args: argparse.Namespace, streams: Streams) -> Exit:
+    """List every problem of the inputs; exit 2 when any is an error."""
+    from ragscore.validate import ERROR, validate
+
+    if args.gold == "-" and args.trace == "-":
+        raise UsageError("only one of --gold and --trace can be '-' (standard input)")
+    settings = load_config(Overrides(), metric_names, args.gates_file).settings
+    problems = validate(args.gold, args.trace, settings)
+    errors = sum(p.severity == ERROR for p in problems)
+    for problem in problems:
+        if problem.severity == ERROR or not args.quiet:
+            print(problem, file=streams.out)
+    if not args.quiet:
+        warnings = len(problems) - errors
+        streams.note(f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}")
+    return Exit.USAGE_ERROR if errors else Exit.OK
+
+
+def init_parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description="Write a commented starter gates.toml (never over an existing file).")
+    parser.add_argument("path", nargs="?", default="gates.toml", help="where to write it (default: ./gates.toml)")
+    return parser
+
+
+def run_init(args: argparse.Namespace, streams: Streams) -> Exit:
+    """Write the starter gates file and say what to run next."""
+    from ragscore.starter import STARTER_GATES
+
+    try:
+        with open(args.path, "x", encoding="utf-8") as out:
+            out.write(STARTER_GATES)
+    except FileExistsError:
+        raise UsageError(f"{args.path}: already exists; ragscore init never overwrites a file") from None
+    except OSError as exc:
+        raise UsageError(f"{args.path}: cannot write: {exc.strerror}") from None
+    streams.note(f"wrote {args.path}; next: ragscore --gold gold.jsonl --trace trace.jsonl --format text")
+    return Exit.OK
+
+
+def schema_parser(prog: str) -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(prog=prog, description="Print the JSON Schema of the JSON report.")
+
+
+def run_schema(args: argparse.Namespace, streams: Streams) -> Exit:
+    """Print the JSON report's schema, as shipped in the package."""
+    from ragscore.schema import schema_text
+
+    streams.out.write(schema_text())
+    return Exit.OK
