@@ -9,6 +9,7 @@ the pages that forked workers share once, each summed over the process and its w
 
   floor     one Python process that reads both files and json.loads every line, nothing else
   default   ragscore's default score (JSON report, gates)
+  compare   ragscore compare of the trace file against itself (two runs, paired tests)
   full      every metric family and report on: --metrics all, --per-question JSON and
             Markdown written
 
@@ -96,7 +97,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000,1000000", help="comma-separated question counts")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--data", type=Path, default=HERE / "out")
-    parser.add_argument("--cases", default="floor,default,full", help="which of floor, default, full to run")
+    parser.add_argument("--cases", default="floor,default,compare,full", help="which of floor, default, compare, full to run")
     args = parser.parse_args()
 
     py = sys.executable
@@ -114,6 +115,8 @@ def main() -> None:
         cases = {
             "floor": [py, "-c", FLOOR, str(gold), str(trace)],
             "default": base + ["--format", "none"],
+            "compare": [py, "-m", "ragscore", "compare", "--gold", str(gold), "--baseline", str(trace), "--trace",
+                        str(trace), "-q", "--no-fail", "--format", "none"],
             "full": base + ["--format", "none", "--metrics", "all", "--per-question",
                             "--json", str(folder / "report.json"), "--markdown", str(folder / "report.md")],
         }

@@ -92,3 +92,25 @@ def test_same_seed_same_bytes_and_markdown_golden(ragscore, monkeypatch):
     if os.environ.get("REGENERATE_GOLDEN") == "1":
         golden.write_text(markdown, encoding="utf-8")
     assert markdown == golden.read_text(encoding="utf-8")
+
+
+def test_many_questions_use_the_paired_normal_approximation(ragscore, isolated):
+    import random
+
+    rng = random.Random(5)
+    n = 2500  # 2,500 questions x 1,000 resamples is past the resampling budget
+    write(isolated / "g.jsonl", [{"qid": f"q{i}", "answerable": i % 4 > 0, "gold_citations": ["d1"]} for i in range(n)])
+    for name, hit_rate in (("base.jsonl", 0.6), ("cand.jsonl", 0.7)):
+        write(isolated / name, [{"qid": f"q{i}", "retrieved_ids": ["d1", "d2"],
+                                 "answer_json": {"claim": "x", "citations": ["d1" if rng.random() < hit_rate else "d2"]}}
+                                for i in range(n)])
+    doc = json.loads(ragscore("compare", "--gold", "g.jsonl", "--baseline", "base.jsonl", "--trace", "cand.jsonl").out)
+    chr_ = doc["metrics"]["chr"]
+    assert chr_["method"] == "normal"
+    low, high = chr_["delta_interval"]
+    assert low < chr_["delta"] < high and low > 0 and chr_["p_value"] < 1e-6
+    # The same comparison resampled (100 resamples fit the budget) agrees on the interval's scale.
+    resampled = json.loads(ragscore("compare", "--gold", "g.jsonl", "--baseline", "base.jsonl", "--trace", "cand.jsonl",
+                                    "--bootstrap", "100").out)["metrics"]["chr"]
+    assert resampled["method"] == "bootstrap"
+    assert abs((high - low) - (resampled["delta_interval"][1] - resampled["delta_interval"][0])) < 0.3 * (high - low)

@@ -11,18 +11,18 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from ragscore.errors import InputError
 from ragscore.evaluate import Evaluation
 from ragscore.metrics.answer import PASSING_LABELS, Label, answer_metric_names, question_values
 from ragscore.metrics.families import enabled
 from ragscore.metrics.registry import Direction, lookup
-from ragscore.metrics.stats import RESAMPLING_BUDGET, holm, mcnemar_exact, paired_bootstrap
+from statistics import NormalDist
+
+from ragscore.intervals import BOOTSTRAP, NORMAL
+from ragscore.metrics.stats import holm, mcnemar_exact, paired_bootstrap, resampling_is_cheap, z_value
 from ragscore.settings import Settings
-
-MIN_RESAMPLES: Final = 100
-
 
 @dataclass(frozen=True, slots=True)
 class Run:
@@ -43,6 +43,7 @@ class Delta:
     interval: tuple[float, float] | None
     p_value: float | None
     p_adjusted: float | None = None
+    method: str | None = None  # "bootstrap" or "normal"; None when not tested
 
 
 def run_from_evaluation(ev: Evaluation) -> Run:
@@ -79,6 +80,37 @@ def run_from_report(doc: Mapping[str, Any], source: str) -> Run:
     return Run(values, correct, dict(doc.get("metrics", {})))
 
 
+def paired_normal(
+    baseline: Sequence[float | None], candidate: Sequence[float | None], confidence: float
+) -> tuple[tuple[float, float] | None, float | None]:
+    """Approximate the paired change of two means over their counted questions (None: not counted).
+
+    Each run's mean is a ratio (sum of values over questions counted); linearised, question i
+    contributes z_i = (y_i - R x_i) / mean(x) to it, x_i = 1 when counted. The change's variance
+    is that of the paired differences of z over n questions; interval and two-sided p-value are
+    normal. None when a run counts no question.
+    """
+    n = len(baseline)
+    terms = []
+    for values in (baseline, candidate):
+        counted = [v is not None for v in values]
+        x_bar = sum(counted) / n
+        if not x_bar:
+            return None, None
+        ratio = math.fsum(v for v in values if v is not None) / sum(counted)
+        terms.append([((v - ratio) if v is not None else 0.0) / x_bar for v in values])
+    delta = _mean(candidate) - _mean(baseline)  # type: ignore[operator]  # both count a question
+    diffs = [c - b for b, c in zip(*terms)]
+    mean = math.fsum(diffs) / n
+    variance = math.fsum((d - mean) ** 2 for d in diffs) / (n - 1) if n > 1 else 0.0
+    se = math.sqrt(variance / n)
+    if se == 0:
+        return (delta, delta), (1.0 if delta == 0 else 0.0)
+    half = z_value(confidence) * se
+    p_value = 2 * (1 - NormalDist().cdf(abs(delta) / se))
+    return (delta - half, delta + half), min(1.0, p_value)
+
+
 def _mean(values: Sequence[float | None]) -> float | None:
     present = [v for v in values if v is not None]
     return math.fsum(present) / len(present) if present else None
@@ -87,7 +119,7 @@ def _mean(values: Sequence[float | None]) -> float | None:
 def compare_runs(baseline: Run, candidate: Run, qids: Sequence[str], settings: Settings) -> dict[str, Delta]:
     """Compare every metric both runs report; test those with per-question values."""
     n = len(qids)
-    resamples = max(MIN_RESAMPLES, min(settings.bootstrap, RESAMPLING_BUDGET // max(n, 1)))
+    bootstrap = resampling_is_cheap(n, settings.bootstrap)
     deltas: dict[str, Delta] = {}
     for name, candidate_value in candidate.metrics.items():
         if name not in baseline.metrics:
@@ -99,15 +131,21 @@ def compare_runs(baseline: Run, candidate: Run, qids: Sequence[str], settings: S
             # A question a metric does not count is None in its list; the mean skips it.
             base = [baseline.values[q][name] for q in qids]
             cand = [candidate.values[q][name] for q in qids]
-            interval, p_value = paired_bootstrap(
-                base, cand, _mean, settings.confidence, resamples, f"{settings.seed}:{name}"  # type: ignore[arg-type]
-            ) if n else (None, None)
-        deltas[name] = Delta(baseline_value, candidate_value, delta, interval, p_value)
+            if not n:
+                interval = p_value = None
+            elif bootstrap:
+                interval, p_value = paired_bootstrap(
+                    base, cand, _mean, settings.confidence, settings.bootstrap, f"{settings.seed}:{name}"  # type: ignore[arg-type]
+                )
+            else:  # too many questions to resample in pure Python: the normal approximation
+                interval, p_value = paired_normal(base, cand, settings.confidence)
+        method = (BOOTSTRAP if bootstrap else NORMAL) if p_value is not None else None
+        deltas[name] = Delta(baseline_value, candidate_value, delta, interval, p_value, method=method)
     tested = [name for name, d in deltas.items() if d.p_value is not None]
     adjusted = holm([deltas[name].p_value for name in tested])  # type: ignore[misc]
     for name, p in zip(tested, adjusted):
         d = deltas[name]
-        deltas[name] = Delta(d.baseline, d.candidate, d.delta, d.interval, d.p_value, p)
+        deltas[name] = Delta(d.baseline, d.candidate, d.delta, d.interval, d.p_value, p, d.method)
     return deltas
 
 

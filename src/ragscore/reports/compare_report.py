@@ -37,6 +37,7 @@ def build_compare_document(
                 "delta_interval": None if d.interval is None else list(d.interval),
                 "p_value": d.p_value,
                 "p_adjusted": d.p_adjusted,
+                "method": d.method,
             }
             for name, d in deltas.items()
         },
@@ -70,8 +71,10 @@ def render_compare_markdown(doc: dict[str, Any], alpha: float) -> Iterator[str]:
     failed = [m for m, r in doc["regressions"].items() if r["status"] == "fail"]
     detail = f"regressions in {', '.join(f'`{m}`' for m in failed)}" if failed else "no regression gate failed"
     yield f"# ragscore compare\n\n**{verdict}**: {detail}.\n\n"
-    yield (f"{SIGNIFICANT} significant at {alpha:g} after Holm's correction across metrics "
-           "(paired bootstrap over questions).\n\n")
+    methods = {m["method"] for m in doc["metrics"].values() if m["method"]}
+    how = "paired bootstrap over questions" if methods == {"bootstrap"} else "paired normal approximation" \
+        if methods == {"normal"} else "paired tests over questions"
+    yield f"{SIGNIFICANT} significant at {alpha:g} after Holm's correction across metrics ({how}).\n\n"
     yield "| metric | baseline | candidate | change | interval | p (Holm) |\n|---|---|---|---|---|---|\n"
     for name, m in doc["metrics"].items():
         mark = SIGNIFICANT if m["p_adjusted"] is not None and m["p_adjusted"] < alpha else ""
