@@ -114,3 +114,28 @@ def test_many_questions_use_the_paired_normal_approximation(ragscore, isolated):
                                     "--bootstrap", "100").out)["metrics"]["chr"]
     assert resampled["method"] == "bootstrap"
     assert abs((high - low) - (resampled["delta_interval"][1] - resampled["delta_interval"][0])) < 0.3 * (high - low)
+
+
+def test_baseline_report_must_hold_what_is_compared(ragscore, isolated):
+    ragscore("--gold", PRODUCT / "gold.jsonl", "--trace", PRODUCT / "baseline.jsonl", "--per-question",
+             "--json", "base.json", "--format", "none", "--no-fail", "-q")
+    write(isolated / "gates.toml", '[regression]\n"ndcg@10" = 0.01\n')
+    run = ragscore("compare", "--gold", PRODUCT / "gold.jsonl", "--baseline-report", "base.json",
+                   "--trace", PRODUCT / "trace.jsonl")
+    assert run.err == ("ragscore: error: base.json: the baseline report lacks ndcg@10, which [regression] gates: "
+                       "remake it with the same --metrics\n")
+    (isolated / "gates.toml").unlink()
+    ragscore("--gold", PRODUCT / "gold.jsonl", "--trace", PRODUCT / "baseline.jsonl", "--per-question", "--k", "3",
+             "--json", "k3.json", "--format", "none", "--no-fail", "-q")
+    run = ragscore("compare", "--gold", PRODUCT / "gold.jsonl", "--baseline-report", "k3.json",
+                   "--trace", PRODUCT / "trace.jsonl")
+    assert run.err == "ragscore: error: k3.json: the baseline report was scored with other settings (k: 3 vs 5)\n"
+
+
+def test_a_drop_equal_to_the_allowed_one_passes():
+    from ragscore.compare import Delta, check_regressions
+
+    deltas = {"precision": Delta(0.85, 0.83, 0.83 - 0.85, None, None)}  # 0.020000000000000018 in floats
+    assert check_regressions(deltas, {"precision": 0.02}, False, 0.95)[0].status == "pass"
+    deltas = {"missing": Delta(0, 3, 3, None, None)}  # untested: require_significance cannot excuse it
+    assert check_regressions(deltas, {"missing": 1}, True, 0.95)[0].status == "fail"

@@ -60,3 +60,21 @@ def test_markdown_has_a_table_per_slice_field(ragscore, isolated):
     md = ragscore(*PRODUCT, "--by", "tags.lang", "--format", "markdown").out
     assert "## Slices by tags.lang\n\n| value | n | `precision` | `chr` | `under_refusal` | `over_refusal` |\n" in md
     assert "| en | 36 | 0.7931 |" in md
+
+
+def test_slice_gate_and_by_errors(ragscore, isolated):
+    write(isolated / "gates.toml", "[slice_gates]\nunknown_traces = 0\n")
+    run = ragscore(*PRODUCT, "--by", "tags.lang")
+    assert run.err == ('ragscore: error: gates.toml:2: [slice_gates] "unknown_traces" counts trace lines, which belong '
+                       "to no slice: gate it in [gates]\n")
+    (isolated / "gates.toml").unlink()
+    run = ragscore(*PRODUCT, "--by", "question")
+    assert run.status == 2 and run.err.startswith("ragscore: error: --by question: slices come from fields outside")
+
+
+def test_the_verdict_line_counts_failed_slice_gates(ragscore, isolated):
+    write(isolated / "gates.toml", '[gates]\nprecision = "off"\nunder_refusal = "off"\nmissing = "off"\n'
+                                   "[slice_gates]\nmin_n = 3\nprecision = 0.9\n")
+    run = ragscore(*PRODUCT[:-1], "--by", "tags.lang")
+    assert run.status == 1
+    assert run.err.splitlines()[-1] == "ragscore: FAIL: 0 of 2 gates failed, and 1 slice gate: precision[tags.lang=en]"

@@ -255,7 +255,7 @@ def test_paired_noise_is_not_significant_and_deterministic() -> None:
 
 
 def test_paired_p_value_definition() -> None:
-    # Restate: same index draws for both runs, p = min(1, 2 * min(share <= 0, share >= 0)).
+    # Restate: same index draws for both runs, p = min(1, 2 * (min(#<= 0, #>= 0) + 1) / (kept + 1)).
     baseline = [0.0, 1.0, 0.0, 1.0, 1.0]
     candidate = [1.0, 1.0, 0.0, 0.0, 1.0]
     rng = random.Random("def")
@@ -263,7 +263,7 @@ def test_paired_p_value_definition() -> None:
     for _ in range(100):
         idx = [math.floor(rng.random() * 5) for _ in range(5)]
         deltas.append(sum(candidate[i] for i in idx) / 5 - sum(baseline[i] for i in idx) / 5)
-    expected = min(1.0, 2 * min(sum(d <= 0 for d in deltas), sum(d >= 0 for d in deltas)) / len(deltas))
+    expected = min(1.0, 2 * (min(sum(d <= 0 for d in deltas), sum(d >= 0 for d in deltas)) + 1) / (len(deltas) + 1))
     deltas.sort()
     interval, p_value = paired_bootstrap(baseline, candidate, mean_or_none, 0.9, 100, "def")
     assert p_value == pytest.approx(expected, abs=1e-12)
@@ -281,7 +281,7 @@ def test_paired_drops_undefined_resamples() -> None:
     interval, p_value = paired_bootstrap([0.0, 0.0, 0.5], [0.0, 0.0, 0.9], positive_mean, 0.95, 200, "drop")
     # Every kept resample contains question 3, so every kept delta is 0.9 - 0.5.
     assert interval == pytest.approx((0.4, 0.4))
-    assert p_value == 0.0
+    assert 0.0 < p_value < 0.05  # every kept delta is positive: (0 + 1) / (kept + 1), twice
 
 
 def test_paired_rejects_mismatched_runs() -> None:

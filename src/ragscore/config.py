@@ -292,7 +292,11 @@ def load_config(
             rules = {key: value for key, value in table.data.items() if key != "min_n"}
             if "min_n" in table.data:
                 min_n = _positive_int(table, "min_n", table.data["min_n"])
-            slice_gates.update(parse_gate_table(rules, names, settings.k, table.source, table.line_of))
+            parsed = parse_gate_table(rules, names, settings.k, table.source, table.line_of)
+            for metric in parsed:
+                if metric in ("unknown_traces", "duplicate_traces"):  # trace lines belong to no slice
+                    raise table.error(metric, f'"{metric}" counts trace lines, which belong to no slice: gate it in [gates]')
+            slice_gates.update(parsed)
     gated += tuple(spec.family for metric in [*regression, *slice_gates] if (spec := lookup(metric)) is not None)
     settings = replace(settings, families=_in_order(settings.families + gated))
     return Config(

@@ -68,7 +68,12 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
             raise InputError(report.name, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
         if not isinstance(doc, dict) or doc.get("inputs", {}).get("gold", {}).get("sha256") != candidate_ev.digests[0]:
             raise InputError(report.name, "the baseline report was not made with this gold set (its gold sha256 differs)")
+        _check_same_scoring(str(doc.get("signature", "")), settings.signature(), report.name)
         baseline, baseline_input = run_from_report(doc, report.name), _input(report, report.sha256)
+        lacking = [metric for metric in config.regression if metric not in baseline.metrics]
+        if lacking:
+            raise InputError(report.name, f"the baseline report lacks {', '.join(lacking)}, which [regression] gates: "
+                                          "remake it with the same --metrics")
     qids = [row.qid for row in candidate_ev.rows or ()]
     deltas = compare_runs(baseline, candidate, qids, settings)
     test = mcnemar(baseline, candidate, qids)
@@ -100,6 +105,23 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     except BrokenPipeError:
         silence_stdout()
     return Exit.OK if doc["pass"] or args.no_fail else Exit.GATE_FAILED
+
+
+# Signature parts that do not change a score (or that differ legitimately between two reports).
+_NOT_SCORING = ("ragscore", "metrics", "ci")
+
+
+def _check_same_scoring(baseline: str, candidate: str, source: str) -> None:
+    """Refuse a baseline report scored with other settings (k, refusal tokens, cutoffs, ...)."""
+    def parts(signature: str) -> dict[str, str]:
+        pairs = (part.partition(":") for part in signature.split("|"))
+        return {key: value for key, _, value in pairs if key not in _NOT_SCORING}
+
+    before, after = parts(baseline), parts(candidate)
+    differing = sorted(key for key in before.keys() & after.keys() if before[key] != after[key])
+    if differing:
+        raise InputError(source, "the baseline report was scored with other settings ("
+                                 + ", ".join(f"{key}: {before[key]} vs {after[key]}" for key in differing) + ")")
 
 
 def _input(file: InputFile, digest: str) -> dict[str, str]:

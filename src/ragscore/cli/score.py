@@ -13,7 +13,7 @@ from ragscore.errors import UsageError
 from ragscore.evaluate import Wants, metric_names
 from ragscore.gates import evaluate_gates, gates_pass
 from ragscore.intervals import compute_intervals
-from ragscore.loaders.gold import load_gold
+from ragscore.loaders.gold import CONTRACT_FIELDS, load_gold
 from ragscore.metrics.registry import did_you_mean
 from ragscore.parallel import choose_jobs, score
 from ragscore.progress import progress_line
@@ -115,6 +115,10 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     explain = list(dict.fromkeys(args.explain or ()))
     per_question = args.per_question or args.only_failures
     by = tuple(dict.fromkeys(args.by or ()))
+    for path in by:
+        if path.split(".")[0] in CONTRACT_FIELDS and path != "answerable":
+            raise UsageError(f'--by {path}: slices come from fields outside the data contract (such as "category" '
+                             'or "tags.lang"), or "answerable"')
     wants = Wants(rows=per_question or bool(args.markdown or args.html or by) or args.format == "markdown",
                   explain=frozenset(explain), by=by)
     jobs = choose_jobs(args.jobs, args.gold, args.trace)
@@ -155,7 +159,10 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
             append_step_summary(render_markdown(summary), os.environ["GITHUB_STEP_SUMMARY"])
 
     if not args.quiet:
-        for line in accounting_notes(ev) + slice_notes(slices, config.slice_min_n) + gate_lines(results, passed):
+        slice_failed = [f"{r.gate.metric}[{path}={label}]" for path, groups in slices.items()
+                        for label, s in groups.items() for r in s.gates if r.status.value == "fail"]
+        notes = accounting_notes(ev) + slice_notes(slices, config.slice_min_n) + gate_lines(results, passed, slice_failed)
+        for line in notes:
             streams.note(line)
     try:
         if explain:

@@ -52,6 +52,7 @@ _KNOWN = frozenset(
         "gold_embeddings",
     }
 )
+CONTRACT_FIELDS: Final = _KNOWN
 
 
 def place(line: int, column: int) -> int:

@@ -10,8 +10,8 @@ Definitions (fixed, because reports must be byte-identical for the same seed):
   one after another from the same generator.
 * Percentile: numpy.percentile's default ("linear"): position h = (R - 1) * q in the sorted
   values, interpolated linearly between ranks floor(h) and floor(h) + 1.
-* Paired bootstrap p-value: min(1, 2 * min(share of deltas <= 0, share of deltas >= 0)),
-  shares taken over the resamples kept (those where neither statistic is None).
+* Paired bootstrap p-value: min(1, 2 * (min(#deltas <= 0, #deltas >= 0) + 1) / (kept + 1)),
+  over the resamples kept (those where neither statistic is None); the +1 keeps it above 0.
 """
 
 from __future__ import annotations
@@ -244,5 +244,6 @@ def paired_bootstrap(
     deltas.sort()
     at_most_zero = sum(1 for d in deltas if d <= 0.0)
     at_least_zero = sum(1 for d in deltas if d >= 0.0)
-    p_value = min(1.0, 2.0 * min(at_most_zero, at_least_zero) / len(deltas))
+    # (count + 1) / (resamples + 1): a finite resample cannot show p = 0, and Holm needs p > 0.
+    p_value = min(1.0, 2.0 * (min(at_most_zero, at_least_zero) + 1) / (len(deltas) + 1))
     return _percentile_interval(deltas, confidence), p_value

@@ -52,6 +52,8 @@ def build_compare_document(
 
 def _arrow(name: str, delta: float | None) -> str:
     """Say whether a move is better or worse for this metric (an arrow alone cannot)."""
+    if delta is None:
+        return ""
     if not delta:
         return "="
     spec = lookup(name)

@@ -43,15 +43,22 @@ def accounting_notes(ev: Evaluation) -> list[str]:
     return notes
 
 
-def gate_lines(results: list[GateResult], passed: bool) -> list[str]:
-    """Give one verdict line per gate when any gate did not pass, and a closing verdict."""
+def gate_lines(results: list[GateResult], passed: bool, slice_failed: list[str] | None = None) -> list[str]:
+    """Give one verdict line per gate when any gate did not pass, and a closing verdict.
+
+    ``slice_failed`` names the failed slice gates (``precision[tags.lang=de]``), listed by
+    ``slice_notes`` above; they count in the verdict.
+    """
     lines = []
     if any(r.status is not Status.PASS for r in results):
         for r in results:
             lines.append(f"{r.status.value.upper():7} {r.gate.metric} = {fmt(r.value)} (gate {r.gate.op} {format_threshold(r.gate.threshold)})")
-    failed = [r.gate.metric for r in results if r.status is Status.FAIL]
+    failed = [r.gate.metric for r in results if r.status is Status.FAIL] + (slice_failed or [])
     if passed:
         lines.append(f"pass: {_plural(len(results), 'gate', 'gates')} checked, none failed")
+    elif slice_failed:
+        lines.append(f"FAIL: {len(failed) - len(slice_failed)} of {_plural(len(results), 'gate', 'gates')} failed, "
+                     f"and {_plural(len(slice_failed), 'slice gate', 'slice gates')}: {', '.join(failed)}")
     else:
         lines.append(f"FAIL: {len(failed)} of {_plural(len(results), 'gate', 'gates')} failed: {', '.join(failed)}")
     return lines
