@@ -23,7 +23,8 @@ DEFAULT_GATES: Final = (
     Gate("over_refusal", "<=", 0.10),
     Gate("missing", "<=", 0.0),
 )
-SECTIONS: Final = ("scoring", "gates", "regression", "slice_gates")
+# "ner", "classify" and "link" belong to the stage commands (ragscore.stages.config); score ignores them.
+SECTIONS: Final = ("scoring", "gates", "regression", "slice_gates", "ner", "classify", "link")
 DEFAULT_MIN_N: Final = 20  # a slice smaller than this is reported, but its gates are skipped
 TEXT_TOKENIZERS: Final = ("reference", "unicode")  # metrics.overlap.TOKENIZERS, without importing it
 _TOML_POSITION_RE: Final = re.compile(r"^(?P<msg>.*) \(at line (?P<line>\d+), column (?P<col>\d+)\)$")
