@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from ragscore.cli.common import Exit, Streams
 from ragscore.cli.compare import compare_parser, run_compare
 from ragscore.cli.score import run_score, score_parser
+from ragscore.cli.stages import classify_parser, link_parser, ner_parser, run_classify, run_link, run_ner
 from ragscore.cli.tools import init_parser, run_init, run_schema, run_validate, schema_parser, validate_parser
 from ragscore.errors import RagscoreError
 
@@ -22,6 +23,9 @@ COMMANDS: dict[str, tuple[Callable[[str], argparse.ArgumentParser], Callable[[ar
     "init": (init_parser, run_init),
     "schema": (schema_parser, run_schema),
     "compare": (compare_parser, run_compare),
+    "ner": (ner_parser, run_ner),
+    "classify": (classify_parser, run_classify),
+    "link": (link_parser, run_link),
 }
 DEFAULT_COMMAND = "score"
 

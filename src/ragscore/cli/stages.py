@@ -1,0 +1,149 @@
+"""The stage commands: ner, classify, link. Score one pipeline stage, gate, report."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterable
+from functools import partial
+
+from ragscore import __version__
+from ragscore.cli.common import Exit, Streams, cutoff_list, silence_stdout
+from ragscore.errors import UsageError
+
+_SHAPES = {
+    "ner": ('gold and predictions: {"id", "text", "entities": [{"start", "end", "type"}]} per line '
+            "(character offsets into the gold text, end exclusive)"),
+    "classify": 'gold and predictions: {"id", "label"} per line',
+    "link": ('gold: {"id", "mention", "kb_id"} (kb_id null for NIL); predictions: '
+             '{"id", "candidates": [{"kb_id", "score"}], "nil": true|false}'),
+}
+_TITLES = {
+    "ner": "Score named-entity extraction: strict and partial entity matching, token-level scores, type distribution.",
+    "classify": "Score type classification: accuracy, per-class precision/recall/F1, confusion matrix.",
+    "link": "Score entity linking: hits@K and MRR over ranked candidates, NIL detection.",
+}
+_EPILOG = """\
+{shape}.
+Lines are joined by "id"; a gold item without a prediction is scored as an empty prediction
+and counted in "missing" (gated "missing <= 0" by default); unknown and repeated prediction ids
+are counted and reported (the last line for an id counts).
+
+example:
+  ragscore {stage} --gold examples/stages/{stage}_gold.jsonl --pred examples/stages/{stage}_pred.jsonl \\
+      --gates-file examples/stages/gates.toml --format text
+
+gates: [{stage}.gates] in ./gates.toml (or --gates-file), [tool.ragscore.{stage}.gates] in
+./pyproject.toml, then --gates. exit status: 0 every gate passed, 1 a gate failed,
+2 usage or input error, 3 internal error.
+"""
+
+
+def stage_parser(stage: str, prog: str) -> argparse.ArgumentParser:
+    """Build the parser of one stage command; the options mirror those of ``ragscore score``."""
+    parser = argparse.ArgumentParser(
+        prog=prog, description=_TITLES[stage], epilog=_EPILOG.format(stage=stage, shape=_SHAPES[stage]),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"ragscore {__version__}")
+    inputs = parser.add_argument_group("inputs")
+    inputs.add_argument("--gold", required=True, metavar="PATH", help="gold file: JSON Lines, or a JSON array of objects ('-' for standard input)")
+    inputs.add_argument("--pred", required=True, metavar="PATH", help="predictions, same forms ('-' for standard input)")
+    out = parser.add_argument_group("reports")
+    out.add_argument("--format", choices=("json", "markdown", "text", "none"), default="json", help="report printed on standard output (default: json)")
+    out.add_argument("--json", metavar="PATH", help="also write the JSON report to PATH")
+    out.add_argument("--markdown", metavar="PATH", help="also write the Markdown report to PATH")
+    out.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report to PATH")
+    out.add_argument("--junit", metavar="PATH", help="also write JUnit XML to PATH: a test case per gate")
+    out.add_argument("-q", "--quiet", action="store_true", help="print no notes on standard error (errors still are)")
+    gates = parser.add_argument_group("gates and settings")
+    gates.add_argument("--gates", metavar="SPEC", help=f'gates, e.g. "{_example_gate(stage)}"; METRIC=off removes one')
+    gates.add_argument("--gates-file", metavar="PATH", help=f"read [{stage}] and [{stage}.gates] from PATH instead of ./gates.toml")
+    gates.add_argument("--no-fail", action="store_true", help="exit 0 even when a gate fails (report only)")
+    gates.add_argument("--strict", action="store_true", default=None, help="fail gates on undefined metrics instead of skipping them")
+    if stage == "link":
+        gates.add_argument("--cutoffs", type=cutoff_list, metavar="K,K,...", help="the K of hits@K (default 1,3,5,10)")
+    return parser
+
+
+def _example_gate(stage: str) -> str:
+    return {"ner": "strict_f1=0.8,partial_f1>=0.9", "classify": "accuracy=0.9,macro_f1=0.8",
+            "link": "hits@1=0.7,mrr=0.8,nil_f1=0.5"}[stage]
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _listed(ids: list[str], limit: int = 5) -> str:
+    return ", ".join(ids) if len(ids) <= limit else "e.g. " + ", ".join(ids[:limit])
+
+
+def accounting_notes(missing: list[str], unknown: list[str], duplicates: list[str]) -> list[str]:
+    """Summarise missing, unknown and replaced predictions, one line each (none when all is well)."""
+    notes = []
+    if missing:
+        notes.append(f"{_plural(len(missing), 'gold item has', 'gold items have')} no prediction "
+                     f"(scored as an empty prediction): {_listed(missing)}")
+    if unknown:
+        notes.append(f"{_plural(len(unknown), 'prediction line has', 'prediction lines have')} an id not in the gold file "
+                     f"(ignored): {_listed(unknown)}")
+    if duplicates:
+        notes.append(f"{_plural(len(duplicates), 'prediction line was', 'prediction lines were')} replaced by a later line "
+                     f"with the same id (the last counts): {_listed(duplicates)}")
+    return notes
+
+
+def run_stage(stage: str, args: argparse.Namespace, streams: Streams) -> Exit:
+    """Score one stage, gate and report; raise RagscoreError on bad input before anything is written."""
+    from ragscore.gates import evaluate_gates, gates_pass
+    from ragscore.reports.console import gate_lines
+    from ragscore.reports.files import write_reports
+    from ragscore.stages.config import load_stage_config
+    from ragscore.stages.document import build_stage_document, render_stage_json, render_stage_text
+    from ragscore.stages.evaluate import evaluate_stage
+    from ragscore.stages.markdown import render_stage_markdown
+
+    if args.gold == "-" and args.pred == "-":
+        raise UsageError("only one of --gold and --pred can be '-' (standard input)")
+    config = load_stage_config(stage, gates=args.gates, gates_file=args.gates_file, strict=args.strict,
+                               cutoffs=getattr(args, "cutoffs", None))
+    ev = evaluate_stage(config, args.gold, args.pred)
+    results = evaluate_gates(config.gates, ev.metrics, config.strict)
+    passed = gates_pass(results)
+    doc = build_stage_document(ev, config, results, passed)
+    files: dict[str, Iterable[str]] = {}
+    if args.json:
+        files[args.json] = render_stage_json(doc)
+    if args.markdown:
+        files[args.markdown] = render_stage_markdown(doc)
+    if args.html:
+        from ragscore.stages.html import render_stage_html
+
+        files[args.html] = render_stage_html(doc)
+    if args.junit:
+        from ragscore.reports.junit import render_junit
+
+        files[args.junit] = render_junit(doc)
+    write_reports(files)
+    if not args.quiet:
+        joined = ev.joined
+        for line in accounting_notes(joined.missing_ids, joined.unknown_ids, joined.duplicate_ids) + gate_lines(results, passed):
+            streams.note(line)
+    renderers: dict[str, Callable[[dict[str, object]], Iterable[str]]] = {
+        "json": render_stage_json, "markdown": render_stage_markdown, "text": render_stage_text,
+    }
+    try:
+        if args.format in renderers:
+            streams.out.writelines(renderers[args.format](doc))
+        streams.out.flush()
+    except BrokenPipeError:
+        silence_stdout()
+    return Exit.OK if passed or args.no_fail else Exit.GATE_FAILED
+
+
+ner_parser = partial(stage_parser, "ner")
+classify_parser = partial(stage_parser, "classify")
+link_parser = partial(stage_parser, "link")
+run_ner = partial(run_stage, "ner")
+run_classify = partial(run_stage, "classify")
+run_link = partial(run_stage, "link")

@@ -1,0 +1,109 @@
+"""Build a stage's report document (the JSON report's data, which every format renders) and its text forms.
+
+Shape, in this key order (``stage_report.schema.json`` is the contract)::
+
+    stage, pass, schema, version, signature, settings, inputs, counts, metrics, gates,
+    <the stage's tables>, accounting
+
+The stage's tables: ner ``per_type`` and ``type_distribution``; classify ``per_class``,
+``confusion`` and ``top_confusions``; link ``nil``. ``accounting`` lists the ids behind the
+counts (missing gold ids, and the ids of unknown and replaced prediction lines, in file order).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from typing import Any, Final
+
+from ragscore import __version__
+from ragscore.gates import GateResult, format_threshold
+from ragscore.loaders.jsonl import InputFile
+from ragscore.reports.document import display_path
+from ragscore.reports.json_report import render_json
+from ragscore.reports.markdown import fmt
+from ragscore.stages.config import StageConfig
+from ragscore.stages.evaluate import StageEvaluation
+
+SCHEMA_VERSION: Final = 1
+DETAIL_KEYS: Final = {"ner": ("per_type", "type_distribution"), "classify": ("per_class", "confusion", "top_confusions"),
+                      "link": ("nil",)}
+
+
+def signature(config: StageConfig) -> str:
+    """Return one line naming the version and every setting that changes a score or a verdict."""
+    parts = [f"ragscore:{__version__}", f"stage:{config.stage}", f"strict:{'yes' if config.strict else 'no'}"]
+    if config.stage == "link":
+        parts.append("cutoffs:" + ",".join(map(str, config.cutoffs)))
+    if config.stage == "classify":
+        if config.hierarchy is None:
+            parts.append("hierarchy:none")
+        else:
+            text = json.dumps(config.hierarchy, ensure_ascii=False, sort_keys=True)
+            parts.append(f"hierarchy:{len(config.hierarchy)}:{hashlib.sha256(text.encode()).hexdigest()[:12]}")
+    return "|".join(parts)
+
+
+def gate_table(results: list[GateResult]) -> dict[str, dict[str, Any]]:
+    """Return the gates keyed by metric, as the main report has them."""
+    return {
+        r.gate.metric: {"op": r.gate.op, "threshold": r.gate.threshold, "warn": r.gate.warn, "value": r.value,
+                        "status": r.status.value, "source": r.gate.source}
+        for r in results
+    }
+
+
+def build_stage_document(
+    ev: StageEvaluation, config: StageConfig, results: list[GateResult], passed: bool
+) -> dict[str, Any]:
+    """Assemble the stage report in its fixed key order."""
+    joined = ev.joined
+    doc: dict[str, Any] = {
+        "stage": ev.stage,
+        "pass": passed,
+        "schema": SCHEMA_VERSION,
+        "version": __version__,
+        "signature": signature(config),
+        "settings": config.settings(),
+        "inputs": {
+            role: {"path": display_path(InputFile(spec, hashed=False)), "sha256": digest}
+            for role, spec, digest in zip(("gold", "pred"), joined.paths, joined.digests)
+        },
+        "counts": joined.counts,
+        "metrics": ev.metrics,
+        "gates": gate_table(results),
+    }
+    for key in DETAIL_KEYS[ev.stage]:
+        doc[key] = ev.detail[key]
+    doc["accounting"] = {"missing_ids": joined.missing_ids, "unknown_ids": joined.unknown_ids,
+                         "duplicate_ids": joined.duplicate_ids}
+    return doc
+
+
+def render_stage_json(doc: dict[str, Any]) -> Iterator[str]:
+    """Render the document as indented JSON (the main report's renderer: no NaN, stable order)."""
+    return render_json(doc, questions=False)
+
+
+def _clean(text: str) -> str:
+    """Keep input from moving the cursor or colouring the terminal: drop control characters."""
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+def render_stage_text(doc: dict[str, Any]) -> Iterator[str]:
+    """Yield a compact summary: the verdict and counts, then one aligned row per metric with its gate."""
+    counts = doc["counts"]
+    verdict = "PASS" if doc["pass"] else "FAIL"
+    yield (f"ragscore {doc['stage']} {verdict}  {counts['gold']} gold items, {counts['predicted']} predicted, "
+           f"{counts['missing']} missing, {counts['unknown_predictions']} unknown, "
+           f"{counts['duplicate_predictions']} duplicate predictions\n")
+    rows = []
+    for name, value in doc["metrics"].items():
+        gate = doc["gates"].get(name)
+        rule = f"{gate['op']} {format_threshold(gate['threshold'])}" if gate else ""
+        rows.append((_clean(name), fmt(value), rule, gate["status"] if gate else ""))
+    widths = [max(len(row[i]) for row in rows + [("metric", "value", "gate", "status")]) for i in range(3)]
+    yield f"{'metric':<{widths[0]}}  {'value':>{widths[1]}}  {'gate':<{widths[2]}}  status\n"
+    for name, value, rule, status in rows:
+        yield f"{name:<{widths[0]}}  {value:>{widths[1]}}  {rule:<{widths[2]}}  {status}".rstrip() + "\n"

@@ -1,0 +1,52 @@
+"""Run one stage end to end, without I/O beyond reading its two inputs: load, join, score."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ragscore.stages import classify, link, ner
+from ragscore.stages.config import StageConfig
+from ragscore.stages.names import stage_specs
+from ragscore.stages.records import Joined, load_joined
+
+
+@dataclass(frozen=True, slots=True)
+class StageEvaluation:
+    """What a stage run computed: the joined inputs, the metrics by name and the stage's detail tables."""
+
+    stage: str
+    joined: Joined[Any, Any]
+    metrics: dict[str, float | int | None]
+    detail: dict[str, Any]
+
+
+def _ordered(config: StageConfig, values: dict[str, float | None], joined: Joined[Any, Any]) -> dict[str, float | int | None]:
+    """Put the metrics in the order of the stage's names, with the accounting counts last."""
+    counts = joined.counts
+    values = {**values, "missing": counts["missing"], "unknown_predictions": counts["unknown_predictions"],
+              "duplicate_predictions": counts["duplicate_predictions"]}
+    return {name: values[name] for name in stage_specs(config.stage, config.cutoffs, config.hierarchy is not None)}
+
+
+def evaluate_stage(config: StageConfig, gold: str, pred: str) -> StageEvaluation:
+    """Load and join the inputs (raising InputError at the first bad line), then score the stage."""
+    detail: dict[str, Any]
+    if config.stage == "ner":
+        joined_ner = load_joined(gold, pred, ner.parse_gold, ner.parse_pred)
+        result = ner.score_ner(joined_ner)
+        detail = {"per_type": result.per_type_table(), "type_distribution": result.distribution()}
+        return StageEvaluation("ner", joined_ner, _ordered(config, result.metrics(), joined_ner), detail)
+    if config.stage == "classify":
+        joined_cls = load_joined(gold, pred, classify.parse_label, classify.parse_label)
+        counted = classify.score_classify(classify.joined_pairs(joined_cls), config.hierarchy)
+        detail = {
+            "per_class": counted.per_class(),
+            "confusion": {"labels": list(counted.labels), "matrix": [list(row) for row in counted.matrix]},
+            "top_confusions": counted.top_confusions(),
+        }
+        return StageEvaluation("classify", joined_cls, _ordered(config, counted.metrics(), joined_cls), detail)
+    joined_link = load_joined(gold, pred, link.parse_gold, link.parse_pred)
+    linked = link.score_link(joined_link, config.cutoffs)
+    detail = {"nil": linked.nil_counts()}
+    return StageEvaluation("link", joined_link, _ordered(config, linked.metrics(), joined_link), detail)

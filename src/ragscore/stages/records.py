@@ -1,0 +1,167 @@
+"""Load a stage's gold and prediction files and join them by ``id``, accounting for every line.
+
+Both files are JSON Lines or a JSON array of objects (as for the gold set of ``ragscore``).
+Gold ids must be unique. A prediction id seen again replaces the earlier line (the last counts,
+as for traces); a prediction whose id is not in the gold file is counted and ignored; a gold
+item without a prediction is counted as missing and scored by the stage as an empty prediction.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import Generic, TypeVar
+
+from ragscore.errors import InputError
+from ragscore.loaders.jsonl import BOM, InputFile, decode_text, describe, iter_json_array, iter_jsonl
+
+G = TypeVar("G")
+P = TypeVar("P")
+
+
+class Fields:
+    """Typed access to one decoded object, raising InputError at the offending field's position."""
+
+    def __init__(self, obj: dict[str, object], source: str, line: int, column: int, text: str) -> None:
+        self.obj, self.source, self.line, self.column, self.text = obj, source, line, column, text
+
+    def fail(self, key: str | None, message: str) -> InputError:
+        """Build an error pointing at ``key``'s value (or at the object when the key is absent)."""
+        line, column = self.line, self.column
+        if key is not None:
+            match = re.search(r'"' + re.escape(key) + r'"\s*:\s*', self.text)
+            if match:
+                before = self.text[: match.end()]
+                newlines = before.count("\n")
+                line += newlines
+                column = match.end() - before.rfind("\n") if newlines else column + match.end()
+        return InputError(self.source, message, line, column)
+
+    def require(self, key: str, what: str) -> object:
+        """Return a required field's value; ``what`` describes it for the error."""
+        if key not in self.obj:
+            raise self.fail(None, f'missing required field "{key}" ({what})')
+        return self.obj[key]
+
+    def ident(self, key: str, value: object, where: str | None = None) -> str:
+        """Turn an id (a non-empty string or an integer) into a string."""
+        if isinstance(value, str) and value:
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        raise self.fail(key, f'expected {where or quoted(key)} to be a non-empty string or an integer, got {describe(value)}')
+
+    def string(self, key: str, value: object, where: str | None = None) -> str:
+        """Return ``value`` when it is a string."""
+        if isinstance(value, str):
+            return value
+        raise self.fail(key, f"expected {where or quoted(key)} to be a string, got {describe(value)}")
+
+    def items(self, key: str, value: object) -> list[dict[str, object]]:
+        """Return ``value`` when it is a list of objects."""
+        if not isinstance(value, list):
+            raise self.fail(key, f"expected {quoted(key)} to be a list of objects, got {describe(value)}")
+        for n, item in enumerate(value):
+            if not isinstance(item, dict):
+                raise self.fail(key, f"expected {quoted(key)}[{n}] to be an object, got {describe(item)}")
+        return value
+
+
+def quoted(key: str) -> str:
+    """Quote a field name for an error message."""
+    return f'"{key}"'
+
+
+@dataclass(slots=True)
+class Joined(Generic[G, P]):
+    """Gold items in file order, each with its prediction (None when missing), and the accounting."""
+
+    gold_name: str
+    pred_name: str
+    pairs: list[tuple[str, G, P | None]]
+    pred_lines: int = 0
+    missing_ids: list[str] = field(default_factory=list)
+    unknown_ids: list[str] = field(default_factory=list)  # one entry per ignored line, in file order
+    duplicate_ids: list[str] = field(default_factory=list)  # one entry per replaced line, in file order
+    digests: tuple[str, str] = ("", "")
+    paths: tuple[str, str] = ("", "")
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Return the accounting in a fixed order: every prediction line is scored, unknown or replaced."""
+        return {
+            "gold": len(self.pairs),
+            "predicted": len(self.pairs) - len(self.missing_ids),
+            "missing": len(self.missing_ids),
+            "prediction_lines": self.pred_lines,
+            "unknown_predictions": len(self.unknown_ids),
+            "duplicate_predictions": len(self.duplicate_ids),
+        }
+
+
+def iter_objects(file: InputFile) -> Iterator[Fields]:
+    """Yield each record of a JSON Lines file or a JSON array as ``Fields``; reject non-objects."""
+    lines = file.raw_lines()
+    head: list[bytes] = []
+    for raw in lines:
+        head.append(raw)
+        if raw.removeprefix(BOM).strip(b" \t\r\n"):
+            break
+    records: Iterator[tuple[int, int, str, object]]
+    if b"".join(head).removeprefix(BOM).lstrip(b" \t\r\n").startswith(b"["):
+        document = (b"".join(head) + b"".join(lines)).removeprefix(BOM)
+        records = iter_json_array(decode_text(document, file.name, 1), file.name)
+    else:
+        records = ((line, col, text, value) for line, col, text, value, _ in iter_jsonl(file, first=chain(head, lines)))
+    for line, column, text, value in records:
+        if not isinstance(value, dict):
+            raise InputError(file.name, f"expected a JSON object, got {describe(value)}", line, column)
+        yield Fields(value, file.name, line, column, text)
+
+
+def record_id(f: Fields) -> str:
+    """Read a record's required ``id``."""
+    return f.ident("id", f.require("id", "a non-empty string or an integer"))
+
+
+def load_joined(
+    gold_spec: str,
+    pred_spec: str,
+    parse_gold: Callable[[Fields], G],
+    parse_pred: Callable[[Fields], P],
+) -> Joined[G, P]:
+    """Read both files strictly, raising at the first bad line, and join them by ``id``."""
+    gold_file, pred_file = InputFile(gold_spec), InputFile(pred_spec)
+    gold: dict[str, G] = {}
+    first_line: dict[str, int] = {}
+    for f in iter_objects(gold_file):
+        ident = record_id(f)
+        if ident in gold:
+            raise f.fail("id", f'duplicate id "{ident}" (first defined on line {first_line[ident]})')
+        gold[ident] = parse_gold(f)
+        first_line[ident] = f.line
+    if not gold:
+        raise InputError(gold_file.name, "no items: a gold file needs at least one (JSON Lines, or a JSON array of objects)")
+    preds: dict[str, P] = {}
+    joined: Joined[G, P] = Joined(gold_file.name, pred_file.name, [])
+    for f in iter_objects(pred_file):
+        joined.pred_lines += 1
+        ident = record_id(f)
+        pred = parse_pred(f)  # a bad line is an error even when its id is unknown
+        if ident not in gold:
+            joined.unknown_ids.append(ident)
+        elif ident in preds:
+            joined.duplicate_ids.append(ident)
+            preds[ident] = pred
+        else:
+            preds[ident] = pred
+    for ident, item in gold.items():
+        pred_or_none = preds.get(ident)
+        if ident not in preds:
+            joined.missing_ids.append(ident)
+        joined.pairs.append((ident, item, pred_or_none))
+    joined.digests = (gold_file.sha256, pred_file.sha256)
+    joined.paths = (gold_spec, pred_spec)
+    return joined
