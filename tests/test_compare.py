@@ -139,3 +139,89 @@ def test_a_drop_equal_to_the_allowed_one_passes():
     assert check_regressions(deltas, {"precision": 0.02}, False, 0.95)[0].status == "pass"
     deltas = {"missing": Delta(0, 3, 3, None, None)}  # untested: require_significance cannot excuse it
     assert check_regressions(deltas, {"missing": 1}, True, 0.95)[0].status == "fail"
+
+
+def _explicit_paired_normal(baseline, candidate, confidence):
+    """The paired normal approximation spelled out question by question (the test's oracle)."""
+    import math
+    from statistics import NormalDist
+
+    n = len(baseline)
+    terms = []
+    for values in (baseline, candidate):
+        counted = [v is not None for v in values]
+        share = sum(counted) / n
+        ratio = math.fsum(v for v in values if v is not None) / sum(counted)
+        terms.append([((v - ratio) if v is not None else 0.0) / share for v in values])
+    diffs = [c - b for b, c in zip(*terms)]
+    mean = math.fsum(diffs) / n
+    se = math.sqrt(math.fsum((d - mean) ** 2 for d in diffs) / (n - 1) / n)
+    means = [math.fsum(v for v in values if v is not None) / sum(v is not None for v in values)
+             for values in (baseline, candidate)]
+    delta = means[1] - means[0]
+    half = NormalDist().inv_cdf(1 - (1 - confidence) / 2) * se
+    return delta, (delta - half, delta + half), 2 * (1 - NormalDist().cdf(abs(delta) / se))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_paired_normal_from_sums_equals_the_question_by_question_formula(seed):
+    import random
+
+    from ragscore.metrics.stats import PairSums, paired_normal
+
+    rng = random.Random(seed)
+    n = rng.randint(2, 300)
+    binary = seed % 2 == 0
+
+    def value():
+        if rng.random() < 0.3:
+            return None
+        return float(rng.random() < 0.6) if binary else rng.choice([0.0, 1.0, rng.random()])
+
+    baseline = [value() for _ in range(n)]
+    candidate = [value() if rng.random() < 0.5 else b for b in baseline]
+    if sum(v is not None for v in baseline) < 1 or sum(v is not None for v in candidate) < 1:
+        return
+    delta, interval, p = _explicit_paired_normal(baseline, candidate, 0.9)
+    got_interval, got_p = paired_normal(PairSums.of(baseline, candidate), delta, 0.9)
+    if interval[0] == interval[1]:
+        assert got_interval == (delta, delta)
+        return
+    assert got_interval == pytest.approx(interval, abs=1e-12) and got_p == pytest.approx(p, abs=1e-12)
+    if binary:  # 0/1 values given as counts of (baseline, candidate) pairs sum to the same
+        from collections import Counter
+
+        groups = Counter((None if b is None else int(b), None if c is None else int(c)) for b, c in zip(baseline, candidate))
+        assert PairSums.of_counts((b, c, k) for (b, c), k in groups.items()) == PairSums.of(baseline, candidate)
+
+
+def test_paired_normal_of_identical_runs_is_exactly_flat():
+    from ragscore.metrics.stats import PairSums, paired_normal
+
+    values = [0.1, 1 / 3, None, 0.7, 2 / 3, 0.0]
+    assert paired_normal(PairSums.of(values, values), 0.0, 0.95) == ((0.0, 0.0), 1.0)
+    assert paired_normal(PairSums.of([1.0], [0.0]), -1.0, 0.95) == (None, None)  # one question: no spread
+
+
+def test_many_questions_from_traces_and_from_a_report_agree(ragscore, isolated):
+    import random
+
+    rng = random.Random(9)
+    n = 2500
+    write(isolated / "g.jsonl", [{"qid": f"q{i}", "answerable": i % 4 > 0, "gold_citations": ["d1"]} for i in range(n)])
+    for name in ("base.jsonl", "cand.jsonl"):
+        write(isolated / name, [{"qid": f"q{i}", "retrieved_ids": ["d1", "d2"],
+                                 "answer_json": {"claim": rng.choice(["x", "none"]),
+                                                 "citations": rng.choice([["d1"], ["d2"], ["d1", "d2"]])}}
+                                for i in range(n)])
+    ragscore("--gold", "g.jsonl", "--trace", "base.jsonl", "--per-question", "--json", "base.json", "--format", "none",
+             "--no-fail", "-q")
+    from_traces = json.loads(ragscore("compare", "--gold", "g.jsonl", "--baseline", "base.jsonl", "--trace", "cand.jsonl").out)
+    from_report = json.loads(ragscore("compare", "--gold", "g.jsonl", "--baseline-report", "base.json",
+                                      "--trace", "cand.jsonl").out)
+    assert from_traces["metrics"]["citation_precision"]["method"] == "normal"
+    for name, moved in from_traces["metrics"].items():
+        other = from_report["metrics"][name]
+        for key, value in moved.items():
+            assert other[key] == (pytest.approx(value, rel=1e-12) if isinstance(value, float) else value), (name, key)
+    assert from_traces["changed"] == from_report["changed"]

@@ -125,3 +125,37 @@ def test_huge_integer_qids(ragscore, isolated):
     for jobs in ("1", "2"):
         run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--jobs", jobs)
         assert (run.status, run.err) == (2, "ragscore: error: t.jsonl:1: invalid JSON: a number has too many digits\n")
+
+
+@pytest.mark.parametrize("text_join", [False, True])
+@pytest.mark.parametrize("resamples", ["50", "1000"])  # 3,000 questions: resampled, then the normal approximation
+def test_parallel_compare_gives_the_same_bytes(ragscore, isolated, text_join, resamples):
+    _make(isolated, text_join=text_join)
+    (isolated / "t.jsonl").rename(isolated / "base.jsonl")
+    _make(isolated, seed=8, text_join=text_join)
+    outputs = []
+    for jobs in ("1", "2", "3"):
+        run = ragscore("compare", "--gold", "g.jsonl", "--baseline", "base.jsonl", "--trace", "t.jsonl", "--jobs", jobs,
+                       "--metrics", "all", "--bootstrap", resamples, "--markdown", f"c{jobs}.md")
+        outputs.append((run.status, run.out, run.err, (isolated / f"c{jobs}.md").read_text()))
+    assert outputs[0] == outputs[1] == outputs[2]
+    doc = json.loads(outputs[0][1])
+    methods = {m["method"] for m in doc["metrics"].values()} - {None}
+    assert methods == {"bootstrap" if resamples == "50" else "normal"}
+    assert doc["mcnemar"]["fixed"] > 100 and doc["mcnemar"]["broken"] > 100
+    assert doc["metrics"]["ndcg@10"]["p_value"] is not None and doc["metrics"]["bleu"]["p_value"] is None
+
+
+def test_parallel_compare_reports_the_candidates_error_first(ragscore, isolated):
+    _make(isolated, n=500)
+    lines = (isolated / "t.jsonl").read_text().splitlines()
+    broken_base = lines[:]
+    broken_base[100] = "{"
+    lines[300] = '{"qid": ["bad"]}'
+    write(isolated / "base.jsonl", "\n".join(broken_base) + "\n")
+    write(isolated / "cand.jsonl", "\n".join(lines) + "\n")
+    args = ("compare", "--gold", "g.jsonl", "--baseline", "base.jsonl")
+    errors = {ragscore(*args, "--trace", "cand.jsonl", "--jobs", j).err for j in "123"}
+    assert len(errors) == 1 and errors.pop().startswith("ragscore: error: cand.jsonl:301:")
+    errors = {ragscore(*args, "--trace", "t.jsonl", "--jobs", j).err for j in "123"}
+    assert len(errors) == 1 and errors.pop().startswith("ragscore: error: base.jsonl:101:")

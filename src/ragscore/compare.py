@@ -3,7 +3,9 @@ an exact McNemar test on per-question correctness, Holm's correction, and regres
 
 Every metric with per-question values is a mean of those values over the questions it counts
 (a rate is a mean of 0s and 1s), so one statistic serves them all: resample the questions, the
-same ones for both runs, and take the mean of each run's values over the sample.
+same ones for both runs, and take the mean of each run's values over the sample. Where that
+would be slow (many questions), the paired normal approximation needs only sums over the
+questions (``PairSums``), which ``ragscore.paired`` gathers without holding every question.
 """
 
 from __future__ import annotations
@@ -15,14 +17,30 @@ from typing import Any
 
 from ragscore.errors import InputError
 from ragscore.evaluate import Evaluation
+from ragscore.intervals import BOOTSTRAP, NORMAL
 from ragscore.metrics.answer import PASSING_LABELS, Label, answer_metric_names, question_values
 from ragscore.metrics.families import enabled
 from ragscore.metrics.registry import Direction, lookup
-from statistics import NormalDist
-
-from ragscore.intervals import BOOTSTRAP, NORMAL
-from ragscore.metrics.stats import holm, mcnemar_exact, paired_bootstrap, resampling_is_cheap, z_value
+from ragscore.metrics.stats import PairSums, holm, mcnemar_exact, paired_bootstrap, paired_normal, resampling_is_cheap
 from ragscore.settings import Settings
+
+Column = Sequence[float | None]  # one run's value of a metric per question (None: not counted)
+
+
+@dataclass(frozen=True, slots=True)
+class Paired:
+    """Two runs of the same gold set side by side: what the paired tests need.
+
+    ``columns`` (each tested metric's values in both runs, question by question in gold order)
+    is there only when resampling is cheap; ``sums`` always.
+    """
+
+    n: int
+    sums: dict[str, PairSums]
+    columns: dict[str, tuple[Column, Column]] | None
+    fixed: list[str]   # qids right (OK or REFUSAL_OK) in the candidate only, in gold order
+    broken: list[str]  # qids right in the baseline only
+
 
 @dataclass(frozen=True, slots=True)
 class Run:
@@ -80,37 +98,21 @@ def run_from_report(doc: Mapping[str, Any], source: str) -> Run:
     return Run(values, correct, dict(doc.get("metrics", {})))
 
 
-def paired_normal(
-    baseline: Sequence[float | None], candidate: Sequence[float | None], confidence: float
-) -> tuple[tuple[float, float] | None, float | None]:
-    """Approximate the paired change of two means over their counted questions (None: not counted).
-
-    Each run's mean is a ratio (sum of values over questions counted); linearised, question i
-    contributes z_i = (y_i - R x_i) / mean(x) to it, x_i = 1 when counted. The change's variance
-    is that of the paired differences of z over n questions; interval and two-sided p-value are
-    normal. None when a run counts no question.
-    """
-    n = len(baseline)
-    if n < 2:
-        return None, None  # no spread can be estimated from one question
-    terms = []
-    for values in (baseline, candidate):
-        counted = [v is not None for v in values]
-        x_bar = sum(counted) / n
-        if not x_bar:
-            return None, None
-        ratio = math.fsum(v for v in values if v is not None) / sum(counted)
-        terms.append([((v - ratio) if v is not None else 0.0) / x_bar for v in values])
-    delta = _mean(candidate) - _mean(baseline)  # type: ignore[operator]  # both count a question
-    diffs = [c - b for b, c in zip(*terms)]
-    mean = math.fsum(diffs) / n
-    variance = math.fsum((d - mean) ** 2 for d in diffs) / (n - 1)
-    se = math.sqrt(variance / n)
-    if se == 0:
-        return (delta, delta), (1.0 if delta == 0 else 0.0)
-    half = z_value(confidence) * se
-    p_value = 2 * (1 - NormalDist().cdf(abs(delta) / se))
-    return (delta - half, delta + half), min(1.0, p_value)
+def pair_runs(baseline: Run, candidate: Run, qids: Sequence[str], settings: Settings) -> Paired:
+    """Line up two runs held question by question (``qids`` in gold order)."""
+    names = [name for name in candidate.metrics if name in baseline.metrics and all(
+        name in candidate.values[q] and name in baseline.values.get(q, {}) for q in qids)]
+    columns = {name: ([baseline.values[q][name] for q in qids], [candidate.values[q][name] for q in qids])
+               for name in names}
+    fixed = [q for q in qids if candidate.correct[q] and not baseline.correct.get(q, False)]
+    broken = [q for q in qids if baseline.correct.get(q, False) and not candidate.correct[q]]
+    return Paired(
+        len(qids),
+        {name: PairSums.of(*pair) for name, pair in columns.items()},
+        columns if resampling_is_cheap(len(qids), settings.bootstrap) else None,
+        fixed,
+        broken,
+    )
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
@@ -118,31 +120,30 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return math.fsum(present) / len(present) if present else None
 
 
-def compare_runs(baseline: Run, candidate: Run, qids: Sequence[str], settings: Settings) -> dict[str, Delta]:
+def compare_runs(
+    baseline: Mapping[str, float | None], candidate: Mapping[str, float | None], paired: Paired, settings: Settings
+) -> dict[str, Delta]:
     """Compare every metric both runs report; test those with per-question values."""
-    n = len(qids)
-    bootstrap = resampling_is_cheap(n, settings.bootstrap)
     deltas: dict[str, Delta] = {}
-    for name, candidate_value in candidate.metrics.items():
-        if name not in baseline.metrics:
+    for name, candidate_value in candidate.items():
+        if name not in baseline:
             continue
-        baseline_value = baseline.metrics[name]
+        baseline_value = baseline[name]
         delta = None if baseline_value is None or candidate_value is None else candidate_value - baseline_value
         interval = p_value = None
-        if all(name in candidate.values[q] and name in baseline.values.get(q, {}) for q in qids):
-            # A question a metric does not count is None in its list; the mean skips it.
-            base = [baseline.values[q][name] for q in qids]
-            cand = [candidate.values[q][name] for q in qids]
-            if not n:
-                interval = p_value = None
-            elif bootstrap:
+        method = None
+        if paired.n and name in paired.sums:
+            if paired.columns is not None:
+                base, cand = paired.columns[name]
                 interval, p_value = paired_bootstrap(
                     base, cand, _mean, settings.confidence, settings.bootstrap, f"{settings.seed}:{name}"  # type: ignore[arg-type]
                 )
-            else:  # too many questions to resample in pure Python: the normal approximation
-                interval, p_value = paired_normal(base, cand, settings.confidence)
-        method = (BOOTSTRAP if bootstrap else NORMAL) if p_value is not None else None
-        deltas[name] = Delta(baseline_value, candidate_value, delta, interval, p_value, method=method)
+                method = BOOTSTRAP
+            elif delta is not None:  # too many questions to resample in pure Python
+                interval, p_value = paired_normal(paired.sums[name], delta, settings.confidence)
+                method = NORMAL
+        deltas[name] = Delta(baseline_value, candidate_value, delta, interval, p_value,
+                             method=method if p_value is not None else None)
     tested = [name for name, d in deltas.items() if d.p_value is not None]
     adjusted = holm([deltas[name].p_value for name in tested])  # type: ignore[misc]
     for name, p in zip(tested, adjusted):
@@ -160,11 +161,9 @@ class Mcnemar:
     p_value: float
 
 
-def mcnemar(baseline: Run, candidate: Run, qids: Sequence[str]) -> Mcnemar:
-    """Count the questions each run alone got right, and test them with the exact McNemar test."""
-    fixed = [q for q in qids if candidate.correct[q] and not baseline.correct.get(q, False)]
-    broken = [q for q in qids if baseline.correct.get(q, False) and not candidate.correct[q]]
-    return Mcnemar(fixed, broken, mcnemar_exact(len(broken), len(fixed)))
+def mcnemar(paired: Paired) -> Mcnemar:
+    """Test the questions each run alone got right with the exact McNemar test."""
+    return Mcnemar(paired.fixed, paired.broken, mcnemar_exact(len(paired.broken), len(paired.fixed)))
 
 
 @dataclass(frozen=True, slots=True)

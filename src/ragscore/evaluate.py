@@ -30,8 +30,8 @@ from ragscore.metrics.answer import (
     pack,
     score_question,
 )
-from ragscore.metrics.families import Columns, enabled
-from ragscore.metrics.registry import Direction, MetricSpec, register
+from ragscore.metrics.families import Columns, Family, enabled
+from ragscore.metrics.registry import Direction, MetricSpec, lookup, register
 from ragscore.reports.reasons import reason
 from ragscore.settings import Settings
 
@@ -60,6 +60,7 @@ class Wants:
     rows: bool = False
     explain: frozenset[str] = frozenset()
     by: tuple[str, ...] = ()  # gold fields to slice by (dotted paths)
+    packed: bool = False      # each question's packed code and per-question values (for compare)
 
 
 class QuestionRow(NamedTuple):
@@ -126,6 +127,13 @@ def _first_distinct(pairs: list[tuple[int, str]]) -> list[tuple[int, str]]:
     return list(seen.values())[:EXAMPLES]
 
 
+class Packed(NamedTuple):
+    """One part's questions in gold order, compactly: what a paired comparison needs of a run."""
+
+    codes: array                 # pack()'s code per question
+    floats: dict[str, array]     # per-question values not implied by the code (NaN: not counted)
+
+
 @dataclass(slots=True)
 class PartResult:
     """What one worker found: totals, examples, the rows asked for, or the first error."""
@@ -140,6 +148,7 @@ class PartResult:
     error: tuple[int, int, int, str, str, int | None, int | None] | None = None  # sortable by position
     one_process: bool = False
     digests: tuple[str, str] | None = None  # sha256 of both inputs, when this part read them whole
+    packed: Packed | None = None
 
 
 @dataclass(slots=True)
@@ -187,7 +196,7 @@ def _position_by_question(gold: GoldSet, view: TraceView, source: str, parts: in
 
 
 @contextmanager
-def _no_cycle_collection() -> Iterator[None]:
+def no_cycle_collection() -> Iterator[None]:
     """Pause the cycle collector while building acyclic data (it rescans every item, for nothing)."""
     enabled = gc.isenabled()
     gc.disable()
@@ -196,6 +205,16 @@ def _no_cycle_collection() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def load_part_gold(gold_file: InputFile, settings: Settings, wants: Wants, part: int, parts: int) -> GoldSet:
+    """Load worker ``part``'s gold items, keeping the fields the metrics and reports need."""
+    keep = frozenset(name for family in enabled(settings.families) for name in family.keep)
+    if parts == 1 or wants.rows or wants.explain:  # a split run never joins by question text
+        keep |= {KEEP_QUESTION}
+    if wants.by:
+        keep |= {KEEP_EXTRA}
+    return load_gold(gold_file, part=part, parts=parts, keep=keep)
 
 
 def score_part(
@@ -207,31 +226,32 @@ def score_part(
     # With several parts the parent hashes the inputs, so the workers need not.
     gold_file, trace_file = InputFile(gold_spec, hashed=parts == 1), InputFile(trace_spec, hashed=parts == 1)
     try:
-        with _no_cycle_collection():
-            keep = frozenset(name for family in enabled(settings.families) for name in family.keep)
-            if parts == 1 or wants.rows or wants.explain:  # a split run never joins by question text
-                keep |= {KEEP_QUESTION}
-            if wants.by:
-                keep |= {KEEP_EXTRA}
-            gold = load_gold(gold_file, part=part, parts=parts, keep=keep)
+        with no_cycle_collection():
+            gold = load_part_gold(gold_file, settings, wants, part, parts)
             result.questions = len(gold.items)
             phase = 1
-            _score_traces(gold, trace_file, settings, wants, part, parts, result)
+            score_traces(gold, trace_file, settings, wants, part, parts, result)
         if parts == 1:
             result.digests = (gold_file.sha256, trace_file.sha256)
     except NeedsOneProcess:
         result.one_process = True
     except InputError as exc:
-        result.error = (phase, exc.line or 0, exc.column or 0, exc.source, exc.message, exc.line, exc.column)
+        result.error = error_key(exc, phase)
     return result
+
+
+def error_key(exc: InputError, phase: int) -> tuple[int, int, int, str, str, int | None, int | None]:
+    """Describe an input error so that errors sort by file (``phase``), then by position."""
+    return (phase, exc.line or 0, exc.column or 0, exc.source, exc.message, exc.line, exc.column)
 
 
 _NOT_JUDGED: Final = 0xFFFF  # no trace seen yet (pack() codes use 12 bits)
 
 
-def _score_traces(
+def score_traces(
     gold: GoldSet, traces: InputFile, settings: Settings, wants: Wants, part: int, parts: int, result: PartResult
 ) -> None:
+    """Judge every trace line of this part against ``gold``; add the findings to ``result``."""
     items = gold.items
     # Per question only a 2-byte code and a float are kept (a later duplicate overwrites them);
     # whole outcomes only when a report lists the questions.
@@ -300,9 +320,34 @@ def _score_traces(
                 ))
             if item.qid in wants.explain:
                 result.explained[item.qid] = Explained(item, outcome, views.get(position), seen.get(position, 0))
+    if wants.packed:
+        result.packed = Packed(codes, _per_question_floats(families, columns, shares, len(items), settings))
     for c in columns:
         c.offsets, c.owners = array("q"), array("q")  # positions mean nothing outside this part
     result.columns = columns
+
+
+def _per_question_floats(
+    families: list[Family], columns: list[Columns], shares: array, questions: int, settings: Settings
+) -> dict[str, array]:
+    """Spell out the per-question values that the packed code does not imply, by metric."""
+    floats = {"citation_precision": shares}
+    nan = math.nan
+    for family, c in zip(families, columns):
+        names = [name for name in family.names(settings) if _per_question(name)]
+        arrays = [array("d") for _ in names]
+        for position in range(questions):
+            values = family.question_metrics(c.row(position), settings)
+            for name, out in zip(names, arrays):
+                value = values.get(name)
+                out.append(nan if value is None else value)
+        floats.update(zip(names, arrays))
+    return floats
+
+
+def _per_question(name: str) -> bool:
+    spec = lookup(name)
+    return spec is None or spec.kind not in ("count", "corpus")
 
 
 def merge(

@@ -6,8 +6,9 @@ import multiprocessing
 import os
 import signal
 import stat
+from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Final
+from typing import Final, TypeVar
 
 from ragscore.evaluate import Evaluation, Wants, evaluate, merge, score_part
 from ragscore.loaders.jsonl import STDIN, InputFile
@@ -15,6 +16,8 @@ from ragscore.settings import Settings
 
 # Below this many input bytes, starting processes costs more than it saves.
 PARALLEL_MIN_BYTES: Final = 16 << 20
+
+T = TypeVar("T")
 
 
 def available_cores() -> int:
@@ -25,12 +28,12 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def choose_jobs(requested: int | None, gold_spec: str, trace_spec: str) -> int:
+def choose_jobs(requested: int | None, *specs: str) -> int:
     """Decide how many processes to use: 1 for standard input, pipes or small files, else all cores."""
-    if STDIN in (gold_spec, trace_spec):
+    if STDIN in specs:
         return 1
     try:
-        stats = [os.stat(gold_spec), os.stat(trace_spec)]
+        stats = [os.stat(spec) for spec in specs]
     except (OSError, ValueError):
         return 1  # a missing file: the loader reports it
     if not all(stat.S_ISREG(s.st_mode) for s in stats):
@@ -45,22 +48,32 @@ def _ignore_interrupt() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def run_parts(task: Callable[[int], T], jobs: int, specs: Sequence[str]) -> tuple[list[T], tuple[str, ...] | None]:
+    """Run ``task`` for parts 0..jobs-1 in worker processes, hashing the input files meanwhile.
+
+    Returns the parts' results in order and the sha256 of each of ``specs`` (None when one of
+    them cannot be read: a worker reports that).
+    """
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    with context.Pool(jobs, initializer=_ignore_interrupt) as pool:
+        pending = pool.map_async(task, range(jobs), chunksize=1)
+        try:  # the parent hashes the inputs while the workers score them
+            digests: tuple[str, ...] | None = tuple(InputFile(spec).digest_whole() for spec in specs)
+        except OSError:
+            digests = None
+        parts = pending.get()
+    return parts, digests
+
+
 def score(gold_spec: str, trace_spec: str, settings: Settings, wants: Wants, jobs: int) -> Evaluation:
     """Score with ``jobs`` processes; the result is identical to one process's, byte for byte."""
     if jobs <= 1:
         return evaluate(gold_spec, trace_spec, settings, wants)
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     task = partial(score_part, gold_spec, trace_spec, settings, wants, parts=jobs)
-    gold, traces = InputFile(gold_spec), InputFile(trace_spec)
-    with context.Pool(jobs, initializer=_ignore_interrupt) as pool:
-        pending = pool.map_async(task, range(jobs), chunksize=1)
-        try:  # the parent hashes the inputs while the workers score them
-            digests: tuple[str, str] | None = (gold.digest_whole(), traces.digest_whole())
-        except OSError:
-            digests = None  # a worker reports the unreadable file
-        parts = pending.get()
+    parts, digests = run_parts(task, jobs, (gold_spec, trace_spec))
     if any(p.one_process for p in parts):
         # A trace joins by question text: only a process that holds every gold item can do that.
         return evaluate(gold_spec, trace_spec, settings, wants)
-    return merge(parts, gold, traces, settings, wants, digests)
+    return merge(parts, InputFile(gold_spec), InputFile(trace_spec), settings, wants,
+                 digests)  # type: ignore[arg-type]

@@ -37,6 +37,7 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--bootstrap", type=positive_int, metavar="N", help="bootstrap resamples (default 1000)")
     parser.add_argument("--seed", metavar="TEXT", help="seed of the bootstrap (default 0)")
     parser.add_argument("--confidence", type=confidence_level, metavar="C", help="confidence of the intervals; 1 - C is the significance level (default 0.95)")
+    parser.add_argument("-j", "--jobs", type=positive_int, metavar="N", help="processes to score with (default: all cores for inputs over 16 MB, else 1)")
     parser.add_argument("--no-fail", action="store_true", help="exit 0 even when a regression gate fails")
     parser.add_argument("-q", "--quiet", action="store_true", help="print no notes on standard error")
     return parser
@@ -44,7 +45,8 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
 
 def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     """Score both runs (or read the baseline's report), compare them, check the regression gates."""
-    from ragscore.compare import check_regressions, compare_runs, mcnemar, run_from_evaluation, run_from_report
+    from ragscore.compare import check_regressions, compare_runs, mcnemar, pair_runs, run_from_evaluation, run_from_report
+    from ragscore.paired import score_pair
     from ragscore.reports.compare_report import build_compare_document, render_compare_markdown
 
     specs = [args.gold, args.trace, args.baseline or args.baseline_report]
@@ -53,13 +55,16 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     families = parse_families([n.strip() for n in args.metrics.split(",") if n.strip()], "--metrics") if args.metrics else ()
     overrides = Overrides(families=families, confidence=args.confidence, bootstrap=args.bootstrap, seed=args.seed)
     config = load_config(overrides, metric_names, args.gates_file)
-    settings, wants = config.settings, Wants(rows=True)
-    candidate_ev = score(args.gold, args.trace, settings, wants, choose_jobs(None, args.gold, args.trace))
-    candidate = run_from_evaluation(candidate_ev)
+    settings = config.settings
     if args.baseline:
-        baseline_ev = score(args.gold, args.baseline, settings, wants, choose_jobs(None, args.gold, args.baseline))
-        baseline, baseline_input = run_from_evaluation(baseline_ev), _input(baseline_ev.traces, baseline_ev.digests[1])
+        # Both runs in one pass over the gold set, question by question, without per-question rows.
+        baseline_ev, candidate_ev, paired = score_pair(
+            args.gold, args.baseline, args.trace, settings, choose_jobs(args.jobs, args.gold, args.baseline, args.trace)
+        )
+        baseline_metrics, baseline_input = baseline_ev.metrics(), _input(baseline_ev.traces, baseline_ev.digests[1])
     else:
+        candidate_ev = score(args.gold, args.trace, settings, Wants(rows=True), choose_jobs(args.jobs, args.gold, args.trace))
+        candidate = run_from_evaluation(candidate_ev)
         report = InputFile(args.baseline_report)
         text = decode_text(b"".join(report.raw_lines()), report.name, 1)
         try:
@@ -69,14 +74,15 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
         if not isinstance(doc, dict) or doc.get("inputs", {}).get("gold", {}).get("sha256") != candidate_ev.digests[0]:
             raise InputError(report.name, "the baseline report was not made with this gold set (its gold sha256 differs)")
         _check_same_scoring(str(doc.get("signature", "")), settings.signature(), report.name)
-        baseline, baseline_input = run_from_report(doc, report.name), _input(report, report.sha256)
+        baseline = run_from_report(doc, report.name)
+        baseline_metrics, baseline_input = baseline.metrics, _input(report, report.sha256)
         lacking = [metric for metric in config.regression if metric not in baseline.metrics]
         if lacking:
             raise InputError(report.name, f"the baseline report lacks {', '.join(lacking)}, which [regression] gates: "
                                           "remake it with the same --metrics")
-    qids = [row.qid for row in candidate_ev.rows or ()]
-    deltas = compare_runs(baseline, candidate, qids, settings)
-    test = mcnemar(baseline, candidate, qids)
+        paired = pair_runs(baseline, candidate, [row.qid for row in candidate_ev.rows or ()], settings)
+    deltas = compare_runs(baseline_metrics, candidate_ev.metrics(), paired, settings)
+    test = mcnemar(paired)
     regressions = check_regressions(deltas, config.regression, config.require_significance, settings.confidence)
     inputs = {
         "gold": _input(candidate_ev.gold, candidate_ev.digests[0]),

@@ -244,6 +244,26 @@ def pack(o: Outcome, answerable: bool) -> int:
     )
 
 
+def unpack(code: int) -> tuple[Outcome, bool]:
+    """Rebuild what ``pack`` kept of an outcome, and whether its question is answerable.
+
+    Enough for ``question_values`` of every answer metric but citation_precision (the share is
+    not in the code) and for the label; the texts (forbidden substring, ids) are not kept.
+    """
+    traced = code >> 8 & 1
+    return _new(Outcome, (
+        LABEL_ORDER[code & 7], bool(code >> 3 & 1), None, bool(code >> 4 & 1), bool(code >> 5 & 1),
+        "" if code >> 6 & 1 else None,  # a forbidden substring was found (which one is not kept)
+        bool(code >> 7 & 1) if traced else None, bool(code >> 9 & 1), bool(code >> 10 & 1), None,
+        None, None, None, None, 0,
+    )), bool(code >> 11 & 1)
+
+
+def code_passes(code: int) -> bool:
+    """Say whether a packed outcome's label is a passing one (OK or REFUSAL_OK)."""
+    return LABEL_ORDER[code & 7] in PASSING_LABELS
+
+
 def _ratio(numerator: float, denominator: int) -> float | None:
     return numerator / denominator if denominator else None
 

@@ -12,21 +12,33 @@ Definitions (fixed, because reports must be byte-identical for the same seed):
   values, interpolated linearly between ranks floor(h) and floor(h) + 1.
 * Paired bootstrap p-value: min(1, 2 * (min(#deltas <= 0, #deltas >= 0) + 1) / (kept + 1)),
   over the resamples kept (those where neither statistic is None); the +1 keeps it above 0.
+* Paired normal approximation (many questions): a run's metric is a ratio mean
+  R = sum(y) / sum(x) over the n questions (x_i = 1 where the metric counts question i, y_i its
+  value there, both 0 elsewhere). Linearised, question i contributes
+  z_i = (y_i - R x_i) / (sum(x) / n); the change's standard error is that of the n paired
+  differences d_i = z_i(candidate) - z_i(baseline), whose mean is exactly 0:
+  se = sqrt(sum(d_i^2) / ((n - 1) n)). sum(d_i^2) is expanded into sums over the questions
+  (``PairSums``) and evaluated in exact rational arithmetic; interval delta ± z se, two-sided
+  p-value 2 (1 - Phi(|delta| / se)).
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from fractions import Fraction
 from statistics import NormalDist
+from typing import NamedTuple
 
 __all__ = [
     "bootstrap_mean_interval",
     "holm",
     "mcnemar_exact",
     "normal_mean_interval",
+    "PairSums",
     "paired_bootstrap",
+    "paired_normal",
     "resampling_is_cheap",
     "wilson_interval",
     "z_value",
@@ -247,3 +259,92 @@ def paired_bootstrap(
     # (count + 1) / (resamples + 1): a finite resample cannot show p = 0, and Holm needs p > 0.
     p_value = min(1.0, 2.0 * (min(at_most_zero, at_least_zero) + 1) / (len(deltas) + 1))
     return _percentile_interval(deltas, confidence), p_value
+
+
+class PairSums(NamedTuple):
+    """Sums over the questions of two runs' values of one metric: all the paired normal test needs.
+
+    ``x`` is 1 where a run counts a question and 0 elsewhere, ``y`` its value there (0 elsewhere);
+    ``b`` is the baseline, ``c`` the candidate. Integers when every value is 0 or 1 (exact);
+    otherwise sums of floats with ``math.fsum``, so independent of the order of the questions.
+    """
+
+    n: int
+    xb: int
+    yb: float
+    yb2: float
+    xc: int
+    yc: float
+    yc2: float
+    ybyc: float
+    ybxc: float
+    xbyc: float
+    xbxc: int
+
+    @classmethod
+    def of(cls, baseline: Sequence[float | None], candidate: Sequence[float | None]) -> PairSums:
+        """Sum paired per-question values (None or NaN: the run does not count the question)."""
+        if len(baseline) != len(candidate):
+            raise ValueError(f"baseline and candidate differ in length: {len(baseline)} != {len(candidate)}")
+        pairs = [(_counted(b), _counted(c)) for b, c in zip(baseline, candidate)]
+        fsum = math.fsum
+        return cls(
+            len(pairs),
+            sum(b is not None for b, _ in pairs),
+            fsum(b for b, _ in pairs if b is not None),
+            fsum(b * b for b, _ in pairs if b is not None),
+            sum(c is not None for _, c in pairs),
+            fsum(c for _, c in pairs if c is not None),
+            fsum(c * c for _, c in pairs if c is not None),
+            fsum(b * c for b, c in pairs if b is not None and c is not None),
+            fsum(b for b, c in pairs if b is not None and c is not None),
+            fsum(c for b, c in pairs if b is not None and c is not None),
+            sum(b is not None and c is not None for b, c in pairs),
+        )
+
+    @classmethod
+    def of_counts(cls, pairs: Iterable[tuple[int | None, int | None, int]]) -> PairSums:
+        """Sum 0/1 values given as (baseline value, candidate value, how many questions) groups."""
+        totals = [0] * 11
+        for b, c, times in pairs:
+            both = b is not None and c is not None
+            terms = (
+                1,
+                b is not None, b or 0, b or 0,
+                c is not None, c or 0, c or 0,
+                (b or 0) * (c or 0) if both else 0, (b or 0) if both else 0, (c or 0) if both else 0, both,
+            )
+            for i, term in enumerate(terms):
+                totals[i] += int(term) * times
+        return cls(*totals)
+
+
+def _counted(value: float | None) -> float | None:
+    return None if value is None or value != value else value  # NaN marks "not counted" in arrays
+
+
+def paired_normal(
+    sums: PairSums, delta: float, confidence: float
+) -> tuple[tuple[float, float] | None, float | None]:
+    """Return the normal interval and two-sided p-value of a change ``delta`` of a ratio mean.
+
+    None when there is no spread to estimate: fewer than two questions, or a run counting none.
+    """
+    _check_confidence(confidence)
+    n = sums.n
+    if n < 2 or not sums.xb or not sums.xc:
+        return None, None
+    q = Fraction
+    rb, rc = q(sums.yb) / sums.xb, q(sums.yc) / sums.xc
+    mb, mc = q(sums.xb, n), q(sums.xc, n)  # the share of questions each run counts
+    # sum((y - R x)^2) = sum(y^2) - 2 R sum(y) + R^2 sum(x) = sum(y^2) - R sum(y)
+    own_b = (q(sums.yb2) - rb * q(sums.yb)) / (mb * mb)
+    own_c = (q(sums.yc2) - rc * q(sums.yc)) / (mc * mc)
+    cross = (q(sums.ybyc) - rb * q(sums.xbyc) - rc * q(sums.ybxc) + rb * rc * sums.xbxc) / (mb * mc)
+    squares = max(own_b + own_c - 2 * cross, q(0))  # >= 0 exactly, up to the float sums' rounding
+    se = math.sqrt(squares / ((n - 1) * n))
+    if se == 0:
+        return (delta, delta), (1.0 if delta == 0 else 0.0)
+    half = z_value(confidence) * se
+    p_value = 2 * (1 - NormalDist().cdf(abs(delta) / se))
+    return (delta - half, delta + half), min(1.0, p_value)

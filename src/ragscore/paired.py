@@ -1,0 +1,163 @@
+"""Score a baseline and a candidate trace file against one gold set, side by side.
+
+Each worker loads its share of the gold set once and judges both trace files against it, so
+question ``i`` of a worker is the same question in both runs. It keeps a 2-byte code per
+question and run (``metrics.answer.pack``) and the few per-question values a code does not
+imply; the parent counts the pairs of codes, which is all the paired tests of the answer
+metrics need (``compare.Paired``). Nothing holds a row per question, so a million questions
+compare in about the memory of one scoring run.
+"""
+
+from __future__ import annotations
+
+import heapq
+from array import array
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import partial
+from itertools import chain
+
+from ragscore.compare import Paired
+from ragscore.errors import InputError
+from ragscore.evaluate import (
+    Evaluation,
+    PartResult,
+    Wants,
+    error_key,
+    load_part_gold,
+    merge,
+    no_cycle_collection,
+    score_traces,
+)
+from ragscore.loaders.jsonl import InputFile, NeedsOneProcess
+from ragscore.metrics.answer import answer_metric_names, code_passes, question_values, unpack
+from ragscore.metrics.stats import PairSums, resampling_is_cheap
+from ragscore.parallel import run_parts
+from ragscore.settings import Settings
+
+_WANTS = Wants(packed=True)
+
+
+@dataclass(slots=True)
+class PairedPart:
+    """One worker's share of both runs, and the questions whose correctness changed."""
+
+    baseline: PartResult = field(default_factory=PartResult)
+    candidate: PartResult = field(default_factory=PartResult)
+    places: array = field(default_factory=lambda: array("q"))  # gold place of each question, in order
+    fixed: list[tuple[int, str]] = field(default_factory=list)   # (place, qid)
+    broken: list[tuple[int, str]] = field(default_factory=list)
+    one_process: bool = False
+    digests: tuple[str, str, str] | None = None  # gold, baseline, candidate: when read whole
+
+
+def compare_part(
+    gold_spec: str, baseline_spec: str, trace_spec: str, settings: Settings, part: int = 0, parts: int = 1
+) -> PairedPart:
+    """Judge worker ``part``'s questions in both runs; input errors come back as data."""
+    out = PairedPart()
+    hashed = parts == 1  # with several parts the parent hashes the inputs
+    gold_file = InputFile(gold_spec, hashed=hashed)
+    runs = ((out.candidate, InputFile(trace_spec, hashed=hashed)), (out.baseline, InputFile(baseline_spec, hashed=hashed)))
+    phase = 0
+    try:
+        with no_cycle_collection():
+            gold = load_part_gold(gold_file, settings, _WANTS, part, parts)
+            for result, _ in runs:
+                result.questions = len(gold.items)
+            # The candidate first: its errors are reported before the baseline's.
+            for phase, (result, trace_file) in enumerate(runs, 1):
+                score_traces(gold, trace_file, settings, _WANTS, part, parts, result)
+    except NeedsOneProcess:
+        out.one_process = True
+        return out
+    except InputError as exc:
+        # A gold error belongs to both runs; merge() raises it (phase 0) before any trace error.
+        for result in (out.candidate, out.baseline) if phase == 0 else (runs[phase - 1][0],):
+            result.error = error_key(exc, min(phase, 1))
+        return out
+    out.places = array("q", gold.places)
+    base, cand = out.baseline.packed, out.candidate.packed
+    assert base is not None and cand is not None
+    for position, (b, c) in enumerate(zip(base.codes, cand.codes)):
+        if code_passes(b) != code_passes(c):
+            (out.broken if code_passes(b) else out.fixed).append((gold.places[position], gold.items[position].qid))
+    if hashed:
+        out.digests = (gold_file.sha256, runs[1][1].sha256, runs[0][1].sha256)
+    return out
+
+
+def score_pair(
+    gold_spec: str, baseline_spec: str, trace_spec: str, settings: Settings, jobs: int
+) -> tuple[Evaluation, Evaluation, Paired]:
+    """Score both runs (with ``jobs`` processes) and line them up question by question."""
+    specs = (gold_spec, baseline_spec, trace_spec)
+    if jobs > 1:
+        parts, digests = run_parts(partial(compare_part, *specs, settings, parts=jobs), jobs, specs)
+        if any(p.one_process for p in parts):  # a trace joins by question text: one process holds all
+            parts, digests = [compare_part(*specs, settings)], None
+    else:
+        parts, digests = [compare_part(*specs, settings)], None
+    # No digests only when a part stopped at an input error, which the merges below raise.
+    digests = digests or parts[0].digests or ("", "", "")
+    gold = InputFile(gold_spec)
+    # Errors surface here, the candidate's (and the gold set's) first.
+    candidate = merge([p.candidate for p in parts], gold, InputFile(trace_spec), settings, _WANTS,
+                      (digests[0], digests[2]))
+    baseline = merge([p.baseline for p in parts], gold, InputFile(baseline_spec), settings, _WANTS,
+                     (digests[0], digests[1]))
+    return baseline, candidate, _pair(parts, settings)
+
+
+def _pair(parts: list[PairedPart], settings: Settings) -> Paired:
+    """Turn the parts' codes and values into the paired sums (and, when cheap, the columns)."""
+    names = answer_metric_names(settings)
+    packed = [(p.baseline.packed, p.candidate.packed) for p in parts]
+    code_pairs: Counter[tuple[int, int]] = Counter()
+    for base, cand in packed:
+        code_pairs.update(zip(base.codes, cand.codes))  # type: ignore[union-attr]
+    table = {code: question_values(*unpack(code), settings) for pair in code_pairs for code in pair}
+    floats = list(packed[0][0].floats)  # type: ignore[union-attr]
+    sums: dict[str, PairSums] = {}
+    for i, name in enumerate(names):
+        if name in floats:
+            continue  # not implied by the code (citation_precision)
+        sums[name] = PairSums.of_counts(
+            (_int(table[b][i]), _int(table[c][i]), times) for (b, c), times in code_pairs.items()
+        )
+    for name in floats:
+        sums[name] = PairSums.of(
+            array("d", chain.from_iterable(b.floats[name] for b, _ in packed)),  # type: ignore[union-attr]
+            array("d", chain.from_iterable(c.floats[name] for _, c in packed)),  # type: ignore[union-attr]
+        )
+    n = sum(len(p.places) for p in parts)
+    columns = None
+    if resampling_is_cheap(n, settings.bootstrap):
+        columns = _columns(parts, names, floats, table)
+    fixed = [qid for _, qid in heapq.merge(*(p.fixed for p in parts))]
+    broken = [qid for _, qid in heapq.merge(*(p.broken for p in parts))]
+    ordered = {name: sums[name] for name in (*names, *floats) if name in sums}  # report order
+    return Paired(n, ordered, columns, fixed, broken)
+
+
+def _columns(
+    parts: list[PairedPart], names: tuple[str, ...], floats: list[str], table: dict[int, tuple[float | None, ...]]
+) -> dict[str, tuple[list[float | None], list[float | None]]]:
+    """Spell out every tested metric's values in both runs, question by question in gold order."""
+    order = heapq.merge(*([(place, k, i) for i, place in enumerate(p.places)] for k, p in enumerate(parts)))
+    at = [(k, i) for _, k, i in order]
+    columns: dict[str, tuple[list[float | None], list[float | None]]] = {}
+    for side in (0, 1):
+        runs = [p.baseline.packed if side == 0 else p.candidate.packed for p in parts]
+        codes = [table[runs[k].codes[i]] for k, i in at]  # type: ignore[union-attr]
+        for j, name in enumerate(names):
+            if name not in floats:
+                columns.setdefault(name, ([], []))[side].extend(values[j] for values in codes)
+        for name in floats:
+            column = [runs[k].floats[name][i] for k, i in at]  # type: ignore[union-attr]
+            columns.setdefault(name, ([], []))[side].extend(None if v != v else v for v in column)
+    return columns
+
+
+def _int(value: float | None) -> int | None:
+    return None if value is None else int(value)
