@@ -10,6 +10,9 @@ the pages that forked workers share once, each summed over the process and its w
   floor     one Python process that reads both files and json.loads every line, nothing else
   default   ragscore's default score (JSON report, gates)
   compare   ragscore compare of the trace file against itself (two runs, paired tests)
+  intervals a score with the retrieval and similarity families on (most of their intervals are
+            over per-question means), in-process: the seconds that computing every interval
+            adds to scoring, as a ratio to the default score's wall time
   full      every metric family and report on: --metrics all, --per-question JSON and
             Markdown written
 
@@ -33,6 +36,19 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from generate import generate  # noqa: E402
+
+INTERVALS = """
+import sys, time
+from ragscore.config import Overrides, load_config
+from ragscore.evaluate import Wants, metric_names
+from ragscore.intervals import compute_intervals
+from ragscore.parallel import available_cores, score
+settings = load_config(Overrides(families=("retrieval", "similarity")), metric_names, None).settings
+ev = score(sys.argv[1], sys.argv[2], settings, Wants(), available_cores())
+start = time.perf_counter()
+intervals = compute_intervals(ev)
+print(time.perf_counter() - start, len(intervals))
+"""
 
 FLOOR = """
 import json, sys
@@ -91,13 +107,25 @@ def measure(cmd: list[str]) -> tuple[float, float, float]:
     return wall, peak_rss / 1024, peak_pss / 1024
 
 
+def interval_seconds(py: str, gold: Path, trace: Path, repeat: int) -> tuple[float, int]:
+    """Time computing every interval of a scored run (median), in a fresh process; count them."""
+    times, count = [], 0
+    for _ in range(repeat):
+        out = subprocess.run([py, "-c", INTERVALS, str(gold), str(trace)], capture_output=True, text=True, check=True,
+                             cwd=ROOT).stdout.split()
+        times.append(float(out[0]))
+        count = int(out[1])
+    return statistics.median(times), count
+
+
 def main() -> None:
     """Parse options, run every case, print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100000,1000000", help="comma-separated question counts")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--data", type=Path, default=HERE / "out")
-    parser.add_argument("--cases", default="floor,default,compare,full", help="which of floor, default, compare, full to run")
+    parser.add_argument("--cases", default="floor,default,compare,intervals,full",
+                        help="which of floor, default, compare, intervals, full to run (intervals needs default)")
     args = parser.parse_args()
 
     py = sys.executable
@@ -105,6 +133,7 @@ def main() -> None:
     print(f"# ragscore benchmark ({env_note}); medians of {args.repeat} runs, ratios to the floor")
     print("| questions | input MB | case | wall s | × floor | peak RSS MB | peak PSS MB |")
     print("|---:|---:|---|---:|---:|---:|---:|")
+    figures = []
     for n in (int(s) for s in args.sizes.split(",")):
         folder = args.data / str(n)
         gold, trace = folder / "gold.jsonl", folder / "trace.jsonl"
@@ -120,7 +149,7 @@ def main() -> None:
             "full": base + ["--format", "none", "--metrics", "all", "--per-question",
                             "--json", str(folder / "report.json"), "--markdown", str(folder / "report.md")],
         }
-        floor_wall = None
+        floor_wall = default_wall = None
         for name, cmd in cases.items():
             if name not in args.cases.split(",") and name != "floor":
                 continue
@@ -131,6 +160,13 @@ def main() -> None:
             floor_wall = floor_wall or wall
             print(f"| {n:,} | {size_mb:,.0f} | {name} | {wall:.2f} | {wall / floor_wall:.2f} | {rss:,.0f} | {pss:,.0f} |",
                   flush=True)
+            if name == "default":
+                default_wall = wall
+        if "intervals" in args.cases.split(","):
+            figures.append((n, *interval_seconds(py, gold, trace, args.repeat), default_wall))
+    for n, seconds, count, default_wall in figures:
+        print(f"\n{n:,} questions: computing all {count} intervals (--metrics retrieval,similarity) takes {seconds:.3f} s in-process, "
+              f"{seconds / default_wall:.3f} x the default score's wall time")
     small = [py, "-m", "ragscore", "--gold", "examples/gold.jsonl", "--trace", "examples/trace.jsonl"]
     wall = statistics.median(measure(small)[0] for _ in range(max(args.repeat, 5)))
     print(f"\n3-question example: {wall:.3f} s wall (median)")
