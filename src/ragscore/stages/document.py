@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
+from importlib.resources import files
 from typing import Any, Final
 
 from ragscore import __version__
@@ -27,8 +28,15 @@ from ragscore.stages.config import StageConfig
 from ragscore.stages.evaluate import StageEvaluation
 
 SCHEMA_VERSION: Final = 1
+SCHEMA_FILE: Final = "stage_report.schema.json"
 DETAIL_KEYS: Final = {"ner": ("per_type", "type_distribution"), "classify": ("per_class", "confusion", "top_confusions"),
                       "link": ("nil",)}
+
+
+def load_stage_schema() -> dict[str, Any]:
+    """Load the JSON Schema of the stage reports, shipped in the package."""
+    schema: dict[str, Any] = json.loads(files("ragscore.stages").joinpath(SCHEMA_FILE).read_text(encoding="utf-8"))
+    return schema
 
 
 def signature(config: StageConfig) -> str:

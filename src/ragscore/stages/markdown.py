@@ -17,9 +17,11 @@ def _verdict(doc: dict[str, Any]) -> str:
         detail = f"{len(failed)} of {len(gates)} gates failed: " + ", ".join(f"`{name}`" for name in failed)
     elif not gates:
         detail = "no gates"
+    elif all(g["status"] == "pass" for g in gates.values()):
+        detail = f"all {len(gates)} gates passed"
     else:
         statuses = [g["status"] for g in gates.values()]
-        detail = ", ".join(f"{statuses.count(s)} {s}" for s in dict.fromkeys(statuses)) + f" of {len(gates)} gates"
+        detail = "no gate failed (" + ", ".join(f"{statuses.count(s)} {s}" for s in dict.fromkeys(statuses)) + ")"
     return f"**{'PASS' if doc['pass'] else 'FAIL'}**: {detail}."
 
 
