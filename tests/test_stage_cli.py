@@ -305,3 +305,13 @@ def test_stage_schema_ships_with_the_package():
 
     schema = load_stage_schema()
     assert schema["properties"]["stage"] == {"enum": ["ner", "classify", "link"]}
+
+
+@pytest.mark.parametrize("stage", ["ner", "classify", "link"])
+def test_readme_shows_the_real_output_of_each_example(ragscore, monkeypatch, stage):
+    monkeypatch.chdir(EXAMPLES.parent)
+    run = ragscore(stage, "--gold", f"examples/stages/{stage}_gold.jsonl", "--pred", f"examples/stages/{stage}_pred.jsonl",
+                   "--gates-file", "examples/stages/gates.toml", "--format", "text", "-q")
+    readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Pipeline stages: ner, classify, link", 1)[1].split(f"### {stage}:", 1)[1]
+    assert f"--format text -q\n{run.out}```" in section

@@ -50,16 +50,16 @@ class StageConfig:
         return out
 
 
-def _stage_tables(stage: str, cwd: Path, gates_file: str | None) -> list[tuple[_Table, str]]:
-    """Return the stage's table from each settings file, in increasing precedence, with its header prefix."""
-    found: list[tuple[_Table, str]] = []
+def _stage_tables(stage: str, cwd: Path, gates_file: str | None) -> list[_Table]:
+    """Return the stage's table from each settings file, in increasing precedence."""
+    found: list[_Table] = []
     pyproject = cwd / "pyproject.toml"
     if pyproject.is_file():
         data, text = _read_toml(pyproject, "pyproject.toml")
         tool = data.get("tool")
         section = tool.get("ragscore") if isinstance(tool, dict) else None
         if isinstance(section, dict) and stage in section:
-            found.append((_checked(section[stage], "pyproject.toml", text, f"tool.ragscore.{stage}"), "tool.ragscore."))
+            found.append(_checked(section[stage], "pyproject.toml", text, f"tool.ragscore.{stage}"))
     if gates_file is not None:
         path, display = Path(gates_file), gates_file
         if not path.is_file():
@@ -69,7 +69,7 @@ def _stage_tables(stage: str, cwd: Path, gates_file: str | None) -> list[tuple[_
     if path.is_file():
         data, text = _read_toml(path, display)
         if stage in data:
-            found.append((_checked(data[stage], display, text, stage), ""))
+            found.append(_checked(data[stage], display, text, stage))
     return found
 
 
@@ -152,7 +152,7 @@ def load_stage_config(
     """Merge the defaults, the stage tables of the settings files and the command line, in that order."""
     tables = _stage_tables(stage, cwd or Path.cwd(), gates_file)
     file_strict, file_cutoffs, hierarchy = False, DEFAULT_CUTOFFS, None
-    for table, _ in tables:
+    for table in tables:
         if "strict" in table.data:
             if not isinstance(table.data["strict"], bool):
                 raise table.error("strict", f'expected "strict" to be true or false, got {table.data["strict"]!r}')
@@ -168,7 +168,7 @@ def load_stage_config(
     final_cutoffs = cutoffs or file_cutoffs
     names = list(stage_specs(stage, final_cutoffs, hierarchy is not None))
     merged: dict[str, Gate | None] = {gate.metric: gate for gate in DEFAULT_GATES}
-    for table, _ in tables:
+    for table in tables:
         if "gates" in table.data:
             merged.update(_gate_table(stage, _subtable(table, "gates"), names))
     if gates is not None:
