@@ -26,10 +26,9 @@ def test_hostile_qids_cannot_break_the_markdown_table(ragscore, isolated):
     write(isolated / "t.jsonl", [{"qid": qid, "retrieved_ids": ["d|1"], "answer_json": {"claim": "x", "citations": ["d|2"]}}])
     md = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--format", "markdown", "--no-fail").out
     rows = [line for line in md.splitlines() if line.startswith("| Q")]
-    assert rows == [
-        "| Q\\|1<br>## injected \\<img src=x onerror=alert(1)\\> | yes | no | no | `NO_CITATION_HIT` | "
-        'cited "d\\|2", which is not among the retrieved ids |'
-    ]
+    escaped = "| Q\\|1<br>## injected \\<img src=x onerror=alert(1)\\> | "
+    assert rows[-1] == escaped + 'yes | no | no | `NO_CITATION_HIT` | cited "d\\|2", which is not among the retrieved ids |'
+    assert len(rows) > 1 and all(row.startswith(escaped) for row in rows)  # the diagnoses' worst questions too
     assert "\n## injected" not in md
 
 

@@ -10,10 +10,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
+from ragscore.diagnose.rules import DEFAULT_SAMPLES, Rule, builtin_rules, parse_rules
 from ragscore.errors import ConfigError
+from ragscore.external import KNOWN as KNOWN_SCORES
 from ragscore.gates import Gate, parse_gate_option, parse_gate_table, resolve_metric
 from ragscore.metrics.families import ANSWER, FAMILIES
-from ragscore.metrics.registry import did_you_mean, lookup
+from ragscore.metrics.registry import Direction, did_you_mean, lookup
 from ragscore.settings import Settings
 
 DEFAULT_GATES: Final = (
@@ -24,7 +26,7 @@ DEFAULT_GATES: Final = (
     Gate("missing", "<=", 0.0),
 )
 # "ner", "classify" and "link" belong to the stage commands (ragscore.stages.config); score ignores them.
-SECTIONS: Final = ("scoring", "gates", "regression", "slice_gates", "ner", "classify", "link")
+SECTIONS: Final = ("scoring", "gates", "regression", "slice_gates", "diagnose", "ner", "classify", "link")
 DEFAULT_MIN_N: Final = 20  # a slice smaller than this is reported, but its gates are skipped
 TEXT_TOKENIZERS: Final = ("reference", "unicode")  # metrics.overlap.TOKENIZERS, without importing it
 _TOML_POSITION_RE: Final = re.compile(r"^(?P<msg>.*) \(at line (?P<line>\d+), column (?P<col>\d+)\)$")
@@ -57,6 +59,8 @@ class Config:
     require_significance: bool = False
     slice_gates: tuple[Gate, ...] = ()
     slice_min_n: int = DEFAULT_MIN_N
+    rules: dict[str, Rule] = field(default_factory=builtin_rules)  # diagnosis rules by metric
+    samples: int = DEFAULT_SAMPLES                                 # worst questions quoted per diagnosis
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,15 +266,24 @@ def load_config(
         families=_in_order(settings.families + overrides.families),
     )
 
-    # A gate may name a metric of any family; naming one turns its family on.
-    names = metric_names(replace(settings, families=tuple(FAMILIES)))
+    diagnosis_rules, samples = builtin_rules(), DEFAULT_SAMPLES
+    for tables in files:
+        if "diagnose" in tables:
+            diagnosis_rules, samples = _diagnose(tables["diagnose"], diagnosis_rules, samples)
+    directions = {name: rule.direction for name, rule in diagnosis_rules.items() if rule.direction is not None}
+
+    # A gate may name a metric of any family; naming one turns its family on. Other names (not
+    # close to a known one) are scores from other evaluators, found in the traces or --scores.
+    names = (*metric_names(replace(settings, families=tuple(FAMILIES))), *sorted(KNOWN_SCORES),
+             *(name for name in diagnosis_rules if not name.endswith("@K") and lookup(name) is None))
     gates: dict[str, Gate | None] = {gate.metric: gate for gate in DEFAULT_GATES}
     for tables in files:
         if "gates" in tables:
             table = tables["gates"]
-            gates.update(parse_gate_table(table.data, names, settings.k, table.source, table.line_of))
+            gates.update(parse_gate_table(table.data, names, settings.k, table.source, table.line_of, directions,
+                                          external=True))
     if overrides.gates is not None:
-        gates.update(parse_gate_option(overrides.gates, names, settings.k))
+        gates.update(parse_gate_option(overrides.gates, names, settings.k, directions, external=True))
     gated = tuple(spec.family for gate in gates.values() if gate and (spec := lookup(gate.metric)) is not None)
     regression: dict[str, float] = {}
     require_significance = False
@@ -302,8 +315,29 @@ def load_config(
     settings = replace(settings, families=_in_order(settings.families + gated))
     return Config(
         settings, tuple(g for g in gates.values() if g is not None), regression, require_significance,
-        tuple(g for g in slice_gates.values() if g is not None), min_n,
+        tuple(g for g in slice_gates.values() if g is not None), min_n, diagnosis_rules, samples,
     )
+
+
+def _diagnose(table: _Table, rules: dict[str, Rule], samples: int) -> tuple[dict[str, Rule], int]:
+    """Read ``[diagnose]``: ``samples`` (worst questions per diagnosis) and ``[diagnose.METRIC]`` rules."""
+    data = dict(table.data)
+    if "samples" in data:
+        value = data.pop("samples")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise table.error("samples", f'expected "samples" to be a whole number >= 0, got {value!r}')
+        samples = value
+    for name, value in data.items():
+        if not isinstance(value, dict):
+            raise table.error(name, f'expected "{name}" to be a table [{table.name}.{name}] of warning, critical, '
+                                    'direction, causes, actions and cases (or "samples = N")')
+
+    def line_of(metric: str) -> int | None:
+        header = re.search(r"^[ \t]*\[[ \t]*" + re.escape(table.name).replace(r"\.", r"[ \t]*\.[ \t]*")
+                           + r'[ \t]*\.[ \t]*"?' + re.escape(metric) + r'"?[ \t]*\]', table.text, re.MULTILINE)
+        return table.text.count("\n", 0, header.start()) + 1 if header else table.line_of(metric)
+
+    return parse_rules(data, table.source, line_of, rules), samples
 
 
 def _in_order(names: tuple[str, ...]) -> tuple[str, ...]:

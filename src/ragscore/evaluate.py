@@ -16,24 +16,35 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
+from ragscore.diagnose import Sample
+from ragscore.diagnose.samples import Picked, keep_worst, worst_questions
 from ragscore.errors import InputError
+from ragscore.external import ScoreColumns, ScoreTotals, merge_totals
+from ragscore.external import totals as score_totals
 from ragscore.loaders.gold import KEEP_EXTRA, KEEP_QUESTION, NO_QUESTIONS, GoldItem, GoldSet, load_gold, slice_labels
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, is_mine, iter_jsonl
 from ragscore.loaders.trace import TraceView, parse_trace
 from ragscore.metrics.answer import (
+    LABEL_ORDER,
     AnswerTally,
+    Label,
     Outcome,
     answer_metric_names,
     missing_outcome,
     pack,
+    question_values,
     score_question,
+    unpack,
 )
 from ragscore.metrics.families import Columns, Family, enabled
 from ragscore.metrics.registry import Direction, MetricSpec, lookup, register
 from ragscore.reports.reasons import reason
 from ragscore.settings import Settings
+
+if TYPE_CHECKING:
+    from ragscore.loaders.scores import ScoreFile
 
 EXAMPLES = 5  # ids quoted in a one-line summary such as "3 unknown traces: a, b, c"
 
@@ -61,6 +72,9 @@ class Wants:
     explain: frozenset[str] = frozenset()
     by: tuple[str, ...] = ()  # gold fields to slice by (dotted paths)
     packed: bool = False      # each question's packed code and per-question values (for compare)
+    samples: int = 0          # the worst questions to pick per metric in ``targets`` (diagnoses)
+    targets: tuple[tuple[str, Direction, float], ...] = ()  # (metric, direction, bound past which to pick)
+    scores: ScoreFile | None = None  # a --scores file to join to the questions
 
 
 class QuestionRow(NamedTuple):
@@ -149,6 +163,9 @@ class PartResult:
     one_process: bool = False
     digests: tuple[str, str] | None = None  # sha256 of both inputs, when this part read them whole
     packed: Packed | None = None
+    samples: dict[str, list[Picked]] = field(default_factory=dict)
+    scores: dict[str, ScoreTotals] = field(default_factory=dict)
+    matched_scores: list[str] = field(default_factory=list)  # keys of the --scores rows joined here
 
 
 @dataclass(slots=True)
@@ -166,12 +183,17 @@ class Evaluation:
     rows: list[QuestionRow] | None
     explained: dict[str, Explained]
     columns: list[Columns]
+    samples: dict[str, list[Sample]] = field(default_factory=dict)
+    scores: dict[str, ScoreTotals] = field(default_factory=dict)  # external scores by name
+    unmatched_scores: list[tuple[int, str]] = field(default_factory=list)  # (line, key) of --scores rows
 
     def metrics(self) -> dict[str, float | None]:
-        """Return every metric by name: answer metrics, optional families, then the counts."""
+        """Return every metric by name: answer metrics, optional families, external scores, then counts."""
         values: dict[str, float | None] = self.tally.metrics(self.settings)
         for family, columns in zip(enabled(self.settings.families), self.columns):
             values.update(family.summarise(columns, self.settings))
+        for name, score in self.scores.items():
+            values[name] = score.mean
         values["missing"] = self.tally.missing
         values["unknown_traces"] = self.accounting.unknown
         values["duplicate_traces"] = self.accounting.duplicates
@@ -210,7 +232,7 @@ def no_cycle_collection() -> Iterator[None]:
 def load_part_gold(gold_file: InputFile, settings: Settings, wants: Wants, part: int, parts: int) -> GoldSet:
     """Load worker ``part``'s gold items, keeping the fields the metrics and reports need."""
     keep = frozenset(name for family in enabled(settings.families) for name in family.keep)
-    if parts == 1 or wants.rows or wants.explain:  # a split run never joins by question text
+    if parts == 1 or wants.rows or wants.explain or wants.samples:  # a split run never joins by question text
         keep |= {KEEP_QUESTION}
     if wants.by:
         keep |= {KEEP_EXTRA}
@@ -226,6 +248,8 @@ def score_part(
     # With several parts the parent hashes the inputs, so the workers need not.
     gold_file, trace_file = InputFile(gold_spec, hashed=parts == 1), InputFile(trace_spec, hashed=parts == 1)
     try:
+        if parts > 1 and wants.scores is not None and wants.scores.join == "question":
+            raise NeedsOneProcess  # scores joined by question text: one process holds every question
         with no_cycle_collection():
             gold = load_part_gold(gold_file, settings, wants, part, parts)
             result.questions = len(gold.items)
@@ -269,6 +293,8 @@ def score_traces(
     for c in columns:
         c.reserve(len(items))
     by_qid, note_duplicate, not_judged = gold.by_qid, accounting.note_duplicate, _NOT_JUDGED
+    external = ScoreColumns(len(items))
+    claims: list[str | None] | None = [None] * len(items) if wants.samples else None
     for line, _column, _text, obj, key in iter_jsonl(traces, part, parts):
         view = parse_trace(obj, name, line)
         qid = view.qid
@@ -282,6 +308,12 @@ def score_traces(
         item = items[position]
         if codes[position] != not_judged:
             note_duplicate(line, item.qid)
+            external.clear(position)  # the later line replaces the whole trace, its scores too
+        scores = obj.get("scores")  # type: ignore[union-attr]
+        if scores is not None:
+            external.put_trace(position, scores, name, line)
+        if claims is not None:
+            claims[position] = view.claim
         outcome = score_question(item, view, settings, refusals)
         codes[position] = pack(outcome, item.answerable)
         shares[position] = math.nan if outcome.cite_share is None else outcome.cite_share
@@ -320,21 +352,40 @@ def score_traces(
                 ))
             if item.qid in wants.explain:
                 result.explained[item.qid] = Explained(item, outcome, views.get(position), seen.get(position, 0))
+    if wants.scores is not None:
+        result.matched_scores = external.put_file(items, wants.scores)
+    score_columns = external.finish()
+    result.scores = score_totals(score_columns)
     if wants.packed:
         result.packed = Packed(codes, _per_question_floats(families, columns, shares, len(items), settings))
+    if wants.samples:
+        assert claims is not None
+        targeted = {name for name, _, _ in wants.targets}
+        floats = _per_question_floats(families, columns, shares, len(items), settings, targeted)
+        floats.update((name, column) for name, (column, _) in score_columns.items())
+        missing = LABEL_ORDER.index(Label.MISSING_TRACE)
+        result.samples = worst_questions(
+            wants.targets, wants.samples, codes,
+            lambda code: (*question_values(*unpack(code), settings), float(code & 7 == missing)),
+            (*answer_metric_names(settings), "missing"), floats, lambda p: items[p].qid,
+            lambda p: (items[p].question, claims[p]),  # type: ignore[index]
+        )
     for c in columns:
         c.offsets, c.owners = array("q"), array("q")  # positions mean nothing outside this part
     result.columns = columns
 
 
 def _per_question_floats(
-    families: list[Family], columns: list[Columns], shares: array, questions: int, settings: Settings
+    families: list[Family], columns: list[Columns], shares: array, questions: int, settings: Settings,
+    only: set[str] | None = None,
 ) -> dict[str, array]:
     """Spell out the per-question values that the packed code does not imply, by metric."""
     floats = {"citation_precision": shares}
     nan = math.nan
     for family, c in zip(families, columns):
-        names = [name for name in family.names(settings) if _per_question(name)]
+        names = [name for name in family.names(settings) if _per_question(name) and (only is None or name in only)]
+        if not names:
+            continue
         arrays = [array("d") for _ in names]
         for position in range(questions):
             values = family.question_metrics(c.row(position), settings)
@@ -367,6 +418,14 @@ def merge(
     for p in parts[1:]:
         tally, accounting = tally + p.tally, accounting + p.accounting
         columns = [a + b for a, b in zip(columns, p.columns)]
+    scores = merge_totals([p.scores for p in parts])
+    clash = next((name for name in scores if name in metric_names(settings)), None)
+    if clash is not None:
+        raise InputError(traces.name, f'a score is named "{clash}", like a ragscore metric: rename it in the scores')
+    unmatched: list[tuple[int, str]] = []
+    if wants.scores is not None:
+        matched = {key for p in parts for key in p.matched_scores}
+        unmatched = sorted((row.line, key) for key, row in wants.scores.rows.items() if key not in matched)
     missing = sorted(pair for p in parts for pair in p.missing_ids)[:EXAMPLES]
     rows = list(heapq.merge(*(p.rows for p in parts))) if wants.rows else None
     explained = {qid: e for p in parts for qid, e in p.explained.items()}
@@ -374,7 +433,7 @@ def merge(
     assert digests is not None  # a single part reads both files whole; parallel runs pass them
     return Evaluation(
         gold, traces, digests, settings, questions, tally, accounting, [q for _, q in missing], rows, explained,
-        columns,
+        columns, keep_worst([p.samples for p in parts], wants.samples), scores, unmatched,
     )
 
 

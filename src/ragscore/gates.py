@@ -11,7 +11,7 @@ from enum import StrEnum
 from typing import Final
 
 from ragscore.errors import ConfigError
-from ragscore.metrics.registry import Direction, did_you_mean, lookup, split_cutoff
+from ragscore.metrics.registry import Direction, closest, did_you_mean, lookup, split_cutoff
 
 ALIASES: Final = {"under": "under_refusal", "over": "over_refusal", "recall@k": "full_recall@K"}
 
@@ -59,19 +59,33 @@ def format_threshold(value: float) -> str:
     return f"{value:.15g}"
 
 
-def default_op(metric: str) -> str:
+_SCORE_NAME_RE: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:/-]*$")
+
+
+def default_op(metric: str, directions: Mapping[str, Direction] | None = None) -> str:
     """Return the operator a bare threshold implies: a minimum or a maximum by the metric's direction."""
-    spec = lookup(metric)
-    return ">=" if spec is None or spec.direction is Direction.HIGHER else "<="
+    direction = (directions or {}).get(metric)
+    if direction is None:
+        spec = lookup(metric)
+        direction = Direction.HIGHER if spec is None else spec.direction
+    return ">=" if direction is Direction.HIGHER else "<="
 
 
-def resolve_metric(name: str, available: Iterable[str], k: int, where: str, line: int | None = None) -> str:
-    """Turn a gate's metric name (or alias) into a metric the run computes, or explain why not."""
+def resolve_metric(
+    name: str, available: Iterable[str], k: int, where: str, line: int | None = None, external: bool = False
+) -> str:
+    """Turn a gate's metric name (or alias) into a metric the run computes, or explain why not.
+
+    With ``external``, a name that is neither known nor close to a known one is taken as the
+    name of a score from another evaluator (the trace's "scores" or --scores), known only later.
+    """
     canonical = ALIASES[name].replace("@K", f"@{k}") if name in ALIASES else name
     names = list(available)
     if canonical in names:
         return canonical
     spec = lookup(canonical)
+    if external and spec is None and _SCORE_NAME_RE.match(canonical) and closest(canonical, names + list(ALIASES)) is None:
+        return canonical
     if spec is not None:
         cutoff = split_cutoff(canonical)[1]
         how = f"set k = {cutoff} (--k {cutoff})" if spec.name == "full_recall@K" else f"add {cutoff} to the cutoffs (--cutoffs)"
@@ -99,7 +113,10 @@ def make_gate(metric: str, op: str, threshold: float, warn: float | None, source
     return Gate(metric, op, threshold, warn, source)
 
 
-def parse_gate_option(text: str, available: Iterable[str], k: int) -> dict[str, Gate | None]:
+def parse_gate_option(
+    text: str, available: Iterable[str], k: int, directions: Mapping[str, Direction] | None = None,
+    external: bool = False,
+) -> dict[str, Gate | None]:
     """Parse ``--gates "precision=0.8,under=0.05,ndcg@10>=0.6,missing=off"`` (None removes a gate)."""
     names = list(available)
     gates: dict[str, Gate | None] = {}
@@ -107,24 +124,25 @@ def parse_gate_option(text: str, available: Iterable[str], k: int) -> dict[str, 
         match = _GATE_RE.match(part)
         if match is None:
             raise ConfigError("--gates", f'expected METRIC=VALUE or METRIC>=VALUE (also >, <=, <), got "{part}"')
-        metric = resolve_metric(match["metric"], names, k, "--gates")
+        metric = resolve_metric(match["metric"], names, k, "--gates", external=external)
         if match["op"] == "=" and match["value"].lower() in OFF:
             gates[metric] = None
             continue
-        op = default_op(metric) if match["op"] == "=" else match["op"]
+        op = default_op(metric, directions) if match["op"] == "=" else match["op"]
         gates[metric] = Gate(metric, op, _threshold(match["value"], f'"{metric}"', "--gates", None), None, "--gates")
     return gates
 
 
 def parse_gate_table(
-    table: Mapping[str, object], available: Iterable[str], k: int, source: str, line_of: Callable[[str], int | None]
+    table: Mapping[str, object], available: Iterable[str], k: int, source: str, line_of: Callable[[str], int | None],
+    directions: Mapping[str, Direction] | None = None, external: bool = False,
 ) -> dict[str, Gate | None]:
     """Parse a ``[gates]`` table: ``metric = 0.8``, ``metric = {min = .., warn = ..}``, ``metric = false``."""
     names = list(available)
     gates: dict[str, Gate | None] = {}
     for name, spec in table.items():
         line = line_of(name)
-        metric = resolve_metric(name, names, k, source, line)
+        metric = resolve_metric(name, names, k, source, line, external)
         if spec is False or (isinstance(spec, str) and spec.lower() in OFF):
             gates[metric] = None
         elif isinstance(spec, str) and (match := re.match(r"^\s*(>=|<=|>|<)\s*(\S+)\s*$", spec)):
@@ -142,7 +160,7 @@ def parse_gate_table(
             gates[metric] = make_gate(metric, op, threshold, warn, source, line)
         else:
             threshold = _threshold(spec, f'"{name}"', source, line)
-            gates[metric] = Gate(metric, default_op(metric), threshold, None, source)
+            gates[metric] = Gate(metric, default_op(metric, directions), threshold, None, source)
     return gates
 
 

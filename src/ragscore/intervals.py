@@ -46,7 +46,10 @@ def _rate_interval(successes: int, trials: int, confidence: float) -> Interval:
 
 def compute_intervals(ev: Evaluation) -> dict[str, Interval]:
     """Give each metric of a run that has one its interval, in the order of the metrics."""
-    return intervals_of(ev.settings, ev.tally, ev.columns)
+    out = intervals_of(ev.settings, ev.tally, ev.columns)
+    for name, score in ev.scores.items():  # scores from other evaluators: means
+        out[name] = _mean_interval(name, score.values, ev.settings)
+    return out
 
 
 def intervals_of(settings: Settings, tally: AnswerTally, family_columns: Sequence[Columns]) -> dict[str, Interval]:

@@ -9,11 +9,14 @@ from collections.abc import Iterable
 from ragscore import __version__
 from ragscore.cli.common import Exit, Streams, confidence_level, cutoff_list, positive_int, silence_stdout
 from ragscore.config import Overrides, load_config, parse_families
+from ragscore.diagnose import diagnose, sample_targets
 from ragscore.errors import UsageError
 from ragscore.evaluate import Wants, metric_names
+from ragscore.external import KNOWN as KNOWN_SCORES
 from ragscore.gates import evaluate_gates, gates_pass
 from ragscore.intervals import compute_intervals
 from ragscore.loaders.gold import CONTRACT_FIELDS, load_gold
+from ragscore.loaders.scores import load_scores
 from ragscore.metrics.registry import did_you_mean
 from ragscore.parallel import choose_jobs, score
 from ragscore.progress import progress_line
@@ -58,6 +61,7 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
     inputs = parser.add_argument_group("inputs")
     inputs.add_argument("--gold", required=True, metavar="PATH", help="gold set: JSON Lines, or a JSON array of objects ('-' for standard input)")
     inputs.add_argument("--trace", required=True, metavar="PATH", help="pipeline traces, JSON Lines ('-' for standard input)")
+    inputs.add_argument("--scores", metavar="PATH", help="per-question scores from other evaluators: CSV (a qid, question or user_input column and numeric columns) or JSON Lines (qid plus numbers); each becomes a metric")
     inputs.add_argument("-j", "--jobs", type=positive_int, metavar="N", help="processes to score with (default: all cores for inputs over 16 MB, else 1)")
     out = parser.add_argument_group("reports")
     out.add_argument("--format", choices=("json", "markdown", "text", "none"), default="json", help="report printed on standard output (default: json; text: a compact summary, coloured on a terminal unless NO_COLOR is set)")
@@ -96,8 +100,8 @@ def _suggest(qid: str, gold_spec: str) -> str:
 
 def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     """Score, gate and report; raise RagscoreError on bad input before anything is written."""
-    if args.gold == "-" and args.trace == "-":
-        raise UsageError("only one of --gold and --trace can be '-' (standard input)")
+    if [args.gold, args.trace, args.scores].count("-") > 1:
+        raise UsageError("only one of --gold, --trace and --scores can be '-' (standard input)")
     overrides = Overrides(
         k=args.k,
         refusal_tokens=tuple(t for t in args.refusal_token if t.strip()),
@@ -119,8 +123,12 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         if path.split(".")[0] in CONTRACT_FIELDS and path != "answerable":
             raise UsageError(f'--by {path}: slices come from fields outside the data contract (such as "category" '
                              'or "tags.lang"), or "answerable"')
+    scores = load_scores(args.scores, KNOWN_SCORES | frozenset(config.rules)) if args.scores else None
+    candidates = (*metric_names(config.settings), *(name for name in config.rules if not name.endswith("@K")))
     wants = Wants(rows=per_question or bool(args.markdown or args.html or by) or args.format == "markdown",
-                  explain=frozenset(explain), by=by)
+                  explain=frozenset(explain), by=by, samples=config.samples,
+                  targets=sample_targets(tuple(dict.fromkeys(candidates)), config.rules) if config.samples else (),
+                  scores=scores)
     jobs = choose_jobs(args.jobs, args.gold, args.trace)
     label = f"scoring with {jobs} processes" if jobs > 1 else "scoring"
     with progress_line(streams.err, label, enabled=not args.quiet and streams.err.isatty()):
@@ -128,13 +136,15 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     for qid in explain:
         if qid not in ev.explained:
             raise UsageError(f'--explain: no gold question has qid "{qid}"' + _suggest(qid, args.gold))
-    results = evaluate_gates(config.gates, ev.metrics(), config.settings.strict)
+    metrics = ev.metrics()
+    results = evaluate_gates(config.gates, metrics, config.settings.strict)
+    diagnoses = diagnose(metrics, config.rules, config.settings.k, ev.samples)
     slices = build_slices(ev, by, config.slice_gates, config.slice_min_n) if by else {}
     slice_results = [r for groups in slices.values() for s in groups.values() for r in s.gates]
     passed = gates_pass(results) and gates_pass(slice_results)
 
     doc = build_document(ev, results, passed, compute_intervals(ev), slices, questions=wants.rows,
-                         only_failures=args.only_failures)
+                         only_failures=args.only_failures, diagnoses=diagnoses, scores_file=scores)
     summary = doc if per_question else {key: value for key, value in doc.items() if key != "questions"}
     files: dict[str, Iterable[str]] = {}
     if args.json:

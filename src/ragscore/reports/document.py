@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ragscore import __version__
-from ragscore.evaluate import Evaluation
+from ragscore.diagnose import Diagnosis
+from ragscore.evaluate import EXAMPLES, Evaluation
 from ragscore.gates import GateResult
 from ragscore.intervals import Interval
 from ragscore.slices import SliceResult
 from ragscore.loaders.jsonl import InputFile
 from ragscore.metrics.answer import LABEL_ORDER, PASSING_LABELS, answer_metric_names, question_values
 from ragscore.metrics.families import enabled
+
+if TYPE_CHECKING:
+    from ragscore.loaders.scores import ScoreFile
 
 SCHEMA_VERSION: Final = 1
 
@@ -88,6 +92,8 @@ def build_document(
     *,
     questions: bool = False,
     only_failures: bool = False,
+    diagnoses: Sequence[Diagnosis] = (),
+    scores_file: ScoreFile | None = None,
 ) -> dict[str, Any]:
     """Assemble the report: reference-compatible keys first, then the detail, in a fixed order."""
     metrics = ev.metrics()
@@ -125,7 +131,19 @@ def build_document(
         "interval_methods": {name: None if i is None else i[2] for name, i in (intervals or {}).items()},
         "gates": _gates(results),
         "labels": {label.value: tally.labels[label] for label in LABEL_ORDER},
+        "diagnoses": [d.as_dict() for d in diagnoses],
     }
+    if ev.scores:
+        doc["scores"] = {name: {"questions": len(t.values), "nulls": t.nulls} for name, t in ev.scores.items()}
+    if scores_file is not None:
+        doc["scores_file"] = {
+            "path": display_path(InputFile(scores_file.source)),
+            "join": scores_file.join,
+            "rows": len(scores_file.rows) + len(scores_file.duplicates),
+            "unmatched": len(ev.unmatched_scores),
+            "unmatched_keys": [key for _, key in ev.unmatched_scores[:EXAMPLES]],
+            "duplicates": len(scores_file.duplicates),
+        }
     if slices:
         doc["slices"] = {
             path: {

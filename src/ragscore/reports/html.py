@@ -23,7 +23,7 @@ from typing import Any, Final
 from ragscore.gates import format_threshold
 from ragscore.metrics.answer import PASSING_LABELS
 from ragscore.metrics.registry import lookup
-from ragscore.reports.markdown import fmt
+from ragscore.reports.markdown import diagnosis_heading, fmt, shorten
 
 CSS: Final = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; padding: 0 1rem; color: #1a1a1a; }
@@ -268,6 +268,26 @@ def _questions(doc: dict[str, Any]) -> Iterator[str]:
     yield "</tbody>\n</table>\n"
 
 
+def _diagnoses(diagnoses: list[dict[str, Any]]) -> str:
+    """One block per diagnosis: the crossing, likely causes, what to try, and the worst questions."""
+    out = ['<h2>Diagnosis</h2>\n<div id="diagnoses">\n']
+    for d in diagnoses:
+        severity = "fail" if d["severity"] == "critical" else "warn"
+        out.append(f'<section class="diagnosis"><h3><span class="{status_class(severity)}">{esc(d["severity"])}</span> '
+                   f"{esc(diagnosis_heading(d))}</h3>\n")
+        for title, items in (("Likely causes", d["root_causes"]), ("Try", d["suggested_actions"])):
+            if items:
+                out.append(f"<p>{title}:</p>\n<ul>" + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>\n")
+        if d["low_samples"]:
+            out.append(_table(["worst questions", "question", "claim", "value"], [
+                [f"<code>{esc(s['qid'])}</code>", esc_lines(shorten(s["question"])),
+                 esc_lines(shorten(s["claim"])) if s["claim"] is not None else "(no trace)", "#" + esc(fmt(s["value"]))]
+                for s in d["low_samples"]]))
+        out.append("</section>\n")
+    out.append("</div>\n")
+    return "".join(out)
+
+
 def render_html(doc: dict[str, Any]) -> Iterator[str]:
     """Render the verdict, counts, gates with their chart, labels, metrics and questions, piece by piece."""
     verdict = "PASS" if doc["pass"] else "FAIL"
@@ -293,6 +313,8 @@ def render_html(doc: dict[str, Any]) -> Iterator[str]:
                "line the warn level. Rates share a 0–1 axis; counts have their own, printed after the value.</p>\n")
     else:
         yield "<p>No gates are set.</p>\n"
+    if doc.get("diagnoses"):
+        yield _diagnoses(doc["diagnoses"])
     yield "<h2>Labels</h2>\n" + label_chart(doc["labels"])
     yield "<h2>Metrics</h2>\n" + _metrics(doc["metrics"])
     if "questions" in doc:

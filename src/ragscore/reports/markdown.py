@@ -101,6 +101,40 @@ def _slices_section(slices: dict[str, dict[str, Any]]) -> list[str]:
     return out
 
 
+def shorten(text: str | None, limit: int = 160) -> str | None:
+    """Cut a long claim or question for a table (the JSON report keeps it whole)."""
+    if text is None or len(text) <= limit:
+        return text
+    return text[: limit - 1].rstrip() + "…"
+
+
+def diagnosis_heading(d: dict[str, Any]) -> str:
+    """Say what crossed which threshold: 'under_refusal = 0.2500, past 0.15 (lower is better)'."""
+    return (f"{d['metric']} = {fmt(d['value'])}, past {format_threshold(d['threshold'])} "
+            f"({d['direction']} is better)" + (f", with {d['because']}" if d["because"] else ""))
+
+
+def _diagnoses_section(diagnoses: list[dict[str, Any]]) -> list[str]:
+    """List each diagnosis: what crossed which threshold, likely causes, what to try, the worst questions."""
+    if not diagnoses:
+        return []
+    out = ["", "## Diagnosis"]
+    for d in diagnoses:
+        out += ["", f"### {d['severity']}: {cell(diagnosis_heading(d))}", ""]
+        if d["root_causes"]:
+            out += ["Likely causes:", "", *(f"- {cell(c)}" for c in d["root_causes"]), ""]
+        if d["suggested_actions"]:
+            out += ["Try:", "", *(f"- {cell(a)}" for a in d["suggested_actions"]), ""]
+        if d["low_samples"]:
+            out += ["| worst questions | question | claim | value |", "|---|---|---|---|"]
+            out += [f"| {cell(s['qid'])} | {cell(shorten(s['question']))} | "
+                    f"{cell(shorten(s['claim'])) if s['claim'] is not None else '(no trace)'} | {fmt(s['value'])} |"
+                    for s in d["low_samples"]]
+        if out[-1] == "":
+            out.pop()
+    return out
+
+
 def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
     """Render the summary, gates, metrics, labels and per-question tables, line by line."""
     gates = doc["gates"]
@@ -140,10 +174,11 @@ def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
         ]
     else:
         out.append("No gates are set.")
+    out += _diagnoses_section(doc.get("diagnoses", []))
     by_family: dict[str, dict[str, float | None]] = {}
     for name, value in doc["metrics"].items():
         spec = lookup(name)
-        by_family.setdefault(spec.family if spec else "", {})[name] = value
+        by_family.setdefault(spec.family if spec else "scores", {})[name] = value  # unregistered: external scores
     intervals = doc.get("intervals", {})
     level = f"{doc['settings'].get('confidence', 0.95) * 100:g}% interval"
     out += ["", "## Metrics", "", f"| metric | value | {level} | better | meaning |", "|---|---|---|---|---|"]

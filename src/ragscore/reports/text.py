@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from ragscore.gates import format_threshold
-from ragscore.reports.markdown import fmt
+from ragscore.reports.markdown import diagnosis_heading, fmt
 
 _COLOURS: Final = {"pass": "32", "warn": "33", "fail": "31", "skipped": "2", "PASS": "1;32", "FAIL": "1;31"}
 
@@ -42,3 +42,12 @@ def render_text(doc: dict[str, Any], *, colour: bool = False) -> Iterator[str]:
         yield line.rstrip() + "\n"
     labels = ", ".join(f"{label} {n}" for label, n in doc["labels"].items() if n)
     yield f"labels: {labels or 'none'}\n"
+    for d in doc.get("diagnoses", []):
+        severity = d["severity"].upper()
+        yield f"{_paint(severity, 'fail' if severity == 'CRITICAL' else 'warn', colour)} {_clean(diagnosis_heading(d))}\n"
+        for cause in d["root_causes"]:
+            yield f"  cause: {_clean(cause)}\n"
+        for action in d["suggested_actions"]:
+            yield f"  try:   {_clean(action)}\n"
+        if d["low_samples"]:
+            yield "  worst: " + ", ".join(f"{_clean(s['qid'])} ({fmt(s['value'])})" for s in d["low_samples"]) + "\n"

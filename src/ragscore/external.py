@@ -1,0 +1,139 @@
+"""Scores from other evaluators, per question: the trace's "scores" object and ``--scores`` files.
+
+Each score name becomes a metric: the mean over the questions that have a value. A null (or
+NaN, or an empty cell) is skipped and counted; a question with no value at all is not counted.
+A value from a ``--scores`` file replaces the trace's value of the same name.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from array import array
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+from ragscore.errors import InputError
+from ragscore.loaders.jsonl import describe
+from ragscore.metrics.registry import Direction, MetricSpec, register
+
+if TYPE_CHECKING:
+    from ragscore.loaders.gold import GoldItem
+    from ragscore.loaders.scores import ScoreFile
+
+FAMILY: Final = "scores"
+_NAME_RE: Final = re.compile(r"[A-Za-z0-9_.@:/-]+")  # usable as a metric name in gates and reports
+_NULL: Final = -math.inf  # a value given as null: skipped, and counted as such (scores are finite)
+
+# The common names (as LLM-judged evaluation frameworks call them): known to gates before any
+# input is read, and described in reports. Any other name works as well (higher is better).
+register(
+    MetricSpec("faithfulness", Direction.HIGHER, FAMILY, "external score: claims supported by the retrieved context"),
+    MetricSpec("answer_relevancy", Direction.HIGHER, FAMILY, "external score: how directly the answer addresses the question"),
+    MetricSpec("context_recall", Direction.HIGHER, FAMILY, "external score: reference facts covered by the retrieved context"),
+    MetricSpec("context_precision", Direction.HIGHER, FAMILY, "external score: relevant passages ranked above irrelevant ones"),
+    MetricSpec("noise_sensitivity", Direction.LOWER, FAMILY, "external score: wrong claims induced by irrelevant passages"),
+    MetricSpec("factual_correctness", Direction.HIGHER, FAMILY, "external score: agreement of the claims with the reference"),
+    MetricSpec("semantic_similarity", Direction.HIGHER, FAMILY, "external score: closeness in meaning to the reference answer"),
+)
+KNOWN: Final = frozenset(("faithfulness", "answer_relevancy", "context_recall", "context_precision", "noise_sensitivity",
+                          "factual_correctness", "semantic_similarity"))
+
+
+@dataclass(slots=True)
+class ScoreColumns:
+    """One part's external scores by name, one slot per question (NaN: no value)."""
+
+    questions: int
+    values: dict[str, array] = field(default_factory=dict)
+
+    def _column(self, name: str) -> array:
+        column = self.values.get(name)
+        if column is None:
+            column = self.values[name] = array("d", [math.nan]) * self.questions
+        return column
+
+    def clear(self, position: int) -> None:
+        """Forget a question's values (a later trace line replaces the one that gave them)."""
+        for column in self.values.values():
+            column[position] = math.nan
+
+    def put_trace(self, position: int, scores: object, source: str, line: int) -> None:
+        """Store a trace's "scores" object (a later trace line for the question replaces it)."""
+        if type(scores) is not dict:
+            raise InputError(source, f'expected "scores" to be an object of score names and numbers, got {describe(scores)}',
+                             line)
+        for name, value in scores.items():
+            if name not in self.values and not _NAME_RE.fullmatch(name):
+                raise InputError(source, f'expected score names of letters, digits and _ . @ : / - (like "faithfulness"), '
+                                         f"got {describe(name)} in \"scores\"", line)
+            if value is None:
+                self._column(name)[position] = _NULL
+            elif type(value) in (int, float) and math.isfinite(value):
+                self._column(name)[position] = value
+            else:
+                raise InputError(source, f'expected "scores.{name}" to be a number or null, got {describe(value)}', line)
+
+    def put_file(self, items: Sequence[GoldItem], scores: ScoreFile) -> list[str]:
+        """Join a scores file's rows to these questions; return the keys that matched."""
+        matched = []
+        for position, item in enumerate(items):
+            row = scores.rows.get(item.qid if scores.join == "qid" else (item.question or ""))
+            if row is None:
+                continue
+            matched.append(row.key)
+            for name, value in row.values.items():
+                self._column(name)[position] = _NULL if value is None else value
+        return matched
+
+    def finish(self) -> dict[str, tuple[array, int]]:
+        """Turn nulls into gaps; return each name's per-question values and how many were null."""
+        out = {}
+        for name in sorted(self.values):
+            column = self.values[name]
+            nulls = column.count(_NULL)
+            if nulls:
+                column = array("d", (math.nan if v == _NULL else v for v in column))
+            out[name] = (column, nulls)
+        return out
+
+
+@dataclass(slots=True)
+class ScoreTotals:
+    """A score's counted values (merged over parts) and its nulls."""
+
+    values: array = field(default_factory=lambda: array("d"))
+    nulls: int = 0
+
+    def __add__(self, other: ScoreTotals) -> ScoreTotals:
+        return ScoreTotals(self.values + other.values, self.nulls + other.nulls)
+
+    @property
+    def mean(self) -> float | None:
+        """The metric: the mean of the counted values (None when no question has one)."""
+        return math.fsum(self.values) / len(self.values) if self.values else None
+
+
+def totals(columns: Mapping[str, tuple[array, int]]) -> dict[str, ScoreTotals]:
+    """Keep each score's counted values (the NaN gaps dropped)."""
+    return {name: ScoreTotals(array("d", (v for v in column if v == v)), nulls) for name, (column, nulls) in columns.items()}
+
+
+def merge_totals(parts: Sequence[Mapping[str, ScoreTotals]]) -> dict[str, ScoreTotals]:
+    """Add the parts' totals up, by name, names sorted."""
+    merged: dict[str, ScoreTotals] = {}
+    for part in parts:
+        for name, t in part.items():
+            merged[name] = merged[name] + t if name in merged else t
+    return dict(sorted(merged.items()))
+
+
+def score_direction(name: str, directions: Mapping[str, Direction]) -> Direction:
+    """Which way an external score improves: as configured, as registered, else higher."""
+    if name in directions:
+        return directions[name]
+    from ragscore.metrics.registry import lookup
+
+    spec = lookup(name)
+    return spec.direction if spec is not None else Direction.HIGHER
