@@ -60,6 +60,7 @@ def format_threshold(value: float) -> str:
 
 
 _SCORE_NAME_RE: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:/-]*$")
+TYPO_CUTOFF: Final = 0.85  # a name this close to a known metric is a typo, not another evaluator's score
 
 
 def default_op(metric: str, directions: Mapping[str, Direction] | None = None) -> str:
@@ -84,7 +85,8 @@ def resolve_metric(
     if canonical in names:
         return canonical
     spec = lookup(canonical)
-    if external and spec is None and _SCORE_NAME_RE.match(canonical) and closest(canonical, names + list(ALIASES)) is None:
+    if external and spec is None and _SCORE_NAME_RE.match(canonical) and closest(canonical, names + list(ALIASES),
+                                                                                  TYPO_CUTOFF) is None:
         return canonical
     if spec is not None:
         cutoff = split_cutoff(canonical)[1]

@@ -25,7 +25,7 @@ from ragscore.reports.document import build_document
 from ragscore.reports.explain import render_explanation
 from ragscore.reports.files import write_reports
 from ragscore.reports.json_report import render_json
-from ragscore.reports.markdown import render_markdown
+from ragscore.reports.markdown import diagnosis_heading, render_markdown
 from ragscore.reports.text import render_text
 from ragscore.slices import build_slices
 
@@ -171,7 +171,9 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     if not args.quiet:
         slice_failed = [f"{r.gate.metric}[{path}={label}]" for path, groups in slices.items()
                         for label, s in groups.items() for r in s.gates if r.status.value == "fail"]
-        notes = accounting_notes(ev) + slice_notes(slices, config.slice_min_n) + gate_lines(results, passed, slice_failed)
+        notes = accounting_notes(ev, scores) + slice_notes(slices, config.slice_min_n)
+        notes += [f"diagnosis: {d.severity} {diagnosis_heading(d.as_dict())}" for d in diagnoses]
+        notes += gate_lines(results, passed, slice_failed)
         for line in notes:
             streams.note(line)
     try:

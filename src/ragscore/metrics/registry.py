@@ -63,9 +63,9 @@ def lookup(name: str) -> MetricSpec | None:
     return spec if spec is not None and spec.parametric else None
 
 
-def closest(name: str, candidates: list[str]) -> str | None:
-    """Suggest the candidate nearest to a misspelt name."""
-    matches = difflib.get_close_matches(name, candidates, n=1, cutoff=0.5)
+def closest(name: str, candidates: list[str], cutoff: float = 0.5) -> str | None:
+    """Suggest the candidate nearest to a misspelt name (similarity at least ``cutoff``)."""
+    matches = difflib.get_close_matches(name, candidates, n=1, cutoff=cutoff)
     return matches[0] if matches else None
 
 

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from ragscore.evaluate import Evaluation
+from ragscore.evaluate import EXAMPLES, Evaluation
 from ragscore.gates import GateResult, Status
 from ragscore.gates import format_threshold
 from ragscore.reports.markdown import fmt
 from ragscore.slices import SliceResult
+
+if TYPE_CHECKING:
+    from ragscore.loaders.scores import ScoreFile
 
 
 def _listed(ids: list[str], total: int) -> str:
@@ -20,7 +24,7 @@ def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def accounting_notes(ev: Evaluation) -> list[str]:
+def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[str]:
     """Summarise missing, unknown and duplicate traces, one line each (none when all is well)."""
     notes = []
     missing = ev.tally.missing
@@ -40,6 +44,20 @@ def accounting_notes(ev: Evaluation) -> list[str]:
             f"{_plural(acc.duplicates, 'trace line was', 'trace lines were')} replaced by a later line for the "
             f"same question (the last counts): {_listed([q for _, q in acc.duplicate_ids], acc.duplicates)}"
         )
+    if scores is not None:
+        unmatched = ev.unmatched_scores
+        if unmatched:
+            notes.append(f"{_plural(len(unmatched), 'row', 'rows')} of {scores.source} "
+                          f"{'matches' if len(unmatched) == 1 else 'match'} no gold question (ignored): "
+                          f"{_listed([key for _, key in unmatched[:EXAMPLES]], len(unmatched))}")
+        if scores.duplicates:
+            notes.append(f"{_plural(len(scores.duplicates), 'row', 'rows')} of {scores.source} "
+                         f"{'was' if len(scores.duplicates) == 1 else 'were'} replaced by a later row for the same "
+                         f"question (the last counts): {_listed([k for _, k in scores.duplicates[:EXAMPLES]], len(scores.duplicates))}")
+    for name, totals in ev.scores.items():
+        if totals.nulls:
+            notes.append(f"score {name}: {_plural(totals.nulls, 'question has', 'questions have')} null or NaN "
+                         f"(skipped); the mean is over {len(totals.values)}")
     return notes
 
 
