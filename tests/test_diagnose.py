@@ -321,3 +321,22 @@ def test_the_readme_rules_example_is_valid(ragscore, isolated):
     found = {d["metric"]: d for d in doc["diagnoses"]}
     assert found["latency_ms"]["severity"] == "critical" and found["latency_ms"]["because"] == "chr < 0.75"
     assert found["precision"]["severity"] == "critical" and len(found["precision"]["low_samples"]) == 3
+
+
+def test_parallel_runs_read_the_quoted_questions_again_from_either_gold_shape(ragscore, isolated):
+    items = [{"qid": f"q{i}", "question": f"Question {i}?", "answerable": i % 3 > 0, "gold_citations": ["d1"]}
+             for i in range(30)]
+    (isolated / "g.json").write_text("[\n" + ",\n".join("  " + json.dumps(item) for item in items) + "\n]\n")
+    write(isolated / "g.jsonl", items)
+    traces = [{"qid": f"q{i}", "retrieved_ids": ["d1"], "answer_json": {"claim": f"claim {i}", "citations": ["d2"]}}
+              for i in range(30)]
+    traces.insert(0, dict(traces[5], answer_json={"claim": "overridden", "citations": []}))  # a duplicate, replaced
+    write(isolated / "t.jsonl", traces)
+    outputs = {ragscore("--gold", gold, "--trace", "t.jsonl", "--jobs", jobs, "--no-fail").out.replace(gold, "G")
+               for gold in ("g.json", "g.jsonl") for jobs in "12"}
+    assert len(outputs) == 2  # the two gold files differ only in their digests
+    doc = json.loads(outputs.pop())
+    samples = {d["metric"]: d["low_samples"] for d in doc["diagnoses"]}["under_refusal"]
+    assert [(s["qid"], s["question"], s["claim"]) for s in samples] == [
+        ("q0", "Question 0?", "claim 0"), ("q12", "Question 12?", "claim 12"), ("q15", "Question 15?", "claim 15"),
+        ("q18", "Question 18?", "claim 18"), ("q21", "Question 21?", "claim 21")]

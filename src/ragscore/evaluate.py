@@ -19,12 +19,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from ragscore.diagnose import Sample
-from ragscore.diagnose.samples import Picked, keep_worst, worst_questions
+from ragscore.diagnose.samples import Picked, keep_worst, with_texts, worst_questions
 from ragscore.errors import InputError
 from ragscore.external import ScoreColumns, ScoreTotals, merge_totals
 from ragscore.external import totals as score_totals
-from ragscore.loaders.gold import KEEP_EXTRA, KEEP_QUESTION, NO_QUESTIONS, GoldItem, GoldSet, load_gold, slice_labels
-from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, is_mine, iter_jsonl
+from ragscore.loaders.gold import (
+    KEEP_EXTRA,
+    KEEP_QUESTION,
+    NO_QUESTIONS,
+    GoldItem,
+    GoldSet,
+    load_gold,
+    questions_at,
+    slice_labels,
+)
+from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, is_mine, iter_jsonl, objects_at
 from ragscore.loaders.trace import TraceView, parse_trace
 from ragscore.metrics.answer import (
     LABEL_ORDER,
@@ -232,7 +241,7 @@ def no_cycle_collection() -> Iterator[None]:
 def load_part_gold(gold_file: InputFile, settings: Settings, wants: Wants, part: int, parts: int) -> GoldSet:
     """Load worker ``part``'s gold items, keeping the fields the metrics and reports need."""
     keep = frozenset(name for family in enabled(settings.families) for name in family.keep)
-    if parts == 1 or wants.rows or wants.explain or wants.samples:  # a split run never joins by question text
+    if parts == 1 or wants.rows or wants.explain:  # a split run never joins by question text
         keep |= {KEEP_QUESTION}
     if wants.by:
         keep |= {KEEP_EXTRA}
@@ -294,7 +303,10 @@ def score_traces(
         c.reserve(len(items))
     by_qid, note_duplicate, not_judged = gold.by_qid, accounting.note_duplicate, _NOT_JUDGED
     external = ScoreColumns(len(items))
-    claims: list[str | None] | None = [None] * len(items) if wants.samples else None
+    # What the diagnoses quote of their worst questions: the claims, or (files read by several
+    # workers, which can read them again) the trace line of each question, 8 bytes instead.
+    claims: list[str | None] | None = [None] * len(items) if wants.samples and parts == 1 else None
+    trace_lines = array("q", [0]) * len(items) if wants.samples and parts > 1 else None
     for line, _column, _text, obj, key in iter_jsonl(traces, part, parts):
         view = parse_trace(obj, name, line)
         qid = view.qid
@@ -314,6 +326,8 @@ def score_traces(
             external.put_trace(position, scores, name, line)
         if claims is not None:
             claims[position] = view.claim
+        elif trace_lines is not None:
+            trace_lines[position] = line
         outcome = score_question(item, view, settings, refusals)
         codes[position] = pack(outcome, item.answerable)
         shares[position] = math.nan if outcome.cite_share is None else outcome.cite_share
@@ -359,20 +373,35 @@ def score_traces(
     if wants.packed:
         result.packed = Packed(codes, _per_question_floats(families, columns, shares, len(items), settings))
     if wants.samples:
-        assert claims is not None
         targeted = {name for name, _, _ in wants.targets}
         floats = _per_question_floats(families, columns, shares, len(items), settings, targeted)
         floats.update((name, column) for name, (column, _) in score_columns.items())
         missing = LABEL_ORDER.index(Label.MISSING_TRACE)
-        result.samples = worst_questions(
+        found = worst_questions(
             wants.targets, wants.samples, codes,
             lambda code: (*question_values(*unpack(code), settings), float(code & 7 == missing)),
             (*answer_metric_names(settings), "missing"), floats, lambda p: items[p].qid,
-            lambda p: (items[p].question, claims[p]),  # type: ignore[index]
         )
+        positions = {p for picks in found.values() for _, _, p, _ in picks}
+        if claims is not None:
+            texts = {p: (items[p].question, claims[p]) for p in positions}
+        else:
+            assert trace_lines is not None
+            texts = _texts_again(gold, traces, trace_lines, positions)
+        result.samples = with_texts(found, texts)
     for c in columns:
         c.offsets, c.owners = array("q"), array("q")  # positions mean nothing outside this part
     result.columns = columns
+
+
+def _texts_again(
+    gold: GoldSet, traces: InputFile, trace_lines: array, positions: set[int]
+) -> dict[int, tuple[str | None, str | None]]:
+    """Read the questions and claims of a few questions from the files again."""
+    questions = questions_at(gold.source.spec, {gold.places[p] for p in positions})
+    objects = objects_at(InputFile(traces.spec, hashed=False), {trace_lines[p] for p in positions if trace_lines[p]})
+    claims = {line: parse_trace(obj, traces.name, line).claim for line, obj in objects.items()}
+    return {p: (questions.get(gold.places[p]), claims.get(trace_lines[p])) for p in positions}
 
 
 def _per_question_floats(

@@ -19,6 +19,7 @@ from ragscore.diagnose import Sample
 from ragscore.metrics.registry import Direction
 
 Picked = tuple[float, str, Sample]  # (sort key: lower is worse, qid, the sample)
+Found = tuple[float, str, int, float]  # (sort key, qid, position in the part, value)
 
 
 def worst_questions(
@@ -29,15 +30,14 @@ def worst_questions(
     answer_names: Sequence[str],
     floats: Mapping[str, Sequence[float]],
     qid_of: Callable[[int], str],
-    texts_of: Callable[[int], tuple[str | None, str | None]],
-) -> dict[str, list[Picked]]:
+) -> dict[str, list[Found]]:
     """Return, per target metric this part can score, its ``n`` worst questions past the bound."""
     answer_index = {name: i for i, name in enumerate(answer_names)}
     groups: dict[int, list[int]] = {}
     if any(name in answer_index and name not in floats for name, _, _ in targets):
         for position, code in enumerate(codes):
             groups.setdefault(code, []).append(position)
-    picked: dict[str, list[Picked]] = {}
+    picked: dict[str, list[Found]] = {}
     for name, direction, bound in targets:
         sign = 1.0 if direction is Direction.HIGHER else -1.0
         if name in floats:
@@ -64,8 +64,16 @@ def worst_questions(
                     break
         else:
             continue  # a metric this run has no per-question values of (a count, a corpus score)
-        picked[name] = [(sign * value, qid_of(p), Sample(qid_of(p), *texts_of(p), value)) for p, value in chosen]
+        picked[name] = [(sign * value, qid_of(p), p, value) for p, value in chosen]
     return picked
+
+
+def with_texts(
+    found: Mapping[str, list[Found]], texts: Mapping[int, tuple[str | None, str | None]]
+) -> dict[str, list[Picked]]:
+    """Turn found positions into samples, with each question's text and claim (by position)."""
+    return {name: [(key, qid, Sample(qid, *texts[p], value)) for key, qid, p, value in picks]
+            for name, picks in found.items()}
 
 
 def keep_worst(parts: Sequence[Mapping[str, list[Picked]]], n: int) -> dict[str, list[Sample]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain
 from typing import Final, NamedTuple
@@ -20,6 +20,7 @@ from ragscore.loaders.jsonl import (
     is_mine,
     is_string_list,
     iter_jsonl,
+    objects_at,
 )
 from ragscore.metrics.text import MIN_NEEDLE, Rule, containment_rule, normalise
 
@@ -391,6 +392,25 @@ def load_gold(
     if not items and parts == 1:
         raise InputError(file.name, NO_QUESTIONS)
     return GoldSet(source=file, items=items, by_qid=by_qid, places=places)
+
+
+def questions_at(spec: str, places: Collection[int]) -> dict[int, str | None]:
+    """Read again the question texts of the gold items at these places (see ``place``)."""
+    file, wanted = InputFile(spec, hashed=False), set(places)
+    out: dict[int, str | None] = {}
+    if not wanted:
+        return out
+    with open(spec, "rb") as stream:
+        start = stream.read(4096).removeprefix(BOM).lstrip(b" \t\r\n")
+    if start.startswith(b"["):  # a JSON array: parse it whole again
+        records: Iterator[tuple[int, int, str, object]] = (
+            (line, column, text, obj) for line, column, text, obj, _ in _records(file, 0, 1))
+    else:
+        records = ((line, 1, "", obj) for line, obj in objects_at(file, {line_of(p) for p in wanted}).items())
+    for line, column, text, obj in records:
+        if place(line, column) in wanted:
+            out[place(line, column)] = parse_gold_item(obj, file.name, line, column, text, frozenset({KEEP_QUESTION})).question
+    return out
 
 
 NO_QUESTIONS: Final = "no questions: a gold set needs at least one (JSON Lines, or a JSON array of objects)"

@@ -8,7 +8,7 @@ import math
 import re
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import IO, Final
 
 from ragscore.errors import InputError
@@ -318,3 +318,22 @@ def iter_json_array(text: str, source: str) -> Iterator[tuple[int, int, str, obj
 def owner(key: str, parts: int) -> int:
     """Return which of ``parts`` workers owns the question with this qid (stable across runs)."""
     return zlib.crc32(key.encode("utf-8", "surrogatepass")) % parts
+
+
+def objects_at(file: InputFile, lines: Collection[int]) -> dict[int, object]:
+    """Read the JSON values on these lines of a JSON Lines file again, decoding no other line.
+
+    For the few records a report quotes after a streaming pass that did not keep them.
+    """
+    wanted, found = set(lines), {}
+    if not wanted:
+        return found
+    last = max(wanted)
+    for number, raw in enumerate(file.raw_lines(), 1):
+        if number in wanted:
+            if number == 1 and raw.startswith(BOM):
+                raw = raw[len(BOM) :]
+            found[number] = decode_line(raw, file.name, number)[1]
+        if number >= last:
+            break
+    return found
