@@ -16,7 +16,8 @@ the pages that forked workers share once, each summed over the process and its w
   full      every metric family and report on: --metrics all, --per-question JSON and
             Markdown written
 
-and prints each as a ratio to the floor measured in the same run (median of the repetitions).
+and prints each as a ratio to the floor and to the default score measured in the same run
+(medians of the repetitions).
 It also times the 3-question example, which must stay well under 0.2 s.
 """
 
@@ -131,8 +132,8 @@ def main() -> None:
     py = sys.executable
     env_note = f"{os.cpu_count()} cores, Python {platform.python_version()}, {platform.machine()}"
     print(f"# ragscore benchmark ({env_note}); medians of {args.repeat} runs, ratios to the floor")
-    print("| questions | input MB | case | wall s | × floor | peak RSS MB | peak PSS MB |")
-    print("|---:|---:|---|---:|---:|---:|---:|")
+    print("| questions | input MB | case | wall s | × floor | × default | peak RSS MB | peak PSS MB |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|")
     figures = []
     for n in (int(s) for s in args.sizes.split(",")):
         folder = args.data / str(n)
@@ -158,10 +159,11 @@ def main() -> None:
             rss = statistics.median(r[1] for r in runs)
             pss = statistics.median(r[2] for r in runs)
             floor_wall = floor_wall or wall
-            print(f"| {n:,} | {size_mb:,.0f} | {name} | {wall:.2f} | {wall / floor_wall:.2f} | {rss:,.0f} | {pss:,.0f} |",
-                  flush=True)
             if name == "default":
                 default_wall = wall
+            versus = f"{wall / default_wall:.2f}" if default_wall and name != "floor" else ""
+            print(f"| {n:,} | {size_mb:,.0f} | {name} | {wall:.2f} | {wall / floor_wall:.2f} | {versus} | {rss:,.0f} | "
+                  f"{pss:,.0f} |", flush=True)
         if "intervals" in args.cases.split(","):
             figures.append((n, *interval_seconds(py, gold, trace, args.repeat), default_wall))
     for n, seconds, count, default_wall in figures:

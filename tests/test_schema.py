@@ -237,3 +237,14 @@ def test_accepts_extra_metric_names_and_a_missing_question_text(golden_report: d
     doc["questions"][0].pop("question")
     doc["questions"][0]["trace_line"] = None
     assert_valid_report(doc)
+
+
+def test_schema_command_prints_either_report_schema(ragscore) -> None:
+    from importlib.resources import files
+
+    assert ragscore("schema").out == schema_text()
+    assert ragscore("schema", "score").out == schema_text()
+    stage = ragscore("schema", "stage").out
+    assert stage == files("ragscore.stages").joinpath("stage_report.schema.json").read_text(encoding="utf-8")
+    assert json.loads(stage)["$schema"].startswith("https://json-schema.org/")
+    assert ragscore("schema", "other").status == 2

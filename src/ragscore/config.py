@@ -64,7 +64,7 @@ class Config:
 
 
 @dataclass(frozen=True, slots=True)
-class _Table:
+class SettingsTable:
     """One settings table read from a TOML file, with what is needed to point at a key's line."""
 
     data: Mapping[str, object]
@@ -90,7 +90,7 @@ class _Table:
         return ConfigError(self.source, f"[{self.name}] {message}", self.line_of(key))
 
 
-def _read_toml(path: Path, display: str) -> tuple[dict[str, object], str]:
+def read_toml(path: Path, display: str) -> tuple[dict[str, object], str]:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -106,7 +106,7 @@ def _read_toml(path: Path, display: str) -> tuple[dict[str, object], str]:
         raise ConfigError(display, f"invalid TOML: {match['msg']}", int(match["line"]), int(match["col"])) from None
 
 
-def _sections(data: Mapping[str, object], source: str, text: str, prefix: str = "") -> dict[str, _Table]:
+def _sections(data: Mapping[str, object], source: str, text: str, prefix: str = "") -> dict[str, SettingsTable]:
     tables = {}
     for name, value in data.items():
         if name not in SECTIONS:
@@ -117,24 +117,24 @@ def _sections(data: Mapping[str, object], source: str, text: str, prefix: str = 
             raise ConfigError(source, f'unknown section "[{prefix}{name}]"{suggestion}')
         if not isinstance(value, dict):
             raise ConfigError(source, f'expected "[{prefix}{name}]" to be a table')
-        tables[name] = _Table(value, source, text, prefix + name)
+        tables[name] = SettingsTable(value, source, text, prefix + name)
     return tables
 
 
-def _bool(table: _Table, key: str) -> bool:
+def _bool(table: SettingsTable, key: str) -> bool:
     value = table.data[key]
     if not isinstance(value, bool):
         raise table.error(key, f'expected "{key}" to be true or false, got {value!r}')
     return value
 
 
-def _positive_int(table: _Table, key: str, value: object) -> int:
+def _positive_int(table: SettingsTable, key: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise table.error(key, f'expected "{key}" to be a positive integer, got {value!r}')
     return value
 
 
-def _apply_scoring(settings: Settings, table: _Table) -> Settings:
+def _apply_scoring(settings: Settings, table: SettingsTable) -> Settings:
     changes: dict[str, object] = {}
     readers: dict[str, Callable[[str], object]] = {
         "k": lambda key: _positive_int(table, key, table.data[key]),
@@ -161,19 +161,19 @@ def _apply_scoring(settings: Settings, table: _Table) -> Settings:
     return replace(settings, **changes)  # type: ignore[arg-type]
 
 
-def _choice(table: _Table, key: str, choices: tuple[str, ...]) -> str:
+def _choice(table: SettingsTable, key: str, choices: tuple[str, ...]) -> str:
     value = table.data[key]
     if value not in choices:
         raise table.error(key, f'expected "{key}" to be one of {", ".join(map(repr, choices))}, got {value!r}')
     return value  # type: ignore[return-value]
 
 
-def _bad_seed(table: _Table, key: str) -> str:
+def _bad_seed(table: SettingsTable, key: str) -> str:
     raise table.error(key, f'expected "{key}" to be a string or an integer, got {table.data[key]!r}')
 
 
 def _number(
-    table: _Table, key: str, low: float, high: float, low_open: bool = False, high_open: bool = False
+    table: SettingsTable, key: str, low: float, high: float, low_open: bool = False, high_open: bool = False
 ) -> float:
     value = table.data[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
@@ -197,33 +197,33 @@ def parse_families(names: list[str], where: str, line: int | None = None) -> tup
     return tuple(f for f in FAMILIES if f in names or "all" in names)
 
 
-def _families(table: _Table, key: str) -> tuple[str, ...]:
+def _families(table: SettingsTable, key: str) -> tuple[str, ...]:
     value = table.data[key]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise table.error(key, f'expected "{key}" to be a list of metric family names')
     return parse_families(value, table.source, table.line_of(key))
 
 
-def _cutoffs(table: _Table, key: str) -> tuple[int, ...]:
+def _cutoffs(table: SettingsTable, key: str) -> tuple[int, ...]:
     value = table.data[key]
     if not isinstance(value, list) or not value:
         raise table.error(key, f'expected "{key}" to be a non-empty list of positive integers')
     return tuple(sorted({_positive_int(table, key, v) for v in value}))
 
 
-def _tokens(table: _Table, key: str) -> tuple[str, ...]:
+def _tokens(table: SettingsTable, key: str) -> tuple[str, ...]:
     value = table.data[key]
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise table.error(key, f'expected "{key}" to be a list of non-empty strings')
     return tuple(value)
 
 
-def _files(cwd: Path, gates_file: str | None) -> list[dict[str, _Table]]:
+def _files(cwd: Path, gates_file: str | None) -> list[dict[str, SettingsTable]]:
     """Read the settings files in increasing precedence: pyproject.toml, then the gates file."""
     found = []
     pyproject = cwd / "pyproject.toml"
     if pyproject.is_file():
-        data, text = _read_toml(pyproject, "pyproject.toml")
+        data, text = read_toml(pyproject, "pyproject.toml")
         tool = data.get("tool", {})
         section = tool.get("ragscore") if isinstance(tool, dict) else None
         if isinstance(section, dict):
@@ -232,10 +232,10 @@ def _files(cwd: Path, gates_file: str | None) -> list[dict[str, _Table]]:
         path = Path(gates_file)
         if not path.is_file():
             raise ConfigError(gates_file, "no such file (from --gates-file)")
-        data, text = _read_toml(path, gates_file)
+        data, text = read_toml(path, gates_file)
         found.append(_sections(data, gates_file, text))
     elif (cwd / "gates.toml").is_file():
-        data, text = _read_toml(cwd / "gates.toml", "gates.toml")
+        data, text = read_toml(cwd / "gates.toml", "gates.toml")
         found.append(_sections(data, "gates.toml", text))
     return found
 
@@ -319,7 +319,7 @@ def load_config(
     )
 
 
-def _diagnose(table: _Table, rules: dict[str, Rule], samples: int) -> tuple[dict[str, Rule], int]:
+def _diagnose(table: SettingsTable, rules: dict[str, Rule], samples: int) -> tuple[dict[str, Rule], int]:
     """Read ``[diagnose]``: ``samples`` (worst questions per diagnosis) and ``[diagnose.METRIC]`` rules."""
     data = dict(table.data)
     if "samples" in data:

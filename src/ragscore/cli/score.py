@@ -41,8 +41,11 @@ commands:
   score      score traces against a gold set and check gates (the default command)
   validate   check a gold set and traces against the data contracts, listing every problem
   init       write a commented starter gates.toml
-  schema     print the JSON Schema of the JSON report
+  schema     print the JSON Schema of the JSON report (schema stage: of the stage commands' report)
   compare    compare a candidate run with a baseline: deltas, significance, regression gates
+  ner        score named-entity extraction (strict and partial matching)
+  classify   score entity type classification (accuracy, per-class and macro/weighted F1)
+  link       score entity linking (hits@K, MRR, NIL detection)
 
 exit status: 0 every gate passed, 1 a gate failed, 2 usage or input error, 3 internal error.
 settings and gates: built-in defaults < [tool.ragscore] in ./pyproject.toml

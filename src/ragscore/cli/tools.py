@@ -62,12 +62,22 @@ def run_init(args: argparse.Namespace, streams: Streams) -> Exit:
 
 
 def schema_parser(prog: str) -> argparse.ArgumentParser:
-    return argparse.ArgumentParser(prog=prog, description="Print the JSON Schema of the JSON report.")
+    parser = argparse.ArgumentParser(prog=prog, description="Print the JSON Schema of a JSON report.")
+    parser.add_argument("report", nargs="?", choices=("score", "stage"), default="score",
+                        help="score: the score command's report (default); stage: the report of ner, classify and link")
+    return parser
 
 
 def run_schema(args: argparse.Namespace, streams: Streams) -> Exit:
-    """Print the JSON report's schema, as shipped in the package."""
-    from ragscore.schema import schema_text
+    """Print a JSON report's schema, as shipped in the package."""
+    if args.report == "stage":
+        from importlib.resources import files
 
-    streams.out.write(schema_text())
+        from ragscore.stages.document import SCHEMA_FILE
+
+        streams.out.write(files("ragscore.stages").joinpath(SCHEMA_FILE).read_text(encoding="utf-8"))
+    else:
+        from ragscore.schema import schema_text
+
+        streams.out.write(schema_text())
     return Exit.OK

@@ -207,7 +207,7 @@ def label_chart(labels: dict[str, int]) -> str:
     return "".join(out)
 
 
-def _table(header: list[str], rows: list[list[str]], table_id: str = "") -> str:
+def html_table(header: list[str], rows: list[list[str]], table_id: str = "") -> str:
     """Build a table from already-escaped cells; a cell starting with '#' is a number, right-aligned."""
     def td(c: str) -> str:
         return f'<td class="num">{c[1:]}</td>' if c.startswith("#") else f"<td>{c}</td>"
@@ -238,10 +238,10 @@ def _summary(doc: dict[str, Any]) -> str:
              ("refused", doc.get("refused")), ("answerable", doc.get("answerable")),
              ("unanswerable", doc.get("unanswerable")), ("missing", c["missing"]), ("trace lines", c.get("trace_lines")),
              ("unknown traces", c["unknown_traces"]), ("duplicate traces", c["duplicate_traces"])]
-    out = _table([h for h, _ in cells], [["#" + esc(v) for _, v in cells]], "counts")
+    out = html_table([h for h, _ in cells], [["#" + esc(v) for _, v in cells]], "counts")
     inputs = doc.get("inputs", {})
     if inputs:
-        out += _table(["input", "path", "sha256"], [[esc(role), f"<code>{esc(i.get('path'))}</code>",
+        out += html_table(["input", "path", "sha256"], [[esc(role), f"<code>{esc(i.get('path'))}</code>",
                                                       f"<code>{esc(i.get('sha256'))}</code>"] for role, i in inputs.items()], "inputs")
     return out
 
@@ -252,7 +252,7 @@ def _metrics(metrics: dict[str, float | None]) -> str:
         spec = lookup(name)
         rows.append([f"<code>{esc(name)}</code>", "#" + esc(fmt(value)), esc(spec.direction.value if spec else ""),
                      esc(spec.description if spec else "")])
-    return _table(["metric", "value", "better", "meaning"], rows, "metrics")
+    return html_table(["metric", "value", "better", "meaning"], rows, "metrics")
 
 
 def _questions(doc: dict[str, Any]) -> Iterator[str]:
@@ -279,7 +279,7 @@ def _diagnoses(diagnoses: list[dict[str, Any]]) -> str:
             if items:
                 out.append(f"<p>{title}:</p>\n<ul>" + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>\n")
         if d["low_samples"]:
-            out.append(_table(["worst questions", "question", "claim", "value"], [
+            out.append(html_table(["worst questions", "question", "claim", "value"], [
                 [f"<code>{esc(s['qid'])}</code>", esc_lines(shorten(s["question"])),
                  esc_lines(shorten(s["claim"])) if s["claim"] is not None else "(no trace)", "#" + esc(fmt(s["value"]))]
                 for s in d["low_samples"]]))
@@ -304,7 +304,7 @@ def render_html(doc: dict[str, Any]) -> Iterator[str]:
     gates = doc["gates"]
     yield "<h2>Gates</h2>\n"
     if gates:
-        yield _table(["metric", "rule", "value", "status", "source"], [
+        yield html_table(["metric", "rule", "value", "status", "source"], [
             [f"<code>{esc(name)}</code>", esc(rule(g)), "#" + esc(fmt(g["value"])),
              f'<span class="{status_class(g["status"])}">{esc(g["status"])}</span>', esc(g.get("source"))]
             for name, g in gates.items()], "gates")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from ragscore.config import _read_toml, _Table
+from ragscore.config import read_toml, SettingsTable
 from ragscore.errors import ConfigError
 from ragscore.gates import OFF, Gate, parse_gate_option, parse_gate_table
 from ragscore.metrics.registry import Direction, did_you_mean, split_cutoff
@@ -50,12 +50,12 @@ class StageConfig:
         return out
 
 
-def _stage_tables(stage: str, cwd: Path, gates_file: str | None) -> list[_Table]:
+def _stage_tables(stage: str, cwd: Path, gates_file: str | None) -> list[SettingsTable]:
     """Return the stage's table from each settings file, in increasing precedence."""
-    found: list[_Table] = []
+    found: list[SettingsTable] = []
     pyproject = cwd / "pyproject.toml"
     if pyproject.is_file():
-        data, text = _read_toml(pyproject, "pyproject.toml")
+        data, text = read_toml(pyproject, "pyproject.toml")
         tool = data.get("tool")
         section = tool.get("ragscore") if isinstance(tool, dict) else None
         if isinstance(section, dict) and stage in section:
@@ -67,31 +67,31 @@ def _stage_tables(stage: str, cwd: Path, gates_file: str | None) -> list[_Table]
     else:
         path, display = cwd / "gates.toml", "gates.toml"
     if path.is_file():
-        data, text = _read_toml(path, display)
+        data, text = read_toml(path, display)
         if stage in data:
             found.append(_checked(data[stage], display, text, stage))
     return found
 
 
-def _checked(value: object, source: str, text: str, name: str) -> _Table:
+def _checked(value: object, source: str, text: str, name: str) -> SettingsTable:
     stage = name.rsplit(".", 1)[-1]
     if not isinstance(value, dict):
         raise ConfigError(source, f'expected "[{name}]" to be a table')
-    table = _Table(value, source, text, name)
+    table = SettingsTable(value, source, text, name)
     for key in value:
         if key not in KEYS[stage]:
             raise table.error(key, f'unknown key "{key}"{did_you_mean(key, list(KEYS[stage]))} (known: {", ".join(KEYS[stage])})')
     return table
 
 
-def _subtable(table: _Table, key: str) -> _Table:
+def _subtable(table: SettingsTable, key: str) -> SettingsTable:
     value = table.data[key]
     if not isinstance(value, dict):
         raise table.error(key, f'expected "{key}" to be a table ([{table.name}.{key}])')
-    return _Table(value, table.source, table.text, f"{table.name}.{key}")
+    return SettingsTable(value, table.source, table.text, f"{table.name}.{key}")
 
 
-def _hierarchy(table: _Table) -> dict[str, str]:
+def _hierarchy(table: SettingsTable) -> dict[str, str]:
     for label, category in table.data.items():
         if not isinstance(category, str) or not category:
             raise table.error(label, f'expected the category of "{label}" to be a non-empty string, got {category!r}')
@@ -116,7 +116,7 @@ def _lower(stage: str, metric: str) -> bool:
     return spec is not None and spec.direction is Direction.LOWER
 
 
-def _gate_table(stage: str, table: _Table, names: list[str]) -> dict[str, Gate | None]:
+def _gate_table(stage: str, table: SettingsTable, names: list[str]) -> dict[str, Gate | None]:
     """Parse a ``[<stage>.gates]`` table; a bare number is a minimum or a maximum by the stage metric's direction."""
     rules: dict[str, object] = {}
     for name, spec in table.data.items():

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ragscore.reports.html import CSP, CSS, _table, esc, gate_chart, rule, status_class
+from ragscore.reports.html import CSP, CSS, html_table, esc, gate_chart, rule, status_class
 from ragscore.reports.markdown import fmt
 from ragscore.stages.tables import Table, accounting_table, detail_tables, metric_table, summary_table
 
@@ -24,7 +24,7 @@ def _cell(value: object) -> str:
 def _section(table: Table, table_id: str) -> str:
     out = f"<h2>{esc(table.title)}</h2>\n"
     if table.header:
-        out += _table([esc(h) for h in table.header], [[_cell(v) for v in row] for row in table.rows], table_id)
+        out += html_table([esc(h) for h in table.header], [[_cell(v) for v in row] for row in table.rows], table_id)
     if table.note:
         out += f'<p class="note">{esc(table.note)}</p>\n'
     return out
@@ -59,12 +59,12 @@ def render_stage_html(doc: dict[str, Any]) -> Iterator[str]:
     )
     yield _verdict(doc)
     yield _section(summary_table(doc), "counts")
-    yield _table(["input", "path", "sha256"], [[esc(role), f"<code>{esc(i['path'])}</code>", f"<code>{esc(i['sha256'])}</code>"]
+    yield html_table(["input", "path", "sha256"], [[esc(role), f"<code>{esc(i['path'])}</code>", f"<code>{esc(i['sha256'])}</code>"]
                                               for role, i in doc["inputs"].items()], "inputs")
     gates = doc["gates"]
     yield "<h2>Gates</h2>\n"
     if gates:
-        yield _table(["metric", "rule", "value", "status", "source"], [
+        yield html_table(["metric", "rule", "value", "status", "source"], [
             [f"<code>{esc(name)}</code>", esc(rule(g)), "#" + esc(fmt(g["value"])),
              f'<span class="{status_class(g["status"])}">{esc(g["status"])}</span>', esc(g["source"])]
             for name, g in gates.items()], "gates")
