@@ -340,3 +340,16 @@ def test_parallel_runs_read_the_quoted_questions_again_from_either_gold_shape(ra
     assert [(s["qid"], s["question"], s["claim"]) for s in samples] == [
         ("q0", "Question 0?", "claim 0"), ("q12", "Question 12?", "claim 12"), ("q15", "Question 15?", "claim 15"),
         ("q18", "Question 18?", "claim 18"), ("q21", "Question 21?", "claim 21")]
+
+
+def test_per_question_reports_carry_each_questions_scores(ragscore, isolated):
+    write(isolated / "g.jsonl", [{"qid": f"q{i}", "answerable": True} for i in range(3)])
+    write(isolated / "t.jsonl", [{"qid": "q0", "claim": "a", "scores": {"faithfulness": 0.25}},
+                                 {"qid": "q1", "claim": "b", "scores": {"faithfulness": None, "judge": 2}},
+                                 {"qid": "q2", "claim": "c"}])
+    outputs = [ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--per-question", "--no-fail", "--jobs", j).out
+               for j in "12"]
+    assert outputs[0] == outputs[1]
+    doc = checked_report(outputs[0])
+    assert [(q["metrics"]["faithfulness"], q["metrics"]["judge"]) for q in doc["questions"]] == [
+        (0.25, None), (None, 2.0), (None, None)]

@@ -97,6 +97,7 @@ class QuestionRow(NamedTuple):
     reason: str
     family_rows: tuple[Sequence[float] | None, ...]  # one per enabled optional family
     slices: tuple[tuple[str, ...], ...] = ()           # the labels of each --by path
+    scores: dict[str, float] = {}                       # external scores the question has (read-only)
 
 
 class Explained(NamedTuple):
@@ -354,6 +355,10 @@ def score_traces(
     for code, times in Counter(codes).items():
         tally.add_packed(code, times)
     tally.shares = array("d", (share for share in shares if share == share))  # NaN: no share
+    if wants.scores is not None:
+        result.matched_scores = external.put_file(items, wants.scores)
+    score_columns = external.finish()
+    result.scores = score_totals(score_columns)
     if outcomes is not None:
         for position, (item, outcome) in enumerate(zip(items, outcomes)):
             assert outcome is not None
@@ -363,13 +368,10 @@ def score_traces(
                 result.rows.append(QuestionRow(
                     gold.places[position], item.qid, item.question, item.answerable, outcome, reason(outcome, item),
                     family_rows, labels,
+                    {name: value for name, (column, _) in score_columns.items() if (value := column[position]) == value},
                 ))
             if item.qid in wants.explain:
                 result.explained[item.qid] = Explained(item, outcome, views.get(position), seen.get(position, 0))
-    if wants.scores is not None:
-        result.matched_scores = external.put_file(items, wants.scores)
-    score_columns = external.finish()
-    result.scores = score_totals(score_columns)
     if wants.packed:
         result.packed = Packed(codes, _per_question_floats(families, columns, shares, len(items), settings))
     if wants.samples:

@@ -80,6 +80,8 @@ class Questions:
             )
             for family, values in zip(families, row.family_rows):
                 entry["metrics"].update(family.question_metrics(values, settings))
+            for name in self.ev.scores:  # scores from other evaluators; null where the question has none
+                entry["metrics"][name] = row.scores.get(name)
             yield entry
 
 
