@@ -15,7 +15,7 @@ from ragscore.errors import ConfigError
 from ragscore.external import KNOWN as KNOWN_SCORES
 from ragscore.gates import Gate, parse_gate_option, parse_gate_table, resolve_metric
 from ragscore.metrics.families import ANSWER, FAMILIES
-from ragscore.metrics.registry import Direction, did_you_mean, lookup
+from ragscore.metrics.registry import did_you_mean, lookup
 from ragscore.settings import Settings
 
 DEFAULT_GATES: Final = (

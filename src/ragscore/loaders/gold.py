@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from array import array
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from ragscore.loaders.jsonl import (
     iter_json_array,
     is_mine,
     is_string_list,
+    ObjectFields,
     iter_jsonl,
     objects_at,
 )
@@ -155,23 +155,8 @@ class GoldSet:
         return position
 
 
-class _Fields:
+class _Fields(ObjectFields):
     """Typed access to one decoded object, raising InputError with the field's position."""
-
-    def __init__(self, obj: dict[str, object], source: str, line: int, column: int, text: str) -> None:
-        self.obj, self.source, self.line, self.column, self.text = obj, source, line, column, text
-
-    def fail(self, key: str | None, message: str) -> InputError:
-        """Build an error pointing at ``key``'s value (or at the object when it is absent)."""
-        line, column = self.line, self.column
-        if key is not None:
-            match = re.search(r'"' + re.escape(key) + r'"\s*:\s*', self.text)
-            if match:
-                before = self.text[: match.end()]
-                newlines = before.count("\n")
-                line += newlines
-                column = match.end() - before.rfind("\n") if newlines else column + match.end()
-        return InputError(self.source, message, line, column)
 
     def aliased(self, name: str, alias: str) -> tuple[str, object]:
         """Return (the key used, its value) for a field that has an alias; reject both given."""

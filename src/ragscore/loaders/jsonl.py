@@ -337,3 +337,22 @@ def objects_at(file: InputFile, lines: Collection[int]) -> dict[int, object]:
         if number >= last:
             break
     return found
+
+
+class ObjectFields:
+    """Typed access to one decoded object, raising InputError at the offending field's position."""
+
+    def __init__(self, obj: dict[str, object], source: str, line: int, column: int, text: str) -> None:
+        self.obj, self.source, self.line, self.column, self.text = obj, source, line, column, text
+
+    def fail(self, key: str | None, message: str) -> InputError:
+        """Build an error pointing at ``key``'s value (or at the object when the key is absent)."""
+        line, column = self.line, self.column
+        if key is not None:
+            match = re.search(r'"' + re.escape(key) + r'"\s*:\s*', self.text)
+            if match:
+                before = self.text[: match.end()]
+                newlines = before.count("\n")
+                line += newlines
+                column = match.end() - before.rfind("\n") if newlines else column + match.end()
+        return InputError(self.source, message, line, column)

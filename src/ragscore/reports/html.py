@@ -217,7 +217,8 @@ def html_table(header: list[str], rows: list[list[str]], table_id: str = "") -> 
     return f"<table{ident}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}</tbody>\n</table>\n"
 
 
-def _verdict(doc: dict[str, Any]) -> str:
+def verdict_html(doc: dict[str, Any]) -> str:
+    """Say PASS or FAIL, and which gates failed (or how the gates ended)."""
     gates = doc["gates"]
     failed = [name for name, g in gates.items() if g["status"] == "fail"]
     passed = bool(doc["pass"])
@@ -299,7 +300,7 @@ def render_html(doc: dict[str, Any]) -> Iterator[str]:
         f"<title>ragscore report: {verdict}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
         "<h1>ragscore report</h1>\n"
     )
-    yield _verdict(doc)
+    yield verdict_html(doc)
     yield "<h2>Summary</h2>\n" + _summary(doc)
     gates = doc["gates"]
     yield "<h2>Gates</h2>\n"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ragscore.reports.html import CSP, CSS, html_table, esc, gate_chart, rule, status_class
+from ragscore.reports.html import CSP, CSS, esc, gate_chart, html_table, rule, status_class, verdict_html
 from ragscore.reports.markdown import fmt
 from ragscore.stages.tables import Table, accounting_table, detail_tables, metric_table, summary_table
 
@@ -30,21 +30,6 @@ def _section(table: Table, table_id: str) -> str:
     return out
 
 
-def _verdict(doc: dict[str, Any]) -> str:
-    gates = doc["gates"]
-    failed = [name for name, g in gates.items() if g["status"] == "fail"]
-    if failed:
-        detail = f"{len(failed)} of {len(gates)} gates failed: " + ", ".join(f"<code>{esc(n)}</code>" for n in failed)
-    elif not gates:
-        detail = "no gates are set"
-    else:
-        statuses = [g["status"] for g in gates.values()]
-        detail = ", ".join(f"{statuses.count(s)} {esc(s)}" for s in dict.fromkeys(statuses)) + f" of {len(gates)} gates"
-    verdict = "PASS" if doc["pass"] else "FAIL"
-    return (f'<p class="verdict {verdict.lower()}" id="verdict">{verdict}</p>\n'
-            f'<p id="verdict-detail">{detail}.</p>\n')
-
-
 def render_stage_html(doc: dict[str, Any]) -> Iterator[str]:
     """Render the verdict, counts, gates with their chart, metrics, the stage's tables and the accounting."""
     verdict = "PASS" if doc["pass"] else "FAIL"
@@ -57,7 +42,7 @@ def render_stage_html(doc: dict[str, Any]) -> Iterator[str]:
         f"<title>ragscore {stage} report: {verdict}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
         f"<h1>ragscore {stage} report</h1>\n"
     )
-    yield _verdict(doc)
+    yield verdict_html(doc)
     yield _section(summary_table(doc), "counts")
     yield html_table(["input", "path", "sha256"], [[esc(role), f"<code>{esc(i['path'])}</code>", f"<code>{esc(i['sha256'])}</code>"]
                                               for role, i in doc["inputs"].items()], "inputs")

@@ -8,36 +8,20 @@ item without a prediction is counted as missing and scored by the stage as an em
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Generic, TypeVar
 
 from ragscore.errors import InputError
-from ragscore.loaders.jsonl import BOM, InputFile, decode_text, describe, iter_json_array, iter_jsonl
+from ragscore.loaders.jsonl import BOM, InputFile, ObjectFields, decode_text, describe, iter_json_array, iter_jsonl
 
 G = TypeVar("G")
 P = TypeVar("P")
 
 
-class Fields:
+class Fields(ObjectFields):
     """Typed access to one decoded object, raising InputError at the offending field's position."""
-
-    def __init__(self, obj: dict[str, object], source: str, line: int, column: int, text: str) -> None:
-        self.obj, self.source, self.line, self.column, self.text = obj, source, line, column, text
-
-    def fail(self, key: str | None, message: str) -> InputError:
-        """Build an error pointing at ``key``'s value (or at the object when the key is absent)."""
-        line, column = self.line, self.column
-        if key is not None:
-            match = re.search(r'"' + re.escape(key) + r'"\s*:\s*', self.text)
-            if match:
-                before = self.text[: match.end()]
-                newlines = before.count("\n")
-                line += newlines
-                column = match.end() - before.rfind("\n") if newlines else column + match.end()
-        return InputError(self.source, message, line, column)
 
     def require(self, key: str, what: str) -> object:
         """Return a required field's value; ``what`` describes it for the error."""
