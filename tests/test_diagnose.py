@@ -38,7 +38,6 @@ def test_each_builtin_rule_fires_past_its_thresholds_and_stays_quiet_on_them(nam
     for level, bound in (("warning", rule.warning), ("critical", rule.critical)):
         if bound is None:
             continue
-        assert diagnose({metric: bound}, RULES, K, {}) == [] or level == "critical"  # on the line: no worse
         found = diagnose({metric: _nudge(bound, direction, True)}, RULES, K, {})
         assert [(d.metric, d.severity, d.threshold) for d in found] == [(metric, level, bound)]
     if rule.warning is not None:
@@ -68,7 +67,6 @@ def test_precision_causes_depend_on_the_citation_hit_rate():
     high_chr = diagnose({"precision": 0.5, "chr": 0.9}, RULES, K, {})
     assert [d.metric for d in high_chr] == ["precision"] and high_chr[0].because == "chr >= 0.75"
     assert "miss the gold substrings" in high_chr[0].root_causes[0]
-    assert any("answer template" in a for a in high_chr[0].actions) if hasattr(high_chr[0], "actions") else True
     assert any("answer template" in a for a in high_chr[0].suggested_actions)
     on_boundary = diagnose({"precision": 0.5, "chr": 0.75}, RULES, K, {})
     assert on_boundary[0].because == "chr >= 0.75"
@@ -206,15 +204,18 @@ def test_scores_from_traces_and_from_a_file(ragscore, isolated):
                               "Question 9?,z,0.1,0.1\n")
     run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--scores", "s.csv", "--no-fail")
     doc = checked_report(run.out)
-    # faithfulness: q0 0.9 (trace; the file's empty cell is null and replaces it), q3 0.4 (the file wins)
-    assert doc["scores"] == {"answer_relevancy": {"questions": 1, "nulls": 1}, "faithfulness": {"questions": 1, "nulls": 2},
+    # faithfulness: q0 0.9 (the trace's: the file's empty cell is no value), q1 null (the trace's), q2 none (its
+    # later trace line has no scores), q3 0.4 (the file's value replaces the trace's 0.2)
+    assert doc["scores"] == {"answer_relevancy": {"questions": 1, "nulls": 1}, "faithfulness": {"questions": 2, "nulls": 1},
                              "judge": {"questions": 1, "nulls": 0}}
-    assert doc["metrics"]["faithfulness"] == 0.4 and doc["metrics"]["judge"] == 4.0 and doc["metrics"]["answer_relevancy"] == 0.8
+    assert doc["metrics"]["faithfulness"] == 0.65 and doc["metrics"]["judge"] == 4.0
+    assert doc["metrics"]["answer_relevancy"] == 0.8
     assert doc["scores_file"] == {"path": "s.csv", "join": "question", "rows": 3, "unmatched": 1,
                                   "unmatched_keys": ["Question 9?"], "duplicates": 0}
     assert "ragscore: 1 row of s.csv matches no gold question (ignored): Question 9?\n" in run.err
-    assert "ragscore: score faithfulness: 2 questions have null or NaN (skipped); the mean is over 1\n" in run.err
-    assert doc["intervals"]["faithfulness"] == [0.4, 0.4]
+    assert "ragscore: score faithfulness: 1 question has null or NaN (skipped); the mean is over 2\n" in run.err
+    low, high = doc["intervals"]["faithfulness"]
+    assert 0.4 <= low <= 0.65 <= high <= 0.9
     # joined by question text in a parallel run: one process does it, with the same result
     assert ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--scores", "s.csv", "--no-fail", "--jobs", "2").out == run.out
 
@@ -244,10 +245,16 @@ def test_gates_on_external_scores(ragscore, isolated):
     ({"qid": "q0", "claim": "a", "scores": {"faithfulness": True}},
      't.jsonl:1: expected "scores.faithfulness" to be a number or null, got true'),
     ({"qid": "q0", "claim": "a", "scores": {"my score": 1}},
-     't.jsonl:1: expected score names of letters, digits and _ . @ : / - (like "faithfulness"), got "my score" '
-     'in "scores"'),
+     't.jsonl:1: "scores": expected score names of letters, digits and _ . @ : / - (like "faithfulness"), '
+     'got "my score"'),
     ({"qid": "q0", "claim": "a", "scores": {"precision": 1}},
-     't.jsonl: a score is named "precision", like a ragscore metric: rename it in the scores'),
+     't.jsonl:1: "scores": a score is named "precision", like a ragscore metric (answer): rename the score'),
+    ({"qid": "q0", "claim": "a", "scores": {"ndcg@3": 1}},
+     't.jsonl:1: "scores": a score is named "ndcg@3", like a ragscore metric (retrieval): rename the score'),
+    ({"qid": "q0", "claim": "a", "scores": {"big": 1e300}},
+     't.jsonl:1: expected "scores.big" to be at most 1e+15 in magnitude, got 1e+300'),
+    ({"qid": "q0", "claim": "a", "scores": {"huge": 10 ** 400}},
+     't.jsonl:1: expected "scores.huge" to be at most 1e+15 in magnitude, got an integer of 401 digits'),
 ])
 def test_bad_trace_scores_are_input_errors(ragscore, isolated, trace, error):
     write(isolated / "g.jsonl", [{"qid": "q0", "answerable": True}])
@@ -353,3 +360,122 @@ def test_per_question_reports_carry_each_questions_scores(ragscore, isolated):
     doc = checked_report(outputs[0])
     assert [(q["metrics"]["faithfulness"], q["metrics"]["judge"]) for q in doc["questions"]] == [
         (0.25, None), (None, 2.0), (None, None)]
+
+
+def _two_questions(folder, scores=({"faithfulness": 0.1}, {"faithfulness": 0.2})):
+    write(folder / "g.jsonl", [{"qid": "a", "question": "Same?", "answerable": True},
+                               {"qid": "b", "question": "Other?", "answerable": True}])
+    write(folder / "t.jsonl", [{"qid": q, "claim": "x", "scores": s} for q, s in zip("ab", scores)])
+
+
+OFF = "missing=off,precision=off,chr=off,over=off,under=off"
+
+
+def test_a_text_cell_in_a_gated_score_column_is_an_error_not_a_text_column(ragscore, isolated):
+    _two_questions(isolated)
+    write(isolated / "s.csv", "qid,myscore\na,0.1\nb,n.a.\n")
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--scores", "s.csv", "--gates", OFF + ",myscore>=0.9")
+    assert (run.status, run.err) == (2, 'ragscore: error: s.csv:3: expected "myscore" to be a number (or empty, null, NaN), '
+                                        'got "n.a."\n')
+
+
+def test_a_row_without_a_field_keeps_the_traces_value(ragscore, isolated):
+    _two_questions(isolated)
+    write(isolated / "s.jsonl", [{"qid": "a", "judge": 3}, {"qid": "b", "faithfulness": 0.6}])
+    doc = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--scores", "s.jsonl", "--no-fail").json()
+    assert doc["metrics"]["faithfulness"] == pytest.approx(0.35) and doc["scores"]["faithfulness"] == {"questions": 2, "nulls": 0}
+    assert doc["scores"]["judge"] == {"questions": 1, "nulls": 0}
+
+
+def test_joining_scores_on_a_question_text_two_gold_items_share_is_an_error(ragscore, isolated):
+    write(isolated / "g.jsonl", [{"qid": q, "question": "Same?", "answerable": True} for q in "ab"])
+    write(isolated / "t.jsonl", [{"qid": q, "claim": "x"} for q in "ab"])
+    write(isolated / "s.csv", "question,faithfulness\nSame?,0.1\n")
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--scores", "s.csv")
+    assert (run.status, run.err) == (2, "ragscore: error: s.csv:2: the question text matches 2 gold items (a, b); join the "
+                                        "scores on a qid column instead\n")
+
+
+def test_gates_on_score_names_near_known_metrics_work_once_the_score_is_there(ragscore, isolated):
+    _two_questions(isolated, ({"contextual_recall": 0.4}, {"contextual_recall": 0.6}))
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--gates", OFF + ",contextual_recall>=0.5")
+    assert run.status == 0 and run.json()["gates"]["contextual_recall"]["status"] == "pass"
+    write(isolated / "gates.toml", "[gates]\ncontextual_recal = 0.5\n")
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--json", "r.json")
+    assert (run.status, run.err) == (2, 'ragscore: error: gates.toml:2: unknown metric "contextual_recal"; '
+                                        'did you mean "contextual_recall"?\n')
+    assert not (isolated / "r.json").exists()
+
+
+def test_slices_carry_external_scores_and_their_gates(ragscore, isolated):
+    write(isolated / "g.jsonl", [{"qid": f"q{i}", "answerable": True, "category": "xy"[i % 2]} for i in range(4)])
+    write(isolated / "t.jsonl", [{"qid": f"q{i}", "claim": "c", "scores": {"faithfulness": v}}
+                                 for i, v in enumerate((0.2, 0.9, 0.4, 0.7))])
+    gates_off = "".join(f'{gate.split("=")[0]} = "off"\n' for gate in OFF.split(","))
+    write(isolated / "gates.toml", f"[gates]\n{gates_off}[slice_gates]\nmin_n = 1\nfaithfulness = 0.5\n")
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--by", "category")
+    doc = checked_report(run.out)
+    x, y = doc["slices"]["category"]["x"], doc["slices"]["category"]["y"]
+    assert x["metrics"]["faithfulness"] == pytest.approx(0.3) and y["metrics"]["faithfulness"] == 0.8
+    assert (x["gates"]["faithfulness"]["status"], y["gates"]["faithfulness"]["status"]) == ("fail", "pass")
+    assert run.status == 1 and x["intervals"]["faithfulness"] is not None
+
+
+def test_regression_gates_follow_a_configured_direction(ragscore, isolated):
+    _two_questions(isolated, ({"noise": 0.9}, {"noise": 0.9}))
+    (isolated / "t.jsonl").rename(isolated / "base.jsonl")
+    _two_questions(isolated, ({"noise": 0.1}, {"noise": 0.1}))
+    write(isolated / "gates.toml", '[regression]\nnoise = 0.01\n[diagnose.noise]\ndirection = "lower"\nwarning = 0.5\n')
+    run = ragscore("compare", "--gold", "g.jsonl", "--baseline", "base.jsonl", "--trace", "t.jsonl")
+    assert run.status == 0 and json.loads(run.out)["regressions"]["noise"]["worse_by"] == pytest.approx(-0.8)
+
+
+def test_the_number_of_score_names_is_bounded(ragscore, isolated):
+    from ragscore.external import MAX_NAMES
+
+    write(isolated / "g.jsonl", [{"qid": "a", "answerable": True}])
+    write(isolated / "t.jsonl", [{"qid": "a", "claim": "x", "scores": {f"s{i}": 1 for i in range(MAX_NAMES + 1)}}])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl")
+    assert (run.status, run.err) == (2, f'ragscore: error: t.jsonl:1: "scores": more than {MAX_NAMES} different score '
+                                        f'names in one run (one column is kept per name and question): "s{MAX_NAMES}"\n')
+
+
+def test_a_mean_on_its_threshold_is_exactly_on_it(ragscore, isolated):
+    write(isolated / "g.jsonl", [{"qid": f"q{i}", "answerable": True} for i in range(3)])
+    write(isolated / "t.jsonl", [{"qid": f"q{i}", "claim": "c", "scores": {"faithfulness": 0.7}} for i in range(3)])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--gates", OFF + ",faithfulness>=0.7")
+    doc = run.json()
+    assert run.status == 0 and doc["metrics"]["faithfulness"] == 0.7
+    assert "faithfulness" not in {d["metric"] for d in doc["diagnoses"]}
+
+
+@pytest.mark.parametrize(("toml", "error"), [
+    ("[diagnose.precison]\nwarning = 0.9\n",
+     'gates.toml:1: [diagnose.precison] unknown metric "precison"; did you mean "precision"?'),
+    ("[diagnose.chr]\nwarning = 0.9\n[[diagnose.chr.cases]]\nwhen = [\"precison < 0.5\"]\n",
+     'gates.toml:1: [diagnose.chr] a case names an unknown metric "precison"; did you mean "precision"?'),
+])
+def test_rule_names_that_look_like_typos_are_errors(ragscore, isolated, toml, error):
+    write(isolated / "gates.toml", toml)
+    run = ragscore("--gold", EXAMPLES / "gold.jsonl", "--trace", EXAMPLES / "trace.jsonl")
+    assert (run.status, run.err) == (2, f"ragscore: error: {error}\n")
+
+
+def test_rules_by_alias_and_for_one_cutoff_keep_the_templates_texts(ragscore, isolated):
+    write(isolated / "gates.toml", '[diagnose."recall@k"]\nwarning = 1.01\ncritical = 1.005\n'
+                                   '[diagnose."recall@5"]\nwarning = 1.01\n')
+    doc = ragscore("--gold", PRODUCT / "gold.jsonl", "--trace", PRODUCT / "trace.jsonl", "--metrics", "retrieval",
+                   "--no-fail").json()
+    found = {d["metric"]: d for d in doc["diagnoses"]}
+    assert found["full_recall@5"]["severity"] == "critical"
+    assert found["full_recall@5"]["root_causes"] == list(RULES["full_recall@K"].causes)
+    assert found["recall@5"]["threshold"] == 1.01 and found["recall@5"]["severity"] == "warning"  # past 1.01, not 0.5
+    assert found["recall@5"]["root_causes"] == list(RULES["recall@K"].causes)  # the template's texts and critical bound
+
+
+def test_a_score_file_column_named_like_a_metric_is_blamed_on_the_file(ragscore, isolated):
+    _two_questions(isolated)
+    write(isolated / "s.csv", "qid,chr_answerable\na,0.5\n")
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--scores", "s.csv")
+    assert run.err == ('ragscore: error: s.csv: a score is named "chr_answerable", like a ragscore metric (answer): '
+                       "rename the score\n")

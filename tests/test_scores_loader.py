@@ -156,9 +156,9 @@ def test_jsonl_joined_on_integer_and_string_qids(tmp_path):
     spec = put(tmp_path, "s.jsonl", "\n".join(map(json.dumps, lines)) + "\n")
     scores = load_scores(spec)
     assert (scores.join, scores.names) == ("qid", ("faithfulness", "answer_relevancy"))
-    assert scores.rows["1"] == ScoreRow("1", 1, {"faithfulness": 0.5, "answer_relevancy": None})
+    assert scores.rows["1"] == ScoreRow("1", 1, {"faithfulness": 0.5})  # a field the line lacks: no value, no null
     assert scores.rows["2"] == ScoreRow("2", 2, {"faithfulness": 1.0, "answer_relevancy": 0.25})
-    assert scores.skipped == {"faithfulness": 0, "answer_relevancy": 1}
+    assert scores.skipped == {"faithfulness": 0, "answer_relevancy": 0}
 
 
 @pytest.mark.parametrize("field", ["question", "user_input"])
@@ -168,7 +168,7 @@ def test_jsonl_joined_on_question_text(tmp_path, field):
     assert (scores.join, values(scores)) == ("question", {"Why?": {"faithfulness": 0.5}})
 
 
-def test_jsonl_nan_null_and_absent_mean_no_value(tmp_path):
+def test_jsonl_nan_and_null_are_skipped_values_and_absent_fields_are_no_values(tmp_path):
     text = (
         '{"qid": "a", "f": NaN, "g": 1}\n'
         "\n"
@@ -181,11 +181,11 @@ def test_jsonl_nan_null_and_absent_mean_no_value(tmp_path):
     assert scores.names == ("f", "g")  # a NaN does not make "text" a score
     assert {key: (row.line, row.values) for key, row in scores.rows.items()} == {
         "a": (1, {"f": None, "g": 1.0}),
-        "b": (3, {"f": None, "g": None}),
+        "b": (3, {"f": None}),
         "c": (5, {"f": 0.5, "g": None}),
-        "d": (6, {"f": 0.0, "g": None}),
+        "d": (6, {"f": 0.0}),
     }
-    assert scores.skipped == {"f": 2, "g": 3}
+    assert scores.skipped == {"f": 2, "g": 1}
 
 
 def test_jsonl_names_in_order_of_first_appearance(tmp_path):
@@ -435,3 +435,14 @@ def test_jsonl_json_array_is_refused_with_a_hint(tmp_path):
 def test_invalid_utf8(tmp_path, name, body, where):
     spec = put(tmp_path, name, body)
     assert error(spec) == f"{spec}:{where}: expected UTF-8 text, got byte 0xff"
+
+
+@pytest.mark.parametrize(("name", "text", "error"), [
+    ("s.jsonl", '{"qid": "a", "f": 1e308}\n', 's.jsonl:1: expected "f" to be at most 1e+15 in magnitude, got 1e+308'),
+    ("s.jsonl", '{"qid": "a", "f": -' + "9" * 20 + '}\n', 's.jsonl:1: expected "f" to be at most 1e+15 in magnitude, got -1e+20'),
+    ("s.csv", "qid,f\na,0.5\nb,2e16\n", 's.csv:3: expected "f" to be at most 1e+15 in magnitude, got 2e+16'),
+])
+def test_scores_beyond_the_magnitude_bound_are_refused(tmp_path, name, text, error):
+    with pytest.raises(InputError) as caught:
+        load_scores(put(tmp_path, name, text))
+    assert str(caught.value) == str(tmp_path / error)

@@ -178,9 +178,13 @@ class Regression:
 
 
 def check_regressions(
-    deltas: Mapping[str, Delta], allowed: Mapping[str, float], require_significance: bool, confidence: float
+    deltas: Mapping[str, Delta], allowed: Mapping[str, float], require_significance: bool, confidence: float,
+    directions: Mapping[str, Direction] | None = None,
 ) -> list[Regression]:
-    """Check each regression gate: a drop (for lower-is-better metrics, a rise) beyond its bound fails."""
+    """Check each regression gate: a drop (for lower-is-better metrics, a rise) beyond its bound fails.
+
+    ``directions`` are those set by diagnosis rules, for metrics the registry does not know.
+    """
     out = []
     for metric, bound in allowed.items():
         d = deltas.get(metric)
@@ -188,7 +192,8 @@ def check_regressions(
         if d is None or d.delta is None:
             out.append(Regression(metric, bound, None, None, "skipped"))
             continue
-        worse_by = -d.delta if spec is None or spec.direction is Direction.HIGHER else d.delta
+        direction = (directions or {}).get(metric) or (spec.direction if spec else Direction.HIGHER)
+        worse_by = -d.delta if direction is Direction.HIGHER else d.delta
         # A tolerance: 0.83 - 0.85 is 0.020000000000000018 in floats, and must not fail "0.02".
         failed = worse_by > bound + 1e-12 * max(1.0, abs(bound))
         if failed and require_significance and d.p_adjusted is not None:

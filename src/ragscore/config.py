@@ -13,9 +13,9 @@ from typing import Final
 from ragscore.diagnose.rules import DEFAULT_SAMPLES, Rule, builtin_rules, parse_rules
 from ragscore.errors import ConfigError
 from ragscore.external import KNOWN as KNOWN_SCORES
-from ragscore.gates import Gate, parse_gate_option, parse_gate_table, resolve_metric
+from ragscore.gates import ALIASES, TYPO_CUTOFF, Gate, parse_gate_option, parse_gate_table, resolve_metric
 from ragscore.metrics.families import ANSWER, FAMILIES
-from ragscore.metrics.registry import did_you_mean, lookup
+from ragscore.metrics.registry import Direction, closest, did_you_mean, lookup, split_cutoff
 from ragscore.settings import Settings
 
 DEFAULT_GATES: Final = (
@@ -61,6 +61,7 @@ class Config:
     slice_min_n: int = DEFAULT_MIN_N
     rules: dict[str, Rule] = field(default_factory=builtin_rules)  # diagnosis rules by metric
     samples: int = DEFAULT_SAMPLES                                 # worst questions quoted per diagnosis
+    directions: dict[str, Direction] = field(default_factory=dict)  # set by rules, for metrics not registered
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,9 +268,10 @@ def load_config(
     )
 
     diagnosis_rules, samples = builtin_rules(), DEFAULT_SAMPLES
+    every_metric = metric_names(replace(settings, families=tuple(FAMILIES)))
     for tables in files:
         if "diagnose" in tables:
-            diagnosis_rules, samples = _diagnose(tables["diagnose"], diagnosis_rules, samples)
+            diagnosis_rules, samples = _diagnose(tables["diagnose"], diagnosis_rules, samples, every_metric, settings.k)
     directions = {name: rule.direction for name, rule in diagnosis_rules.items() if rule.direction is not None}
 
     # A gate may name a metric of any family; naming one turns its family on. Other names (not
@@ -306,7 +308,7 @@ def load_config(
             rules = {key: value for key, value in table.data.items() if key != "min_n"}
             if "min_n" in table.data:
                 min_n = _positive_int(table, "min_n", table.data["min_n"])
-            parsed = parse_gate_table(rules, names, settings.k, table.source, table.line_of)
+            parsed = parse_gate_table(rules, names, settings.k, table.source, table.line_of, directions, external=True)
             for metric in parsed:
                 if metric in ("unknown_traces", "duplicate_traces"):  # trace lines belong to no slice
                     raise table.error(metric, f'"{metric}" counts trace lines, which belong to no slice: gate it in [gates]')
@@ -315,12 +317,18 @@ def load_config(
     settings = replace(settings, families=_in_order(settings.families + gated))
     return Config(
         settings, tuple(g for g in gates.values() if g is not None), regression, require_significance,
-        tuple(g for g in slice_gates.values() if g is not None), min_n, diagnosis_rules, samples,
+        tuple(g for g in slice_gates.values() if g is not None), min_n, diagnosis_rules, samples, directions,
     )
 
 
-def _diagnose(table: SettingsTable, rules: dict[str, Rule], samples: int) -> tuple[dict[str, Rule], int]:
-    """Read ``[diagnose]``: ``samples`` (worst questions per diagnosis) and ``[diagnose.METRIC]`` rules."""
+def _diagnose(
+    table: SettingsTable, rules: dict[str, Rule], samples: int, metrics: tuple[str, ...], k: int
+) -> tuple[dict[str, Rule], int]:
+    """Read ``[diagnose]``: ``samples`` (worst questions per diagnosis) and ``[diagnose.METRIC]`` rules.
+
+    A rule's name may be any metric (``@K`` for every cutoff), an alias (``recall@k``), or the
+    name of a score from another evaluator; a name very close to a known metric is a typo.
+    """
     data = dict(table.data)
     if "samples" in data:
         value = data.pop("samples")
@@ -337,7 +345,36 @@ def _diagnose(table: SettingsTable, rules: dict[str, Rule], samples: int) -> tup
                            + r'[ \t]*\.[ \t]*"?' + re.escape(metric) + r'"?[ \t]*\]', table.text, re.MULTILINE)
         return table.text.count("\n", 0, header.start()) + 1 if header else table.line_of(metric)
 
-    return parse_rules(data, table.source, line_of, rules), samples
+    known = [*metrics, *sorted(KNOWN_SCORES), *(name for name in rules if name.endswith("@K"))]
+    renamed: dict[str, object] = {}
+    for name, value in data.items():
+        canonical = ALIASES.get(name, name)
+        if canonical not in known and canonical not in rules and lookup(canonical) is None:
+            hint = closest(canonical, known + list(ALIASES), TYPO_CUTOFF)
+            if hint is not None:
+                raise ConfigError(table.source, f'[{table.name}.{name}] unknown metric "{name}"; did you mean "{hint}"?',
+                                  line_of(name))
+        template, cutoff = split_cutoff(canonical)
+        if cutoff is not None and canonical not in rules and template in rules:
+            # One cutoff of a template rule: start from the template's causes, actions and thresholds.
+            rules = {**rules, canonical: replace(rules[template], metric=canonical)}
+        renamed[canonical] = value
+    parsed = parse_rules(renamed, table.source, lambda metric: line_of(_written(metric, data)), rules)
+    for rule in parsed.values():
+        for case in rule.cases:
+            for condition in case.when:
+                metric = condition.metric.replace("@K", f"@{k}")
+                if metric not in known and lookup(metric) is None and metric not in parsed:
+                    hint = closest(metric, known, TYPO_CUTOFF)
+                    if hint is not None:
+                        raise ConfigError(table.source, f'[{table.name}.{rule.metric}] a case names an unknown metric '
+                                                        f'"{condition.metric}"; did you mean "{hint}"?', line_of(rule.metric))
+    return parsed, samples
+
+
+def _written(metric: str, data: Mapping[str, object]) -> str:
+    """Find how a rule's metric was written in the file (an alias, or its own name)."""
+    return next((name for name in data if ALIASES.get(name, name) == metric), metric)
 
 
 def _in_order(names: tuple[str, ...]) -> tuple[str, ...]:

@@ -450,9 +450,6 @@ def merge(
         tally, accounting = tally + p.tally, accounting + p.accounting
         columns = [a + b for a, b in zip(columns, p.columns)]
     scores = merge_totals([p.scores for p in parts])
-    clash = next((name for name in scores if name in metric_names(settings)), None)
-    if clash is not None:
-        raise InputError(traces.name, f'a score is named "{clash}", like a ragscore metric: rename it in the scores')
     unmatched: list[tuple[int, str]] = []
     if wants.scores is not None:
         matched = {key for p in parts for key in p.matched_scores}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from fractions import Fraction
 from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,7 +17,8 @@ from typing import TYPE_CHECKING, Final
 
 from ragscore.errors import InputError
 from ragscore.loaders.jsonl import describe
-from ragscore.metrics.registry import Direction, MetricSpec, register
+from ragscore.loaders.scores import MAX_SCORE, too_large
+from ragscore.metrics.registry import Direction, MetricSpec, lookup, register
 
 if TYPE_CHECKING:
     from ragscore.loaders.gold import GoldItem
@@ -24,7 +26,8 @@ if TYPE_CHECKING:
 
 FAMILY: Final = "scores"
 _NAME_RE: Final = re.compile(r"[A-Za-z0-9_.@:/-]+")  # usable as a metric name in gates and reports
-_NULL: Final = -math.inf  # a value given as null: skipped, and counted as such (scores are finite)
+_NULL: Final = -math.inf
+MAX_NAMES: Final = 256  # distinct score names per run: each keeps a column of one float per question  # a value given as null: skipped, and counted as such (scores are finite)
 
 # The common names (as LLM-judged evaluation frameworks call them): known to gates before any
 # input is read, and described in reports. Any other name works as well (higher is better).
@@ -65,26 +68,52 @@ class ScoreColumns:
             raise InputError(source, f'expected "scores" to be an object of score names and numbers, got {describe(scores)}',
                              line)
         for name, value in scores.items():
-            if name not in self.values and not _NAME_RE.fullmatch(name):
-                raise InputError(source, f'expected score names of letters, digits and _ . @ : / - (like "faithfulness"), '
-                                         f"got {describe(name)} in \"scores\"", line)
+            if name not in self.values:
+                problem = name_problem(name)
+                if problem is not None:
+                    raise InputError(source, f'"scores": {problem}', line)
+                if len(self.values) >= MAX_NAMES:
+                    raise InputError(source, f'"scores": more than {MAX_NAMES} different score names in one run '
+                                             f"(one column is kept per name and question): {describe(name)}", line)
             if value is None:
                 self._column(name)[position] = _NULL
-            elif type(value) in (int, float) and math.isfinite(value):
-                self._column(name)[position] = value
-            else:
+                continue
+            if type(value) is int and abs(value) > MAX_SCORE:
+                raise InputError(source, f'expected "scores.{name}" to be at most {MAX_SCORE:g} in magnitude, got an '
+                                         f"integer of {len(str(abs(value)))} digits", line)
+            if type(value) not in (int, float) or not math.isfinite(value):
                 raise InputError(source, f'expected "scores.{name}" to be a number or null, got {describe(value)}', line)
+            if abs(value) > MAX_SCORE:
+                raise InputError(source, f'expected "scores.{name}" to be {too_large(value)}', line)
+            self._column(name)[position] = value
 
     def put_file(self, items: Sequence[GoldItem], scores: ScoreFile) -> list[str]:
-        """Join a scores file's rows to these questions; return the keys that matched."""
+        """Join a scores file's rows to these questions; return the keys that matched.
+
+        A value replaces the trace's value of the same name; a null (or empty cell) does not,
+        and counts as a null only where the question has no value at all.
+        """
         matched = []
+        by_question: dict[str, list[int]] = {}
+        if scores.join == "question":
+            for position, item in enumerate(items):
+                by_question.setdefault(item.question or "", []).append(position)
         for position, item in enumerate(items):
-            row = scores.rows.get(item.qid if scores.join == "qid" else (item.question or ""))
+            key = item.qid if scores.join == "qid" else (item.question or "")
+            row = scores.rows.get(key)
             if row is None:
                 continue
+            if scores.join == "question" and len(by_question[key]) > 1:
+                qids = ", ".join(items[p].qid for p in by_question[key][:5])
+                raise InputError(scores.source, f"the question text matches {len(by_question[key])} gold items ({qids}); "
+                                                "join the scores on a qid column instead", row.line)
             matched.append(row.key)
             for name, value in row.values.items():
-                self._column(name)[position] = _NULL if value is None else value
+                column = self._column(name)
+                if value is not None:
+                    column[position] = value
+                elif column[position] != column[position]:  # NaN: no value yet
+                    column[position] = _NULL
         return matched
 
     def finish(self) -> dict[str, tuple[array, int]]:
@@ -111,8 +140,30 @@ class ScoreTotals:
 
     @property
     def mean(self) -> float | None:
-        """The metric: the mean of the counted values (None when no question has one)."""
-        return math.fsum(self.values) / len(self.values) if self.values else None
+        """The metric: the mean of the counted values, correctly rounded (None when none is counted).
+
+        Exact, so that three questions scoring 0.7 average 0.7 (fsum / 3 gives 0.6999999999999998)
+        and a rule or gate at 0.7 stays quiet.
+        """
+        return exact_mean(self.values) if self.values else None
+
+
+def exact_mean(values: Sequence[float]) -> float:
+    """Return the mean of floats as the double nearest to the exact rational mean."""
+    ratios = [v.as_integer_ratio() for v in values]
+    shift = max(d.bit_length() for _, d in ratios) - 1  # every denominator is a power of two
+    total = sum(n << (shift - d.bit_length() + 1) for n, d in ratios)
+    return float(Fraction(total, len(values) << shift))
+
+
+def name_problem(name: str) -> str | None:
+    """Say why a score name cannot be a metric's name, or None when it can."""
+    if not _NAME_RE.fullmatch(name):
+        return f'expected score names of letters, digits and _ . @ : / - (like "faithfulness"), got {describe(name)}'
+    spec = lookup(name)
+    if spec is not None and spec.family != FAMILY:
+        return f'a score is named "{name}", like a ragscore metric ({spec.family}): rename the score'
+    return None
 
 
 def totals(columns: Mapping[str, tuple[array, int]]) -> dict[str, ScoreTotals]:
@@ -127,13 +178,3 @@ def merge_totals(parts: Sequence[Mapping[str, ScoreTotals]]) -> dict[str, ScoreT
         for name, t in part.items():
             merged[name] = merged[name] + t if name in merged else t
     return dict(sorted(merged.items()))
-
-
-def score_direction(name: str, directions: Mapping[str, Direction]) -> Direction:
-    """Which way an external score improves: as configured, as registered, else higher."""
-    if name in directions:
-        return directions[name]
-    from ragscore.metrics.registry import lookup
-
-    spec = lookup(name)
-    return spec.direction if spec is not None else Direction.HIGHER

@@ -6,7 +6,7 @@ import math
 import operator
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Final
 
@@ -43,6 +43,7 @@ class Gate:
     threshold: float
     warn: float | None = None
     source: str = "default"
+    line: int | None = None  # where the gate was set, for errors found once the run is scored
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +86,8 @@ def resolve_metric(
     if canonical in names:
         return canonical
     spec = lookup(canonical)
-    if external and spec is None and _SCORE_NAME_RE.match(canonical) and closest(canonical, names + list(ALIASES),
-                                                                                  TYPO_CUTOFF) is None:
-        return canonical
+    if external and spec is None and _SCORE_NAME_RE.match(canonical):
+        return canonical  # checked once the run's scores are known: see unknown_gate_metric
     if spec is not None:
         cutoff = split_cutoff(canonical)[1]
         how = f"set k = {cutoff} (--k {cutoff})" if spec.name == "full_recall@K" else f"add {cutoff} to the cutoffs (--cutoffs)"
@@ -163,7 +163,27 @@ def parse_gate_table(
         else:
             threshold = _threshold(spec, f'"{name}"', source, line)
             gates[metric] = Gate(metric, default_op(metric, directions), threshold, None, source)
+        gate = gates[metric]
+        if gate is not None:
+            gates[metric] = replace(gate, line=line)
     return gates
+
+
+def unknown_gate_metric(gates: Iterable[Gate], metrics: Iterable[str], known: Iterable[str]) -> ConfigError | None:
+    """Find a gate on a metric the run did not produce whose name looks like a typo of one it knows.
+
+    Names of scores from other evaluators are only known once the traces and --scores are read;
+    a gate on a name the run never saw is skipped, unless the name is this close to a known one.
+    """
+    produced = list(metrics)
+    candidates = produced + [name for name in known if name not in produced] + list(ALIASES)
+    for gate in gates:
+        if gate.metric in produced:
+            continue
+        hint = closest(gate.metric, candidates, TYPO_CUTOFF)
+        if hint is not None:
+            return ConfigError(gate.source, f'unknown metric "{gate.metric}"; did you mean "{hint}"?', gate.line)
+    return None
 
 
 def evaluate_gates(gates: Iterable[Gate], metrics: Mapping[str, float | None], strict: bool) -> list[GateResult]:

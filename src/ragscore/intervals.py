@@ -26,7 +26,8 @@ NORMAL: Final = "normal"
 Interval = tuple[float, float, str] | None  # (low, high, method); None when the metric is undefined
 
 
-def _mean_interval(name: str, values: Sequence[float], settings: Settings) -> Interval:
+def mean_interval(name: str, values: Sequence[float], settings: Settings) -> Interval:
+    """Give a mean's interval: a seeded bootstrap, or the normal approximation for many values."""
     if not values:
         return None
     if resampling_is_cheap(len(values), settings.bootstrap):
@@ -48,7 +49,7 @@ def compute_intervals(ev: Evaluation) -> dict[str, Interval]:
     """Give each metric of a run that has one its interval, in the order of the metrics."""
     out = intervals_of(ev.settings, ev.tally, ev.columns)
     for name, score in ev.scores.items():  # scores from other evaluators: means
-        out[name] = _mean_interval(name, score.values, ev.settings)
+        out[name] = mean_interval(name, score.values, ev.settings)
     return out
 
 
@@ -60,7 +61,7 @@ def intervals_of(settings: Settings, tally: AnswerTally, family_columns: Sequenc
         if name in rates:
             out[name] = _rate_interval(*rates[name], settings.confidence)
         else:  # citation_precision: a mean of per-question shares
-            out[name] = _mean_interval(name, tally.shares, settings)
+            out[name] = mean_interval(name, tally.shares, settings)
     for family, columns in zip(enabled(settings.families), family_columns):
         for i, name in enumerate(family.names(settings)):
             spec = lookup(name)
@@ -72,5 +73,5 @@ def intervals_of(settings: Settings, tally: AnswerTally, family_columns: Sequenc
                 # A column of 0/1 values: its sum is the count, exactly (fsum of small integers).
                 out[name] = _rate_interval(round(math.fsum(column)), columns.counted, settings.confidence)
             else:
-                out[name] = _mean_interval(name, column, settings)
+                out[name] = mean_interval(name, column, settings)
     return out

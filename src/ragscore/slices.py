@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from ragscore.evaluate import Evaluation
 from ragscore.gates import Gate, GateResult, Status, evaluate_gates
-from ragscore.intervals import Interval, intervals_of
+from ragscore.external import exact_mean
+from ragscore.intervals import Interval, intervals_of, mean_interval
 from ragscore.loaders.gold import NONE
 from ragscore.metrics.answer import AnswerTally
 from ragscore.metrics.families import Columns, enabled
@@ -23,6 +24,7 @@ class Slice:
     tally: AnswerTally = field(default_factory=AnswerTally)
     family_rows: list[list[Sequence[float]]] = field(default_factory=list)
     n: int = 0
+    scores: dict[str, list[float]] = field(default_factory=dict)  # external scores, by name
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,8 @@ def build_slices(
                 for rows, family_row in zip(group.family_rows, row.family_rows):
                     if family_row is not None:
                         rows.append(family_row)
+                for name, value in row.scores.items():
+                    group.scores.setdefault(name, []).append(value)
         results = {}
         for label in sorted(groups, key=lambda value: (value == NONE, value)):
             group = groups[label]
@@ -66,11 +70,16 @@ def build_slices(
             metrics = group.tally.metrics(settings)
             for family, c in zip(families, columns):
                 metrics.update(family.summarise(c, settings))
+            intervals = intervals_of(settings, group.tally, columns)
+            for name in ev.scores:  # scores from other evaluators, in the run's order
+                values = group.scores.get(name, [])
+                metrics[name] = exact_mean(values) if values else None
+                intervals[name] = mean_interval(name, values, settings)
             metrics["missing"] = group.tally.missing
             small = group.n < min_n
             checked = evaluate_gates(gates, metrics, settings.strict)
             if small:
                 checked = [GateResult(r.gate, r.value, Status.SKIPPED) for r in checked]
-            results[label] = SliceResult(group.n, metrics, intervals_of(settings, group.tally, columns), checked, small)
+            results[label] = SliceResult(group.n, metrics, intervals, checked, small)
         out[path] = results
     return out

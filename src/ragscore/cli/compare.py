@@ -83,7 +83,8 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
         paired = pair_runs(baseline, candidate, [row.qid for row in candidate_ev.rows or ()], settings)
     deltas = compare_runs(baseline_metrics, candidate_ev.metrics(), paired, settings)
     test = mcnemar(paired)
-    regressions = check_regressions(deltas, config.regression, config.require_significance, settings.confidence)
+    regressions = check_regressions(deltas, config.regression, config.require_significance, settings.confidence,
+                                    config.directions)
     inputs = {
         "gold": _input(candidate_ev.gold, candidate_ev.digests[0]),
         "baseline": baseline_input,

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import replace
 from collections.abc import Iterable
 
 from ragscore import __version__
 from ragscore.cli.common import Exit, Streams, confidence_level, cutoff_list, positive_int, silence_stdout
 from ragscore.config import Overrides, load_config, parse_families
 from ragscore.diagnose import diagnose, sample_targets
-from ragscore.errors import UsageError
+from ragscore.errors import InputError, UsageError
 from ragscore.evaluate import Wants, metric_names
+from ragscore.metrics.families import FAMILIES
 from ragscore.external import KNOWN as KNOWN_SCORES
-from ragscore.gates import evaluate_gates, gates_pass
+from ragscore.external import name_problem
+from ragscore.gates import evaluate_gates, gates_pass, unknown_gate_metric
 from ragscore.intervals import compute_intervals
 from ragscore.loaders.gold import CONTRACT_FIELDS, load_gold
 from ragscore.loaders.scores import load_scores
@@ -126,7 +129,15 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         if path.split(".")[0] in CONTRACT_FIELDS and path != "answerable":
             raise UsageError(f'--by {path}: slices come from fields outside the data contract (such as "category" '
                              'or "tags.lang"), or "answerable"')
-    scores = load_scores(args.scores, KNOWN_SCORES | frozenset(config.rules)) if args.scores else None
+    scores = None
+    if args.scores:
+        # Names gated or given a rule must hold numbers: a stray text cell is an error, not a text column.
+        named = KNOWN_SCORES | frozenset(config.rules) | {g.metric for g in (*config.gates, *config.slice_gates)}
+        scores = load_scores(args.scores, frozenset(named))
+        for name in scores.names:
+            problem = name_problem(name)
+            if problem is not None:
+                raise InputError(scores.source, problem)
     candidates = (*metric_names(config.settings), *(name for name in config.rules if not name.endswith("@K")))
     wants = Wants(rows=per_question or bool(args.markdown or args.html or by) or args.format == "markdown",
                   explain=frozenset(explain), by=by, samples=config.samples,
@@ -140,6 +151,10 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         if qid not in ev.explained:
             raise UsageError(f'--explain: no gold question has qid "{qid}"' + _suggest(qid, args.gold))
     metrics = ev.metrics()
+    typo = unknown_gate_metric((*config.gates, *config.slice_gates), metrics,
+                               (*metric_names(replace(config.settings, families=tuple(FAMILIES))), *KNOWN_SCORES))
+    if typo is not None:
+        raise typo
     results = evaluate_gates(config.gates, metrics, config.settings.strict)
     diagnoses = diagnose(metrics, config.rules, config.settings.k, ev.samples)
     slices = build_slices(ev, by, config.slice_gates, config.slice_min_n) if by else {}

@@ -66,6 +66,20 @@ class _NotFinite(ValueError):
     """A cell or value holds an infinite number."""
 
 
+class _TooLarge(ValueError):
+    """A cell or value holds a number beyond ``MAX_SCORE`` in magnitude."""
+
+
+# Scores are means of per-question values: far from this bound, which keeps every sum, square and
+# interval of a million of them finite.
+MAX_SCORE: Final = 1e15
+
+
+def too_large(value: float) -> str:
+    """Describe why a score is refused for its size."""
+    return f"at most {MAX_SCORE:g} in magnitude, got {value:g}"
+
+
 def load_scores(spec: str, known: frozenset[str] = frozenset()) -> ScoreFile:
     """Read a scores file (CSV or JSON Lines; ``-`` for standard input); raise at the first problem.
 
@@ -132,7 +146,8 @@ def _finish(
             duplicates.append((earlier.line, key))
         by_key[key] = ScoreRow(key, line, values)
     duplicates.sort()
-    skipped = {score: sum(row.values[score] is None for row in by_key.values()) for score in names}
+    skipped = {score: sum(score in row.values and row.values[score] is None for row in by_key.values())
+               for score in names}
     return ScoreFile(source, _JOIN_AS[join], tuple(names), by_key, duplicates, skipped)
 
 
@@ -152,6 +167,8 @@ def _csv_cell(cell: str) -> float | None:
     value = float(text)
     if math.isinf(value):
         raise _NotFinite(text)
+    if abs(value) > MAX_SCORE:
+        raise _TooLarge(text)
     return value
 
 
@@ -222,6 +239,8 @@ def _load_csv(source: str, text: str, known: frozenset[str]) -> ScoreFile:
                         f'expected "{columns[index]}" to be a finite number (or empty, null, NaN), got {describe(cell.strip())}',
                         line,
                     ) from None
+                except _TooLarge:
+                    raise InputError(source, f'expected "{columns[index]}" to be {too_large(float(cell))}', line) from None
                 except ValueError:
                     raise InputError(
                         source,
@@ -241,8 +260,8 @@ def _numeric_column(data: list[tuple[int, list[str]]], index: int) -> bool:
             continue
         try:
             seen |= _csv_cell(cells[index]) is not None
-        except _NotFinite:
-            seen = True  # a number all the same: reported as not finite
+        except (_NotFinite, _TooLarge):
+            seen = True  # a number all the same: reported as not finite, or too large
         except ValueError:
             return False
     return seen
@@ -302,12 +321,17 @@ def _json_score(source: str, line: int, name: str, value: object) -> float | Non
         if math.isinf(value):
             shown = "Infinity" if value > 0 else "-Infinity"
             raise InputError(source, f'expected "{name}" to be a finite number or null, got {shown}', line)
+        if abs(value) > MAX_SCORE:
+            raise InputError(source, f'expected "{name}" to be {too_large(value)}', line)
         return value
     if type(value) is int:
         try:
-            return float(value)
+            number = float(value)
         except OverflowError:
             raise InputError(source, f'expected "{name}" to be a finite number or null, got a number beyond 1.8e308', line) from None
+        if abs(number) > MAX_SCORE:
+            raise InputError(source, f'expected "{name}" to be {too_large(number)}', line)
+        return number
     kind = json_type(value)
     article = "an" if kind[0] in "aeiou" else "a"
     shown = "" if isinstance(value, (list, dict)) else f" ({describe(value)})"
@@ -359,7 +383,8 @@ def _load_jsonl(source: str, lines: list[bytes], known: frozenset[str]) -> Score
         for line, obj in records:
             key = _json_key(source, line, join, obj)
             get = obj.get
-            yield line, key, {field: _json_score(source, line, field, get(field)) for field in names}
+            # A field the line does not have is no value from this row (not a null).
+            yield line, key, {field: _json_score(source, line, field, get(field)) for field in names if field in obj}
 
     return _finish(source, join, names, rows())
 
