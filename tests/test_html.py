@@ -19,7 +19,7 @@ import pytest
 
 from conftest import DATA, ROOT, checked_report
 from ragscore.cli import main
-from ragscore.reports.html import CSS, SCRIPT, csp_hash, nice_ceiling, render_html
+from ragscore.reports.html import CSS, SCRIPT, csp_hash, esc, html_table, nice_ceiling, render_html
 
 GOLDEN = DATA / "golden" / "html" / "product.html"
 SCREENSHOT = ROOT / "docs" / "html-report.png"
@@ -266,6 +266,29 @@ def test_input_comes_back_as_text_in_every_place():
     assert page.one("code", id="signature").content() == HOSTILE
     assert cells(page.one("table", id="gates").one("tbody").all("tr")[0])[0] == HOSTILE
     assert [o.attrs["value"] for o in page.one("select").all("option")] == ["", "OK", HOSTILE]
+
+
+def test_text_starting_with_a_hash_is_never_taken_for_a_number():
+    assert esc("#1") == "&#35;1" and esc("1#") == "1#"
+    table = parse(html_table(["a", "b"], [[esc("#1"), "#" + esc(1)]]))
+    tds = table.one("tbody").all("td")
+    assert [(td.attrs.get("class"), td.content()) for td in tds] == [(None, "#1"), ("num", "1")]
+    doc = hostile_doc()
+    doc["gates"]["precision"]["source"] = "#gates.toml"
+    doc["labels"] = {"OK": 1, "#1": 1}
+    doc["questions"][1] = {**doc["questions"][1], "qid": "#1", "label": "#1"}
+    doc["diagnoses"] = [{"severity": "warning", "metric": "precision", "value": 0.5, "threshold": 0.8,
+                         "direction": "higher", "because": None, "root_causes": [], "suggested_actions": [],
+                         "low_samples": [{"qid": "#1", "question": "#1 first", "claim": "#2 second", "value": 0.0}]}]
+    page = parse(render(doc))
+    gate_row = page.one("table", id="gates").one("tbody").all("tr")[1]
+    assert cells(gate_row)[4] == "#gates.toml" and gate_row.all("td")[4].attrs.get("class") is None
+    sample = page.one("div", id="diagnoses").one("tbody").all("tr")[0]
+    assert cells(sample) == ["#1", "#1 first", "#2 second", "0.0000"]
+    assert [td.attrs.get("class") for td in sample.all("td")] == [None, None, None, "num"]
+    rows = page.one("table", id="questions").one("tbody").all("tr")
+    assert (cells(rows[1])[0], rows[1].attrs["data-label"]) == ("#1", "#1")
+    assert [o.attrs["value"] for o in page.one("select").all("option")] == ["", "OK", "#1"]
 
 
 # ---- a real browser --------------------------------------------------------------------------

@@ -116,3 +116,14 @@ def test_hierarchy_category_accuracy_and_gap():
     assert m["category_accuracy"] == pytest.approx(4 / 7)
     assert m["category_gap"] == pytest.approx(1 / 7)
     assert "category_accuracy" not in score_classify(pairs).metrics()
+
+
+def test_an_unlisted_label_never_equals_a_category_of_the_same_name():
+    hierarchy = {"CITY": "place", "COUNTRY": "place"}
+    # gold CITY predicted "place": "place" is an unlisted label (its own category), not the category "place".
+    m = score_classify([("CITY", "place"), ("CITY", "COUNTRY"), ("place", "place")], hierarchy).metrics()
+    assert m["accuracy"] == pytest.approx(1 / 3)
+    assert m["category_accuracy"] == pytest.approx(2 / 3)  # CITY/COUNTRY (both places) and place/place
+    # Listed under the category "place", the label "place" joins it.
+    m = score_classify([("CITY", "place")], {**hierarchy, "place": "place"}).metrics()
+    assert m["category_accuracy"] == 1.0

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import random
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -147,6 +151,19 @@ BAD_INPUTS = [
     ("link", 'p', '{"id": "m", "candidates": [], "nil": 1}\n', 'p.jsonl:1:38: expected "nil" to be true or false, got 1'),
     ("link", 'p', '{"id": "m", "nil": true}\n', 'p.jsonl:1:1: missing required field "candidates" (a list of {kb_id, score})'),
     ("link", 'g', '{"id": "m", "mention": "x"}\n', 'g.jsonl:1:1: missing required field "kb_id" (a string, an integer, or null for NIL)'),
+    ("link", 'p', '{"id": "m", "candidates": [{"kb_id": "Q1", "score": 1' + "0" * 400 + '}]}\n',
+     "p.jsonl:1:27: expected candidates[0].score to be a number within a double's range (at most 1.8e308 in size), "
+     "got 1000000000000000000000000000000000000..."),
+    ("link", 'p', '{"id": "m", "candidates": [{"kb_id": "Q1", "score": 1}, {"kb_id": "Q2", "score": -1' + "0" * 309 + '}]}\n',
+     "p.jsonl:1:27: expected candidates[1].score to be a number within a double's range (at most 1.8e308 in size), "
+     "got -100000000000000000000000000000000000..."),
+    ("ner", 'p', '{"id": "a", "entities": [{"start": 0, "end": 5, "type": "X"}, {"start": 2, "end": 9, "type": "X"}]}\n',
+     "p.jsonl:1:25: expected entities[1].end (9) to be at most the gold text's length (5)"),
+    ("ner", 'p', '{"id": "a", "entities": []}\n{"id": "a", "entities": [{"start": 5, "end": 6, "type": "X"}]}\n',
+     "p.jsonl:2:25: expected entities[0].end (6) to be at most the gold text's length (5)"),
+    ("ner", 'p', '{"id": "a", "text": "Hello!", "entities": []}\n',
+     "p.jsonl:1:21: the prediction's text differs from the gold text: offsets would not refer to the same characters"),
+    ("ner", 'p', '{"id": "zz", "text": 5, "entities": []}\n', 'p.jsonl:1:22: expected "text" to be a string, got 5'),
 ]
 GOOD = {
     "ner": ('{"id": "a", "text": "Hello", "entities": []}\n', '{"id": "a", "entities": []}\n'),
@@ -315,3 +332,56 @@ def test_readme_shows_the_real_output_of_each_example(ragscore, monkeypatch, sta
     readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Pipeline stages: ner, classify, link", 1)[1].split(f"### {stage}:", 1)[1]
     assert f"--format text -q\n{run.out}```" in section
+
+
+def test_a_prediction_with_the_gold_text_or_an_unknown_id_is_read(ragscore, isolated):
+    gold = [{"id": "a", "text": "Hello", "entities": [{"start": 0, "end": 5, "type": "X"}]}]
+    pred = [{"id": "a", "text": "Hello", "entities": [{"start": 0, "end": 5, "type": "X"}]},
+            {"id": "zz", "text": "a longer text", "entities": [{"start": 0, "end": 13, "type": "X"}]}]
+    doc = stage_report(ragscore("ner", *_ner_files(isolated, gold, pred)).out)
+    assert doc["metrics"]["strict_f1"] == 1.0 and doc["counts"]["unknown_predictions"] == 1
+
+
+def test_macro_averages_are_the_same_bytes_under_any_hash_seed(tmp_path):
+    rng = random.Random(5)
+    types = [f"T{n:02d}" for n in range(40)]
+    gold, pred = [], []
+    for doc in range(60):
+        text = " ".join(f"w{k}" for k in range(40))
+        spans = [(4 * k, 4 * k + 2) for k in range(10)]
+        gold.append({"id": doc, "text": text,
+                     "entities": [{"start": s, "end": e, "type": rng.choice(types)} for s, e in spans]})
+        pred.append({"id": doc, "entities": [{"start": s, "end": e, "type": rng.choice(types)} for s, e in spans
+                                             if rng.random() < 0.8]})
+    write(tmp_path / "g.jsonl", gold)
+    write(tmp_path / "p.jsonl", pred)
+    outputs = set()
+    for seed in ("1", "11", "123", "4567"):
+        run = subprocess.run([sys.executable, "-m", "ragscore", "ner", "--gold", "g.jsonl", "--pred", "p.jsonl",
+                              "--no-fail", "-q"], cwd=tmp_path, env={**os.environ, "PYTHONHASHSEED": seed},
+                             capture_output=True, check=True)
+        outputs.add(run.stdout)
+    assert len(outputs) == 1
+
+
+def test_stderr_notes_show_control_characters_in_ids_as_question_marks(ragscore, isolated):
+    gold = [{"id": "a\x1b[2J", "label": "A"}, {"id": "b", "label": "A"}]
+    pred = [{"id": "b", "label": "A"}, {"id": "x\x1b]0;title\x07", "label": "A"}, {"id": "b", "label": "A"}]
+    run = ragscore("classify", *_ner_files(isolated, gold, pred), "--no-fail")
+    assert "\x1b" not in run.err and "\x07" not in run.err
+    assert run.err.splitlines()[:3] == [
+        "ragscore: 1 gold item has no prediction (scored as an empty prediction): a?[2J",
+        "ragscore: 1 prediction line has an id not in the gold file (ignored): x?]0;title?",
+        "ragscore: 1 prediction line was replaced by a later line with the same id (the last counts): b",
+    ]
+
+
+def test_labels_starting_with_a_hash_stay_text_in_the_html_report(ragscore, isolated):
+    gold = [{"id": "a", "label": "#1"}, {"id": "b", "label": "1"}, {"id": "#3", "label": "#2"}]
+    pred = [{"id": "a", "label": "#1"}, {"id": "b", "label": "#1"}]
+    ragscore("classify", *_ner_files(isolated, gold, pred), "--no-fail", "--html", "r.html", "--format", "none")
+    page = (isolated / "r.html").read_text(encoding="utf-8")
+    per_class = page.split('<table id="detail-0">', 1)[1].split("</table>", 1)[0]
+    assert [row.split("</td>", 1)[0] for row in per_class.split("<tr><td")[1:]] == [">&#35;1", ">&#35;2", ">1"]
+    assert '<td class="num">1</td><td class="num">0.5000</td>' not in per_class  # "#1" is no number 1
+    assert "<td>&#35;3</td>" in page  # the missing id, in the accounting table

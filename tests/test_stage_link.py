@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
+from conftest import ROOT
+from ragscore.stages import link
 from ragscore.stages.link import NO_PREDICTION, LinkResult, Mention, Prediction, rank_of, ranking
 
 
@@ -85,3 +89,27 @@ def test_a_missing_prediction_has_no_candidate_and_no_nil_flag():
 def test_cutoffs_name_the_metrics_in_order():
     assert list(run([(Mention("a", "Q1"), P(("Q1", 1)))], (2, 10))) == [
         "hits@2", "hits@10", "mrr", "nil_precision", "nil_recall", "nil_f1"]
+
+
+def test_a_repeated_kb_id_counts_once_at_its_highest_score():
+    pred = P(("a", 0.1), ("b", 0.5), ("a", 0.9), ("c", 0.3), ("b", 0.2))
+    assert ranking(pred.candidates) == ["a", "b", "c"]  # a at 0.9, b at 0.5: the lower repeats take no place
+    assert [rank_of(kb, pred) for kb in ("a", "b", "c")] == [1, 2, 3]
+    assert ranking(P(("x", 0.5), ("y", 0.5), ("x", 0.5)).candidates) == ["x", "y"]  # equal scores: the first listed
+
+
+def test_the_docs_state_the_repeated_id_rule_the_code_follows():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").split("### link: entity linking", 1)[1]
+    assert "counts once, **at its highest score**" in readme
+    assert "its first place counts" not in link.__doc__ and "at its highest score" in link.__doc__
+
+
+def test_mrr_does_not_depend_on_the_order_of_the_mentions():
+    rng = random.Random(7)
+    items = []
+    for n in range(400):
+        rank = rng.randint(1, 12)
+        candidates = [(f"x{k}", 100.0 - k) for k in range(1, rank)] + [(f"Q{n}", 100.0 - rank)]
+        items.append((Mention("m", f"Q{n}"), P(*candidates)))
+    values = {run(rng.sample(items, len(items)))["mrr"] for _ in range(20)}
+    assert len(values) == 1

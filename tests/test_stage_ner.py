@@ -1,14 +1,18 @@
-"""The ner stage: hand-checked matching rules, token scores, averages, and strict <= partial."""
+"""The ner stage: hand-checked matching rules, token scores, averages, and a maximum partial matching."""
 
 from __future__ import annotations
 
+import random
+import re
 from collections import Counter
+from collections.abc import Sequence
+from functools import cache
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragscore.stages.ner import Entity, NerResult, entity_tokens, match_entities
+from ragscore.stages.ner import Entity, Matching, NerResult, entity_tokens, match_entities
 
 
 def E(start: int, end: int, kind: str = "X") -> Entity:
@@ -126,23 +130,94 @@ def test_counts_add_up_over_documents():
     assert total == both.total()
 
 
+def test_partial_matching_is_maximum_where_greedy_pairs_fewer():
+    # "Bank of New York Mellon": gold ORG [0,16) "Bank of New York" and [8,23) "New York Mellon";
+    # predictions [3,16) "k of New York" and [0,3) "Ban". Greedy by overlap pairs [0,16) with [3,16)
+    # (13 characters) and strands both others; an augmenting path moves [0,16) to [0,3).
+    gold, pred = [E(0, 16, "ORG"), E(8, 23, "ORG")], [E(3, 16, "ORG"), E(0, 3, "ORG")]
+    m = match_entities(gold, pred)
+    assert m == Matching((), ((0, 1), (1, 0)))
+    metrics = score(gold, pred, "Bank of New York Mellon").metrics()
+    assert (metrics["partial_precision"], metrics["partial_recall"]) == (1.0, 1.0)
+
+
+def test_a_strict_pair_moves_when_that_gains_a_partial_pair():
+    # G0 [0,10) is predicted exactly; G1 [5,8) overlaps only that prediction, and P1 [0,3) only G0.
+    gold, pred = [E(0, 10), E(5, 8)], [E(0, 10), E(0, 3)]
+    m = match_entities(gold, pred)
+    assert m.strict == ((0, 0),)
+    assert m.partial == ((0, 1), (1, 0))
+    metrics = score(gold, pred).metrics()
+    assert (metrics["strict_recall"], metrics["partial_recall"]) == (0.5, 1.0)
+
+
+def test_greedy_pairs_stay_when_no_pair_is_gained():
+    # Two maximum matchings exist; the greedy step's choice (largest overlap) is kept.
+    gold, pred = [E(0, 10), E(20, 30)], [E(2, 10), E(0, 4), E(20, 22)]
+    assert match_entities(gold, pred).partial == ((0, 0), (1, 2))
+
+
+def test_the_partial_matching_does_not_depend_on_input_order_in_count():
+    gold = [E(0, 16, "ORG"), E(8, 23, "ORG"), E(30, 34, "PER"), E(31, 40, "PER")]
+    pred = [E(3, 16, "ORG"), E(0, 3, "ORG"), E(33, 35, "PER"), E(30, 32, "PER")]
+    rng = random.Random(3)
+    for _ in range(20):
+        g, p = rng.sample(gold, len(gold)), rng.sample(pred, len(pred))
+        assert len(match_entities(g, p).partial) == 4
+
+
+def _overlap(a: Entity, b: Entity) -> bool:
+    return a.type == b.type and max(a.start, b.start) < min(a.end, b.end)
+
+
+def brute_force_maximum(gold: Sequence[Entity], pred: Sequence[Entity], pairs=_overlap) -> int:
+    """The largest number of one-to-one pairs, by trying every assignment (small inputs only)."""
+    @cache
+    def best(i: int, used: frozenset[int]) -> int:
+        if i == len(gold):
+            return 0
+        options = [best(i + 1, used)]  # gold i stays unpaired
+        options += [1 + best(i + 1, used | {j}) for j, p in enumerate(pred) if j not in used and pairs(gold[i], p)]
+        return max(options)
+    return best(0, frozenset())
+
+
 _entity = st.builds(lambda start, length, kind: Entity(start, start + length, kind),
                     st.integers(0, 25), st.integers(1, 8), st.sampled_from("AB"))
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(_entity, max_size=8), st.lists(_entity, max_size=8))
-def test_strict_never_exceeds_partial_and_matching_is_one_to_one(gold, pred):
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_entity, max_size=7), st.lists(_entity, max_size=7))
+def test_matchings_are_one_to_one_and_as_large_as_brute_force_finds(gold, pred):
     m = match_entities(gold, pred)
+    assert m == match_entities(gold, pred)  # deterministic
     for pairs in (m.strict, m.partial):
+        assert list(pairs) == sorted(pairs)
         assert len({i for i, _ in pairs}) == len(pairs) == len({j for _, j in pairs})
     assert all(gold[i] == pred[j] for i, j in m.strict)
-    assert all(gold[i].type == pred[j].type and max(gold[i].start, pred[j].start) < min(gold[i].end, pred[j].end)
-               for i, j in m.partial)
-    assert len(m.strict) == sum((Counter(gold) & Counter(pred)).values())
-    assert len(m.strict) <= len(m.partial) <= min(len(gold), len(pred))
-    metrics = score(gold, pred).metrics()
-    if gold or pred:
-        for name in ("precision", "recall", "f1"):
-            assert metrics[f"strict_{name}"] <= metrics[f"partial_{name}"]
-            assert metrics[f"macro_strict_{name}"] <= metrics[f"macro_partial_{name}"] + 1e-12
+    assert all(_overlap(gold[i], pred[j]) for i, j in m.partial)
+    # Both matchings are maximum: no one-to-one pairing of their kind has more pairs.
+    assert len(m.strict) == sum((Counter(gold) & Counter(pred)).values()) == brute_force_maximum(
+        gold, pred, lambda a, b: a == b)
+    assert len(m.partial) == brute_force_maximum(gold, pred)
+    # Maximality in particular: no unpaired gold entity overlaps an unpaired prediction.
+    free_gold = set(range(len(gold))) - {i for i, _ in m.partial}
+    free_pred = set(range(len(pred))) - {j for _, j in m.partial}
+    assert not [(i, j) for i in free_gold for j in free_pred if _overlap(gold[i], pred[j])]
+    # The reported counts are those of the matchings, type by type.
+    result = score(gold, pred)
+    for kind, counts in result.per_type.items():
+        assert counts.partial_tp == brute_force_maximum([g for g in gold if g.type == kind],
+                                                        [p for p in pred if p.type == kind])
+        assert counts.strict_tp == sum(1 for i, _ in m.strict if gold[i].type == kind)
+
+
+def _tokens_by_scan(text: str, entities: list[Entity]) -> set[tuple[int, str]]:
+    spans = [t.span() for t in re.finditer(r"\S+", text)]
+    return {(n, e.type) for e in entities for n, (start, end) in enumerate(spans) if start < e.end and e.start < end}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab \n\t", max_size=30), st.lists(_entity, max_size=6))
+def test_token_lookup_by_bisection_equals_a_scan_of_every_token(text, entities):
+    assert entity_tokens(text, entities) == _tokens_by_scan(text, entities)

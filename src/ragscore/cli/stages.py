@@ -79,7 +79,12 @@ def _listed(ids: list[str], limit: int = 5) -> str:
 
 
 def accounting_notes(missing: list[str], unknown: list[str], duplicates: list[str]) -> list[str]:
-    """Summarise missing, unknown and replaced predictions, one line each (none when all is well)."""
+    """Summarise missing, unknown and replaced predictions, one line each (none when all is well).
+
+    The ids come from the input: control characters in them show as '?'.
+    """
+    from ragscore.reports.text import clean
+
     notes = []
     if missing:
         notes.append(f"{_plural(len(missing), 'gold item has', 'gold items have')} no prediction "
@@ -90,7 +95,7 @@ def accounting_notes(missing: list[str], unknown: list[str], duplicates: list[st
     if duplicates:
         notes.append(f"{_plural(len(duplicates), 'prediction line was', 'prediction lines were')} replaced by a later line "
                      f"with the same id (the last counts): {_listed(duplicates)}")
-    return notes
+    return [clean(note) for note in notes]
 
 
 def run_stage(stage: str, args: argparse.Namespace, streams: Streams) -> Exit:

@@ -9,6 +9,7 @@ from ragscore.evaluate import EXAMPLES, Evaluation
 from ragscore.gates import GateResult, Status
 from ragscore.gates import format_threshold
 from ragscore.reports.markdown import fmt
+from ragscore.reports.text import clean
 from ragscore.slices import SliceResult
 
 if TYPE_CHECKING:
@@ -25,7 +26,10 @@ def _plural(n: int, one: str, many: str) -> str:
 
 
 def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[str]:
-    """Summarise missing, unknown and duplicate traces, one line each (none when all is well)."""
+    """Summarise missing, unknown and duplicate traces, one line each (none when all is well).
+
+    The ids and names come from the input: control characters in them show as '?'.
+    """
     notes = []
     missing = ev.tally.missing
     if missing:
@@ -58,7 +62,7 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
         if totals.nulls:
             notes.append(f"score {name}: {_plural(totals.nulls, 'question has', 'questions have')} null or NaN "
                          f"(skipped); the mean is over {len(totals.values)}")
-    return notes
+    return [clean(note) for note in notes]
 
 
 def gate_lines(results: list[GateResult], passed: bool, slice_failed: list[str] | None = None) -> list[str]:
@@ -93,4 +97,4 @@ def slice_notes(slices: Mapping[str, Mapping[str, SliceResult]], min_n: int) -> 
                 if r.status is Status.FAIL:
                     notes.append(f"FAIL    {r.gate.metric}[{path}={label}] = {fmt(r.value)} "
                                  f"(gate {r.gate.op} {format_threshold(r.gate.threshold)})")
-    return notes
+    return [clean(note) for note in notes]  # slice labels come from the input

@@ -104,8 +104,15 @@ CHART_W: Final = TRACK_X + TRACK_W + 150
 
 
 def esc(value: object) -> str:
-    """Escape any value for HTML text or a quoted attribute; None shows as n/a."""
-    return "n/a" if value is None else html.escape(str(value), quote=True)
+    """Escape any value for HTML text or a quoted attribute; None shows as n/a.
+
+    A leading '#' becomes '&#35;' (the same character once parsed), so that escaped text never
+    starts with the mark ``html_table`` reads as "a number": "#1" stays "#1", not a number 1.
+    """
+    if value is None:
+        return "n/a"
+    text = html.escape(str(value), quote=True)
+    return "&#35;" + text[1:] if text.startswith("#") else text
 
 
 def esc_lines(value: object) -> str:
@@ -208,7 +215,11 @@ def label_chart(labels: dict[str, int]) -> str:
 
 
 def html_table(header: list[str], rows: list[list[str]], table_id: str = "") -> str:
-    """Build a table from already-escaped cells; a cell starting with '#' is a number, right-aligned."""
+    """Build a table from already-escaped cells; a cell starting with '#' is a number, right-aligned.
+
+    Only a literal '#' put before a formatted number marks one: ``esc`` never returns text that
+    starts with '#', so an input string such as "#1" is a text cell, shown whole.
+    """
     def td(c: str) -> str:
         return f'<td class="num">{c[1:]}</td>' if c.startswith("#") else f"<td>{c}</td>"
     head = "".join(f"<th>{h}</th>" for h in header)

@@ -17,8 +17,8 @@ def _paint(text: str, key: str, colour: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if colour and code else text
 
 
-def _clean(text: str) -> str:
-    """Keep input from moving the cursor or colouring the terminal: drop control characters."""
+def clean(text: str) -> str:
+    """Keep input from moving the cursor or colouring the terminal: show each unprintable character as '?'."""
     return "".join(c if c.isprintable() else "?" for c in text)
 
 
@@ -34,7 +34,7 @@ def render_text(doc: dict[str, Any], *, colour: bool = False) -> Iterator[str]:
     for name, value in doc["metrics"].items():
         gate = gates.get(name)
         rule = f"{gate['op']} {format_threshold(gate['threshold'])}" if gate else ""
-        rows.append((_clean(name), fmt(value), rule, gate["status"] if gate else ""))
+        rows.append((clean(name), fmt(value), rule, gate["status"] if gate else ""))
     widths = [max(len(row[i]) for row in rows + [("metric", "value", "gate", "status")]) for i in range(3)]
     yield f"{'metric':<{widths[0]}}  {'value':>{widths[1]}}  {'gate':<{widths[2]}}  status\n"
     for name, value, rule, status in rows:
@@ -44,10 +44,10 @@ def render_text(doc: dict[str, Any], *, colour: bool = False) -> Iterator[str]:
     yield f"labels: {labels or 'none'}\n"
     for d in doc.get("diagnoses", []):
         severity = d["severity"].upper()
-        yield f"{_paint(severity, 'fail' if severity == 'CRITICAL' else 'warn', colour)} {_clean(diagnosis_heading(d))}\n"
+        yield f"{_paint(severity, 'fail' if severity == 'CRITICAL' else 'warn', colour)} {clean(diagnosis_heading(d))}\n"
         for cause in d["root_causes"]:
-            yield f"  cause: {_clean(cause)}\n"
+            yield f"  cause: {clean(cause)}\n"
         for action in d["suggested_actions"]:
-            yield f"  try:   {_clean(action)}\n"
+            yield f"  try:   {clean(action)}\n"
         if d["low_samples"]:
-            yield "  worst: " + ", ".join(f"{_clean(s['qid'])} ({fmt(s['value'])})" for s in d["low_samples"]) + "\n"
+            yield "  worst: " + ", ".join(f"{clean(s['qid'])} ({fmt(s['value'])})" for s in d["low_samples"]) + "\n"

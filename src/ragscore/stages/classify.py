@@ -14,10 +14,14 @@ Definitions, equal to scikit-learn's ``accuracy_score``, ``precision_recall_fsco
 - With a hierarchy (label -> category; a label not listed is its own category), category
   accuracy counts a prediction correct when its category equals the gold label's, and the gap
   is category accuracy minus accuracy: how much of the error stays within a category.
+  Categories and unlisted labels are separate namespaces: an unlisted label never equals a
+  category, even one of the same name (with CITY = "place", a prediction "place" for gold CITY
+  is a category error, unless "place" is itself listed under the category "place").
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -72,10 +76,11 @@ class ClassifyResult:
         accuracy = correct / total if total else None
         out: dict[str, float | None] = {"accuracy": accuracy}
         for name in ("precision", "recall", "f1"):
-            out[f"macro_{name}"] = sum(float(r[name]) for r in rows) / len(rows) if rows else None
+            out[f"macro_{name}"] = math.fsum(float(r[name]) for r in rows) / len(rows) if rows else None
         for name in ("precision", "recall", "f1"):
             weight = sum(int(r["support"]) for r in rows)
-            out[f"weighted_{name}"] = sum(float(r[name]) * int(r["support"]) for r in rows) / weight if weight else None
+            out[f"weighted_{name}"] = (math.fsum(float(r[name]) * int(r["support"]) for r in rows) / weight
+                                       if weight else None)
         if self.category_correct is not None:
             category = self.category_correct / total if total else None
             out["category_accuracy"] = category
@@ -91,6 +96,12 @@ class ClassifyResult:
         return [{"gold": gold, "predicted": pred, "count": -neg} for neg, gold, pred in sorted(cells)[:limit]]
 
 
+def category_of(label: str, hierarchy: Mapping[str, str]) -> tuple[str, str]:
+    """Return a label's category: ("category", c) when listed, ("label", label) when not (its own category)."""
+    category = hierarchy.get(label)
+    return ("label", label) if category is None else ("category", category)
+
+
 def score_classify(pairs: Sequence[tuple[str, str | None]], hierarchy: Mapping[str, str] | None = None) -> ClassifyResult:
     """Count (gold label, predicted label or None for a missing prediction) pairs into a result."""
     labels = tuple(sorted({g for g, _ in pairs} | {p for _, p in pairs if p is not None}))
@@ -101,7 +112,7 @@ def score_classify(pairs: Sequence[tuple[str, str | None]], hierarchy: Mapping[s
     category_correct = None
     if hierarchy is not None:
         category_correct = sum(
-            1 for g, p in pairs if p is not None and hierarchy.get(g, g) == hierarchy.get(p, p)
+            1 for g, p in pairs if p is not None and category_of(g, hierarchy) == category_of(p, hierarchy)
         )
     return ClassifyResult(labels, matrix, missing, category_correct)
 

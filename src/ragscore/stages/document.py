@@ -24,6 +24,7 @@ from ragscore.loaders.jsonl import InputFile
 from ragscore.reports.document import display_path
 from ragscore.reports.json_report import render_json
 from ragscore.reports.markdown import fmt
+from ragscore.reports.text import clean
 from ragscore.stages.config import StageConfig
 from ragscore.stages.evaluate import StageEvaluation
 
@@ -94,11 +95,6 @@ def render_stage_json(doc: dict[str, Any]) -> Iterator[str]:
     return render_json(doc, questions=False)
 
 
-def _clean(text: str) -> str:
-    """Keep input from moving the cursor or colouring the terminal: drop control characters."""
-    return "".join(c if c.isprintable() else "?" for c in text)
-
-
 def render_stage_text(doc: dict[str, Any]) -> Iterator[str]:
     """Yield a compact summary: the verdict and counts, then one aligned row per metric with its gate."""
     counts = doc["counts"]
@@ -110,7 +106,7 @@ def render_stage_text(doc: dict[str, Any]) -> Iterator[str]:
     for name, value in doc["metrics"].items():
         gate = doc["gates"].get(name)
         rule = f"{gate['op']} {format_threshold(gate['threshold'])}" if gate else ""
-        rows.append((_clean(name), fmt(value), rule, gate["status"] if gate else ""))
+        rows.append((clean(name), fmt(value), rule, gate["status"] if gate else ""))
     widths = [max(len(row[i]) for row in rows + [("metric", "value", "gate", "status")]) for i in range(3)]
     yield f"{'metric':<{widths[0]}}  {'value':>{widths[1]}}  {'gate':<{widths[2]}}  status\n"
     for name, value, rule, status in rows:

@@ -33,7 +33,7 @@ def evaluate_stage(config: StageConfig, gold: str, pred: str) -> StageEvaluation
     """Load and join the inputs (raising InputError at the first bad line), then score the stage."""
     detail: dict[str, Any]
     if config.stage == "ner":
-        joined_ner = load_joined(gold, pred, ner.parse_gold, ner.parse_pred)
+        joined_ner = load_joined(gold, pred, ner.parse_gold, ner.parse_pred, ner.check_pred)
         result = ner.score_ner(joined_ner)
         detail = {"per_type": result.per_type_table(), "type_distribution": result.distribution()}
         return StageEvaluation("ner", joined_ner, _ordered(config, result.metrics(), joined_ner), detail)

@@ -3,7 +3,10 @@
 Definitions (also in the README):
 
 - Candidates are ranked by score, highest first; equal scores keep their order in the file
-  (a stable sort). A kb id listed again further down is ignored (its first place counts).
+  (a stable sort). A kb id listed more than once counts once, at its highest score (of equal
+  highest scores, the first listed): its other entries are ignored and take no place.
+- A score is a JSON number within the range of a double (an integer too large for a float is
+  an input error at its line, as ``1e999`` is).
 - hits@K and MRR are computed over the gold mentions that have a kb id (NIL mentions, whose
   ``kb_id`` is null, are left out of both). hits@K: the gold kb id is among the top K
   candidates; MRR: the mean of 1 / rank of the gold kb id, 0 when it is not a candidate. A
@@ -18,6 +21,7 @@ Definitions (also in the README):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -63,7 +67,12 @@ def parse_pred(f: Fields) -> Prediction:
         score = item["score"]
         if isinstance(score, bool) or not isinstance(score, (int, float)):
             raise f.fail("candidates", f"expected {where}.score to be a number, got {describe(score)}")
-        candidates.append((kb_id, float(score)))
+        try:
+            value = float(score)
+        except OverflowError:  # an integer beyond a double's range (a float that large fails in the JSON reader)
+            raise f.fail("candidates", f"expected {where}.score to be a number within a double's range "
+                                       f"(at most 1.8e308 in size), got {describe(score)}") from None
+        candidates.append((kb_id, value))
     nil = f.obj.get("nil", False)
     if not isinstance(nil, bool):
         raise f.fail("nil", f'expected "nil" to be true or false, got {describe(nil)}')
@@ -71,7 +80,7 @@ def parse_pred(f: Fields) -> Prediction:
 
 
 def ranking(candidates: Sequence[tuple[str, float]]) -> list[str]:
-    """Rank kb ids by score, highest first, ties in file order, each id once (at its best place)."""
+    """Rank kb ids by score, highest first, ties in file order, each id once (at its highest score)."""
     ranked = sorted(candidates, key=lambda c: -c[1])  # sorted() is stable: ties keep file order
     return list(dict.fromkeys(kb_id for kb_id, _ in ranked))
 
@@ -91,7 +100,7 @@ class LinkResult:
     cutoffs: tuple[int, ...]
     linked: int = 0  # gold mentions with a kb id: the denominator of hits@K and MRR
     hits: dict[int, int] = field(default_factory=dict)
-    reciprocal_ranks: float = 0.0
+    ranks: dict[int, int] = field(default_factory=dict)  # rank -> mentions whose gold kb id has it
     nil_gold: int = 0
     nil_predicted: int = 0
     nil_correct: int = 0
@@ -107,7 +116,7 @@ class LinkResult:
         self.linked += 1
         rank = rank_of(gold.kb_id, pred)
         if rank is not None:
-            self.reciprocal_ranks += 1 / rank
+            self.ranks[rank] = self.ranks.get(rank, 0) + 1
             for k in self.cutoffs:
                 if rank <= k:
                     self.hits[k] = self.hits.get(k, 0) + 1
@@ -117,7 +126,8 @@ class LinkResult:
         out: dict[str, float | None] = {
             f"hits@{k}": self.hits.get(k, 0) / self.linked if self.linked else None for k in self.cutoffs
         }
-        out["mrr"] = self.reciprocal_ranks / self.linked if self.linked else None
+        reciprocal = math.fsum(n / rank for rank, n in sorted(self.ranks.items()))  # summed exactly: no order effect
+        out["mrr"] = reciprocal / self.linked if self.linked else None
         if self.nil_gold or self.nil_predicted:
             precision, recall, f1 = prf(self.nil_correct, self.nil_predicted, self.nil_gold)
             out.update(nil_precision=precision, nil_recall=recall, nil_f1=f1)

@@ -5,24 +5,43 @@ Definitions (the README's "Pipeline stages" section says the same in prose):
 - An entity is a half-open character span ``[start, end)`` of the gold text with a type.
 - **Strict** match: same start, end and type. **Partial** match: spans that share at least one
   character (``max(starts) < min(ends)``; adjacent spans do not overlap) and the same type.
-- Matching is one-to-one within a document: a gold entity is matched at most once, a predicted
-  one at most once. Exact (strict) pairs are made first; then the remaining entities of the same
-  type are paired greedily by the largest overlap in characters, ties broken by the earliest gold
-  span, then the earliest predicted span, then file order. Every strict pair is also a partial
-  pair, so strict counts never exceed partial counts.
+- Matching is one-to-one within a document: a gold entity is in at most one pair of a kind, a
+  predicted one too. The strict pairs pair equal entities (a repeated entity pairs once per
+  copy on the other side, in file order), so their number is the size of the multiset
+  intersection of gold and predicted entities.
+- The partial pairs are a **maximum** matching: no one-to-one pairing of same-type overlapping
+  entities has more pairs. It is built per type in three deterministic steps:
+
+  1. start from the strict pairs;
+  2. pair the remaining entities greedily by the largest overlap in characters, ties broken by
+     the earliest gold span (start, then end), then the earliest predicted span, then file order;
+  3. augmenting paths (Kuhn's algorithm): each gold entity still unpaired, in span order (start,
+     end, file order), looks for a chain of reassignments that frees a prediction for it; a gold
+     entity tries its candidate predictions by the largest overlap, then the earliest predicted
+     span, then file order, depth first. A reassignment never unpairs an entity, it only moves
+     a paired gold entity to another prediction it overlaps, so step 3 changes a pair of the
+     first two steps only when that gains a pair.
+
+  Since the strict pairs alone are a partial matching and the partial matching is maximum,
+  strict counts never exceed partial counts.
 - Precision = matched / predicted, recall = matched / gold, F1 their harmonic mean; an empty
   denominator gives 0 (scikit-learn's ``zero_division=0``). Micro averages sum the counts over
-  types; macro averages are the mean over the types present in the gold or the predictions.
+  types; macro averages are the mean over the types present in the gold or the predictions,
+  summed in type-name order with ``math.fsum`` (the result does not depend on hash seeds).
   When neither file holds any entity, every entity metric is undefined (null).
 - Token level: the gold text is split on white space; a token carries type T (gold or predicted)
   when it shares a character with an entity of type T. Per type, a token counts as a true
   positive when it carries T on both sides.
+- Predictions carry no text of their own: offsets refer to the gold text, so a predicted span
+  must end within it; a prediction that does carry a ``text`` must carry the gold text.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Final
 
@@ -84,8 +103,23 @@ def parse_gold(f: Fields) -> Document:
 
 
 def parse_pred(f: Fields) -> tuple[Entity, ...]:
-    """Read a prediction line: ``{"id", "entities"}`` (a ``text`` field, if any, is not read)."""
+    """Read a prediction line: ``{"id", "entities"}``, and ``text`` (a string) when present.
+
+    Spans are checked against the gold text by ``check_pred`` once the line's gold item is known.
+    """
+    if "text" in f.obj:
+        f.string("text", f.obj["text"])
     return parse_entities(f, None)
+
+
+def check_pred(f: Fields, gold: Document, pred: tuple[Entity, ...]) -> None:
+    """Reject a prediction whose spans end beyond the gold text, or whose own ``text`` is not the gold text."""
+    if "text" in f.obj and f.obj["text"] != gold.text:
+        raise f.fail("text", "the prediction's text differs from the gold text: offsets would not refer to the same characters")
+    length = len(gold.text)
+    for n, e in enumerate(pred):
+        if e.end > length:
+            raise f.fail("entities", f"expected entities[{n}].end ({e.end}) to be at most the gold text's length ({length})")
 
 
 def _overlap(a: Entity, b: Entity) -> int:
@@ -94,54 +128,112 @@ def _overlap(a: Entity, b: Entity) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Matching:
-    """The one-to-one pairs of one document: strict pairs, then further (overlapping) partial pairs."""
+    """The one-to-one (gold index, predicted index) pairs of one document, each tuple sorted."""
 
     strict: tuple[tuple[int, int], ...]
-    partial_only: tuple[tuple[int, int], ...]
-
-    @property
-    def partial(self) -> tuple[tuple[int, int], ...]:
-        """Return every partial pair (the strict ones included)."""
-        return self.strict + self.partial_only
+    partial: tuple[tuple[int, int], ...]  # a maximum matching of same-type overlapping entities
 
 
-def match_entities(gold: Sequence[Entity], pred: Sequence[Entity]) -> Matching:
-    """Pair gold and predicted entities (by index) one-to-one, strict pairs first (see the module doc)."""
+def _strict_pairs(gold: Sequence[Entity], pred: Sequence[Entity]) -> list[tuple[int, int]]:
+    """Pair equal entities, each copy once, in file order."""
     free_gold: dict[Entity, list[int]] = {}
     for i, g in enumerate(gold):
         free_gold.setdefault(g, []).append(i)
-    strict: list[tuple[int, int]] = []
-    used_gold: set[int] = set()
-    used_pred: set[int] = set()
+    pairs = []
     for j, p in enumerate(pred):
         waiting = free_gold.get(p)
         if waiting:
-            i = waiting.pop(0)
-            strict.append((i, j))
-            used_gold.add(i)
-            used_pred.add(j)
-    candidates = [
-        (-_overlap(g, p), g.start, g.end, p.start, p.end, i, j)
-        for i, g in enumerate(gold) if i not in used_gold
-        for j, p in enumerate(pred) if j not in used_pred and g.type == p.type and _overlap(g, p) > 0
-    ]
-    partial: list[tuple[int, int]] = []
-    for *_, i, j in sorted(candidates):
-        if i not in used_gold and j not in used_pred:
-            partial.append((i, j))
-            used_gold.add(i)
-            used_pred.add(j)
-    return Matching(tuple(sorted(strict)), tuple(sorted(partial)))
+            pairs.append((waiting.pop(0), j))
+    return pairs
+
+
+class _SpanIndex:
+    """Predicted entities by type, sorted by start, to find those that overlap a span without a full scan."""
+
+    def __init__(self, pred: Sequence[Entity]) -> None:
+        self.by_type: dict[str, tuple[list[int], list[int], int]] = {}  # type -> (starts, indexes, longest span)
+        for kind in {p.type for p in pred}:
+            order = sorted((p.start, j) for j, p in enumerate(pred) if p.type == kind)
+            longest = max(pred[j].end - pred[j].start for _, j in order)
+            self.by_type[kind] = ([start for start, _ in order], [j for _, j in order], longest)
+        self.pred = pred
+
+
+def _overlapping(g: Entity, index: _SpanIndex) -> Iterator[int]:
+    """Yield the predictions of g's type that share a character with g (start in (g.start - longest, g.end))."""
+    found = index.by_type.get(g.type)
+    if found is None:
+        return
+    starts, indexes, longest = found
+    for n in range(bisect_right(starts, g.start - longest), bisect_left(starts, g.end)):
+        j = indexes[n]
+        if index.pred[j].end > g.start:
+            yield j
+
+
+def _gold_order(gold: Sequence[Entity], i: int) -> tuple[int, int, int]:
+    return gold[i].start, gold[i].end, i
+
+
+def match_entities(gold: Sequence[Entity], pred: Sequence[Entity]) -> Matching:
+    """Pair gold and predicted entities (by index): strict pairs, and a maximum partial matching (see the module doc)."""
+    strict = _strict_pairs(gold, pred)
+    # Candidates of each gold entity, in the order it tries them: largest overlap, earliest span, file order.
+    index = _SpanIndex(pred)
+    candidates = {i: [j for _, _, _, j in sorted((-_overlap(g, pred[j]), pred[j].start, pred[j].end, j)
+                                                 for j in _overlapping(g, index))]
+                  for i, g in enumerate(gold)}
+    gold_of: dict[int, int] = {j: i for i, j in strict}  # predicted index -> gold index
+    pred_of: dict[int, int] = {i: j for i, j in strict}
+    greedy = sorted(
+        (-_overlap(gold[i], pred[j]), gold[i].start, gold[i].end, pred[j].start, pred[j].end, i, j)
+        for i, js in candidates.items() if i not in pred_of
+        for j in js if j not in gold_of
+    )
+    for *_, i, j in greedy:
+        if i not in pred_of and j not in gold_of:
+            pred_of[i], gold_of[j] = j, i
+
+    def augment(i: int, seen: set[int]) -> bool:
+        # Iterative depth-first search for an augmenting path from gold i (no recursion limit to hit).
+        stack: list[tuple[int, int]] = [(i, 0)]  # (gold index, next candidate position)
+        path: list[tuple[int, int]] = []  # (gold index, predicted index) edges taken so far
+        while stack:
+            g, k = stack.pop()
+            js = candidates[g]
+            while k < len(js) and js[k] in seen:
+                k += 1
+            if k == len(js):
+                if path:
+                    path.pop()
+                continue
+            j = js[k]
+            seen.add(j)
+            stack.append((g, k + 1))
+            path.append((g, j))
+            if j not in gold_of:
+                for pg, pj in path:
+                    pred_of[pg], gold_of[pj] = pj, pg
+                return True
+            stack.append((gold_of[j], 0))
+        return False
+
+    for i in sorted((i for i in candidates if i not in pred_of and candidates[i]), key=lambda i: _gold_order(gold, i)):
+        augment(i, set())
+    return Matching(tuple(sorted(strict)), tuple(sorted(pred_of.items())))
 
 
 def entity_tokens(text: str, entities: Iterable[Entity]) -> set[tuple[int, str]]:
     """Return the (token index, type) pairs: white-space tokens that share a character with an entity."""
-    spans = [m.span() for m in _TOKEN_RE.finditer(text)]
+    starts, ends = [], []
+    for m in _TOKEN_RE.finditer(text):
+        starts.append(m.start())
+        ends.append(m.end())
     out = set()
     for e in entities:
-        for n, (start, end) in enumerate(spans):
-            if start < e.end and e.start < end:
-                out.add((n, e.type))
+        # Tokens are disjoint and in order: those with end > e.start and start < e.end form a run.
+        for n in range(bisect_right(ends, e.start), bisect_left(starts, e.end)):
+            out.add((n, e.type))
     return out
 
 
@@ -185,7 +277,7 @@ class NerResult:
     def add_document(self, text: str, gold: Sequence[Entity], pred: Sequence[Entity]) -> None:
         """Match one document's entities and add its counts."""
         matching = match_entities(gold, pred)
-        for kind in {e.type for e in gold} | {e.type for e in pred}:
+        for kind in sorted({e.type for e in gold} | {e.type for e in pred}):
             self.per_type.setdefault(kind, TypeCounts())
         for e in gold:
             self.per_type[e.type].gold += 1
@@ -206,7 +298,7 @@ class NerResult:
     def total(self) -> TypeCounts:
         """Sum the counts over every type (the micro-average's statistics)."""
         total = TypeCounts()
-        for counts in self.per_type.values():
+        for _, counts in sorted(self.per_type.items()):
             total += counts
         return total
 
@@ -218,9 +310,9 @@ class NerResult:
         if not self.per_type:
             return {**dict.fromkeys(names), **dict.fromkeys(f"macro_{n}" for n in macro)}
         micro = type_scores(self.total())
-        rows = [type_scores(c) for c in self.per_type.values()]
+        rows = [type_scores(self.per_type[kind]) for kind in sorted(self.per_type)]
         out: dict[str, float | None] = {name: float(micro[name]) for name in names}
-        out.update({f"macro_{n}": sum(float(r[n]) for r in rows) / len(rows) for n in macro})
+        out.update({f"macro_{n}": math.fsum(float(r[n]) for r in rows) / len(rows) for n in macro})
         return out
 
     def per_type_table(self) -> dict[str, dict[str, float | int]]:

@@ -115,8 +115,13 @@ def load_joined(
     pred_spec: str,
     parse_gold: Callable[[Fields], G],
     parse_pred: Callable[[Fields], P],
+    check_pred: Callable[[Fields, G, P], None] | None = None,
 ) -> Joined[G, P]:
-    """Read both files strictly, raising at the first bad line, and join them by ``id``."""
+    """Read both files strictly, raising at the first bad line, and join them by ``id``.
+
+    ``check_pred``, when given, checks each prediction line whose id is in the gold file against
+    its gold item (raising InputError at the prediction's line), as a replaced line is too.
+    """
     gold_file, pred_file = InputFile(gold_spec), InputFile(pred_spec)
     gold: dict[str, G] = {}
     first_line: dict[str, int] = {}
@@ -136,11 +141,12 @@ def load_joined(
         pred = parse_pred(f)  # a bad line is an error even when its id is unknown
         if ident not in gold:
             joined.unknown_ids.append(ident)
-        elif ident in preds:
+            continue
+        if check_pred is not None:
+            check_pred(f, gold[ident], pred)
+        if ident in preds:
             joined.duplicate_ids.append(ident)
-            preds[ident] = pred
-        else:
-            preds[ident] = pred
+        preds[ident] = pred
     for ident, item in gold.items():
         pred_or_none = preds.get(ident)
         if ident not in preds:
