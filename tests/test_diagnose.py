@@ -479,3 +479,13 @@ def test_a_score_file_column_named_like_a_metric_is_blamed_on_the_file(ragscore,
     run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--scores", "s.csv")
     assert run.err == ('ragscore: error: s.csv: a score is named "chr_answerable", like a ragscore metric (answer): '
                        "rename the score\n")
+
+
+def test_a_rule_for_every_cutoff_of_an_external_score_quotes_its_worst_questions(ragscore, isolated):
+    write(isolated / "g.jsonl", [{"qid": f"q{i}", "answerable": True} for i in range(3)])
+    write(isolated / "t.jsonl", [{"qid": f"q{i}", "claim": "c", "scores": {"judge@3": v}} for i, v in enumerate((0.2, 0.95, 0.5))])
+    write(isolated / "gates.toml", '[diagnose."judge@K"]\nwarning = 0.9\ncauses = ["judged low"]\nactions = ["look"]\n')
+    for jobs in "12":
+        doc = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--jobs", jobs).json()
+        judge = {d["metric"]: d for d in doc["diagnoses"]}["judge@3"]
+        assert [(s["qid"], s["value"]) for s in judge["low_samples"]] == [("q0", 0.2), ("q2", 0.5)]

@@ -20,7 +20,7 @@ from ragscore.gates import evaluate_gates, gates_pass, unknown_gate_metric
 from ragscore.intervals import compute_intervals
 from ragscore.loaders.gold import CONTRACT_FIELDS, load_gold
 from ragscore.loaders.scores import load_scores
-from ragscore.metrics.registry import did_you_mean
+from ragscore.metrics.registry import did_you_mean, lookup
 from ragscore.parallel import choose_jobs, score
 from ragscore.progress import progress_line
 from ragscore.reports.console import accounting_notes, gate_lines, slice_notes
@@ -138,7 +138,10 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
             problem = name_problem(name)
             if problem is not None:
                 raise InputError(scores.source, problem)
-    candidates = (*metric_names(config.settings), *(name for name in config.rules if not name.endswith("@K")))
+    # Metrics with a rule: the run's own, then scores from other evaluators (by name, or "@K" for
+    # every cutoff of one; the workers match those to the scores they find).
+    candidates = (*metric_names(config.settings),
+                  *(name for name in config.rules if not name.endswith("@K") or lookup(name.replace("@K", "@1")) is None))
     wants = Wants(rows=per_question or bool(args.markdown or args.html or by) or args.format == "markdown",
                   explain=frozenset(explain), by=by, samples=config.samples,
                   targets=sample_targets(tuple(dict.fromkeys(candidates)), config.rules) if config.samples else (),

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from itertools import chain
 
 from ragscore.diagnose import Sample
-from ragscore.metrics.registry import Direction
+from ragscore.metrics.registry import Direction, split_cutoff
 
 Picked = tuple[float, str, Sample]  # (sort key: lower is worse, qid, the sample)
 Found = tuple[float, str, int, float]  # (sort key, qid, position in the part, value)
@@ -31,7 +31,15 @@ def worst_questions(
     floats: Mapping[str, Sequence[float]],
     qid_of: Callable[[int], str],
 ) -> dict[str, list[Found]]:
-    """Return, per target metric this part can score, its ``n`` worst questions past the bound."""
+    """Return, per target metric this part can score, its ``n`` worst questions past the bound.
+
+    A target named with ``@K`` (a rule for every cutoff of a score from another evaluator, whose
+    names are only known now) stands for each such score this part has, unless targeted itself.
+    """
+    named = {name for name, _, _ in targets}
+    targets = [expanded for target in targets for expanded in (
+        [(f, target[1], target[2]) for f in floats if split_cutoff(f)[0] == target[0] and f not in named]
+        if target[0].endswith("@K") else [target])]
     answer_index = {name: i for i, name in enumerate(answer_names)}
     groups: dict[int, list[int]] = {}
     if any(name in answer_index and name not in floats for name, _, _ in targets):
