@@ -489,3 +489,52 @@ def test_a_rule_for_every_cutoff_of_an_external_score_quotes_its_worst_questions
         doc = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--jobs", jobs).json()
         judge = {d["metric"]: d for d in doc["diagnoses"]}["judge@3"]
         assert [(s["qid"], s["value"]) for s in judge["low_samples"]] == [("q0", 0.2), ("q2", 0.5)]
+
+
+def test_the_score_name_bound_is_the_same_for_every_job_count(ragscore, isolated):
+    from ragscore.external import MAX_NAMES
+
+    n = MAX_NAMES + 40
+    write(isolated / "g.jsonl", [{"qid": f"q{i}", "answerable": True} for i in range(n)])
+    write(isolated / "t.jsonl", [{"qid": f"q{i}", "claim": "x", "scores": {f"s{i}": 0.5}} for i in range(n)])
+    errors = {ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--jobs", jobs).err for jobs in "123"}
+    assert errors == {f'ragscore: error: t.jsonl:{MAX_NAMES + 1}: "scores": more than {MAX_NAMES} different score names '
+                      f'in one run (one column is kept per name and question): "s{MAX_NAMES}"\n'}
+    write(isolated / "s.csv", "qid," + ",".join(f"c{i}" for i in range(n)) + "\nq0," + ",".join("1" for _ in range(n)) + "\n")
+    run = ragscore("--gold", "g.jsonl", "--trace", "g.jsonl", "--scores", "s.csv")
+    assert run.err == f"ragscore: error: s.csv: more than {MAX_NAMES} score columns (one column is kept per name and question): {n}\n"
+
+
+def test_gates_on_common_score_names_the_run_lacks_are_skipped(ragscore, isolated):
+    run = ragscore("--gold", PRODUCT / "gold.jsonl", "--trace", PRODUCT / "trace.jsonl", "--gates", "faithfulness=0.5",
+                   "--no-fail")
+    assert run.status == 0 and run.json()["gates"]["faithfulness"]["status"] == "skipped"
+    assert ragscore("--gold", PRODUCT / "gold.jsonl", "--trace", PRODUCT / "trace.jsonl", "--gates", "faithfulness=0.5",
+                    "--no-fail", "--strict").json()["gates"]["faithfulness"]["status"] == "fail"
+
+
+def test_compare_tests_external_scores_and_regression_gates_take_their_names(ragscore, isolated):
+    n = 30
+    write(isolated / "g.jsonl", [{"qid": f"q{i}", "answerable": True} for i in range(n)])
+    write(isolated / "base.jsonl", [{"qid": f"q{i}", "claim": "x", "scores": {"judge": 0.9}} for i in range(n)])
+    write(isolated / "t.jsonl", [{"qid": f"q{i}", "claim": "x", "scores": {"judge": 0.5}} for i in range(n)])
+    write(isolated / "gates.toml", "[regression]\njudge = 0.1\nrequire_significance = true\n")
+    outputs = []
+    for jobs in "12":
+        run = ragscore("compare", "--gold", "g.jsonl", "--baseline", "base.jsonl", "--trace", "t.jsonl", "--jobs", jobs)
+        outputs.append(run.out)
+        assert run.status == 1
+    assert outputs[0] == outputs[1]
+    judge = json.loads(outputs[0])["metrics"]["judge"]
+    assert judge["delta"] == pytest.approx(-0.4) and judge["p_value"] is not None and judge["method"] == "bootstrap"
+    write(isolated / "gates.toml", "[regression]\njudg = 0.1\n")
+    run = ragscore("compare", "--gold", "g.jsonl", "--baseline", "base.jsonl", "--trace", "t.jsonl")
+    assert (run.status, run.err) == (2, 'ragscore: error: gates.toml:2: unknown metric "judg"; did you mean "judge"?\n')
+
+
+def test_a_score_may_not_take_an_aliases_name(ragscore, isolated):
+    write(isolated / "g.jsonl", [{"qid": "a", "answerable": True}])
+    write(isolated / "t.jsonl", [{"qid": "a", "claim": "x", "scores": {"recall@k": 0.2}}])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl")
+    assert run.err == ('ragscore: error: t.jsonl:1: "scores": a score is named "recall@k", like an alias of the '
+                       "ragscore metric full_recall@K: rename the score\n")

@@ -77,6 +77,8 @@ def run_from_evaluation(ev: Evaluation) -> Run:
         per = dict(zip(names, question_values(row.outcome, row.answerable, settings)))
         for family, family_row in zip(families, row.family_rows):
             per.update(family.question_metrics(family_row, settings))
+        for name in ev.scores:  # scores from other evaluators (None where the question has none)
+            per[name] = row.scores.get(name)
         values[row.qid] = per
         correct[row.qid] = row.outcome.label in PASSING_LABELS
     return Run(values, correct, ev.metrics())

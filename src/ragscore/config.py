@@ -62,6 +62,7 @@ class Config:
     rules: dict[str, Rule] = field(default_factory=builtin_rules)  # diagnosis rules by metric
     samples: int = DEFAULT_SAMPLES                                 # worst questions quoted per diagnosis
     directions: dict[str, Direction] = field(default_factory=dict)  # set by rules, for metrics not registered
+    regression_at: dict[str, tuple[str, int | None]] = field(default_factory=dict)  # metric -> (file, line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +289,7 @@ def load_config(
         gates.update(parse_gate_option(overrides.gates, names, settings.k, directions, external=True))
     gated = tuple(spec.family for gate in gates.values() if gate and (spec := lookup(gate.metric)) is not None)
     regression: dict[str, float] = {}
+    regression_at: dict[str, tuple[str, int | None]] = {}
     require_significance = False
     for tables in files:
         if "regression" in tables:
@@ -296,10 +298,11 @@ def load_config(
                 if key == "require_significance":
                     require_significance = _bool(table, key)
                     continue
-                metric = resolve_metric(key, names, settings.k, table.source, table.line_of(key))
+                metric = resolve_metric(key, names, settings.k, table.source, table.line_of(key), external=True)
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
                     raise table.error(key, f'expected "{key}" to be the largest allowed drop, a number >= 0, got {value!r}')
                 regression[metric] = float(value)
+                regression_at[metric] = (table.source, table.line_of(key))
     slice_gates: dict[str, Gate | None] = {}
     min_n = DEFAULT_MIN_N
     for tables in files:
@@ -318,6 +321,7 @@ def load_config(
     return Config(
         settings, tuple(g for g in gates.values() if g is not None), regression, require_significance,
         tuple(g for g in slice_gates.values() if g is not None), min_n, diagnosis_rules, samples, directions,
+        regression_at,
     )
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 from ragscore.diagnose import Sample
 from ragscore.diagnose.samples import Picked, keep_worst, with_texts, worst_questions
 from ragscore.errors import InputError
-from ragscore.external import ScoreColumns, ScoreTotals, merge_totals
+from ragscore.external import ScoreColumns, ScoreTotals, check_name_count, merge_totals
 from ragscore.external import totals as score_totals
 from ragscore.loaders.gold import (
     KEEP_EXTRA,
@@ -176,6 +176,7 @@ class PartResult:
     samples: dict[str, list[Picked]] = field(default_factory=dict)
     scores: dict[str, ScoreTotals] = field(default_factory=dict)
     matched_scores: list[str] = field(default_factory=list)  # keys of the --scores rows joined here
+    score_lines: dict[str, int] = field(default_factory=dict)  # the trace line that named each score first
 
 
 @dataclass(slots=True)
@@ -359,6 +360,7 @@ def score_traces(
         result.matched_scores = external.put_file(items, wants.scores)
     score_columns = external.finish()
     result.scores = score_totals(score_columns)
+    result.score_lines = external.first_lines
     if outcomes is not None:
         for position, (item, outcome) in enumerate(zip(items, outcomes)):
             assert outcome is not None
@@ -373,7 +375,9 @@ def score_traces(
             if item.qid in wants.explain:
                 result.explained[item.qid] = Explained(item, outcome, views.get(position), seen.get(position, 0))
     if wants.packed:
-        result.packed = Packed(codes, _per_question_floats(families, columns, shares, len(items), settings))
+        floats = _per_question_floats(families, columns, shares, len(items), settings)
+        floats.update((name, column) for name, (column, _) in score_columns.items())  # names vary by part
+        result.packed = Packed(codes, floats)
     if wants.samples:
         targeted = {name for name, _, _ in wants.targets}
         floats = _per_question_floats(families, columns, shares, len(items), settings, targeted)
@@ -449,6 +453,7 @@ def merge(
     for p in parts[1:]:
         tally, accounting = tally + p.tally, accounting + p.accounting
         columns = [a + b for a, b in zip(columns, p.columns)]
+    check_name_count([p.score_lines for p in parts], wants.scores.names if wants.scores else (), traces.name)
     scores = merge_totals([p.scores for p in parts])
     unmatched: list[tuple[int, str]] = []
     if wants.scores is not None:

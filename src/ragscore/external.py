@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from ragscore.errors import InputError
+from ragscore.gates import ALIASES
 from ragscore.loaders.jsonl import describe
 from ragscore.loaders.scores import MAX_SCORE, too_large
 from ragscore.metrics.registry import Direction, MetricSpec, lookup, register
@@ -50,6 +51,7 @@ class ScoreColumns:
 
     questions: int
     values: dict[str, array] = field(default_factory=dict)
+    first_lines: dict[str, int] = field(default_factory=dict)  # the trace line that named each score first
 
     def _column(self, name: str) -> array:
         column = self.values.get(name)
@@ -68,13 +70,13 @@ class ScoreColumns:
             raise InputError(source, f'expected "scores" to be an object of score names and numbers, got {describe(scores)}',
                              line)
         for name, value in scores.items():
-            if name not in self.values:
+            if name not in self.first_lines:
                 problem = name_problem(name)
                 if problem is not None:
                     raise InputError(source, f'"scores": {problem}', line)
-                if len(self.values) >= MAX_NAMES:
-                    raise InputError(source, f'"scores": more than {MAX_NAMES} different score names in one run '
-                                             f"(one column is kept per name and question): {describe(name)}", line)
+                self.first_lines[name] = line
+            if name not in self.values and len(self.values) >= MAX_NAMES:
+                continue  # too many names: check_name_count reports it once every part is done
             if value is None:
                 self._column(name)[position] = _NULL
                 continue
@@ -156,10 +158,29 @@ def exact_mean(values: Sequence[float]) -> float:
     return float(Fraction(total, len(values) << shift))
 
 
+def check_name_count(first_lines: Sequence[Mapping[str, int]], file_names: Sequence[str], source: str) -> None:
+    """Refuse more than MAX_NAMES score names in a run, naming the trace line of the first one too many.
+
+    Each part reports the line where it first met each name; the earliest counts, so the error is
+    the same however the run was split. A --scores file's names come first.
+    """
+    first: dict[str, tuple[int, int]] = {}  # name -> (line, its place among the names of that line's part)
+    for part in first_lines:
+        for index, (name, line) in enumerate(part.items()):
+            first[name] = min((line, index), first.get(name, (line, index)))
+    names = list(dict.fromkeys([*file_names, *sorted(first, key=first.__getitem__)]))
+    if len(names) > MAX_NAMES:
+        extra = names[MAX_NAMES]
+        raise InputError(source, f'"scores": more than {MAX_NAMES} different score names in one run (one column is '
+                                 f"kept per name and question): {describe(extra)}", first[extra][0] if extra in first else None)
+
+
 def name_problem(name: str) -> str | None:
     """Say why a score name cannot be a metric's name, or None when it can."""
     if not _NAME_RE.fullmatch(name):
         return f'expected score names of letters, digits and _ . @ : / - (like "faithfulness"), got {describe(name)}'
+    if name in ALIASES:
+        return f'a score is named "{name}", like an alias of the ragscore metric {ALIASES[name]}: rename the score'
     spec = lookup(name)
     if spec is not None and spec.family != FAMILY:
         return f'a score is named "{name}", like a ragscore metric ({spec.family}): rename the score'

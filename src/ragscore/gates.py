@@ -169,20 +169,24 @@ def parse_gate_table(
     return gates
 
 
-def unknown_gate_metric(gates: Iterable[Gate], metrics: Iterable[str], known: Iterable[str]) -> ConfigError | None:
+def unknown_gate_metric(
+    gates: Iterable[Gate | tuple[str, str, int | None]], metrics: Iterable[str], known: Iterable[str]
+) -> ConfigError | None:
     """Find a gate on a metric the run did not produce whose name looks like a typo of one it knows.
 
     Names of scores from other evaluators are only known once the traces and --scores are read;
-    a gate on a name the run never saw is skipped, unless the name is this close to a known one.
+    a gate on a name the run never saw is skipped, unless the name is this close to another one
+    (a gate is a Gate or a (metric, source, line) triple, as for regression bounds).
     """
     produced = list(metrics)
     candidates = produced + [name for name in known if name not in produced] + list(ALIASES)
     for gate in gates:
-        if gate.metric in produced:
-            continue
-        hint = closest(gate.metric, candidates, TYPO_CUTOFF)
+        metric, source, line = (gate.metric, gate.source, gate.line) if isinstance(gate, Gate) else gate
+        if metric in candidates:
+            continue  # produced, or a known name this run did not produce (skipped, or failed when strict)
+        hint = closest(metric, candidates, TYPO_CUTOFF)
         if hint is not None:
-            return ConfigError(gate.source, f'unknown metric "{gate.metric}"; did you mean "{hint}"?', gate.line)
+            return ConfigError(source, f'unknown metric "{metric}"; did you mean "{hint}"?', line)
     return None
 
 

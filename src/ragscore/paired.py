@@ -11,6 +11,7 @@ compare in about the memory of one scoring run.
 from __future__ import annotations
 
 import heapq
+import math
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
@@ -117,7 +118,15 @@ def _pair(parts: list[PairedPart], settings: Settings) -> Paired:
     for base, cand in packed:
         code_pairs.update(zip(base.codes, cand.codes))  # type: ignore[union-attr]
     table = {code: question_values(*unpack(code), settings) for pair in code_pairs for code in pair}
-    floats = list(packed[0][0].floats)  # type: ignore[union-attr]
+    # Per-question values beyond the codes: the same names in every part, except external scores,
+    # which a part (or a run) may lack: it has no value for any of its questions then.
+    floats = list(dict.fromkeys(name for pair in packed for run in pair for name in run.floats))  # type: ignore[union-attr]
+    for pair in packed:
+        for run in pair:
+            size = len(run.codes)  # type: ignore[union-attr]
+            for name in floats:
+                if name not in run.floats:  # type: ignore[union-attr]
+                    run.floats[name] = array("d", [math.nan]) * size  # type: ignore[union-attr]
     sums: dict[str, PairSums] = {}
     for i, name in enumerate(names):
         if name in floats:

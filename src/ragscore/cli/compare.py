@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from collections.abc import Iterable
 
 from ragscore.cli.common import Exit, Streams, confidence_level, positive_int, silence_stdout
-from ragscore.config import Overrides, load_config, parse_families
+from ragscore.config import Config, Overrides, load_config, parse_families
 from ragscore.errors import InputError, UsageError
 from ragscore.evaluate import Wants, metric_names
+from ragscore.external import KNOWN as KNOWN_SCORES
+from ragscore.gates import unknown_gate_metric
+from ragscore.metrics.families import FAMILIES
 from ragscore.loaders.jsonl import InputFile, decode_text
 from ragscore.parallel import choose_jobs, score
 from ragscore.reports.document import display_path
@@ -61,9 +65,11 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
         baseline_ev, candidate_ev, paired = score_pair(
             args.gold, args.baseline, args.trace, settings, choose_jobs(args.jobs, args.gold, args.baseline, args.trace)
         )
+        _check_regression_names(config, candidate_ev.metrics())
         baseline_metrics, baseline_input = baseline_ev.metrics(), _input(baseline_ev.traces, baseline_ev.digests[1])
     else:
         candidate_ev = score(args.gold, args.trace, settings, Wants(rows=True), choose_jobs(args.jobs, args.gold, args.trace))
+        _check_regression_names(config, candidate_ev.metrics())
         candidate = run_from_evaluation(candidate_ev)
         report = InputFile(args.baseline_report)
         text = decode_text(b"".join(report.raw_lines()), report.name, 1)
@@ -112,6 +118,15 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     except BrokenPipeError:
         silence_stdout()
     return Exit.OK if doc["pass"] or args.no_fail else Exit.GATE_FAILED
+
+
+def _check_regression_names(config: Config, metrics: Iterable[str]) -> None:
+    """Refuse a regression bound on a name the run never produced that looks like a typo of a known one."""
+    known = (*metric_names(replace(config.settings, families=tuple(FAMILIES))), *KNOWN_SCORES)
+    bounds = [(metric, *config.regression_at.get(metric, ("gates.toml", None))) for metric in config.regression]
+    typo = unknown_gate_metric(bounds, metrics, known)
+    if typo is not None:
+        raise typo
 
 
 # Signature parts that do not change a score (or that differ legitimately between two reports).

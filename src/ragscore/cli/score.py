@@ -15,7 +15,7 @@ from ragscore.errors import InputError, UsageError
 from ragscore.evaluate import Wants, metric_names
 from ragscore.metrics.families import FAMILIES
 from ragscore.external import KNOWN as KNOWN_SCORES
-from ragscore.external import name_problem
+from ragscore.external import MAX_NAMES, name_problem
 from ragscore.gates import evaluate_gates, gates_pass, unknown_gate_metric
 from ragscore.intervals import compute_intervals
 from ragscore.loaders.gold import CONTRACT_FIELDS, load_gold
@@ -134,6 +134,9 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         # Names gated or given a rule must hold numbers: a stray text cell is an error, not a text column.
         named = KNOWN_SCORES | frozenset(config.rules) | {g.metric for g in (*config.gates, *config.slice_gates)}
         scores = load_scores(args.scores, frozenset(named))
+        if len(scores.names) > MAX_NAMES:
+            raise InputError(scores.source, f"more than {MAX_NAMES} score columns (one column is kept per name and "
+                                            f"question): {len(scores.names)}")
         for name in scores.names:
             problem = name_problem(name)
             if problem is not None:
