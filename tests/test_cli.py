@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import subprocess
@@ -141,12 +142,18 @@ def test_explain_walks_through_the_rules(ragscore, isolated):
     assert not run.out.lstrip().startswith("{")
 
 
-def test_explain_missing_and_unknown_qids(ragscore, isolated):
+def test_explain_missing_and_unknown_qids(ragscore, isolated, monkeypatch):
     write(isolated / "t.jsonl", "")
     run = ragscore("--gold", GOLD, "--trace", "t.jsonl", "--explain", "A0002", "--no-fail", "-q")
     assert run.out.splitlines()[-1] == "trace: none in t.jsonl; scored as a refusal"
     bad = ragscore("--gold", GOLD, "--trace", TRACE, "--explain", "A0001x")
     assert (bad.status, bad.err) == (2, 'ragscore: error: --explain: no gold question has qid "A0001x"; did you mean "A0001"?\n')
+    write(isolated / "broken.jsonl", "{\n")  # the typo is reported before the traces are read
+    bad = ragscore("--gold", GOLD, "--trace", "broken.jsonl", "--explain", "A0001x")
+    assert (bad.status, bad.err) == (2, 'ragscore: error: --explain: no gold question has qid "A0001x"; did you mean "A0001"?\n')
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(Path(GOLD).read_bytes())))
+    bad = ragscore("--gold", "-", "--trace", TRACE, "--explain", "A0001x")
+    assert (bad.status, bad.err) == (2, 'ragscore: error: --explain: no gold question has qid "A0001x"\n')
 
 
 def _big_gold(folder: Path, n: int) -> Path:

@@ -149,11 +149,16 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
                   explain=frozenset(explain), by=by, samples=config.samples,
                   targets=sample_targets(tuple(dict.fromkeys(candidates)), config.rules) if config.samples else (),
                   scores=scores)
+    if explain and args.gold != "-":  # a mistyped qid is worth an error before the run, not after it
+        known = load_gold(args.gold).by_qid
+        for qid in explain:
+            if qid not in known:
+                raise UsageError(f'--explain: no gold question has qid "{qid}"' + did_you_mean(qid, list(known)))
     jobs = choose_jobs(args.jobs, args.gold, args.trace)
     label = f"scoring with {jobs} processes" if jobs > 1 else "scoring"
     with progress_line(streams.err, label, enabled=not args.quiet and streams.err.isatty()):
         ev = score(args.gold, args.trace, config.settings, wants, jobs)
-    for qid in explain:
+    for qid in explain:  # a gold set from standard input is known only now
         if qid not in ev.explained:
             raise UsageError(f'--explain: no gold question has qid "{qid}"' + _suggest(qid, args.gold))
     metrics = ev.metrics()
