@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import os
 import sys
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import TextIO
+from typing import Any, TextIO
 
 
 class Exit(IntEnum):
@@ -73,3 +75,18 @@ def silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):  # not a real file (for example under a test's capture)
         pass
+
+
+def lazy(module: str, name: str) -> Callable[..., Any]:
+    """Name a function whose module is imported only when it is called (startup stays short)."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    return call
+
+
+def write_requested_reports(args: argparse.Namespace, renderers: Mapping[str, Callable[[], Iterable[str]]]) -> None:
+    """Write the report of each option given (``--json PATH``, ``--markdown PATH``, ...): all of them, or none."""
+    from ragscore.reports.files import write_reports
+
+    write_reports({getattr(args, option): render() for option, render in renderers.items() if getattr(args, option, None)})

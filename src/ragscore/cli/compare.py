@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 from collections.abc import Iterable
 
-from ragscore.cli.common import Exit, Streams, confidence_level, positive_int, silence_stdout
+from ragscore.cli.common import Exit, Streams, confidence_level, positive_int, silence_stdout, write_requested_reports
 from ragscore.config import Config, Overrides, load_config, parse_families
 from ragscore.errors import InputError, UsageError
 from ragscore.evaluate import Wants, metric_names
@@ -17,7 +17,6 @@ from ragscore.metrics.families import FAMILIES
 from ragscore.loaders.jsonl import InputFile, decode_text
 from ragscore.parallel import choose_jobs, score
 from ragscore.reports.document import display_path
-from ragscore.reports.files import write_reports
 from ragscore.reports.json_report import render_json
 from ragscore.reports.markdown import fmt
 
@@ -98,12 +97,7 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     }
     doc = build_compare_document(inputs, settings, deltas, test, regressions)
     alpha = 1 - settings.confidence
-    files: dict[str, Iterable[str]] = {}
-    if args.json:
-        files[args.json] = render_json(doc)
-    if args.markdown:
-        files[args.markdown] = render_compare_markdown(doc, alpha)
-    write_reports(files)
+    write_requested_reports(args, {"json": lambda: render_json(doc), "markdown": lambda: render_compare_markdown(doc, alpha)})
     if not args.quiet:
         for r in regressions:
             if r.status == "fail":

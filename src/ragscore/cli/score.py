@@ -5,10 +5,18 @@ from __future__ import annotations
 import argparse
 import os
 from dataclasses import replace
-from collections.abc import Iterable
 
 from ragscore import __version__
-from ragscore.cli.common import Exit, Streams, confidence_level, cutoff_list, positive_int, silence_stdout
+from ragscore.cli.common import (
+    Exit,
+    Streams,
+    confidence_level,
+    cutoff_list,
+    lazy,
+    positive_int,
+    silence_stdout,
+    write_requested_reports,
+)
 from ragscore.config import Overrides, load_config, parse_families
 from ragscore.diagnose import diagnose, sample_targets
 from ragscore.errors import InputError, UsageError
@@ -26,7 +34,6 @@ from ragscore.progress import progress_line
 from ragscore.reports.console import accounting_notes, gate_lines, slice_notes
 from ragscore.reports.document import build_document
 from ragscore.reports.explain import render_explanation
-from ragscore.reports.files import write_reports
 from ragscore.reports.json_report import render_json
 from ragscore.reports.markdown import diagnosis_heading, render_markdown
 from ragscore.reports.text import render_text
@@ -175,20 +182,12 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     doc = build_document(ev, results, passed, compute_intervals(ev), slices, questions=wants.rows,
                          only_failures=args.only_failures, diagnoses=diagnoses, scores_file=scores)
     summary = doc if per_question else {key: value for key, value in doc.items() if key != "questions"}
-    files: dict[str, Iterable[str]] = {}
-    if args.json:
-        files[args.json] = render_json(doc, questions=per_question)
-    if args.markdown:
-        files[args.markdown] = render_markdown(doc)
-    if args.html:
-        from ragscore.reports.html import render_html  # formats load when asked for: startup stays short
-
-        files[args.html] = render_html(doc)
-    if args.junit:
-        from ragscore.reports.junit import render_junit
-
-        files[args.junit] = render_junit(summary)
-    write_reports(files)
+    write_requested_reports(args, {
+        "json": lambda: render_json(doc, questions=per_question),
+        "markdown": lambda: render_markdown(doc),
+        "html": lambda: lazy("ragscore.reports.html", "render_html")(doc),
+        "junit": lambda: lazy("ragscore.reports.junit", "render_junit")(summary),
+    })
     if os.environ.get("GITHUB_ACTIONS") == "true":  # annotations on the run, the summary on its page
         from ragscore.reports.github import annotations, append_step_summary
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 
 from ragscore import __version__
-from ragscore.cli.common import Exit, Streams, cutoff_list, silence_stdout
+from ragscore.cli.common import Exit, Streams, cutoff_list, lazy, silence_stdout, write_requested_reports
 from ragscore.errors import UsageError
 
 _SHAPES = {
@@ -102,7 +102,6 @@ def run_stage(stage: str, args: argparse.Namespace, streams: Streams) -> Exit:
     """Score one stage, gate and report; raise RagscoreError on bad input before anything is written."""
     from ragscore.gates import evaluate_gates, gates_pass
     from ragscore.reports.console import gate_lines
-    from ragscore.reports.files import write_reports
     from ragscore.stages.config import load_stage_config
     from ragscore.stages.document import build_stage_document, render_stage_json, render_stage_text
     from ragscore.stages.evaluate import evaluate_stage
@@ -116,20 +115,12 @@ def run_stage(stage: str, args: argparse.Namespace, streams: Streams) -> Exit:
     results = evaluate_gates(config.gates, ev.metrics, config.strict)
     passed = gates_pass(results)
     doc = build_stage_document(ev, config, results, passed)
-    files: dict[str, Iterable[str]] = {}
-    if args.json:
-        files[args.json] = render_stage_json(doc)
-    if args.markdown:
-        files[args.markdown] = render_stage_markdown(doc)
-    if args.html:
-        from ragscore.stages.html import render_stage_html
-
-        files[args.html] = render_stage_html(doc)
-    if args.junit:
-        from ragscore.reports.junit import render_junit
-
-        files[args.junit] = render_junit(doc)
-    write_reports(files)
+    write_requested_reports(args, {
+        "json": lambda: render_stage_json(doc),
+        "markdown": lambda: render_stage_markdown(doc),
+        "html": lambda: lazy("ragscore.stages.html", "render_stage_html")(doc),
+        "junit": lambda: lazy("ragscore.reports.junit", "render_junit")(doc),
+    })
     if not args.quiet:
         joined = ev.joined
         for line in accounting_notes(joined.missing_ids, joined.unknown_ids, joined.duplicate_ids) + gate_lines(results, passed):
