@@ -63,6 +63,7 @@ class Config:
     samples: int = DEFAULT_SAMPLES                                 # worst questions quoted per diagnosis
     directions: dict[str, Direction] = field(default_factory=dict)  # set by rules, for metrics not registered
     regression_at: dict[str, tuple[str, int | None]] = field(default_factory=dict)  # metric -> (file, line)
+    known_names: tuple[str, ...] = ()  # every metric of every family, the common score names, rules' names
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,7 +278,7 @@ def load_config(
 
     # A gate may name a metric of any family; naming one turns its family on. Other names (not
     # close to a known one) are scores from other evaluators, found in the traces or --scores.
-    names = (*metric_names(replace(settings, families=tuple(FAMILIES))), *sorted(KNOWN_SCORES),
+    names = (*every_metric, *sorted(KNOWN_SCORES),
              *(name for name in diagnosis_rules if not name.endswith("@K") and lookup(name) is None))
     gates: dict[str, Gate | None] = {gate.metric: gate for gate in DEFAULT_GATES}
     for tables in files:
@@ -321,7 +322,7 @@ def load_config(
     return Config(
         settings, tuple(g for g in gates.values() if g is not None), regression, require_significance,
         tuple(g for g in slice_gates.values() if g is not None), min_n, diagnosis_rules, samples, directions,
-        regression_at,
+        regression_at, names,
     )
 
 

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
 from collections.abc import Iterable
 
 from ragscore.cli.common import Exit, Streams, confidence_level, positive_int, silence_stdout, write_requested_reports
 from ragscore.config import Config, Overrides, load_config, parse_families
 from ragscore.errors import InputError, UsageError
 from ragscore.evaluate import Wants, metric_names
-from ragscore.external import KNOWN as KNOWN_SCORES
 from ragscore.gates import unknown_gate_metric
-from ragscore.metrics.families import FAMILIES
 from ragscore.loaders.jsonl import InputFile, decode_text
 from ragscore.parallel import choose_jobs, score
 from ragscore.reports.document import display_path
@@ -116,9 +113,8 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
 
 def _check_regression_names(config: Config, metrics: Iterable[str]) -> None:
     """Refuse a regression bound on a name the run never produced that looks like a typo of a known one."""
-    known = (*metric_names(replace(config.settings, families=tuple(FAMILIES))), *KNOWN_SCORES)
     bounds = [(metric, *config.regression_at.get(metric, ("gates.toml", None))) for metric in config.regression]
-    typo = unknown_gate_metric(bounds, metrics, known)
+    typo = unknown_gate_metric(bounds, metrics, config.known_names)
     if typo is not None:
         raise typo
 

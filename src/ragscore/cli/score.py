@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import replace
 
 from ragscore import __version__
 from ragscore.cli.common import (
@@ -21,7 +20,6 @@ from ragscore.config import Overrides, load_config, parse_families
 from ragscore.diagnose import diagnose, sample_targets
 from ragscore.errors import InputError, UsageError
 from ragscore.evaluate import Wants, metric_names
-from ragscore.metrics.families import FAMILIES
 from ragscore.external import KNOWN as KNOWN_SCORES
 from ragscore.external import MAX_NAMES, name_problem
 from ragscore.gates import evaluate_gates, gates_pass, unknown_gate_metric
@@ -169,8 +167,7 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         if qid not in ev.explained:
             raise UsageError(f'--explain: no gold question has qid "{qid}"' + _suggest(qid, args.gold))
     metrics = ev.metrics()
-    typo = unknown_gate_metric((*config.gates, *config.slice_gates), metrics,
-                               (*metric_names(replace(config.settings, families=tuple(FAMILIES))), *KNOWN_SCORES))
+    typo = unknown_gate_metric((*config.gates, *config.slice_gates), metrics, config.known_names)
     if typo is not None:
         raise typo
     results = evaluate_gates(config.gates, metrics, config.settings.strict)
