@@ -40,10 +40,15 @@ class Run:
 
 def checked_report(text: str) -> dict[str, Any]:
     """Parse a JSON report and check it against the shipped schema (when jsonschema is installed)."""
+    return validated(text, VALIDATOR, "the report")
+
+
+def validated(text: str, validator: Any, what: str) -> dict[str, Any]:
+    """Parse JSON and, when a validator is given (jsonschema installed), check it against its schema."""
     doc = json.loads(text)
-    if VALIDATOR is not None:
-        errors = sorted(VALIDATOR.iter_errors(doc), key=str)
-        assert not errors, f"the report breaks its schema: {errors[0].message}"
+    if validator is not None:
+        errors = sorted(validator.iter_errors(doc), key=str)
+        assert not errors, f"{what} breaks its schema: {errors[0].message}"
     return doc
 
 

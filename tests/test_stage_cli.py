@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EXAMPLES, write
+from conftest import EXAMPLES, validated, write
 
 try:
     from jsonschema import Draft202012Validator
@@ -30,11 +30,7 @@ EXAMPLE_GATES = STAGES_DIR / "gates.toml"
 
 def stage_report(text: str) -> dict[str, Any]:
     """Parse a stage JSON report and check it against the shipped stage schema."""
-    doc = json.loads(text)
-    if VALIDATOR is not None:
-        errors = sorted(VALIDATOR.iter_errors(doc), key=str)
-        assert not errors, f"the stage report breaks its schema: {errors[0].message}"
-    return doc
+    return validated(text, VALIDATOR, "the stage report")
 
 
 def example(stage: str) -> list[str]:
