@@ -1,0 +1,64 @@
+"""Show text from the input safely: one line per message, no character that drives a terminal.
+
+Input text (a qid, a question, a file name) can hold a newline followed by ``::error::`` (a
+GitHub workflow command once it starts a log line) or an ANSI escape sequence (which moves the
+cursor of whoever ``cat``\\s a report). Every piece of input text that ragscore prints or writes
+passes through ``quote`` (messages: quoted, escaped, bounded in length) or ``visible`` (report
+bodies: escaped where a control character would be, otherwise unchanged).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+# Longest piece of input text quoted whole in a message; longer text keeps its start and end.
+QUOTE_LIMIT: Final = 120
+
+# C0 and C1 controls and DEL, the line and paragraph separators (a line end to some readers),
+# and the bidirectional overrides and isolates (they reorder what a reader sees).
+_OTHER_UNSAFE: Final = "\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_UNSAFE_RE: Final = re.compile(f"[\x00-\x1f{_OTHER_UNSAFE}]")
+_UNSAFE_BUT_LINES_RE: Final = re.compile(f"[\x00-\x08\x0b-\x1f{_OTHER_UNSAFE}]")  # tab and newline kept
+_SHORT_ESCAPES: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(char: str) -> str:
+    short = _SHORT_ESCAPES.get(char)
+    if short is not None:
+        return short
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _escape_match(match: re.Match[str]) -> str:
+    return _escape(match.group())
+
+
+def has_unsafe(text: str) -> bool:
+    """Tell whether ``text`` holds a character ``visible`` would escape (tab and newline included)."""
+    return _UNSAFE_RE.search(text) is not None
+
+
+def visible(text: str, *, keep_lines: bool = False) -> str:
+    """Show every control character of ``text`` as an escape (``\\x1b``, ``\\n``), the rest as it is.
+
+    With ``keep_lines``, tab and newline stay (for formats whose text may span lines).
+    """
+    pattern = _UNSAFE_BUT_LINES_RE if keep_lines else _UNSAFE_RE
+    return pattern.sub(_escape_match, text)
+
+
+def shorten(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """Keep the start and the end of a long text, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    tail = limit - head
+    return f"{text[:head]}…[{len(text) - head - tail:,} characters]…{text[-tail:]}"
+
+
+def quote(text: object, limit: int = QUOTE_LIMIT) -> str:
+    """Quote a piece of input text for a one-line message: ``"a\\nb"``, long text shortened."""
+    text = shorten(str(text), limit)
+    return '"' + _UNSAFE_RE.sub(_escape_match, text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
