@@ -16,8 +16,9 @@ from typing import Final
 QUOTE_LIMIT: Final = 120
 
 # C0 and C1 controls and DEL, the line and paragraph separators (a line end to some readers),
-# and the bidirectional overrides and isolates (they reorder what a reader sees).
-_OTHER_UNSAFE: Final = "\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069"
+# the bidirectional marks, overrides and isolates (they reorder what a reader sees), and lone
+# surrogates (from a file name that is not UTF-8: no UTF-8 report or terminal can carry them).
+_OTHER_UNSAFE: Final = "\x7f-\x9f\u061c\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 _UNSAFE_RE: Final = re.compile(f"[\x00-\x1f{_OTHER_UNSAFE}]")
 _UNSAFE_BUT_LINES_RE: Final = re.compile(f"[\x00-\x08\x0b-\x1f{_OTHER_UNSAFE}]")  # tab and newline kept
 _SHORT_ESCAPES: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -35,6 +36,10 @@ def _escape_match(match: re.Match[str]) -> str:
     return _escape(match.group())
 
 
+def _unicode_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
 def has_unsafe(text: str) -> bool:
     """Tell whether ``text`` holds a character ``visible`` would escape (tab and newline included)."""
     return _UNSAFE_RE.search(text) is not None
@@ -47,6 +52,17 @@ def visible(text: str, *, keep_lines: bool = False) -> str:
     """
     pattern = _UNSAFE_BUT_LINES_RE if keep_lines else _UNSAFE_RE
     return pattern.sub(_escape_match, text)
+
+
+def json_safe(text: str) -> str:
+    """Write each control character that JSON text holds raw (DEL, C1, U+2028, ...) as a ``\\uXXXX`` escape.
+
+    ``json.dumps(..., ensure_ascii=False)`` escapes the C0 controls of a string but not these;
+    outside strings JSON text holds none but its own line ends, so the value read back is the same.
+    """
+    if text.isascii() and "\x7f" not in text:  # the common case, kept fast: a report can list a million questions
+        return text
+    return _UNSAFE_BUT_LINES_RE.sub(_unicode_escape, text)
 
 
 def shorten(text: str, limit: int = QUOTE_LIMIT) -> str:
