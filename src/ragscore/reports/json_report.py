@@ -6,9 +6,12 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from ragscore.quoting import json_safe
+
 
 def _dumps(value: object, **options: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, **options)
+    # Non-ASCII text stays readable; the control characters JSON would leave raw become \uXXXX.
+    return json_safe(json.dumps(value, ensure_ascii=False, allow_nan=False, **options))
 
 
 def render_json(doc: dict[str, Any], *, questions: bool = True) -> Iterator[str]:
