@@ -8,7 +8,7 @@ from typing import Any, Final
 from ragscore import __version__
 from ragscore.compare import Delta, Mcnemar, Regression
 from ragscore.metrics.registry import Direction, lookup
-from ragscore.reports.markdown import cell, fmt
+from ragscore.reports.markdown import cell, code, fmt, signature_line
 from ragscore.settings import Settings
 
 SIGNIFICANT: Final = "*"
@@ -71,7 +71,7 @@ def render_compare_markdown(doc: dict[str, Any], alpha: float) -> Iterator[str]:
     """Render the comparison for a pull-request comment: deltas, marks, broken and fixed questions."""
     verdict = "PASS" if doc["pass"] else "FAIL"
     failed = [m for m, r in doc["regressions"].items() if r["status"] == "fail"]
-    detail = f"regressions in {', '.join(f'`{m}`' for m in failed)}" if failed else "no regression gate failed"
+    detail = f"regressions in {', '.join(code(m) for m in failed)}" if failed else "no regression gate failed"
     yield f"# ragscore compare\n\n**{verdict}**: {detail}.\n\n"
     methods = {m["method"] for m in doc["metrics"].values() if m["method"]}
     how = "paired bootstrap over questions" if methods == {"bootstrap"} else "paired normal approximation" \
@@ -82,7 +82,7 @@ def render_compare_markdown(doc: dict[str, Any], alpha: float) -> Iterator[str]:
         mark = SIGNIFICANT if m["p_adjusted"] is not None and m["p_adjusted"] < alpha else ""
         interval = "" if m["delta_interval"] is None else f"{_signed(m['delta_interval'][0])} to {_signed(m['delta_interval'][1])}"
         p = "" if m["p_adjusted"] is None else f"{m['p_adjusted']:.4f}{mark}"
-        yield (f"| `{name}` | {fmt(m['baseline'])} | {fmt(m['candidate'])} | {_signed(m['delta'])} "
+        yield (f"| {code(name)} | {fmt(m['baseline'])} | {fmt(m['candidate'])} | {_signed(m['delta'])} "
                f"{_arrow(name, m['delta'])} | {interval} | {p} |\n")
     mc = doc["mcnemar"]
     yield (f"\nPer-question correctness (OK or REFUSAL_OK): {mc['fixed']} fixed, {mc['broken']} broken, "
@@ -94,5 +94,5 @@ def render_compare_markdown(doc: dict[str, Any], alpha: float) -> Iterator[str]:
     if doc["regressions"]:
         yield "\n| regression gate | allowed | worse by | status |\n|---|---|---|---|\n"
         for name, r in doc["regressions"].items():
-            yield f"| `{name}` | {r['allowed']:g} | {fmt(r['worse_by'])} | {r['status']} |\n"
-    yield f"\nSettings: `{doc['signature'].replace('`', '')}`\n"
+            yield f"| {code(name)} | {r['allowed']:g} | {fmt(r['worse_by'])} | {r['status']} |\n"
+    yield signature_line(doc["signature"])

@@ -8,15 +8,21 @@ from typing import Any, Final
 
 from ragscore.gates import format_threshold
 from ragscore.metrics.registry import lookup, split_cutoff
+from ragscore.quoting import has_unsafe, visible
 
 # Characters that Markdown (or the HTML it may carry) would interpret inside a table cell.
 # Escaping [ and ] defuses links and images; & is escaped as an entity so none is decoded.
 _ACTIVE_RE: Final = re.compile(r"([\\`*_\[\]<>|~])")
 _NEWLINES_RE: Final = re.compile(r"\r\n|\r|\n")
+# What inline code can show as it is in a table cell: no backtick (it would end the code) and no pipe.
+_CODE_RE: Final = re.compile(r"[^`|]+")
 
 
 def cell(value: object) -> str:
-    """Escape a value for one Markdown table cell: no pipe, newline or markup survives."""
+    """Escape a value for one Markdown table cell: no pipe, markup or control character survives.
+
+    A line break shows as ``<br>``; any other control character as an escape (``\\x1b``).
+    """
     if value is None:
         return "n/a"
     if isinstance(value, bool):
@@ -24,8 +30,20 @@ def cell(value: object) -> str:
     if isinstance(value, float):
         return fmt(value)
     text = str(value).replace("&", "&amp;")
-    text = _ACTIVE_RE.sub(r"\\\1", text)
-    return _NEWLINES_RE.sub("<br>", text)
+    if not has_unsafe(text):  # the common case, kept fast: a report can list a million questions
+        return _ACTIVE_RE.sub(r"\\\1", text)
+    return "<br>".join(_ACTIVE_RE.sub(r"\\\1", visible(line)) for line in _NEWLINES_RE.split(text))
+
+
+def code(value: object) -> str:
+    """Show a name as inline code, control characters escaped; a name code cannot hold shows as an escaped cell."""
+    text = visible(str(value))
+    return f"`{text}`" if _CODE_RE.fullmatch(text) else cell(text)
+
+
+def signature_line(signature: str) -> str:
+    """Show the settings signature as inline code (it holds refusal tokens and the seed, from the input)."""
+    return f"\nSettings: `{visible(signature).replace('`', '')}`\n"
 
 
 def fmt(value: float | int | None) -> str:
@@ -72,11 +90,11 @@ def _family_section(
     if grid:
         cutoffs = sorted({k for row in grid.values() for k in row})
         out += ["| metric | " + " | ".join(f"@{k}" for k in cutoffs) + " |", "|---" * (len(cutoffs) + 1) + "|"]
-        out += [f"| `{stem}` | " + " | ".join(fmt(row.get(k)) for k in cutoffs) + " |" for stem, row in grid.items()]
+        out += [f"| {code(stem)} | " + " | ".join(fmt(row.get(k)) for k in cutoffs) + " |" for stem, row in grid.items()]
         out.append("")
     if single:
         out += [f"| metric | value | {level} |", "|---|---|---|"]
-        out += [f"| `{name}` | {fmt(v)} | {_interval(intervals, name)} |" for name, v in single.items()]
+        out += [f"| {code(name)} | {fmt(v)} | {_interval(intervals, name)} |" for name, v in single.items()]
     return out
 
 
@@ -90,7 +108,7 @@ def _slices_section(slices: dict[str, dict[str, Any]]) -> list[str]:
         gated = list(dict.fromkeys(name for group in groups.values() for name in group["gates"]))
         names = gated or list(_SLICE_COLUMNS)
         out += ["", f"## Slices by {cell(path)}", ""]
-        out.append("| value | n | " + " | ".join(f"`{name}`" for name in names) + (" | gates |" if gated else " |"))
+        out.append("| value | n | " + " | ".join(code(name) for name in names) + (" | gates |" if gated else " |"))
         out.append("|---|---|" + "---|" * len(names) + ("---|" if gated else ""))
         for label, group in groups.items():
             values = " | ".join(fmt(group["metrics"].get(name)) for name in names)
@@ -142,7 +160,7 @@ def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
     verdict = "PASS" if doc["pass"] else "FAIL"
     statuses = [g["status"] for g in gates.values()]
     if failed:
-        detail = f"{len(failed)} of {len(gates)} gates failed: " + ", ".join(f"`{n}`" for n in failed)
+        detail = f"{len(failed)} of {len(gates)} gates failed: " + ", ".join(code(n) for n in failed)
     elif not gates:
         detail = "no gates"
     elif all(status == "pass" for status in statuses):
@@ -170,7 +188,7 @@ def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
         out += [
             "| metric | rule | value | status |",
             "|---|---|---|---|",
-            *(f"| `{name}` | {_gate_rule(g)} | {fmt(g['value'])} | {g['status']} |" for name, g in gates.items()),
+            *(f"| {code(name)} | {_gate_rule(g)} | {fmt(g['value'])} | {g['status']} |" for name, g in gates.items()),
         ]
     else:
         out.append("No gates are set.")
@@ -186,12 +204,12 @@ def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
         for name, value in by_family.pop(family, {}).items():
             spec = lookup(name)
             direction, meaning = (spec.direction.value, spec.description) if spec else ("", "")
-            out.append(f"| `{name}` | {fmt(value)} | {_interval(intervals, name)} | {direction} | {cell(meaning)} |")
+            out.append(f"| {code(name)} | {fmt(value)} | {_interval(intervals, name)} | {direction} | {cell(meaning)} |")
     for family, values in by_family.items():
         out += _family_section(family, values, intervals, level)
     out += _slices_section(doc.get("slices", {}))
     out += ["", "## Labels", "", "| label | count |", "|---|---|"]
-    out += [f"| `{label}` | {count} |" for label, count in doc["labels"].items()]
+    out += [f"| {code(label)} | {count} |" for label, count in doc["labels"].items()]
     yield from (line + "\n" for line in out)
     if "questions" in doc:
         f1 = "text" in doc["settings"]["metrics"]  # the text family adds each question's token F1
@@ -203,8 +221,8 @@ def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
             f1_cell = f" {fmt(q['metrics']['token_f1'])} |" if f1 else ""
             yield (
                 f"| {cell(q['qid'])} | {cell(q['answered'])} | {cell(q['hit'])} | {cell(q['refused'])} "
-                f"| `{q['label']}` |{f1_cell} {cell(q['reason'])} |\n"
+                f"| {code(q['label'])} |{f1_cell} {cell(q['reason'])} |\n"
             )
         if empty:
             yield "| | | | | |" + (" |" if f1 else "") + " no question to list |\n"
-    yield f"\nSettings: `{doc['signature'].replace('`', '')}`\n"
+    yield signature_line(doc["signature"])

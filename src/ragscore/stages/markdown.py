@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ragscore.gates import format_threshold
-from ragscore.reports.markdown import cell
+from ragscore.reports.markdown import cell, code, signature_line
 from ragscore.stages.tables import Table, accounting_table, detail_tables, metric_table, summary_table
 
 
@@ -14,7 +14,7 @@ def _verdict(doc: dict[str, Any]) -> str:
     gates = doc["gates"]
     failed = [name for name, g in gates.items() if g["status"] == "fail"]
     if failed:
-        detail = f"{len(failed)} of {len(gates)} gates failed: " + ", ".join(f"`{name}`" for name in failed)
+        detail = f"{len(failed)} of {len(gates)} gates failed: " + ", ".join(code(name) for name in failed)
     elif not gates:
         detail = "no gates"
     elif all(g["status"] == "pass" for g in gates.values()):
@@ -56,5 +56,5 @@ def render_stage_markdown(doc: dict[str, Any]) -> Iterator[str]:
     accounting = accounting_table(doc)
     if accounting is not None:
         out += _table(accounting)
-    out += ["", f"Settings: `{doc['signature'].replace('`', '')}`"]
     yield from (line + "\n" for line in out)
+    yield signature_line(doc["signature"])
