@@ -259,13 +259,14 @@ def test_input_cannot_add_elements_attributes_or_script():
 def test_input_comes_back_as_text_in_every_place():
     page = parse(render(hostile_doc()))
     flat = HOSTILE.replace("\n", "")  # a newline becomes <br>
+    shown = HOSTILE.replace("\n", "\\n")
     rows = page.one("table", id="questions").one("tbody").all("tr")
-    # qids and labels keep their newline as white space; questions and reasons show it as a line break
-    assert [cells(r)[:4] for r in rows] == [[HOSTILE, flat, "OK", flat], [HOSTILE, flat, HOSTILE, flat]]
-    assert rows[1].attrs["data-label"] == HOSTILE  # the attribute holds the exact label, quotes and all
-    assert page.one("code", id="signature").content() == HOSTILE
-    assert cells(page.one("table", id="gates").one("tbody").all("tr")[0])[0] == HOSTILE
-    assert [o.attrs["value"] for o in page.one("select").all("option")] == ["", "OK", HOSTILE]
+    # qids and labels show their newline as an escape; questions and reasons show it as a line break
+    assert [cells(r)[:4] for r in rows] == [[shown, flat, "OK", flat], [shown, flat, shown, flat]]
+    assert rows[1].attrs["data-label"] == shown  # the attribute holds the label, quotes and all
+    assert page.one("code", id="signature").content() == shown
+    assert cells(page.one("table", id="gates").one("tbody").all("tr")[0])[0] == shown
+    assert [o.attrs["value"] for o in page.one("select").all("option")] == ["", "OK", shown]
 
 
 def test_text_starting_with_a_hash_is_never_taken_for_a_number():
@@ -359,6 +360,28 @@ def test_browser_never_runs_or_builds_markup_from_input(chromium, tmp_path, csp)
     assert len(dom.all("script")) == 1 and len(dom.all("svg")) == 2
     rows = dom.one("table", id="questions").one("tbody").all("tr")
     assert ["hidden" in r.attrs for r in rows] == [False, True]  # the script ran and filtered
+
+
+def test_browser_shows_control_characters_from_input_as_escapes(chromium, tmp_path):
+    nasty = "red\x1b[31m \u202eevil\x00end"  # an ANSI colour, a right-to-left override and a NUL
+    shown = "red\\x1b[31m \\u202eevil\\x00end"
+    doc = hostile_doc()
+    doc["questions"] = [{**doc["questions"][0], "qid": nasty, "question": nasty, "label": "CLAIM_MISMATCH",
+                         "reason": f'cited "d", but the claim contains none of the gold substrings: {nasty}'}]
+    doc["labels"] = {"CLAIM_MISMATCH": 1}
+    doc["diagnoses"] = [{"severity": "warning", "metric": "precision", "value": 0.5, "threshold": 0.8,
+                         "direction": "higher", "because": None, "root_causes": [nasty], "suggested_actions": [],
+                         "low_samples": [{"qid": nasty, "question": nasty, "claim": nasty, "value": 0.0}]}]
+    page = tmp_path / "controls.html"
+    page.write_text(render(doc), encoding="utf-8")
+    dom_text = browse(chromium, tmp_path, page, "--dump-dom")
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]", dom_text)
+    dom = parse_dom(dom_text)
+    (row,) = dom.one("table", id="questions").one("tbody").all("tr")
+    assert cells(row)[:4] == [shown, shown, "CLAIM_MISMATCH", f'cited "d", but the claim contains none of the gold substrings: {shown}']
+    diagnosis = dom.one("div", id="diagnoses")
+    assert cells(diagnosis.one("tbody").one("tr")) == [shown, shown, shown, "0.0000"]
+    assert diagnosis.one("li").content() == shown
 
 
 def parse_dom(dom: str) -> Node:

@@ -23,6 +23,7 @@ from typing import Any, Final
 from ragscore.gates import format_threshold
 from ragscore.metrics.answer import PASSING_LABELS
 from ragscore.metrics.registry import lookup
+from ragscore.quoting import visible
 from ragscore.reports.markdown import diagnosis_heading, fmt, shorten
 
 CSS: Final = """
@@ -106,18 +107,21 @@ CHART_W: Final = TRACK_X + TRACK_W + 150
 def esc(value: object) -> str:
     """Escape any value for HTML text or a quoted attribute; None shows as n/a.
 
+    Control characters show as escapes (``\\x1b``, ``\\n``, ``\\u202e``): none reaches the page raw.
     A leading '#' becomes '&#35;' (the same character once parsed), so that escaped text never
     starts with the mark ``html_table`` reads as "a number": "#1" stays "#1", not a number 1.
     """
     if value is None:
         return "n/a"
-    text = html.escape(str(value), quote=True)
+    text = html.escape(visible(str(value)), quote=True)
     return "&#35;" + text[1:] if text.startswith("#") else text
 
 
 def esc_lines(value: object) -> str:
-    """Escape a multi-line text and keep its line breaks visible."""
-    return _NEWLINES_RE.sub("<br>", esc(value))
+    """Escape a multi-line text and keep its line breaks visible, as ``<br>``."""
+    if value is None:
+        return "n/a"
+    return "<br>".join(esc(line) for line in _NEWLINES_RE.split(str(value)))
 
 
 def yes_no(value: object) -> str:
