@@ -97,12 +97,12 @@ def test_text_summary_colours_statuses_only_when_asked(ragscore, isolated):
     assert json.loads(json.dumps(doc)) == doc
 
 
-def test_stderr_notes_show_control_characters_in_qids_as_question_marks(ragscore, isolated):
+def test_stderr_notes_show_control_characters_in_qids_as_escapes(ragscore, isolated):
     write(isolated / "g.jsonl", [{"qid": "a\x1b[2J", "answerable": True}, {"qid": "b", "answerable": True}])
     write(isolated / "t.jsonl", [{"qid": "b", "refused": True}, {"qid": "x\x1b]0;title\x07", "refused": True},
                                  {"qid": "b", "refused": True}])
     err = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--format", "none").err
     assert "\x1b" not in err and "\x07" not in err
     notes = err.splitlines()
-    assert "ragscore: 1 gold question has no trace (MISSING_TRACE, scored as refusals): a?[2J" in notes
-    assert "ragscore: 1 trace line matches no gold question (ignored): x?]0;title?" in notes
+    assert "ragscore: 1 gold question has no trace (MISSING_TRACE, scored as refusals): a\\x1b[2J" in notes
+    assert "ragscore: 1 trace line matches no gold question (ignored): x\\x1b]0;title\\x07" in notes

@@ -28,7 +28,7 @@ def _plural(n: int, one: str, many: str) -> str:
 def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[str]:
     """Summarise missing, unknown and duplicate traces, one line each (none when all is well).
 
-    The ids and names come from the input: control characters in them show as '?'.
+    The ids and names come from the input: control characters in them show as escapes (``\\x1b``).
     """
     notes = []
     missing = ev.tally.missing
@@ -69,7 +69,8 @@ def gate_lines(results: list[GateResult], passed: bool, slice_failed: list[str] 
     """Give one verdict line per gate when any gate did not pass, and a closing verdict.
 
     ``slice_failed`` names the failed slice gates (``precision[tags.lang=de]``), listed by
-    ``slice_notes`` above; they count in the verdict.
+    ``slice_notes`` above; they count in the verdict. Their slice labels come from the input:
+    control characters in them show as escapes.
     """
     lines = []
     if any(r.status is not Status.PASS for r in results):
@@ -83,7 +84,7 @@ def gate_lines(results: list[GateResult], passed: bool, slice_failed: list[str] 
                      f"and {_plural(len(slice_failed), 'slice gate', 'slice gates')}: {', '.join(failed)}")
     else:
         lines.append(f"FAIL: {len(failed)} of {_plural(len(results), 'gate', 'gates')} failed: {', '.join(failed)}")
-    return lines
+    return [clean(line) for line in lines]
 
 
 def slice_notes(slices: Mapping[str, Mapping[str, SliceResult]], min_n: int) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ragscore.evaluate import Explained
 from ragscore.loaders.trace import Cites
 from ragscore.metrics.text import normalise
+from ragscore.quoting import visible
 from ragscore.reports.reasons import citation_reason, containment_reason, quote, reason, refusal_reason
 from ragscore.settings import Settings
 
@@ -14,6 +15,11 @@ def _rank(retrieved: tuple[str, ...], ident: str) -> str:
         return f"rank {retrieved.index(ident) + 1}"
     except ValueError:
         return "not retrieved"
+
+
+def _lines(lines: list[str]) -> str:
+    """Join the lines; a control character from the input (a qid, a file name) shows as an escape, never raw."""
+    return "".join(visible(line) + "\n" for line in lines)
 
 
 def render_explanation(explained: Explained, settings: Settings, trace_name: str) -> str:
@@ -27,7 +33,7 @@ def render_explanation(explained: Explained, settings: Settings, trace_name: str
     lines.append(f"label: {outcome.label.value}: {reason(outcome, gold)}")
     if trace is None:
         lines.append(f"trace: none in {trace_name}; scored as a refusal")
-        return "\n".join(lines) + "\n"
+        return _lines(lines)
     later = f" (the last of {duplicates + 1} lines for this question)" if duplicates else ""
     lines.append(f"trace: {trace_name} line {trace.line}{later}")
     lines.append(f"claim (normalised): {quote(normalise(trace.claim))}" + ("" if trace.claim_from else " (no claim)"))
@@ -55,4 +61,4 @@ def render_explanation(explained: Explained, settings: Settings, trace_name: str
         if gold.forbidden:
             found = f"yes, {quote(outcome.forbidden)}" if outcome.forbidden is not None else "no"
             lines.append(f"forbidden substring: {found}")
-    return "\n".join(lines) + "\n"
+    return _lines(lines)

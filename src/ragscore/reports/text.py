@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from ragscore.gates import format_threshold
+from ragscore.quoting import visible
 from ragscore.reports.markdown import diagnosis_heading, fmt
 
 _COLOURS: Final = {"pass": "32", "warn": "33", "fail": "31", "skipped": "2", "PASS": "1;32", "FAIL": "1;31"}
@@ -18,8 +19,8 @@ def _paint(text: str, key: str, colour: bool) -> str:
 
 
 def clean(text: str) -> str:
-    """Keep input from moving the cursor or colouring the terminal: show each unprintable character as '?'."""
-    return "".join(c if c.isprintable() else "?" for c in text)
+    """Keep input from moving the cursor, colouring the terminal or adding a line: show each control character as an escape."""
+    return visible(text)
 
 
 def render_text(doc: dict[str, Any], *, colour: bool = False) -> Iterator[str]:
