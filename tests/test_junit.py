@@ -293,7 +293,7 @@ def test_hostile_text_round_trips_safely() -> None:
     assert "<script>" not in xml and "]]>" not in xml and "\x07" not in xml
     suite = suite_of(parse(xml))
     check_shape(suite)
-    safe = HOSTILE.replace("\x07", "")
+    safe = HOSTILE.replace("\x07", "\\x07")  # the bell shows as an escape
     gate_case, question_case = suite.findall("testcase")[0], suite.findall("testcase")[3]
     assert gate_case.get("name") == safe
     failure = question_case.find("failure")
@@ -308,12 +308,15 @@ def test_hostile_text_round_trips_safely() -> None:
     assert suite.findall("script") == [] and suite.find(".//script") is None  # no element was injected
 
 
-def test_every_character_xml_forbids_is_dropped() -> None:
+def test_every_character_xml_forbids_shows_as_an_escape() -> None:
     forbidden = "".join(chr(c) for c in range(0x20) if chr(c) not in "\t\n\r") + "\ud800\ufffe\uffff"
-    assert clean(f"a{forbidden}b\t\n\r\U0001f600é") == "ab\t\n\r\U0001f600é"
+    shown = "".join(f"\\x{c:02x}" for c in range(0x20) if chr(c) not in "\t\n\r") + "\\ud800\\ufffe\\uffff"
+    assert clean(f"a{forbidden}b\t\n\r\x7f\x9b\u202e\U0001f600é") == f"a{shown}b\\t\\n\\r\\x7f\\x9b\\u202e\U0001f600é"
     xml = render_junit(make_doc({}, [question(f"q{forbidden}", "CLAIM_MISMATCH", f"r{forbidden}")]))
     case = suite_of(parse(xml)).find("testcase")
-    assert case is not None and case.get("name") == "q"
+    assert case is not None and case.get("name") == f"q{shown}"
+    failure = case.find("failure")
+    assert failure is not None and failure.get("message") == f"CLAIM_MISMATCH: r{shown}"
 
 
 def test_skipped_and_warned_gates() -> None:
