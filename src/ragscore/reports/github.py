@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from ragscore.gates import format_threshold
+from ragscore.quoting import visible
 from ragscore.reports.files import ReportWriteError
 from ragscore.reports.markdown import fmt
 
@@ -24,13 +25,17 @@ def _escape(text: str, escapes: Iterable[tuple[str, str]]) -> str:
 
 
 def escape_data(text: str) -> str:
-    """Escape a workflow command's message so that the runner shows it as written."""
-    return _escape(text, _DATA_ESCAPES)
+    """Escape a workflow command's message so that the runner shows it as written.
+
+    Any other control character (an ESC that would colour the log, a tab, U+2028) shows as an
+    escape, as in the reports, so the command is one line of plain text.
+    """
+    return visible(_escape(text, _DATA_ESCAPES))
 
 
 def escape_property(text: str) -> str:
     """Escape a workflow command's property value, such as its title."""
-    return _escape(text, _PROPERTY_ESCAPES)
+    return visible(_escape(text, _PROPERTY_ESCAPES))
 
 
 def _message(metric: str, gate: Mapping[str, Any]) -> str:
@@ -57,7 +62,8 @@ def annotations(doc: dict[str, Any]) -> list[str]:
 
 def append_step_summary(markdown: Iterable[str], path: str) -> None:
     """Append the Markdown report to the job summary file (GITHUB_STEP_SUMMARY), creating it if need be."""
-    # Render the whole text first, so that a failure while rendering appends nothing.
+    # Render the whole text first, so that a failure while rendering appends nothing. The report
+    # shows every control character from the input as an escape: its only raw ones are its line ends.
     text = "".join(markdown)
     try:
         with open(path, "a", encoding="utf-8", newline="\n") as summary:
