@@ -360,14 +360,14 @@ def test_macro_averages_are_the_same_bytes_under_any_hash_seed(tmp_path):
     assert len(outputs) == 1
 
 
-def test_stderr_notes_show_control_characters_in_ids_as_question_marks(ragscore, isolated):
+def test_stderr_notes_show_control_characters_in_ids_as_escapes(ragscore, isolated):
     gold = [{"id": "a\x1b[2J", "label": "A"}, {"id": "b", "label": "A"}]
     pred = [{"id": "b", "label": "A"}, {"id": "x\x1b]0;title\x07", "label": "A"}, {"id": "b", "label": "A"}]
     run = ragscore("classify", *_ner_files(isolated, gold, pred), "--no-fail")
     assert "\x1b" not in run.err and "\x07" not in run.err
     assert run.err.splitlines()[:3] == [
-        "ragscore: 1 gold item has no prediction (scored as an empty prediction): a?[2J",
-        "ragscore: 1 prediction line has an id not in the gold file (ignored): x?]0;title?",
+        "ragscore: 1 gold item has no prediction (scored as an empty prediction): a\\x1b[2J",
+        "ragscore: 1 prediction line has an id not in the gold file (ignored): x\\x1b]0;title\\x07",
         "ragscore: 1 prediction line was replaced by a later line with the same id (the last counts): b",
     ]
 
