@@ -221,3 +221,49 @@ def _tokens_by_scan(text: str, entities: list[Entity]) -> set[tuple[int, str]]:
 @given(st.text(alphabet="ab \n\t", max_size=30), st.lists(_entity, max_size=6))
 def test_token_lookup_by_bisection_equals_a_scan_of_every_token(text, entities):
     assert entity_tokens(text, entities) == _tokens_by_scan(text, entities)
+
+
+def _rules_restated(gold: Sequence[Entity], pred: Sequence[Entity]) -> tuple[tuple[int, int], ...]:
+    """The documented partial matching, step by step over every pair (quadratic: small inputs only)."""
+    def ov(i: int, j: int) -> int:
+        return min(gold[i].end, pred[j].end) - max(gold[i].start, pred[j].start)
+
+    free = {g: [i for i, x in enumerate(gold) if x == g] for g in gold}
+    pred_of: dict[int, int] = {}
+    for j, p in enumerate(pred):  # (1) strict pairs, each copy once, in file order
+        if free.get(p):
+            pred_of[free[p].pop(0)] = j
+    gold_of = {j: i for i, j in pred_of.items()}
+    edges = [(i, j) for i in range(len(gold)) for j in range(len(pred)) if _overlap(gold[i], pred[j])]
+    # (2) greedy: largest overlap, earliest gold span, earliest predicted span, file order
+    for i, j in sorted(edges, key=lambda e: (-ov(*e), gold[e[0]].start, gold[e[0]].end, pred[e[1]].start, pred[e[1]].end, *e)):
+        if i not in pred_of and j not in gold_of:
+            pred_of[i], gold_of[j] = j, i
+    options = {i: sorted((j for g, j in edges if g == i), key=lambda j: (-ov(i, j), pred[j].start, pred[j].end, j))
+               for i in range(len(gold))}
+
+    def augment(i: int, seen: set[int]) -> bool:  # (3) Kuhn's depth-first search, recursive
+        for j in options[i]:
+            if j not in seen:
+                seen.add(j)
+                if j not in gold_of or augment(gold_of[j], seen):
+                    pred_of[i], gold_of[j] = j, i
+                    return True
+        return False
+
+    for i in sorted((i for i in range(len(gold)) if i not in pred_of), key=lambda i: (gold[i].start, gold[i].end, i)):
+        augment(i, set())
+    return tuple(sorted(pred_of.items()))
+
+
+_wide_entity = st.builds(lambda start, length, kind: Entity(start, start + length, kind),
+                         st.integers(0, 60), st.sampled_from([1, 2, 3, 5, 8, 13, 30, 61]), st.sampled_from("AB"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_wide_entity, max_size=40), st.lists(_wide_entity, max_size=40), st.data())
+def test_the_partial_pairs_are_those_the_documented_steps_choose(gold, pred, data):
+    # The indexed, lazy matcher must choose exactly the pairs the three documented steps choose,
+    # both with small types (scanned) and larger ones (searched through the span tree).
+    pred = pred + data.draw(st.lists(st.sampled_from(gold), max_size=5)) if gold else pred  # some exact copies
+    assert match_entities(gold, pred).partial == _rules_restated(gold, pred)

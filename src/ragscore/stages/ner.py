@@ -41,7 +41,9 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections import deque
+from collections.abc import Iterable, Sequence
+from heapq import heappop, heappush
 from dataclasses import dataclass, field, fields
 from typing import Final
 
@@ -136,39 +138,104 @@ class Matching:
 
 def _strict_pairs(gold: Sequence[Entity], pred: Sequence[Entity]) -> list[tuple[int, int]]:
     """Pair equal entities, each copy once, in file order."""
-    free_gold: dict[Entity, list[int]] = {}
+    free_gold: dict[Entity, deque[int]] = {}
     for i, g in enumerate(gold):
-        free_gold.setdefault(g, []).append(i)
+        free_gold.setdefault(g, deque()).append(i)
     pairs = []
     for j, p in enumerate(pred):
         waiting = free_gold.get(p)
         if waiting:
-            pairs.append((waiting.pop(0), j))
+            pairs.append((waiting.popleft(), j))
     return pairs
 
 
+_SCAN: Final = 16  # up to this many predictions of a type, a scan finds the overlapping ones faster than a tree
+
+
 class _SpanIndex:
-    """Predicted entities by type, sorted by start, to find those that overlap a span without a full scan."""
+    """Predicted entities of each type, sorted by start, under trees of their smallest and largest ends.
+
+    Finding the predictions that overlap a span costs O(k + log n) for k of them when they form
+    a few runs, and O((k + 1) log n) at worst, however long or nested the spans are: the work
+    follows the overlaps there are, never all pairs.
+    """
 
     def __init__(self, pred: Sequence[Entity]) -> None:
-        self.by_type: dict[str, tuple[list[int], list[int], int]] = {}  # type -> (starts, indexes, longest span)
-        for kind in {p.type for p in pred}:
-            order = sorted((p.start, j) for j, p in enumerate(pred) if p.type == kind)
-            longest = max(pred[j].end - pred[j].start for _, j in order)
-            self.by_type[kind] = ([start for start, _ in order], [j for _, j in order], longest)
-        self.pred = pred
+        by_type: dict[str, list[tuple[int, int, int]]] = {}
+        for j, p in enumerate(pred):
+            by_type.setdefault(p.type, []).append((p.start, p.end, j))
+        # type -> (spans (start, end, index) by start, leaf count, min-end tree, max-end tree);
+        # node n of a tree has the children 2n and 2n + 1, leaf i is node size + i.
+        self.trees: dict[str, tuple[list[tuple[int, int, int]], list[int], int, list[int], list[int]]] = {}
+        for kind, spans in by_type.items():
+            spans.sort()
+            if len(spans) <= _SCAN:
+                self.trees[kind] = (spans, [], 0, [], [])
+                continue
+            size = 1 << (len(spans) - 1).bit_length()
+            ends = [end for _, end, _ in spans]
+            low = [0] * size + ends + [max(ends) + 1] * (size - len(spans))
+            high = [0] * size + ends + [0] * (size - len(spans))
+            for node in range(size - 1, 0, -1):
+                low[node] = min(low[2 * node], low[2 * node + 1])
+                high[node] = max(high[2 * node], high[2 * node + 1])
+            self.trees[kind] = (spans, [start for start, _, _ in spans], size, low, high)
+
+    def overlapping(self, g: Entity) -> list[tuple[int, int, int]]:
+        """Return the (start, end, index) of the predictions of g's type that share a character with g."""
+        found = self.trees.get(g.type)
+        if found is None:
+            return []
+        spans, starts, size, low, high = found
+        if not size:
+            return [span for span in spans if span[0] < g.end and span[1] > g.start]
+        inside = bisect_left(starts, g.start)
+        out = spans[inside:bisect_left(starts, g.end)]  # starting within g: they overlap it
+        # Those starting before g overlap it when they end after its start: search the tree.
+        stack = [(1, 0, size)]  # (node, first leaf, leaves under it)
+        while stack:
+            node, first, width = stack.pop()
+            if first >= inside or high[node] <= g.start:
+                continue  # no leaf under the node starts before g and ends inside or after it
+            if low[node] > g.start and first + width <= inside:
+                out += spans[first:first + width]  # every leaf under the node does
+                continue
+            half = width >> 1
+            stack.append((2 * node + 1, first + half, half))
+            stack.append((2 * node, first, half))
+        return out
 
 
-def _overlapping(g: Entity, index: _SpanIndex) -> Iterator[int]:
-    """Yield the predictions of g's type that share a character with g (start in (g.start - longest, g.end))."""
-    found = index.by_type.get(g.type)
-    if found is None:
-        return
-    starts, indexes, longest = found
-    for n in range(bisect_right(starts, g.start - longest), bisect_left(starts, g.end)):
-        j = indexes[n]
-        if index.pred[j].end > g.start:
-            yield j
+def _maximum_size(gold: Sequence[Entity], pred: Sequence[Entity]) -> int:
+    """Return the size of a maximum matching of overlapping spans (one type), in O(n log n).
+
+    The span that ends first, on either side, is paired with the other side's unpaired span that
+    overlaps it and ends first (when there is one): exchanging pairs shows no larger matching is
+    lost that way. Overlap with a span ending first only needs the other span to start before
+    that end, so each side's candidates are a heap by end, filled in order of start.
+    """
+    sides = (sorted((e.start, e.end, n) for n, e in enumerate(gold)), sorted((e.start, e.end, n) for n, e in enumerate(pred)))
+    events = sorted([(e.end, 0, n) for n, e in enumerate(gold)] + [(e.end, 1, n) for n, e in enumerate(pred)])
+    done: tuple[set[int], set[int]] = (set(), set())  # paired, or passed over with no partner
+    waiting: tuple[list[tuple[int, int]], list[tuple[int, int]]] = ([], [])  # (end, n) of started spans
+    added = [0, 0]
+    size = 0
+    for end, side, n in events:
+        if n in done[side]:
+            continue
+        done[side].add(n)
+        other = 1 - side
+        spans, heap, gone = sides[other], waiting[other], done[other]
+        while added[other] < len(spans) and spans[added[other]][0] < end:
+            _, other_end, m = spans[added[other]]
+            heappush(heap, (other_end, m))
+            added[other] += 1
+        while heap and heap[0][1] in gone:
+            heappop(heap)
+        if heap:
+            gone.add(heappop(heap)[1])
+            size += 1
+    return size
 
 
 def _gold_order(gold: Sequence[Entity], i: int) -> tuple[int, int, int]:
@@ -176,32 +243,66 @@ def _gold_order(gold: Sequence[Entity], i: int) -> tuple[int, int, int]:
 
 
 def match_entities(gold: Sequence[Entity], pred: Sequence[Entity]) -> Matching:
-    """Pair gold and predicted entities (by index): strict pairs, and a maximum partial matching (see the module doc)."""
+    """Pair gold and predicted entities (by index): strict pairs, and a maximum partial matching (see the module doc).
+
+    The work follows the overlaps there are: each gold entity's candidates are found through an
+    index and only when needed, the greedy step takes each gold entity's best free candidate from
+    a heap instead of sorting every overlapping pair, and step 3 stops once a type's matching has
+    the size of a maximum matching (computed directly: no augmenting path is left to find).
+    """
     strict = _strict_pairs(gold, pred)
-    # Candidates of each gold entity, in the order it tries them: largest overlap, earliest span, file order.
-    index = _SpanIndex(pred)
-    candidates = {i: [j for _, _, _, j in sorted((-_overlap(g, pred[j]), pred[j].start, pred[j].end, j)
-                                                 for j in _overlapping(g, index))]
-                  for i, g in enumerate(gold)}
     gold_of: dict[int, int] = {j: i for i, j in strict}  # predicted index -> gold index
     pred_of: dict[int, int] = {i: j for i, j in strict}
-    greedy = sorted(
-        (-_overlap(gold[i], pred[j]), gold[i].start, gold[i].end, pred[j].start, pred[j].end, i, j)
-        for i, js in candidates.items() if i not in pred_of
-        for j in js if j not in gold_of
-    )
-    for *_, i, j in greedy:
-        if i not in pred_of and j not in gold_of:
+    index: _SpanIndex | None = None  # built on first use: not at all when every gold entity pairs strictly
+    found: dict[int, list[int]] = {}
+
+    def candidates(i: int) -> list[int]:
+        # The order gold i tries its predictions in: largest overlap, earliest span, file order.
+        nonlocal index
+        js = found.get(i)
+        if js is None:
+            if index is None:
+                index = _SpanIndex(pred)
+            start, end = gold[i].start, gold[i].end
+            # minus the overlap, then the span and the index: the sort key (conditionals: faster than min/max)
+            keyed = sorted([((s if s > start else start) - (e if e < end else end), s, e, j)
+                            for s, e, j in index.overlapping(gold[i])])
+            js = found[i] = [key[3] for key in keyed]
+        return js
+
+    # Step 2, greedy: overlapping pairs by largest overlap, then earliest gold span, earliest
+    # predicted span, file order. A heap holds each unpaired gold entity's best free candidate:
+    # its smallest key is the next pair the sorted list of every pair would take.
+    heap: list[tuple[int, int, int, int, int, int, int]] = []
+    position: dict[int, int] = {}
+
+    def offer(i: int, k: int) -> None:
+        js = candidates(i)
+        while k < len(js) and js[k] in gold_of:
+            k += 1
+        if k < len(js):
+            g, p = gold[i], pred[js[k]]
+            position[i] = k
+            heappush(heap, (-_overlap(g, p), g.start, g.end, p.start, p.end, i, js[k]))
+
+    for i in range(len(gold)):
+        if i not in pred_of:
+            offer(i, 0)
+    while heap:
+        *_, i, j = heappop(heap)
+        if j in gold_of:
+            offer(i, position[i] + 1)  # taken meanwhile: the next free candidate
+        else:
             pred_of[i], gold_of[j] = j, i
 
-    def augment(i: int, seen: set[int]) -> bool:
+    def augment(i: int, seen: set[int], dead: set[int]) -> bool:
         # Iterative depth-first search for an augmenting path from gold i (no recursion limit to hit).
         stack: list[tuple[int, int]] = [(i, 0)]  # (gold index, next candidate position)
         path: list[tuple[int, int]] = []  # (gold index, predicted index) edges taken so far
         while stack:
             g, k = stack.pop()
-            js = candidates[g]
-            while k < len(js) and js[k] in seen:
+            js = candidates(g)
+            while k < len(js) and (js[k] in seen or js[k] in dead):
                 k += 1
             if k == len(js):
                 if path:
@@ -218,8 +319,32 @@ def match_entities(gold: Sequence[Entity], pred: Sequence[Entity]) -> Matching:
             stack.append((gold_of[j], 0))
         return False
 
-    for i in sorted((i for i in candidates if i not in pred_of and candidates[i]), key=lambda i: _gold_order(gold, i)):
-        augment(i, set())
+    # Step 3. A search that fails leaves the matching as it was, and no prediction it reached can
+    # lead to a free one: later searches skip those ("dead") until a search succeeds. Skipping
+    # them changes no search's result, only its cost.
+    roots = sorted((i for i in range(len(gold)) if i not in pred_of and found.get(i)), key=lambda i: _gold_order(gold, i))
+    room: dict[str, int] = {}  # per type: pairs a maximum matching has beyond the current ones
+    if roots:
+        kinds = {gold[i].type for i in roots}
+        by_type: dict[str, tuple[list[Entity], list[Entity]]] = {kind: ([], []) for kind in kinds}
+        for side, entities in enumerate((gold, pred)):
+            for e in entities:
+                if e.type in by_type:
+                    by_type[e.type][side].append(e)
+        room = {kind: _maximum_size(*by_type[kind]) for kind in kinds}
+        for i in pred_of:
+            if gold[i].type in room:
+                room[gold[i].type] -= 1
+    dead: set[int] = set()
+    for i in roots:
+        if not room[gold[i].type]:
+            continue  # the type's matching is already maximum: no search can succeed
+        seen: set[int] = set()
+        if augment(i, seen, dead):
+            room[gold[i].type] -= 1
+            dead.clear()
+        else:
+            dead |= seen
     return Matching(tuple(sorted(strict)), tuple(sorted(pred_of.items())))
 
 
