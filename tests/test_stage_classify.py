@@ -127,3 +127,33 @@ def test_an_unlisted_label_never_equals_a_category_of_the_same_name():
     # Listed under the category "place", the label "place" joins it.
     m = score_classify([("CITY", "place")], {**hierarchy, "place": "place"}).metrics()
     assert m["category_accuracy"] == 1.0
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_sparse_cells_hold_exactly_the_nonzero_entries_of_the_dense_matrix(seed):
+    rng = random.Random(2000 + seed)
+    labels = [f"L{i}" for i in range(rng.randint(1, 30))]
+    pairs: list[tuple[str, str | None]] = [(rng.choice(labels), rng.choice(labels + [None])) for _ in range(rng.randint(1, 200))]
+    result = score_classify(pairs)
+    index = {label: n for n, label in enumerate(result.labels)}
+    dense = [[0] * len(result.labels) for _ in result.labels]
+    for g, p in pairs:
+        if p is not None:
+            dense[index[g]][index[p]] += 1
+    assert [list(row) for row in result.matrix] == dense
+    assert list(result.cells) == [(g, p, c) for g, row in enumerate(dense) for p, c in enumerate(row) if c]
+    cells = sorted((-c, result.labels[g], result.labels[p]) for g, row in enumerate(dense) for p, c in enumerate(row)
+                   if c and g != p)
+    assert result.top_confusions() == [{"gold": g, "predicted": p, "count": -c} for c, g, p in cells[:10]]
+
+
+def test_the_json_confusion_is_dense_up_to_the_limit_then_its_nonzero_cells():
+    from ragscore.stages.classify import MAX_DENSE_LABELS
+
+    dense = score_classify([(f"L{i:03}", f"L{i:03}") for i in range(MAX_DENSE_LABELS - 1)] + [("L000", "L999")])
+    assert list(dense.confusion()) == ["labels", "matrix"] and len(dense.confusion()["matrix"]) == MAX_DENSE_LABELS
+    pairs = [(f"L{i:03}", f"L{i:03}") for i in range(MAX_DENSE_LABELS)] + [("L000", "L999"), ("L000", "L999")]
+    sparse = score_classify(pairs).confusion()
+    assert list(sparse) == ["labels", "cells"] and len(sparse["labels"]) == MAX_DENSE_LABELS + 1
+    assert sparse["cells"][:2] == [[0, 0, 1], [0, MAX_DENSE_LABELS, 2]]  # [gold index, predicted index, count]
+    assert len(sparse["cells"]) == MAX_DENSE_LABELS + 1

@@ -42,7 +42,7 @@ def evaluate_stage(config: StageConfig, gold: str, pred: str) -> StageEvaluation
         counted = classify.score_classify(classify.joined_pairs(joined_cls), config.hierarchy)
         detail = {
             "per_class": counted.per_class(),
-            "confusion": {"labels": list(counted.labels), "matrix": [list(row) for row in counted.matrix]},
+            "confusion": counted.confusion(),
             "top_confusions": counted.top_confusions(),
         }
         return StageEvaluation("classify", joined_cls, _ordered(config, counted.metrics(), joined_cls), detail)

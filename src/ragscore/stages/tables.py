@@ -60,14 +60,16 @@ def _classify_tables(doc: dict[str, Any]) -> list[Table]:
                       [(label, s["precision"], s["recall"], s["f1"], s["support"], s["predicted"], s["missing"])
                        for label, s in doc["per_class"].items()])
     tables = [per_class]
-    labels, matrix = doc["confusion"]["labels"], doc["confusion"]["matrix"]
-    if len(labels) <= MAX_MATRIX_LABELS:
+    confusion = doc["confusion"]
+    labels = confusion["labels"]
+    if len(labels) <= MAX_MATRIX_LABELS and "matrix" in confusion:
         tables.append(Table("Confusion matrix", ("gold \\ predicted", *labels),
-                            [(label, *row) for label, row in zip(labels, matrix)],
+                            [(label, *row) for label, row in zip(labels, confusion["matrix"])],
                             "Rows are gold labels, columns predicted labels; missing predictions are not cells "
                             "(see the missing column above)."))
-    else:
-        tables.append(Table("Confusion matrix", (), [], f"{len(labels)} labels: the matrix is in the JSON report."))
+    else:  # never a table of labels x labels: the JSON report has the matrix, or its nonzero cells
+        held = "the matrix is" if "matrix" in confusion else f"its {len(confusion['cells']):,} nonzero cells are"
+        tables.append(Table("Confusion matrix", (), [], f"{len(labels):,} labels: {held} in the JSON report."))
     tables.append(Table("Top confusions", ("gold", "predicted", "count"),
                         [(c["gold"], c["predicted"], c["count"]) for c in doc["top_confusions"]],
                         "" if doc["top_confusions"] else "No confusions."))
