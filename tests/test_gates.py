@@ -77,7 +77,7 @@ def test_malformed_gate_option(ragscore, isolated):
     run = ragscore("--gold", GOLD, "--trace", TRACE, "--gates", "precision 0.8")
     assert run.err == 'ragscore: error: --gates: expected METRIC=VALUE or METRIC>=VALUE (also >, <=, <), got "precision 0.8"\n'
     run = ragscore("--gold", GOLD, "--trace", TRACE, "--gates", "precision=high")
-    assert run.err == "ragscore: error: --gates: expected a number for \"precision\", got 'high'\n"
+    assert run.err == "ragscore: error: --gates: expected a number for \"precision\", got \"high\"\n"
 
 
 def test_precedence_defaults_pyproject_gates_file_command_line(ragscore, isolated):
@@ -117,7 +117,7 @@ def test_relaxing_the_missing_gate(ragscore, isolated):
         ("[gates]\nprecision = 0.8\nchr = \n", "gates.toml:3:7: invalid TOML: Invalid value"),
         ("[gates]\n\nprecison = 0.8\n", 'gates.toml:3: unknown metric "precison"; did you mean "precision"?'),
         ("[scoring]\nrefusal_token = ['x']\n", 'gates.toml:2: [scoring] unknown setting "refusal_token"; did you mean "refusal_tokens"?'),
-        ("[scoring]\nk = 0\n", "gates.toml:2: [scoring] expected \"k\" to be a positive integer, got 0"),
+        ("[scoring]\nk = 0\n", "gates.toml:2: [scoring] expected \"k\" to be a positive integer of at most 1,000,000, got 0"),
         ("[scoring]\nstrict = 'yes'\n", "gates.toml:2: [scoring] expected \"strict\" to be true or false, got 'yes'"),
         ("[gate]\nprecision = 0.8\n", 'gates.toml: unknown section "[gate]"; did you mean "[gates]"?'),
         ("[gates]\nprecision = { min = 0.8, warn = 0.7 }\n", 'gates.toml:2: "precision": warn must be at or above the threshold 0.8'),

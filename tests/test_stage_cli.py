@@ -197,7 +197,7 @@ GATE_ERRORS = [
      '--gates: metric "hits@7" is not computed with these settings: add 7 to the cutoffs (--cutoffs)'),
     ("link", ["--gates", "mrrr=0.5"], '--gates: unknown link metric "mrrr"; did you mean "mrr"?'),
     ("ner", ["--gates", "precision=0.5"], '--gates: unknown ner metric "precision"; did you mean "token_precision"?'),
-    ("classify", ["--gates", "accuracy>>0.5"], '--gates: expected a number for "accuracy", got \'>0.5\''),
+    ("classify", ["--gates", "accuracy>>0.5"], '--gates: expected a number for "accuracy", got ">0.5"'),
 ]
 
 

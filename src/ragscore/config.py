@@ -13,10 +13,11 @@ from typing import Final
 from ragscore.diagnose.rules import DEFAULT_SAMPLES, Rule, builtin_rules, parse_rules
 from ragscore.errors import ConfigError
 from ragscore.external import KNOWN as KNOWN_SCORES
-from ragscore.gates import ALIASES, TYPO_CUTOFF, Gate, parse_gate_option, parse_gate_table, resolve_metric
+from ragscore.gates import ALIASES, TYPO_CUTOFF, Gate, finite_number, parse_gate_option, parse_gate_table, resolve_metric
 from ragscore.metrics.families import ANSWER, FAMILIES
 from ragscore.metrics.registry import Direction, closest, did_you_mean, lookup, split_cutoff
-from ragscore.settings import Settings
+from ragscore.quoting import show_value
+from ragscore.settings import MAX_CUTOFF, Settings, cutoff_problem
 
 DEFAULT_GATES: Final = (
     Gate("precision", ">=", 0.80),
@@ -30,6 +31,12 @@ SECTIONS: Final = ("scoring", "gates", "regression", "slice_gates", "diagnose", 
 DEFAULT_MIN_N: Final = 20  # a slice smaller than this is reported, but its gates are skipped
 TEXT_TOKENIZERS: Final = ("reference", "unicode")  # metrics.overlap.TOKENIZERS, without importing it
 _TOML_POSITION_RE: Final = re.compile(r"^(?P<msg>.*) \(at line (?P<line>\d+), column (?P<col>\d+)\)$")
+# What a settings file may not hold, though TOML allows it: nesting past what tomllib can recurse
+# through (reported at the line where it passes this depth) and integers Python will not convert.
+_TOML_MAX_DEPTH: Final = 100
+_TOML_NESTING_RE: Final = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]',
+                                     re.DOTALL)
+_LONG_INTEGER_RE: Final = re.compile(r"[0-9][0-9_]{4300,}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +109,37 @@ def read_toml(path: Path, display: str) -> tuple[dict[str, object], str]:
         raise ConfigError(display, f"cannot read: {exc.strerror}") from None
     try:
         return tomllib.loads(text), text
-    except tomllib.TOMLDecodeError as exc:
-        match = _TOML_POSITION_RE.match(str(exc))
-        if match is None:
-            raise ConfigError(display, f"invalid TOML: {exc}") from None
-        raise ConfigError(display, f"invalid TOML: {match['msg']}", int(match["line"]), int(match["col"])) from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise ConfigError(display, "invalid TOML: arrays or inline tables nested too deeply to read",
+                          _deep_line(text)) from None
+    except ValueError as exc:
+        if isinstance(exc, tomllib.TOMLDecodeError):
+            raise _toml_error(exc, display) from None
+        # Python refuses to convert an integer of more than 4,300 digits (sys.get_int_max_str_digits).
+        match = _LONG_INTEGER_RE.search(text)
+        line = text.count("\n", 0, match.start()) + 1 if match else None
+        raise ConfigError(display, "invalid TOML: an integer with more than 4,300 digits", line) from None
+
+
+def _toml_error(exc: tomllib.TOMLDecodeError, display: str) -> ConfigError:
+    match = _TOML_POSITION_RE.match(str(exc))
+    if match is None:
+        return ConfigError(display, f"invalid TOML: {exc}")
+    return ConfigError(display, f"invalid TOML: {match['msg']}", int(match["line"]), int(match["col"]))
+
+
+def _deep_line(text: str) -> int | None:
+    """Find the line where arrays and inline tables first nest past ``_TOML_MAX_DEPTH`` (strings and comments skipped)."""
+    depth = 0
+    for match in _TOML_NESTING_RE.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > _TOML_MAX_DEPTH:
+                return text.count("\n", 0, match.start()) + 1
+        elif token in "]}":
+            depth = max(depth - 1, 0)
+    return None
 
 
 def _sections(data: Mapping[str, object], source: str, text: str, prefix: str = "") -> dict[str, SettingsTable]:
@@ -132,8 +165,9 @@ def _bool(table: SettingsTable, key: str) -> bool:
 
 
 def _positive_int(table: SettingsTable, key: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise table.error(key, f'expected "{key}" to be a positive integer, got {value!r}')
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CUTOFF:
+        raise table.error(key, f'expected "{key}" to be a positive integer of at most {MAX_CUTOFF:,}, '
+                               f'got {show_value(value)}')
     return value
 
 
@@ -186,7 +220,7 @@ def _number(
             bound = f"strictly between {low:g} and {high:g}"
         else:
             bound = f"above {low:g} and at most {high:g}" if low_open else f"from {low:g} to {high:g}"
-        raise table.error(key, f'expected "{key}" to be a number {bound}, got {value!r}')
+        raise table.error(key, f'expected "{key}" to be a number {bound}, got {show_value(value)}')
     return float(value)
 
 
@@ -211,7 +245,11 @@ def _cutoffs(table: SettingsTable, key: str) -> tuple[int, ...]:
     value = table.data[key]
     if not isinstance(value, list) or not value:
         raise table.error(key, f'expected "{key}" to be a non-empty list of positive integers')
-    return tuple(sorted({_positive_int(table, key, v) for v in value}))
+    cutoffs = tuple(sorted({_positive_int(table, key, v) for v in value}))
+    problem = cutoff_problem(cutoffs)
+    if problem is not None:
+        raise table.error(key, f'expected "{key}" to hold {problem}')
+    return cutoffs
 
 
 def _tokens(table: SettingsTable, key: str) -> tuple[str, ...]:
@@ -300,9 +338,11 @@ def load_config(
                     require_significance = _bool(table, key)
                     continue
                 metric = resolve_metric(key, names, settings.k, table.source, table.line_of(key), external=True)
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
-                    raise table.error(key, f'expected "{key}" to be the largest allowed drop, a number >= 0, got {value!r}')
-                regression[metric] = float(value)
+                drop = finite_number(value)
+                if drop is None or drop < 0:
+                    raise table.error(key, f'expected "{key}" to be the largest allowed drop, a number >= 0, '
+                                           f'got {show_value(value)}')
+                regression[metric] = drop
                 regression_at[metric] = (table.source, table.line_of(key))
     slice_gates: dict[str, Gate | None] = {}
     min_n = DEFAULT_MIN_N

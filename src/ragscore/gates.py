@@ -12,6 +12,7 @@ from typing import Final
 
 from ragscore.errors import ConfigError
 from ragscore.metrics.registry import Direction, closest, did_you_mean, lookup, split_cutoff
+from ragscore.quoting import show_value
 
 ALIASES: Final = {"under": "under_refusal", "over": "over_refusal", "recall@k": "full_recall@K"}
 
@@ -95,15 +96,30 @@ def resolve_metric(
     raise ConfigError(where, f'unknown metric "{name}"{did_you_mean(name, names + list(ALIASES))}', line)
 
 
-def _threshold(text: object, what: str, where: str, line: int | None) -> float:
-    if isinstance(text, bool) or not isinstance(text, (int, float, str)):
-        raise ConfigError(where, f"expected a number for {what}, got {text!r}", line)
+def finite_number(value: object) -> float | None:
+    """Return a number as a finite float, or None: for a bool, text, NaN, an infinity, or an
+    integer beyond a double's range (a 400-digit threshold is a typo, not a bound)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
     try:
-        value = float(text)
-    except ValueError:
-        raise ConfigError(where, f"expected a number for {what}, got {text!r}", line) from None
-    if not math.isfinite(value):
-        raise ConfigError(where, f"expected a finite number for {what}, got {text!r}", line)
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _threshold(text: object, what: str, where: str, line: int | None) -> float:
+    if isinstance(text, str):
+        try:
+            value = finite_number(float(text))
+        except ValueError:
+            raise ConfigError(where, f"expected a number for {what}, got {show_value(text)}", line) from None
+    elif isinstance(text, (int, float)) and not isinstance(text, bool):
+        value = finite_number(text)
+    else:
+        raise ConfigError(where, f"expected a number for {what}, got {show_value(text)}", line)
+    if value is None:
+        raise ConfigError(where, f"expected a finite number for {what}, got {show_value(text)}", line)
     return value
 
 

@@ -78,3 +78,10 @@ def quote(text: object, limit: int = QUOTE_LIMIT) -> str:
     """Quote a piece of input text for a one-line message: ``"a\\nb"``, long text shortened."""
     text = shorten(str(text), limit)
     return '"' + _UNSAFE_RE.sub(_escape_match, text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
+
+
+def show_value(value: object, limit: int = 40) -> str:
+    """Show a value from a settings file or the command line in a message: text quoted, the rest as Python writes it."""
+    if isinstance(value, str):
+        return quote(value, limit)
+    return shorten(repr(value), limit)

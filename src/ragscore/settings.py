@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Final
 
 from ragscore import __version__
 from ragscore.metrics.text import normalise
 
 DEFAULT_REFUSAL_TOKENS = ("not in context",)
+# Bounds on k and the cutoffs: every cutoff adds metrics to every question and every report, and
+# no ranking is judged a million deep.
+MAX_CUTOFF: Final = 1_000_000
+MAX_CUTOFFS: Final = 64
+
+
+def cutoff_problem(values: Collection[int]) -> str | None:
+    """Say what is wrong with a set of cutoffs (positive integers), or return None."""
+    if len(values) > MAX_CUTOFFS:
+        return f"at most {MAX_CUTOFFS} cutoffs, got {len(values):,}"
+    if max(values, default=0) > MAX_CUTOFF:
+        return f"cutoffs of at most {MAX_CUTOFF:,}"
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,9 @@ from importlib import resources
 from typing import Final
 
 from ragscore.errors import ConfigError
+from ragscore.gates import finite_number
 from ragscore.metrics.registry import Direction, lookup, split_cutoff
+from ragscore.quoting import show_value
 
 SEVERITIES: Final = ("critical", "warning")
 DEFAULT_SAMPLES: Final = 5  # the worst questions quoted in each diagnosis
@@ -136,9 +138,10 @@ def parse_rules(
 
 
 def _threshold(value: object, key: str, fail: Callable[[str], ConfigError]) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise fail(f'expected "{key}" to be a number, got {value!r}')
-    return float(value)
+    number = finite_number(value)
+    if number is None:
+        raise fail(f'expected "{key}" to be a finite number, got {show_value(value)}')
+    return number
 
 
 def _texts(value: object, key: str, fail: Callable[[str], ConfigError]) -> tuple[str, ...]:

@@ -18,6 +18,8 @@ from ragscore.config import read_toml, SettingsTable
 from ragscore.errors import ConfigError
 from ragscore.gates import OFF, Gate, parse_gate_option, parse_gate_table
 from ragscore.metrics.registry import Direction, did_you_mean, split_cutoff
+from ragscore.quoting import show_value
+from ragscore.settings import cutoff_problem
 from ragscore.stages.link import DEFAULT_CUTOFFS
 from ragscore.stages.names import find_spec, stage_specs
 
@@ -161,8 +163,12 @@ def load_stage_config(
             value = table.data["cutoffs"]
             if not isinstance(value, list) or not value or not all(
                     isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value):
-                raise table.error("cutoffs", f'expected "cutoffs" to be a non-empty list of positive integers, got {value!r}')
+                raise table.error("cutoffs", f'expected "cutoffs" to be a non-empty list of positive integers, '
+                                             f'got {show_value(value)}')
             file_cutoffs = tuple(sorted(set(value)))
+            problem = cutoff_problem(file_cutoffs)
+            if problem is not None:
+                raise table.error("cutoffs", f'expected "cutoffs" to hold {problem}')
         if "hierarchy" in table.data:
             hierarchy = {**(hierarchy or {}), **_hierarchy(_subtable(table, "hierarchy"))}
     final_cutoffs = cutoffs or file_cutoffs
