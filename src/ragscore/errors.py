@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ragscore.quoting import visible
+
 
 class RagscoreError(Exception):
     """Base class of every error the command line reports as a usage or input error."""
@@ -18,7 +20,7 @@ class InputError(RagscoreError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        where = self.source
+        where = visible(self.source)  # a file name may hold a newline: the message stays one line
         if self.line is not None:
             where += f":{self.line}"
             if self.column is not None:

@@ -10,12 +10,15 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Final, TypeVar
 
+from ragscore.errors import RagscoreError
 from ragscore.evaluate import Evaluation, Wants, evaluate, merge, score_part
 from ragscore.loaders.jsonl import STDIN, InputFile
 from ragscore.settings import Settings
 
 # Below this many input bytes, starting processes costs more than it saves.
 PARALLEL_MIN_BYTES: Final = 16 << 20
+# More workers than this per core only add work (each one reads both files): --jobs is capped there.
+JOBS_PER_CORE: Final = 4
 
 T = TypeVar("T")
 
@@ -26,6 +29,11 @@ def available_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+def max_jobs() -> int:
+    """Return the most processes a run uses, whatever --jobs asks for."""
+    return JOBS_PER_CORE * available_cores()
 
 
 def choose_jobs(requested: int | None, *specs: str) -> int:
@@ -39,13 +47,15 @@ def choose_jobs(requested: int | None, *specs: str) -> int:
     if not all(stat.S_ISREG(s.st_mode) for s in stats):
         return 1  # a pipe or a device can be read once only, by one process
     if requested is not None:
-        return requested
+        return min(requested, max_jobs())
     return available_cores() if sum(s.st_size for s in stats) >= PARALLEL_MIN_BYTES else 1
 
 
 def _ignore_interrupt() -> None:
     # Ctrl-C reaches the whole process group; only the parent handles it (and stops the pool).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The pool stops its workers with SIGTERM: they end at once, not through the parent's handler.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def run_parts(task: Callable[[int], T], jobs: int, specs: Sequence[str]) -> tuple[list[T], tuple[str, ...] | None]:
@@ -56,7 +66,11 @@ def run_parts(task: Callable[[int], T], jobs: int, specs: Sequence[str]) -> tupl
     """
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    with context.Pool(jobs, initializer=_ignore_interrupt) as pool:
+    try:
+        pool = context.Pool(jobs, initializer=_ignore_interrupt)
+    except OSError as exc:  # fork failed: too many processes for this user, or too little memory
+        raise RagscoreError(f"cannot start {jobs} worker processes: {exc.strerror or exc}; try fewer --jobs") from None
+    with pool:
         pending = pool.map_async(task, range(jobs), chunksize=1)
         try:  # the parent hashes the inputs while the workers score them
             digests: tuple[str, ...] | None = tuple(InputFile(spec).digest_whole() for spec in specs)

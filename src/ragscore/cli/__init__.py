@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Sequence
 
-from ragscore.cli.common import Exit, Streams
+from ragscore.cli.common import Exit, Streams, check_report_paths, one_line
 from ragscore.cli.compare import compare_parser, run_compare
 from ragscore.cli.score import run_score, score_parser
 from ragscore.cli.stages import classify_parser, link_parser, ner_parser, run_classify, run_link, run_ner
@@ -30,8 +33,34 @@ COMMANDS: dict[str, tuple[Callable[[str], argparse.ArgumentParser], Callable[[ar
 DEFAULT_COMMAND = "score"
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived: unwind like Ctrl-C, so that half-written reports are removed on the way out."""
+
+
+_MAIN_PID = os.getpid()
+
+
+def _terminate(signum: int, frame: object) -> None:
+    if os.getpid() != _MAIN_PID:  # a forked worker before its own setup: end as SIGTERM ends any process
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return the exit status."""
+    if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
+        return _main(argv)
+    global _MAIN_PID
+    _MAIN_PID = os.getpid()
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _main(argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     streams = Streams(sys.stdout, sys.stderr)
     if args and args[0] in COMMANDS:
@@ -45,13 +74,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version, or argparse's own usage error (status 2)
         return int(exc.code or 0)
     try:
+        check_report_paths(namespace)
         return int(run(namespace, streams))
     except RagscoreError as exc:
-        print(f"ragscore: error: {exc}", file=streams.err)
+        print(one_line(f"ragscore: error: {exc}"), file=streams.err)
         return Exit.USAGE_ERROR
     except KeyboardInterrupt:
         print("ragscore: interrupted", file=streams.err)
         return Exit.INTERRUPTED
+    except Terminated:
+        print("ragscore: terminated", file=streams.err)
+        return Exit.TERMINATED
     except Exception:  # a bug: say so, with the traceback a report needs, and not as a gate failure
         print("ragscore: internal error (a bug in ragscore; please report it with this output):", file=streams.err)
         traceback.print_exc(file=streams.err)

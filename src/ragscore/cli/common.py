@@ -6,11 +6,20 @@ import argparse
 import importlib
 import math
 import os
+import stat
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, TextIO
+from typing import Any, Final, NoReturn, TextIO
+
+from ragscore.errors import RagscoreError, UsageError
+from ragscore.quoting import quote, shorten, show_value, visible
+from ragscore.settings import MAX_CUTOFF, cutoff_problem
+
+# Longest line printed on standard error; a longer one keeps its start and end.
+MESSAGE_LIMIT: Final = 2000
 
 
 class Exit(IntEnum):
@@ -21,6 +30,7 @@ class Exit(IntEnum):
     USAGE_ERROR = 2
     INTERNAL_ERROR = 3
     INTERRUPTED = 130
+    TERMINATED = 143
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +42,24 @@ class Streams:
 
     def note(self, text: str) -> None:
         """Print one line of commentary on standard error."""
-        print(f"ragscore: {text}", file=self.err)
+        print(one_line(f"ragscore: {text}"), file=self.err)
+
+
+def one_line(message: str) -> str:
+    """Make a message exactly one line with no control character, of bounded length, whatever input text it quotes.
+
+    Under GitHub Actions a line that starts with ``::`` is a workflow command: no input text may
+    start a line. Each call site quotes its input text already; this is the guarantee at the edge.
+    """
+    return visible(shorten(message, MESSAGE_LIMIT))
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with its usage errors held to one line like every other message (they quote arguments)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(Exit.USAGE_ERROR, one_line(f"{self.prog}: error: {message}") + "\n")
 
 
 def cutoff_list(text: str) -> tuple[int, ...]:
@@ -40,7 +67,18 @@ def cutoff_list(text: str) -> tuple[int, ...]:
     cutoffs = tuple(sorted({positive_int(part) for part in text.split(",") if part.strip()}))
     if not cutoffs:
         raise argparse.ArgumentTypeError("expected positive integers separated by commas, such as 1,3,5,10")
+    problem = cutoff_problem(cutoffs)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"expected {problem}")
     return cutoffs
+
+
+def cutoff(text: str) -> int:
+    """Read one cutoff (``--k``): a positive integer up to MAX_CUTOFF."""
+    value = positive_int(text)
+    if value > MAX_CUTOFF:
+        raise argparse.ArgumentTypeError(f"expected a positive integer of at most {MAX_CUTOFF:,}, got {show_value(text)}")
+    return value
 
 
 def confidence_level(text: str) -> float:
@@ -50,7 +88,7 @@ def confidence_level(text: str) -> float:
     except ValueError:
         value = math.nan
     if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {show_value(text)}")
     return value
 
 
@@ -59,9 +97,9 @@ def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {show_value(text)}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {show_value(text)}")
     return value
 
 
@@ -77,12 +115,82 @@ def silence_stdout() -> None:
         pass
 
 
+@contextmanager
+def standard_output(streams: Streams) -> Iterator[TextIO]:
+    """Write the report on standard output: a closed pipe (``| head``) ends it quietly, a failed write
+    (``> /dev/full``) is one line of error, never a traceback."""
+    try:
+        yield streams.out
+        streams.out.flush()
+    except BrokenPipeError:
+        silence_stdout()
+    except OSError as exc:
+        silence_stdout()  # what is still buffered goes nowhere, instead of failing again at exit
+        raise RagscoreError(f"standard output: cannot write: {exc.strerror or exc}") from None
+
+
+def note_capped_jobs(args: argparse.Namespace, streams: Streams) -> None:
+    """Say so when --jobs asks for more processes than a run uses (parallel.max_jobs)."""
+    from ragscore.parallel import JOBS_PER_CORE, max_jobs
+
+    if args.jobs is not None and args.jobs > max_jobs() and not args.quiet:
+        streams.note(f"--jobs {args.jobs}: using {max_jobs()} processes ({JOBS_PER_CORE} per core; "
+                     "more only add work, since each reads both files)")
+
+
 def lazy(module: str, name: str) -> Callable[..., Any]:
     """Name a function whose module is imported only when it is called (startup stays short)."""
     def call(*args: Any, **kwargs: Any) -> Any:
         return getattr(importlib.import_module(module), name)(*args, **kwargs)
 
     return call
+
+
+# The options that name files a command reads, and those that name reports it writes.
+INPUT_OPTIONS: Final = ("gold", "trace", "scores", "baseline", "baseline_report", "pred", "gates_file")
+REPORT_OPTIONS: Final = ("json", "markdown", "html", "junit")
+
+
+def _identity(path: str) -> tuple[object, bool]:
+    """Identify a file by device and inode (a file yet to be written: by its real path); say whether it is a character device."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return os.path.realpath(path), False
+    return (info.st_dev, info.st_ino), stat.S_ISCHR(info.st_mode)
+
+
+def check_report_paths(args: argparse.Namespace) -> None:
+    """Refuse a report path that names an input (or another report), before anything is read or written.
+
+    Files are compared by device and inode, so another spelling of the same path, a hard link or a
+    symbolic link is caught too. A character device (``/dev/null``) may be named more than once.
+    """
+    inputs: list[tuple[str, str]] = []
+    for option in INPUT_OPTIONS:
+        value = getattr(args, option, None)
+        for path in (value if isinstance(value, list) else [value]):
+            if path and path != "-":
+                inputs.append((f"--{option.replace('_', '-')}", path))
+    if getattr(args, "gates_file", None) is None:  # read from the folder ragscore runs in
+        inputs += [(name, name) for name in ("gates.toml", "pyproject.toml") if os.path.exists(name)]
+    reports = [(f"--{option}", getattr(args, option)) for option in REPORT_OPTIONS if getattr(args, option, None)]
+    if os.environ.get("GITHUB_ACTIONS") == "true" and os.environ.get("GITHUB_STEP_SUMMARY"):
+        reports.append(("GITHUB_STEP_SUMMARY", os.environ["GITHUB_STEP_SUMMARY"]))
+    seen: dict[object, str] = {}
+    for option, path in inputs:  # an input may be named twice (compare a run against itself)
+        identity, device = _identity(path)
+        if not device:
+            seen.setdefault(identity, option)
+    for option, path in reports:
+        identity, device = _identity(path)
+        if device:
+            continue
+        other = seen.setdefault(identity, option)
+        if other != option:
+            what = "the file" if not other.startswith("--") else "the same file as"
+            raise UsageError(f"{option} {quote(path)}: is {what} {other}; a report never overwrites an input "
+                             "or another report")
 
 
 def write_requested_reports(args: argparse.Namespace, renderers: Mapping[str, Callable[[], Iterable[str]]]) -> None:

@@ -3,22 +3,31 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Iterable
 
-from ragscore.cli.common import Exit, Streams, confidence_level, positive_int, silence_stdout, write_requested_reports
+from ragscore.cli.common import (
+    Exit,
+    Parser,
+    Streams,
+    confidence_level,
+    note_capped_jobs,
+    positive_int,
+    standard_output,
+    write_requested_reports,
+)
 from ragscore.config import Config, Overrides, load_config, parse_families
 from ragscore.errors import InputError, UsageError
 from ragscore.evaluate import Wants, metric_names
 from ragscore.gates import unknown_gate_metric
-from ragscore.loaders.jsonl import InputFile, decode_text
+from ragscore.loaders.jsonl import InputFile
+from ragscore.loaders.report import load_report
 from ragscore.parallel import choose_jobs, score
 from ragscore.reports.document import display_path
 from ragscore.reports.json_report import render_json
 from ragscore.reports.markdown import fmt
 
 def compare_parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=prog,
         description="Compare a candidate run with a baseline on the same gold set: every metric's change with a "
         "paired-bootstrap interval and p-value (Holm-corrected), an exact McNemar test on per-question "
@@ -56,6 +65,7 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     overrides = Overrides(families=families, confidence=args.confidence, bootstrap=args.bootstrap, seed=args.seed)
     config = load_config(overrides, metric_names, args.gates_file)
     settings = config.settings
+    note_capped_jobs(args, streams)
     if args.baseline:
         # Both runs in one pass over the gold set, question by question, without per-question rows.
         baseline_ev, candidate_ev, paired = score_pair(
@@ -67,15 +77,10 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
         candidate_ev = score(args.gold, args.trace, settings, Wants(rows=True), choose_jobs(args.jobs, args.gold, args.trace))
         _check_regression_names(config, candidate_ev.metrics())
         candidate = run_from_evaluation(candidate_ev)
-        report = InputFile(args.baseline_report)
-        text = decode_text(b"".join(report.raw_lines()), report.name, 1)
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(report.name, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
-        if not isinstance(doc, dict) or doc.get("inputs", {}).get("gold", {}).get("sha256") != candidate_ev.digests[0]:
+        report, doc = load_report(args.baseline_report)  # checked: the parts read below are there
+        if doc["inputs"]["gold"]["sha256"] != candidate_ev.digests[0]:
             raise InputError(report.name, "the baseline report was not made with this gold set (its gold sha256 differs)")
-        _check_same_scoring(str(doc.get("signature", "")), settings.signature(), report.name)
+        _check_same_scoring(doc["signature"], settings.signature(), report.name)
         baseline = run_from_report(doc, report.name)
         baseline_metrics, baseline_input = baseline.metrics, _input(report, report.sha256)
         lacking = [metric for metric in config.regression if metric not in baseline.metrics]
@@ -100,14 +105,11 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
             if r.status == "fail":
                 streams.note(f"REGRESSION {r.metric}: worse by {fmt(r.worse_by)} (allowed {r.allowed:g})")
         streams.note(f"{'pass' if doc['pass'] else 'FAIL'}: {len(test.fixed)} questions fixed, {len(test.broken)} broken")
-    try:
+    with standard_output(streams) as out:
         if args.format == "json":
-            streams.out.writelines(render_json(doc))
+            out.writelines(render_json(doc))
         elif args.format == "markdown":
-            streams.out.writelines(render_compare_markdown(doc, alpha))
-        streams.out.flush()
-    except BrokenPipeError:
-        silence_stdout()
+            out.writelines(render_compare_markdown(doc, alpha))
     return Exit.OK if doc["pass"] or args.no_fail else Exit.GATE_FAILED
 
 

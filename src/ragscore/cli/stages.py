@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 
 from ragscore import __version__
-from ragscore.cli.common import Exit, Streams, cutoff_list, lazy, silence_stdout, write_requested_reports
+from ragscore.cli.common import Exit, Parser, Streams, cutoff_list, lazy, standard_output, write_requested_reports
 from ragscore.errors import UsageError
 
 _SHAPES = {
@@ -40,7 +40,7 @@ gates: [{stage}.gates] in ./gates.toml (or --gates-file), [tool.ragscore.{stage}
 
 def stage_parser(stage: str, prog: str) -> argparse.ArgumentParser:
     """Build the parser of one stage command; the options mirror those of ``ragscore score``."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=prog, description=_TITLES[stage], epilog=_EPILOG.format(stage=stage, shape=_SHAPES[stage]),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -128,12 +128,9 @@ def run_stage(stage: str, args: argparse.Namespace, streams: Streams) -> Exit:
     renderers: dict[str, Callable[[dict[str, object]], Iterable[str]]] = {
         "json": render_stage_json, "markdown": render_stage_markdown, "text": render_stage_text,
     }
-    try:
+    with standard_output(streams) as out:
         if args.format in renderers:
-            streams.out.writelines(renderers[args.format](doc))
-        streams.out.flush()
-    except BrokenPipeError:
-        silence_stdout()
+            out.writelines(renderers[args.format](doc))
     return Exit.OK if passed or args.no_fail else Exit.GATE_FAILED
 
 

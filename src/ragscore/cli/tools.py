@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from ragscore.cli.common import Exit, Streams
+from ragscore.cli.common import Exit, Parser, Streams, one_line, standard_output
 from ragscore.config import Overrides, load_config
 from ragscore.errors import UsageError
 from ragscore.evaluate import metric_names
 
 def validate_parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=prog,
         description="Check a gold set (and traces) against the data contracts without scoring: every problem, "
         "not just the first. Errors exit 2; warnings flag data that can never score well.",
@@ -31,9 +31,10 @@ def run_validate(args: argparse.Namespace, streams: Streams) -> Exit:
     settings = load_config(Overrides(), metric_names, args.gates_file).settings
     problems = validate(args.gold, args.trace, settings)
     errors = sum(p.severity == ERROR for p in problems)
-    for problem in problems:
-        if problem.severity == ERROR or not args.quiet:
-            print(problem, file=streams.out)
+    with standard_output(streams) as out:
+        for problem in problems:
+            if problem.severity == ERROR or not args.quiet:
+                out.write(one_line(str(problem)) + "\n")
     if not args.quiet:
         warnings = len(problems) - errors
         streams.note(f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}")
@@ -41,7 +42,7 @@ def run_validate(args: argparse.Namespace, streams: Streams) -> Exit:
 
 
 def init_parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description="Write a commented starter gates.toml (never over an existing file).")
+    parser = Parser(prog=prog, description="Write a commented starter gates.toml (never over an existing file).")
     parser.add_argument("path", nargs="?", default="gates.toml", help="where to write it (default: ./gates.toml)")
     return parser
 
@@ -62,7 +63,7 @@ def run_init(args: argparse.Namespace, streams: Streams) -> Exit:
 
 
 def schema_parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description="Print the JSON Schema of a JSON report.")
+    parser = Parser(prog=prog, description="Print the JSON Schema of a JSON report.")
     parser.add_argument("report", nargs="?", choices=("score", "stage"), default="score",
                         help="score: the score command's report (default); stage: the report of ner, classify and link")
     return parser
@@ -75,9 +76,11 @@ def run_schema(args: argparse.Namespace, streams: Streams) -> Exit:
 
         from ragscore.stages.document import SCHEMA_FILE
 
-        streams.out.write(files("ragscore.stages").joinpath(SCHEMA_FILE).read_text(encoding="utf-8"))
+        text = files("ragscore.stages").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
     else:
         from ragscore.schema import schema_text
 
-        streams.out.write(schema_text())
+        text = schema_text()
+    with standard_output(streams) as out:
+        out.write(text)
     return Exit.OK

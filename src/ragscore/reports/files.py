@@ -1,54 +1,80 @@
-"""Write report files atomically: each file appears whole or not at all, and no temporary file stays."""
+"""Write report files atomically: each file appears whole or not at all, and no temporary file stays.
+
+Only a regular file (or a path not yet taken) is replaced by renaming a temporary file over it. A
+FIFO, a character device (``/dev/null``, ``/dev/stdout``) or a socket is written in place: renaming
+over it would replace the device node itself. The temporary files are removed on every failure,
+including SIGTERM and Ctrl-C (the command line turns SIGTERM into an exception for that).
+"""
 
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ragscore.errors import RagscoreError
+from ragscore.quoting import visible
 
 
 class ReportWriteError(RagscoreError):
     """A report file could not be written."""
 
 
-def _file_mode() -> int:
-    """Return the mode a plain new file gets under the current umask (mkstemp uses 0600)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
+def _failed(path: str, exc: OSError) -> ReportWriteError:
+    return ReportWriteError(f"{visible(path)}: cannot write report: {exc.strerror or exc}")
+
+
+def _replaceable(path: str) -> bool:
+    """Tell whether ``path`` is a regular file or free (renaming over it is safe), or something to write in place."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return True  # a missing folder or a permission problem: staging says so
 
 
 def write_reports(files: Mapping[str, Iterable[str]]) -> None:
     """Write each report (text, or its pieces) to its path: all to temporary files, then rename.
 
     An input error is raised before this is called, so no report is written then; a failure here
-    (a missing folder, a full disk) leaves no partial file behind.
+    (a missing folder, a full disk, a signal) leaves no partial regular file behind. Reports for
+    FIFOs and devices are written in place once every regular file is staged.
     """
-    mode = _file_mode()
     staged: list[tuple[str, str]] = []
+    in_place = [(path, text) for path, text in files.items() if not _replaceable(path)]
     try:
         for path, text in files.items():
-            folder = Path(path).parent
+            if not _replaceable(path):
+                continue
+            target = Path(path)
+            tmp = str(target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp"))
+            staged.append((tmp, path))  # known before it exists, so that a signal cannot orphan it
             try:
-                fd, tmp = tempfile.mkstemp(prefix=f".{Path(path).name}.", suffix=".tmp", dir=folder)
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # less the umask
             except OSError as exc:
-                raise ReportWriteError(f"{path}: cannot write report: {exc.strerror}") from None
-            staged.append((tmp, path))
-            os.chmod(tmp, mode)
+                raise _failed(path, exc) from None
             try:
                 with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
                     out.writelines(text)
             except OSError as exc:  # a full disk, say
-                raise ReportWriteError(f"{path}: cannot write report: {exc.strerror}") from None
+                raise _failed(path, exc) from None
+        for path, text in in_place:
+            try:
+                with open(path, "w", encoding="utf-8", newline="\n") as out:
+                    out.writelines(text)
+            except OSError as exc:
+                raise _failed(path, exc) from None
         for tmp, path in staged:
             try:
                 os.replace(tmp, path)
             except OSError as exc:
-                raise ReportWriteError(f"{path}: cannot write report: {exc.strerror}") from None
+                raise _failed(path, exc) from None
     finally:
         for tmp, _ in staged:
-            if os.path.exists(tmp):
+            try:
                 os.unlink(tmp)
+            except FileNotFoundError:
+                pass
