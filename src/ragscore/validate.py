@@ -13,9 +13,10 @@ from typing import Final
 
 from ragscore.errors import InputError
 from ragscore.loaders.gold import GoldItem, parse_gold_item
-from ragscore.loaders.jsonl import BOM, InputFile, decode_line, decode_text, iter_json_array
+from ragscore.loaders.jsonl import BOM, InputFile, array_or_lines, decode_line, iter_json_array
 from ragscore.loaders.trace import Cites, parse_trace
 from ragscore.metrics.text import MIN_NEEDLE, normalise
+from ragscore.quoting import quote
 from ragscore.settings import Settings
 
 ERROR: Final = "error"
@@ -44,21 +45,26 @@ def _error(exc: InputError) -> Problem:
 
 def _records(file: InputFile, problems: list[Problem]) -> Iterator[tuple[int, int, str, object]]:
     """Yield every readable record; record each unreadable line and go on (a JSON array stops)."""
-    data = b"".join(file.raw_lines()).removeprefix(BOM)
-    if data.lstrip(b" \t\r\n").startswith(b"["):
+    document, lines = array_or_lines(file)
+    if document is not None:
         try:
-            yield from iter_json_array(decode_text(data, file.name, 1), file.name)
+            yield from iter_json_array(document, file.name)
         except InputError as exc:
             problems.append(_error(exc))
         return
-    for number, raw in enumerate(data.split(b"\n"), 1):
-        try:
-            text, value = decode_line(raw, file.name, number)
-        except InputError as exc:
-            problems.append(_error(exc))
-            continue
-        if value is not ...:
-            yield number, 1, text, value
+    try:
+        for number, raw in enumerate(lines, 1):
+            if number == 1:
+                raw = raw.removeprefix(BOM)
+            try:
+                text, value = decode_line(raw, file.name, number)
+            except InputError as exc:
+                problems.append(_error(exc))
+                continue
+            if value is not ...:
+                yield number, 1, text, value
+    except InputError as exc:  # a line too long to read: the lines after it are not
+        problems.append(_error(exc))
 
 
 def _gold_warnings(item: GoldItem, obj: dict[str, object], refusals: frozenset[str]) -> list[str]:
@@ -97,7 +103,7 @@ def validate(gold_spec: str, trace_spec: str | None, settings: Settings) -> list
                 continue
             if item.qid in items:
                 first = items[item.qid][1]
-                problems.append(Problem(gold_file.name, line, None, ERROR, f'duplicate qid "{item.qid}" (first defined on line {first})'))
+                problems.append(Problem(gold_file.name, line, None, ERROR, f"duplicate qid {quote(item.qid)} (first defined on line {first})"))
                 continue
             items[item.qid] = (item, line)
             if item.question is not None:
@@ -145,7 +151,7 @@ def _validate_traces(file: InputFile, items: dict[str, tuple[GoldItem, int]], by
             continue
         if qid in seen:
             problems.append(Problem(file.name, line, None, WARNING,
-                                    f'another trace for "{qid}" (line {seen[qid]}); the last one counts'))
+                                    f"another trace for {quote(qid)} (line {seen[qid]}); the last one counts"))
         seen[qid] = line
         if view.cites is Cites.LIST:
             outside = [c for c in view.citations if c not in view.retrieved]

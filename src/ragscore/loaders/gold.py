@@ -6,14 +6,13 @@ import json
 from array import array
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
-from itertools import chain
 from typing import Final, NamedTuple
 
 from ragscore.errors import InputError
 from ragscore.loaders.jsonl import (
     BOM,
     InputFile,
-    decode_text,
+    array_or_lines,
     describe,
     iter_json_array,
     is_mine,
@@ -23,6 +22,7 @@ from ragscore.loaders.jsonl import (
     objects_at,
 )
 from ragscore.metrics.text import MIN_NEEDLE, Rule, containment_rule, normalise
+from ragscore.quoting import quote
 
 # Optional fields a metric family can ask the loader to keep (see GoldItem).
 KEEP_QUESTION: Final = "question"
@@ -289,8 +289,8 @@ def parse_gold_item_checked(
     else:
         forbidden = f.strings("forbidden_substr", forbidden)
         forbidden_norm = tuple(map(_norm, forbidden))
-        if not all(forbidden_norm):
-            raise f.fail("forbidden_substr", 'expected "forbidden_substr" entries to be non-empty strings')
+        if not all(entry.strip() for entry in forbidden_norm):  # "" or " " would match nearly every claim
+            raise f.fail("forbidden_substr", 'expected "forbidden_substr" entries to hold more than white space')
     chunks = obj.get("gold_chunks")
     if chunks is not None:
         chunks = f.strings("gold_chunks", chunks)
@@ -340,16 +340,10 @@ def _records(file: InputFile, part: int, parts: int) -> Iterator[tuple[int, int,
     Each comes with its quickly read qid (see ``iter_jsonl``); a JSON array is parsed whole by
     every worker, which then keeps its own items.
     """
-    lines = file.raw_lines()
-    head: list[bytes] = []
-    for raw in lines:
-        head.append(raw)
-        if raw.removeprefix(BOM).strip(b" \t\r\n") if len(head) == 1 else raw.strip(b" \t\r\n"):
-            break
-    if b"".join(head).removeprefix(BOM).lstrip(b" \t\r\n").startswith(b"["):
-        document = (b"".join(head) + b"".join(lines)).removeprefix(BOM)
-        return ((*record, None) for record in iter_json_array(decode_text(document, file.name, 1), file.name))
-    return iter_jsonl(file, part, parts, chain(head, lines))
+    document, lines = array_or_lines(file)
+    if document is not None:
+        return ((*record, None) for record in iter_json_array(document, file.name))
+    return iter_jsonl(file, part, parts, lines)
 
 
 def load_gold(
@@ -369,7 +363,7 @@ def load_gold(
             first = line_of(places[by_qid[item.qid]])
             raise _Fields(obj, file.name, line, column, text).fail(  # type: ignore[arg-type]
                 "qid" if "qid" in obj else None,  # type: ignore[operator]
-                f'duplicate qid "{item.qid}" (first defined on line {first})',
+                f"duplicate qid {quote(item.qid)} (first defined on line {first})",
             )
         by_qid[item.qid] = len(items)
         items.append(item)

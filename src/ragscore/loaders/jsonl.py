@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
-import sys
 import zlib
 from collections.abc import Collection, Iterator
-from typing import IO, Final
+from typing import Final
 
 from ragscore.errors import InputError
-
-STDIN: Final = "-"
-BOM: Final = b"\xef\xbb\xbf"
+from ragscore.loaders.input_file import (  # re-exported: the loaders and commands read files through here
+    BOM,
+    STDIN,
+    InputFile,
+    array_or_lines,
+    decode_text,
+)
 
 # Strings are skipped so that a "NaN" inside quotes is not taken for the literal.
 _CONSTANT_RE: Final = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
@@ -88,69 +90,6 @@ def is_string_list(value: object) -> bool:
         return False
 
 
-class InputFile:
-    """An input file (or standard input) read once, as raw lines, hashing what is read."""
-
-    def __init__(self, spec: str, *, hashed: bool = True) -> None:
-        self.spec = spec
-        self.name = "<stdin>" if spec == STDIN else spec
-        self._hash = hashlib.sha256() if hashed else None
-
-    @property
-    def sha256(self) -> str:
-        """Return the digest of every byte read so far."""
-        assert self._hash is not None, "opened without hashing"
-        return self._hash.hexdigest()
-
-    def _open(self) -> IO[bytes]:
-        if self.spec == STDIN:
-            return sys.stdin.buffer
-        try:
-            return open(self.spec, "rb")
-        except FileNotFoundError:
-            raise InputError(self.name, "no such file") from None
-        except IsADirectoryError:
-            raise InputError(self.name, "is a folder, expected a file") from None
-        except OSError as exc:
-            raise InputError(self.name, f"cannot read: {exc.strerror}") from None
-
-    def digest_whole(self, block: int = 1 << 20) -> str:
-        """Read the whole file in large blocks and return its sha256 (a named file only)."""
-        digest = hashlib.sha256()
-        with open(self.spec, "rb") as stream:
-            while chunk := stream.read(block):
-                digest.update(chunk)
-        return digest.hexdigest()
-
-    def raw_lines(self) -> Iterator[bytes]:
-        """Yield the file's lines as bytes, line ends included, updating the hash."""
-        stream = self._open()
-        try:
-            if self._hash is None:
-                yield from stream
-            else:
-                update = self._hash.update
-                for raw in stream:
-                    update(raw)
-                    yield raw
-        finally:
-            if stream is not sys.stdin.buffer:
-                stream.close()
-
-
-def decode_text(raw: bytes, source: str, line: int) -> str:
-    """Decode one line (or a whole document) as UTF-8, naming the first bad byte."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        before = raw[: exc.start]
-        line += before.count(b"\n")
-        column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8")) + 1
-        raise InputError(
-            source, f"expected UTF-8 text, got byte 0x{raw[exc.start]:02x}", line, column
-        ) from None
-
-
 def _constant_column(text: str, start: int = 0) -> int:
     for match in _CONSTANT_RE.finditer(text, start):
         if match.group(1):
@@ -173,14 +112,45 @@ def _check_surrogates(value: object, source: str, line: int) -> None:
             stack.extend(item.values())
 
 
+_ESCAPES: Final = 'JSON allows \\" \\\\ \\/ \\b \\f \\n \\r \\t and \\uXXXX'
+
+
+def json_error(exc: json.JSONDecodeError) -> tuple[str, int]:
+    """Say what a JSONDecodeError means in a whole sentence; return it and the index it is about.
+
+    Python's messages that end in "at" (a position it reports apart) and the terse ones are
+    completed; the others ("Expecting value", "Expecting ',' delimiter", ...) say it already.
+    """
+    msg, text, pos = exc.msg, exc.doc, exc.pos
+    if msg.startswith("Invalid control character"):
+        code = ord(text[pos]) if pos < len(text) else 0
+        return f"invalid JSON: invalid control character U+{code:04X} in a string (write it as \\u{code:04x})", pos
+    if msg.startswith("Unterminated string"):
+        return "invalid JSON: unterminated string (no closing quote)", pos
+    if msg.startswith("Invalid \\uXXXX escape"):
+        if text[pos : pos + 1] != "\\" and text[pos - 1 : pos] == "\\":
+            pos -= 1  # point at the backslash, as for other escapes
+        return "invalid JSON: invalid \\uXXXX escape in a string (\\u needs 4 hex digits)", pos
+    if msg.startswith("Invalid \\escape"):
+        if text[pos : pos + 1] != "\\" and text[pos - 1 : pos] == "\\":
+            pos -= 1
+        char = text[pos + 1 : pos + 2]
+        shown = f"\\{char}" if "!" <= char <= "~" else f"\\ followed by U+{ord(char):04X}" if char else "\\"
+        return f"invalid JSON: invalid escape {shown} in a string ({_ESCAPES})", pos
+    if msg == "Extra data":
+        return "invalid JSON: extra data after the value", pos
+    return f"invalid JSON: {msg}", pos
+
+
 def _decode_at(text: str, index: int, source: str, line: int, line_start: int) -> tuple[object, int]:
     """Decode one JSON value starting at ``index``; convert every failure to an InputError."""
     try:
         return _DECODER.raw_decode(text, index)
     except json.JSONDecodeError as exc:
-        err_line = line + text.count("\n", line_start, exc.pos)
-        column = exc.pos - (text.rfind("\n", 0, exc.pos) + 1) + 1
-        raise InputError(source, f"invalid JSON: {exc.msg}", err_line, column) from None
+        message, pos = json_error(exc)
+        err_line = line + text.count("\n", line_start, pos)
+        column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+        raise InputError(source, message, err_line, column) from None
     except _NonFinite as exc:
         pos = _constant_column(text, index)
         err_line = line + text.count("\n", line_start, pos)
@@ -229,6 +199,23 @@ def _decode_line_slowly(raw: bytes, source: str, line: int) -> tuple[str, object
     if "\\u" in text and ("\\ud" in text or "\\uD" in text):
         _check_surrogates(value, source, line)
     return text, value
+
+
+def decode_document(text: str, source: str) -> object:
+    """Decode a whole JSON document (a report) strictly: NaN, Infinity, numbers beyond a double's
+    range, lone surrogates, too deep nesting and extra data are errors at their position."""
+    start = _JSON_WS_RE.match(text)
+    index = start.end() if start else 0
+    line = 1 + text.count("\n", 0, index)
+    value, end = _decode_at(text, index, source, line, index)
+    space = _JSON_WS_RE.match(text, end)
+    rest = space.end() if space else end
+    if rest < len(text):
+        line = 1 + text.count("\n", 0, rest)
+        raise InputError(source, "invalid JSON: extra data after the value", line, rest - text.rfind("\n", 0, rest))
+    if "\\u" in text and ("\\ud" in text or "\\uD" in text):
+        _check_surrogates(value, source, 1)
+    return value
 
 
 def iter_jsonl(
@@ -348,11 +335,48 @@ class ObjectFields:
     def fail(self, key: str | None, message: str) -> InputError:
         """Build an error pointing at ``key``'s value (or at the object when the key is absent)."""
         line, column = self.line, self.column
-        if key is not None:
-            match = re.search(r'"' + re.escape(key) + r'"\s*:\s*', self.text)
-            if match:
-                before = self.text[: match.end()]
-                newlines = before.count("\n")
-                line += newlines
-                column = match.end() - before.rfind("\n") if newlines else column + match.end()
+        start = None if key is None else value_index(self.text, key)
+        if start is not None:
+            before = self.text[:start]
+            newlines = before.count("\n")
+            line += newlines
+            column = start - before.rfind("\n") if newlines else column + start
         return InputError(self.source, message, line, column)
+
+
+# The tokens that matter for finding a key: strings (escapes included), brackets, colons.
+_TOKEN_RE: Final = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]')
+
+
+def value_index(text: str, key: str) -> int | None:
+    """Return where the value of ``key`` starts in the text of one JSON object; None if it has none.
+
+    Only the object's own keys count (not a nested object's, nor text inside a string), and of a
+    key given twice the last one, whose value JSON keeps. A key may be written with escapes.
+    """
+    found, depth, previous = None, 0, None
+    for match in _TOKEN_RE.finditer(text):
+        token = match.group()
+        if token == "{" or token == "[":
+            depth += 1
+        elif token == "}" or token == "]":
+            depth -= 1
+        elif token == ":":
+            if depth == 1 and previous == key:  # a string before a colon is a key
+                space = _JSON_WS_RE.match(text, match.end())
+                found = space.end() if space else match.end()
+        elif depth == 1:
+            previous = _key_text(token)
+            continue
+        previous = None
+    return found
+
+
+def _key_text(token: str) -> str | None:
+    """Decode a string token (None when it is not valid JSON: it cannot be a key then)."""
+    if "\\" not in token:
+        return token[1:-1]
+    try:
+        return json.loads(token)
+    except ValueError:
+        return None

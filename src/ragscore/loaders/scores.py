@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import Final, NamedTuple
 
 from ragscore.errors import InputError
-from ragscore.loaders.jsonl import BOM, InputFile, decode_text, describe, json_type
+from ragscore.loaders.jsonl import BOM, InputFile, decode_text, describe, json_error, json_type
 
 JOIN_COLUMNS: Final = ("qid", "question", "user_input")
 # ragas' dataframe export calls the question "user_input": it joins on the question text.
@@ -293,7 +293,8 @@ def _json_line(raw: bytes, source: str, line: int) -> object:
     try:
         value, end = _DECODER.raw_decode(text, start)
     except json.JSONDecodeError as exc:
-        raise InputError(source, f"invalid JSON: {exc.msg}", line, exc.colno) from None
+        message, pos = json_error(exc)
+        raise InputError(source, message, line, pos + 1) from None
     except RecursionError:
         raise InputError(source, "invalid JSON: nested too deeply to read", line) from None
     except ValueError as exc:  # an integer with more digits than Python converts

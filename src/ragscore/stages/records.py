@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Generic, TypeVar
 
 from ragscore.errors import InputError
-from ragscore.loaders.jsonl import BOM, InputFile, ObjectFields, decode_text, describe, iter_json_array, iter_jsonl
+from ragscore.loaders.jsonl import InputFile, ObjectFields, array_or_lines, describe, iter_json_array, iter_jsonl
+from ragscore.quoting import quote
 
 G = TypeVar("G")
 P = TypeVar("P")
@@ -87,18 +87,12 @@ class Joined(Generic[G, P]):
 
 def iter_objects(file: InputFile) -> Iterator[Fields]:
     """Yield each record of a JSON Lines file or a JSON array as ``Fields``; reject non-objects."""
-    lines = file.raw_lines()
-    head: list[bytes] = []
-    for raw in lines:
-        head.append(raw)
-        if raw.removeprefix(BOM).strip(b" \t\r\n"):
-            break
+    document, lines = array_or_lines(file)
     records: Iterator[tuple[int, int, str, object]]
-    if b"".join(head).removeprefix(BOM).lstrip(b" \t\r\n").startswith(b"["):
-        document = (b"".join(head) + b"".join(lines)).removeprefix(BOM)
-        records = iter_json_array(decode_text(document, file.name, 1), file.name)
+    if document is not None:
+        records = iter_json_array(document, file.name)
     else:
-        records = ((line, col, text, value) for line, col, text, value, _ in iter_jsonl(file, first=chain(head, lines)))
+        records = ((line, col, text, value) for line, col, text, value, _ in iter_jsonl(file, first=lines))
     for line, column, text, value in records:
         if not isinstance(value, dict):
             raise InputError(file.name, f"expected a JSON object, got {describe(value)}", line, column)
@@ -128,7 +122,7 @@ def load_joined(
     for f in iter_objects(gold_file):
         ident = record_id(f)
         if ident in gold:
-            raise f.fail("id", f'duplicate id "{ident}" (first defined on line {first_line[ident]})')
+            raise f.fail("id", f"duplicate id {quote(ident)} (first defined on line {first_line[ident]})")
         gold[ident] = parse_gold(f)
         first_line[ident] = f.line
     if not gold:

@@ -1,0 +1,94 @@
+"""Tell text input from binary input by its first bytes, before a line of it is read.
+
+A compressed or binary file given by mistake (``--gold data.jsonl.gz``, an image, a database)
+holds no line end for megabytes: read line by line it would be read whole before anything is
+said. Its first few kilobytes tell: a known magic number, a NUL byte (never in JSON or CSV
+text), or bytes that are not UTF-8 on the first line.
+"""
+
+from __future__ import annotations
+
+import codecs
+from typing import Final
+
+from ragscore.errors import InputError
+
+# How many of the first bytes are looked at (at most: a pipe may have written fewer so far).
+SNIFF_BYTES: Final = 8192
+
+_COMPRESSED: Final = "compressed input is not read yet: decompress it first"
+
+# Magic numbers: (prefix, what the file is, advice). The order matters where one prefix starts another.
+_MAGIC: Final[tuple[tuple[bytes, str, str], ...]] = (
+    (b"\x1f\x8b", "a gzip-compressed file", _COMPRESSED),
+    (b"\xfd7zXZ\x00", "an xz-compressed file", _COMPRESSED),
+    (b"\x28\xb5\x2f\xfd", "a zstd-compressed file", _COMPRESSED),
+    (b"\x04\x22\x4d\x18", "an lz4-compressed file", _COMPRESSED),
+    (b"PK\x03\x04", "a zip archive", _COMPRESSED),
+    (b"PK\x05\x06", "a zip archive", _COMPRESSED),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive", _COMPRESSED),
+    (b"\x89PNG\r\n\x1a\n", "a PNG image", ""),
+    (b"\xff\xd8\xff", "a JPEG image", ""),
+    (b"GIF87a", "a GIF image", ""),
+    (b"GIF89a", "a GIF image", ""),
+    (b"%PDF-", "a PDF document", ""),
+    (b"\x7fELF", "an executable (ELF)", ""),
+    (b"SQLite format 3\x00", "an SQLite database", ""),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an Office document (OLE)", ""),
+)
+# bzip2: "BZh", a block size digit, then the block magic (so that a CSV header "BZh..." is text).
+_BZIP2_BLOCK: Final = b"1AY&SY"
+# Byte-order marks of the encodings that are not UTF-8 (UTF-32 first: its LE mark starts with UTF-16's).
+_BOMS: Final = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+UTF8_BOM: Final = b"\xef\xbb\xbf"
+
+
+def binary_kind(head: bytes) -> tuple[str, str] | None:
+    """Name what a file that starts with ``head`` is, when a magic number says it is not text.
+
+    Returns (what it is, advice), the advice possibly empty; None for anything else.
+    """
+    for magic, what, advice in _MAGIC:
+        if head.startswith(magic):
+            return what, advice
+    if head.startswith(b"BZh") and head[3:4].isdigit() and head[4:10] == _BZIP2_BLOCK:
+        return "a bzip2-compressed file", _COMPRESSED
+    return None
+
+
+def check_text_head(head: bytes, source: str) -> None:
+    """Raise InputError when the first bytes of an input show that it is not UTF-8 text.
+
+    A NUL byte is reported at its line and column; a bad UTF-8 byte only on the first line (at
+    its position, with the message the line would get when read), so that errors on earlier
+    lines still come first; later lines are checked as they are read.
+    """
+    head = head[:SNIFF_BYTES]
+    kind = binary_kind(head)
+    if kind is not None:
+        what, advice = kind
+        raise InputError(source, f"expected text, got {what}" + (f" ({advice})" if advice else ""), 1)
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            raise InputError(source, f"expected UTF-8 text, got {encoding} (it starts with the byte-order mark "
+                                     f"{bom.hex(' ').upper()}): save it as UTF-8", 1)
+    head = head.removeprefix(UTF8_BOM)
+    nul = head.find(b"\x00")
+    if nul >= 0:
+        before = head[:nul]
+        line = before.count(b"\n") + 1
+        start = before.rfind(b"\n") + 1
+        column = len(before[start:].decode("utf-8", "replace")) + 1
+        raise InputError(source, "expected text, got a binary file (a NUL byte)", line, column)
+    first = head.split(b"\n", 1)[0]
+    try:
+        # Incremental: a character that the end of the head cuts in two is not an error.
+        codecs.getincrementaldecoder("utf-8")().decode(first, final=b"\n" in head)
+    except UnicodeDecodeError as exc:
+        column = len(first[: exc.start].decode("utf-8")) + 1
+        raise InputError(source, f"expected UTF-8 text, got byte 0x{first[exc.start]:02x}", 1, column) from None
