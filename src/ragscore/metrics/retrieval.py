@@ -159,9 +159,21 @@ def text_relevance(
     return ranked, dict.fromkeys(gold_ids.values(), 1)
 
 
-def _norm(u: Sequence[float]) -> float:
-    """Return the Euclidean norm of a vector."""
-    return math.hypot(*u)
+def _scaled(u: Sequence[float]) -> tuple[Sequence[float], float]:
+    """Return the vector scaled by a power of two to components below 1 in magnitude, and its norm.
+
+    Squares and products of components such as 1e200 or 1e-200 overflow or underflow; scaled,
+    they cannot. A power of two scales exactly, so the cosine of two scaled vectors is bit-equal
+    to that of the vectors themselves whenever the latter does not overflow or underflow.
+    """
+    largest = max(map(abs, u), default=0.0)
+    # An integer (JSON has them) may be beyond a float's range, where frexp and ldexp fail.
+    exponent = largest.bit_length() if type(largest) is int else math.frexp(largest)[1]
+    if largest == 0 or -64 <= exponent <= 64:  # ordinary vectors are used as they are
+        return u, math.hypot(*u)
+    power = 1 << exponent if exponent > 0 else 0
+    scaled = [x / power if type(x) is int and power else math.ldexp(x, -exponent) for x in u]
+    return scaled, math.hypot(*scaled)
 
 
 def _dot(u: Sequence[float], v: Sequence[float]) -> float:
@@ -173,8 +185,10 @@ def _dot(u: Sequence[float], v: Sequence[float]) -> float:
 
 
 def cosine(u: Sequence[float], v: Sequence[float]) -> float:
-    """Return the cosine similarity of two vectors; 0 when either has norm 0."""
-    norms = _norm(u) * _norm(v)
+    """Return the cosine similarity of two vectors; 0 when either has norm 0 (huge or tiny
+    components, such as 1e200 or 1e-200, are scaled first: see ``_scaled``)."""
+    (u, u_norm), (v, v_norm) = _scaled(u), _scaled(v)
+    norms = u_norm * v_norm
     return _dot(u, v) / norms if norms else 0.0
 
 
@@ -209,11 +223,11 @@ def similarity_values(
         return (0.0,) * (len(_SIM_PER_CUTOFF) * len(cutoffs) + len(_SIM_OVERALL))
 
     # Norms once per vector rather than once per pair; the quotient is then bit-equal to cosine().
-    gold = [(g, _norm(g)) for g in gold_embeddings]
+    gold = [_scaled(g) for g in gold_embeddings]
     relevant_ranks: list[int] = []  # ranks of retrieved items matching any gold item
     first_match: dict[int, int] = {}  # gold index -> rank of the first retrieved item matching it
     for rank, r in enumerate(retrieved_embeddings, 1):
-        r_norm = _norm(r)
+        r, r_norm = _scaled(r)
         relevant = False
         for i, (g, g_norm) in enumerate(gold):
             norms = g_norm * r_norm
