@@ -25,6 +25,7 @@ from ragscore.external import MAX_NAMES, name_problem
 from ragscore.gates import evaluate_gates, gates_pass, unknown_gate_metric
 from ragscore.intervals import compute_intervals
 from ragscore.loaders.gold import CONTRACT_FIELDS, load_gold
+from ragscore.loaders.jsonl import InputFile
 from ragscore.loaders.scores import load_scores
 from ragscore.metrics.registry import did_you_mean, lookup
 from ragscore.parallel import choose_jobs, score
@@ -104,7 +105,7 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
 
 def _suggest(qid: str, gold_spec: str) -> str:
     """Suggest the nearest qid of the gold set (read again: this only runs on a typo)."""
-    if gold_spec == "-":
+    if not InputFile(gold_spec).rereadable:  # standard input or a pipe: read once, by the run
         return ""
     return did_you_mean(qid, list(load_gold(gold_spec).by_qid))
 
@@ -154,7 +155,9 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
                   explain=frozenset(explain), by=by, samples=config.samples,
                   targets=sample_targets(tuple(dict.fromkeys(candidates)), config.rules) if config.samples else (),
                   scores=scores)
-    if explain and args.gold != "-":  # a mistyped qid is worth an error before the run, not after it
+    # A mistyped qid is worth an error before the run, not after it (unless the gold set is a pipe,
+    # which can be read only once).
+    if explain and InputFile(args.gold).rereadable:
         known = load_gold(args.gold).by_qid
         for qid in explain:
             if qid not in known:
