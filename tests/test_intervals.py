@@ -55,7 +55,7 @@ def test_undefined_metrics_have_no_interval(ragscore, isolated):
 
 def test_bad_confidence(ragscore, isolated):
     run = ragscore(*PRODUCT, "--confidence", "95")
-    assert run.status == 2 and "expected a number strictly between 0 and 1, got '95'" in run.err
+    assert run.status == 2 and "expected a number strictly between 0 and 1, got \"95\"" in run.err
     write(isolated / "gates.toml", "[scoring]\nconfidence = 1\n")
     run = ragscore(*PRODUCT)
     assert run.err == ('ragscore: error: gates.toml:2: [scoring] expected "confidence" to be a number strictly '

@@ -449,6 +449,8 @@ non_empty_text = st.one_of(
     st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=3).map("".join),
     st.text(alphabet="ab -_.ßSsEÉe\u0301x1ǰ", min_size=1, max_size=6),
 )
+# A forbidden substring of white space only is an input error (it would match nearly every claim).
+forbidden_text = non_empty_text.filter(lambda text: normalise(text).strip() != "")
 
 
 @st.composite
@@ -466,7 +468,7 @@ def gold_items(draw: st.DrawFn, qid: str) -> dict:
         item["gold_claim"] = draw(claim_text)
     item["gold_citations"] = draw(st.lists(st.sampled_from(IDS), max_size=3))
     if draw(st.booleans()):
-        item["forbidden_substr"] = draw(st.lists(non_empty_text, min_size=1, max_size=2))
+        item["forbidden_substr"] = draw(st.lists(forbidden_text, min_size=1, max_size=2))
     return item
 
 
@@ -632,7 +634,7 @@ def text_scenarios(draw: st.DrawFn) -> dict:
         if mode == "claim" or draw(st.booleans()):
             item["gold_claim"] = draw(reference)
         if draw(st.integers(0, 3)) == 0:
-            item["forbidden_substr"] = draw(st.lists(non_empty_text, min_size=1, max_size=2))
+            item["forbidden_substr"] = draw(st.lists(forbidden_text, min_size=1, max_size=2))
         gold.append(item)
         traces.append({"qid": qid, "retrieved_ids": [],
                        "answer_json": {"claim": draw(claims(item)), "citations": []}})

@@ -257,3 +257,45 @@ def test_a_fork_failure_is_one_clear_error(tmp_path):
                            "--format", "none"], env=_env(), cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stderr) == (2, "ragscore: error: cannot start 3 worker processes: Resource "
                                                  "temporarily unavailable; try fewer --jobs\n")
+
+
+# --- input text in messages --------------------------------------------------------------------
+
+FORGED = "a\n::error::forged\x1b[2J"
+QUOTED = '"a\\n::error::forged\\x1b[2J"'
+
+
+def test_a_blank_forbidden_substring_is_an_input_error(ragscore, isolated):
+    write(isolated / "g.jsonl", '{"qid": "a", "answerable": true, "forbidden_substr": ["ok text", " \\t"]}\n')
+    run = ragscore("--gold", "g.jsonl", "--trace", TRACE)
+    assert run.err == ('ragscore: error: g.jsonl:1:54: expected "forbidden_substr" entries to hold more than '
+                       "white space\n")
+
+
+@pytest.mark.parametrize(("gold", "trace", "args", "message"), [
+    ([{"qid": FORGED, "answerable": False}, {"qid": FORGED, "answerable": False}], [], [],
+     f"g.jsonl:2:9: duplicate qid {QUOTED} (first defined on line 1)"),
+    ([{"qid": "x", "question": FORGED, "answerable": False}, {"qid": "y", "question": FORGED, "answerable": False}],
+     [{"question": FORGED}], [],
+     't.jsonl:1: the question text matches 2 gold items ("x", "y"); give the trace a "qid"'),
+    ([{"qid": FORGED, "answerable": False}], [], ["--explain", "a\n::error::forgex"],
+     '--explain: no gold question has qid "a\\n::error::forgex"; did you mean ' + QUOTED + "?"),
+    ([{"qid": "a", "answerable": False}], [], ["--explain", "x" * 10_000_000],
+     f'--explain: no gold question has qid "{"x" * 80}…[9,999,880 characters]…{"x" * 40}"'),
+])
+def test_input_text_in_an_error_is_quoted_on_one_line(ragscore, isolated, gold, trace, args, message):
+    write(isolated / "g.jsonl", gold)
+    write(isolated / "t.jsonl", trace)
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", *args)
+    assert (run.status, run.err) == (2, f"ragscore: error: {message}\n")
+
+
+def test_a_file_name_in_an_error_is_one_line(ragscore, isolated):
+    run = ragscore("--gold", "no\n::error::such.jsonl", "--trace", TRACE)
+    assert run.err == "ragscore: error: no\\n::error::such.jsonl: no such file\n"
+
+
+def test_stage_duplicate_ids_are_quoted(ragscore, isolated):
+    write(isolated / "g.jsonl", [{"id": FORGED, "label": "A"}, {"id": FORGED, "label": "B"}])
+    run = ragscore("classify", "--gold", "g.jsonl", "--pred", "g.jsonl")
+    assert run.err == f"ragscore: error: g.jsonl:2:8: duplicate id {QUOTED} (first defined on line 1)\n"

@@ -49,6 +49,7 @@ from ragscore.metrics.answer import (
 )
 from ragscore.metrics.families import Columns, Family, enabled
 from ragscore.metrics.registry import Direction, MetricSpec, lookup, register
+from ragscore.quoting import quote
 from ragscore.reports.reasons import reason
 from ragscore.settings import Settings
 
@@ -220,7 +221,7 @@ def _position_by_question(gold: GoldSet, view: TraceView, source: str, parts: in
         return gold.index_of_question(view.question)
     except LookupError:
         qids = [item.qid for item in gold.items if item.question == view.question]
-        listed = ", ".join(qids[:EXAMPLES]) + (", ..." if len(qids) > EXAMPLES else "")
+        listed = ", ".join(map(quote, qids[:EXAMPLES])) + (", ..." if len(qids) > EXAMPLES else "")
         raise InputError(
             source,
             f"the question text matches {len(qids)} gold items ({listed}); give the trace a \"qid\"",

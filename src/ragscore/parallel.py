@@ -6,6 +6,7 @@ import multiprocessing
 import os
 import signal
 import stat
+import threading
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Final, TypeVar
@@ -66,10 +67,17 @@ def run_parts(task: Callable[[int], T], jobs: int, specs: Sequence[str]) -> tupl
     """
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    # Workers are born with SIGTERM's default action: a handler inherited from the parent (the
+    # command line's) could swallow the SIGTERM that stops them while the pool starts.
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL) if in_main else None
     try:
         pool = context.Pool(jobs, initializer=_ignore_interrupt)
     except OSError as exc:  # fork failed: too many processes for this user, or too little memory
         raise RagscoreError(f"cannot start {jobs} worker processes: {exc.strerror or exc}; try fewer --jobs") from None
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
     with pool:
         pending = pool.map_async(task, range(jobs), chunksize=1)
         try:  # the parent hashes the inputs while the workers score them

@@ -8,12 +8,15 @@ import os
 from ragscore import __version__
 from ragscore.cli.common import (
     Exit,
+    Parser,
     Streams,
     confidence_level,
+    cutoff,
     cutoff_list,
     lazy,
+    note_capped_jobs,
     positive_int,
-    silence_stdout,
+    standard_output,
     write_requested_reports,
 )
 from ragscore.config import Overrides, load_config, parse_families
@@ -30,6 +33,7 @@ from ragscore.loaders.scores import load_scores
 from ragscore.metrics.registry import did_you_mean, lookup
 from ragscore.parallel import choose_jobs, score
 from ragscore.progress import progress_line
+from ragscore.quoting import quote
 from ragscore.reports.console import accounting_notes, gate_lines, slice_notes
 from ragscore.reports.document import build_document
 from ragscore.reports.explain import render_explanation
@@ -63,7 +67,7 @@ settings and gates: built-in defaults < [tool.ragscore] in ./pyproject.toml
 
 
 def score_parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=prog,
         description="Score RAG pipeline traces against a gold set, check quality gates, write reports.",
         epilog=EXAMPLES,
@@ -93,7 +97,7 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
     gates.add_argument("--strict", action="store_true", default=None, help="fail gates on undefined metrics instead of skipping them")
     gates.add_argument("--metrics", metavar="FAMILIES", help="optional metric families to compute as well: retrieval, similarity, text, or all (comma-separated)")
     gates.add_argument("--cutoffs", type=cutoff_list, metavar="K,K,...", help="cutoffs of the retrieval metrics (default 1,3,5,10)")
-    gates.add_argument("--k", type=positive_int, metavar="N", help="the k of recall@k (default 5)")
+    gates.add_argument("--k", type=cutoff, metavar="N", help="the k of recall@k (default 5)")
     gates.add_argument("--confidence", type=confidence_level, metavar="C", help="confidence of the intervals (default 0.95)")
     gates.add_argument("--bootstrap", type=positive_int, metavar="N", help="bootstrap resamples for intervals of means (default 1000)")
     gates.add_argument("--seed", metavar="TEXT", help="seed of the bootstrap (default 0): same seed, same report")
@@ -161,14 +165,15 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         known = load_gold(args.gold).by_qid
         for qid in explain:
             if qid not in known:
-                raise UsageError(f'--explain: no gold question has qid "{qid}"' + did_you_mean(qid, list(known)))
+                raise UsageError(f"--explain: no gold question has qid {quote(qid)}" + did_you_mean(qid, list(known)))
+    note_capped_jobs(args, streams)
     jobs = choose_jobs(args.jobs, args.gold, args.trace)
     label = f"scoring with {jobs} processes" if jobs > 1 else "scoring"
     with progress_line(streams.err, label, enabled=not args.quiet and streams.err.isatty()):
         ev = score(args.gold, args.trace, config.settings, wants, jobs)
     for qid in explain:  # a gold set from standard input is known only now
         if qid not in ev.explained:
-            raise UsageError(f'--explain: no gold question has qid "{qid}"' + _suggest(qid, args.gold))
+            raise UsageError(f"--explain: no gold question has qid {quote(qid)}" + _suggest(qid, args.gold))
     metrics = ev.metrics()
     typo = unknown_gate_metric((*config.gates, *config.slice_gates), metrics, config.known_names)
     if typo is not None:
@@ -204,19 +209,16 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         notes += gate_lines(results, passed, slice_failed)
         for line in notes:
             streams.note(line)
-    try:
+    with standard_output(streams) as out:
         if explain:
             for n, qid in enumerate(explain):
-                streams.out.write("\n" if n else "")
-                streams.out.write(render_explanation(ev.explained[qid], ev.settings, ev.traces.name))
+                out.write("\n" if n else "")
+                out.write(render_explanation(ev.explained[qid], ev.settings, ev.traces.name))
         elif args.format == "json":
-            streams.out.writelines(render_json(doc, questions=per_question))
+            out.writelines(render_json(doc, questions=per_question))
         elif args.format == "markdown":
-            streams.out.writelines(render_markdown(doc))
+            out.writelines(render_markdown(doc))
         elif args.format == "text":
-            colour = streams.out.isatty() and not os.environ.get("NO_COLOR")
-            streams.out.writelines(render_text(doc, colour=colour))
-        streams.out.flush()
-    except BrokenPipeError:
-        silence_stdout()
+            colour = out.isatty() and not os.environ.get("NO_COLOR")
+            out.writelines(render_text(doc, colour=colour))
     return Exit.OK if passed or args.no_fail else Exit.GATE_FAILED

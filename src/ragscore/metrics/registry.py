@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
+from ragscore.quoting import quote
+
 
 class Direction(StrEnum):
     """Which way a metric improves; a bare gate threshold is a minimum or a maximum by it."""
@@ -72,4 +74,4 @@ def closest(name: str, candidates: list[str], cutoff: float = 0.5) -> str | None
 def did_you_mean(name: str, candidates: list[str], template: str = "{}") -> str:
     """Return '; did you mean "x"?' for the nearest candidate (shown through ``template``), or ''."""
     hint = closest(name, candidates)
-    return f'; did you mean "{template.format(hint)}"?' if hint else ""
+    return f"; did you mean {quote(template.format(hint))}?" if hint else ""
