@@ -105,3 +105,64 @@ def test_classify_reports_of_5000_labels_list_cells_and_draw_no_matrix(ragscore,
     assert "\n5,000 labels: its 5,000 nonzero cells are in the JSON report.\n" in markdown
     assert max(map(len, markdown.splitlines())) < 200  # one row per label at most, never a column per label
     assert "5,000 labels: its 5,000 nonzero cells are in the JSON report." in (isolated / "r.html").read_text(encoding="utf-8")
+
+
+# --by: a slice costs in proportion to its questions ------------------------------------------------
+
+
+def _questions(n: int, category: Callable[[int], object], unanswerable: int = 5
+                ) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """Gold items and traces that every metric family can score, with a ``category`` per question
+    (every ``unanswerable``-th question is unanswerable; 0: none is)."""
+    gold, traces = [], []
+    for i in range(n):
+        answerable = not unanswerable or i % unanswerable != 0
+        item: dict[str, object] = {"qid": f"q{i}", "question": f"question {i}?", "answerable": answerable,
+                                   "category": category(i)}
+        if answerable:
+            item.update(gold_claim_substr=[f"answer {i}"], gold_citations=[f"d{i}"], gold_answers=[f"the answer {i} is here"],
+                        gold_relevance={f"d{i}": 2, f"d{i + 1}": 1}, gold_embeddings=[[1.0, (i % 7) / 7]])
+        gold.append(item)
+        ids = [f"d{i + k}" for k in range(i % 4, i % 4 + 3)]
+        traces.append({"qid": f"q{i}", "retrieved_ids": ids, "retrieved_embeddings": [[1.0, (i % 3) / 3], [0.0, 1.0]],
+                       "answer_json": {"claim": f"the answer {i} is here", "citations": ids[:1]},
+                       "scores": {"faithfulness": (i % 10) / 10}})
+    return gold, traces
+
+
+def test_by_2500_one_question_slices_with_every_family_draws_nothing(ragscore, isolated):
+    # Each 1-question slice bootstrapped each of its ~60 means 1,000 times: 2,500 slices took
+    # 92 s (126 s here). A slice of one value, or of equal values, needs no draw at all. (Every
+    # question is answerable, so that the run's own means get the normal interval: 2,500 x 1,000
+    # draws are past the budget.)
+    gold, traces = _questions(2500, lambda i: f"v{i}", unanswerable=0)
+    write(isolated / "g.jsonl", gold)
+    write(isolated / "t.jsonl", traces)
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--by", "category", "--metrics", "all", "--no-fail", "-q")
+    slices = json.loads(run.out)["slices"]["category"]  # (not checked against the schema: that alone takes 10 s)
+    assert len(slices) == 2500
+    one = slices["v7"]
+    assert one["n"] == 1 and one["intervals"]["faithfulness"] == [0.7, 0.7] and one["metrics"]["faithfulness"] == 0.7
+    assert one["intervals"]["token_f1"] == [1.0, 1.0]
+
+
+def test_by_5000_slices_of_two_questions_share_one_resampling_budget(ragscore, isolated):
+    # 10,000 questions in pairs: all the slices together would draw ten million values for each
+    # mean (25 s at 20,000 slices before), more than the run's budget: each gets the normal interval.
+    gold, traces = _questions(10_000, lambda i: f"v{i // 2}")
+    write(isolated / "g.jsonl", gold)
+    write(isolated / "t.jsonl", traces)
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--by", "category", "--no-fail", "-q")
+    pair = json.loads(run.out)["slices"]["category"]["v1"]  # faithfulness 0.2 and 0.3
+    assert pair["n"] == 2 and pair["intervals"]["faithfulness"] == pytest.approx([0.25 - 1.959964 * 0.05, 0.25 + 1.959964 * 0.05])
+
+
+def test_by_a_field_with_a_value_per_question_is_refused_past_10000_values(ragscore, isolated):
+    # 1,000,000 distinct values never finished (gigabytes of slices); the limit is 10,000 per field.
+    gold, traces = _questions(10_001, lambda i: i)
+    write(isolated / "g.jsonl", gold)
+    write(isolated / "t.jsonl", traces)
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--by", "category", "--no-fail")
+    assert (run.status, run.out) == (2, "")
+    assert run.err == ('ragscore: error: --by "category": 10,001 distinct values, more than the 10,000 slices a field '
+                       "may have (slice by a field that groups questions, such as a language or a topic)\n")

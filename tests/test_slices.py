@@ -78,3 +78,41 @@ def test_the_verdict_line_counts_failed_slice_gates(ragscore, isolated):
     run = ragscore(*PRODUCT[:-1], "--by", "tags.lang")
     assert run.status == 1
     assert run.err.splitlines()[-1] == "ragscore: FAIL: 0 of 2 gates failed, and 1 slice gate: precision[tags.lang=en]"
+
+
+def _two_per_slice(isolated, n: int) -> None:
+    gold = [{"qid": f"q{i}", "answerable": True, "gold_citations": ["d"], "category": f"c{i // 2}"} for i in range(n)]
+    traces = [{"qid": f"q{i}", "retrieved_ids": ["d"], "answer_json": {"claim": "x", "citations": ["d"]},
+               "scores": {"judge": (i * 7 % 10) / 10}} for i in range(n)]
+    write(isolated / "g.jsonl", gold)
+    write(isolated / "t.jsonl", traces)
+
+
+def test_the_slices_of_a_field_share_the_resampling_budget(ragscore, isolated):
+    from ragscore.metrics.stats import RESAMPLING_BUDGET, bootstrap_mean_interval, normal_mean_interval
+
+    n = 10
+    _two_per_slice(isolated, n)
+    values = {f"c{k}": sorted([(2 * k * 7 % 10) / 10, ((2 * k + 1) * 7 % 10) / 10]) for k in range(n // 2)}
+    # 10 questions x 200,000 resamples: all the slices together draw two million values, within
+    # the budget: each slice is bootstrapped, as it always was.
+    within = RESAMPLING_BUDGET // n
+    doc = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--by", "category", "--bootstrap", within, "--no-fail").json()
+    for label, s in doc["slices"]["category"].items():
+        assert s["intervals"]["judge"] == list(bootstrap_mean_interval(values[label], 0.95, within, "0:judge")), label
+    # One more resample each and they would draw more: every slice gets the normal interval
+    # (before, each 2-question slice resampled 200,001 times, for every mean metric).
+    doc = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--by", "category", "--bootstrap", within + 1, "--no-fail").json()
+    for label, s in doc["slices"]["category"].items():
+        assert s["intervals"]["judge"] == list(normal_mean_interval(values[label], 0.95)), label
+    assert doc["interval_methods"]["judge"] == "normal"  # the run itself: 10 x 200,001 draws, as for its slices
+
+
+def test_a_field_with_more_values_than_the_slice_limit_is_refused(ragscore, isolated, monkeypatch):
+    monkeypatch.setattr("ragscore.slices.MAX_SLICES", 4)
+    _two_per_slice(isolated, 10)
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--by", "category", "--no-fail")
+    assert run.status == 2
+    assert run.err == ('ragscore: error: --by "category": 5 distinct values, more than the 4 slices a field may have '
+                       "(slice by a field that groups questions, such as a language or a topic)\n")
+    assert ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--by", "answerable", "--no-fail").status == 0

@@ -26,11 +26,15 @@ NORMAL: Final = "normal"
 Interval = tuple[float, float, str] | None  # (low, high, method); None when the metric is undefined
 
 
-def mean_interval(name: str, values: Sequence[float], settings: Settings) -> Interval:
-    """Give a mean's interval: a seeded bootstrap, or the normal approximation for many values."""
+def mean_interval(name: str, values: Sequence[float], settings: Settings, resample: bool = True) -> Interval:
+    """Give a mean's interval: a seeded bootstrap, or the normal approximation for many values.
+
+    ``resample`` False asks for the normal approximation whatever the size: the slices of a
+    field share one resampling budget (see ``slices``).
+    """
     if not values:
         return None
-    if resampling_is_cheap(len(values), settings.bootstrap):
+    if resample and resampling_is_cheap(len(values), settings.bootstrap):
         ordered = sorted(values)  # resampled in sorted order: the same however the run was split
         low, high = bootstrap_mean_interval(ordered, settings.confidence, settings.bootstrap, f"{settings.seed}:{name}")
         return low, high, BOOTSTRAP
@@ -53,15 +57,17 @@ def compute_intervals(ev: Evaluation) -> dict[str, Interval]:
     return out
 
 
-def intervals_of(settings: Settings, tally: AnswerTally, family_columns: Sequence[Columns]) -> dict[str, Interval]:
-    """Give each metric of these totals (a run, or a slice of it) its interval."""
+def intervals_of(
+    settings: Settings, tally: AnswerTally, family_columns: Sequence[Columns], resample: bool = True
+) -> dict[str, Interval]:
+    """Give each metric of these totals (a run, or a slice of it) its interval (``resample``: see mean_interval)."""
     out: dict[str, Interval] = {}
     rates = tally.rates(settings)
     for name in tally.metrics(settings):
         if name in rates:
             out[name] = _rate_interval(*rates[name], settings.confidence)
         else:  # citation_precision: a mean of per-question shares
-            out[name] = mean_interval(name, tally.shares, settings)
+            out[name] = mean_interval(name, tally.shares, settings, resample)
     for family, columns in zip(enabled(settings.families), family_columns):
         for i, name in enumerate(family.names(settings)):
             spec = lookup(name)
@@ -73,5 +79,5 @@ def intervals_of(settings: Settings, tally: AnswerTally, family_columns: Sequenc
                 # A column of 0/1 values: its sum is the count, exactly (fsum of small integers).
                 out[name] = _rate_interval(round(math.fsum(column)), columns.counted, settings.confidence)
             else:
-                out[name] = mean_interval(name, column, settings)
+                out[name] = mean_interval(name, column, settings, resample)
     return out

@@ -7,7 +7,8 @@ Definitions (fixed, because reports must be byte-identical for the same seed):
   k == 0 and the high end exactly 1.0 when k == n; no other clipping.
 * Bootstrap resample: ``rng.choices(range(n), k=n)`` with ``rng = random.Random(seed)``,
   i.e. index ``floor(rng.random() * n)`` per draw, n draws per resample, resamples drawn
-  one after another from the same generator.
+  one after another from the same generator. When every value is the same, nothing is drawn:
+  every resampled mean would be that value's mean.
 * Percentile: numpy.percentile's default ("linear"): position h = (R - 1) * q in the sorted
   values, interpolated linearly between ranks floor(h) and floor(h) + 1.
 * Paired bootstrap p-value: min(1, 2 * (min(#deltas <= 0, #deltas >= 0) + 1) / (kept + 1)),
@@ -24,6 +25,7 @@ Definitions (fixed, because reports must be byte-identical for the same seed):
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Callable, Iterable, Sequence
@@ -46,6 +48,7 @@ __all__ = [
 
 # Above this many drawn values (n * resamples) a bootstrap takes seconds in pure Python.
 RESAMPLING_BUDGET = 2_000_000
+_DRAWS_PER_CALL = 65_536  # values drawn per call of Random.choices in a bootstrap (a bounded list)
 
 # Stop summing binomial terms once the rest is provably below 2**-TAIL_BITS of the sum:
 # far below a double's resolution, so the rounded p-value is that of the exact sum.
@@ -64,8 +67,9 @@ def _check_resamples(resamples: int) -> None:
         raise ValueError(f"resamples must be at least 1, got {resamples!r}")
 
 
+@functools.cache
 def z_value(confidence: float) -> float:
-    """Return the two-sided standard normal quantile for a confidence level."""
+    """Return the two-sided standard normal quantile for a confidence level (remembered: slices ask often)."""
     _check_confidence(confidence)
     return NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
 
@@ -134,16 +138,29 @@ def bootstrap_mean_interval(
         raise ValueError("values must not be empty")
     _check_confidence(confidence)
     _check_resamples(resamples)
-    # A str seed is hashed with SHA-512 by random.seed (version 2): the same on every platform
-    # and run, unlike hash()-based seeding of other objects.
-    rng = random.Random(seed)
     population = list(values)
-    means = sorted(math.fsum(rng.choices(population, k=n)) / n for _ in range(resamples))
-    low, high = _percentile_interval(means, confidence)
-    # A resampled mean lies in [min, max] mathematically; clamping removes rounding spill,
-    # which also makes a constant list give exactly (x, x).
     smallest = min(population)
     largest = max(population)
+    if smallest == largest and (smallest != 0 or len({math.copysign(1.0, v) for v in population}) == 1):
+        # Every resample draws n copies of one value (one question, or all alike): every resampled
+        # mean is the mean itself, so no draw is needed to know the result.
+        low, high = _percentile_interval([math.fsum(population) / n], confidence)
+    else:
+        # A str seed is hashed with SHA-512 by random.seed (version 2): the same on every platform
+        # and run, unlike hash()-based seeding of other objects.
+        rng = random.Random(seed)
+        # Many resamples per call of choices (the same draws, in the same order, as one call per
+        # resample) and their sums taken by map and zip: the cost is the draws, not per-resample
+        # overhead. Sorting the sums sorts the means (division by n is monotone).
+        sums: list[float] = []
+        per_call = max(1, _DRAWS_PER_CALL // n)
+        while len(sums) < resamples:
+            draws = rng.choices(population, k=n * min(per_call, resamples - len(sums)))
+            sums += map(math.fsum, zip(*[iter(draws)] * n))
+        sums.sort()
+        low, high = _percentile_interval([total / n for total in sums], confidence)
+    # A resampled mean lies in [min, max] mathematically; clamping removes rounding spill,
+    # which also makes a constant list give exactly (x, x).
     return min(max(low, smallest), largest), min(max(high, smallest), largest)
 
 
