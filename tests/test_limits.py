@@ -14,6 +14,8 @@ from typing import TypeVar
 import pytest
 
 from conftest import validated, write
+from ragscore.errors import InputError
+from ragscore.loaders.scores import load_scores
 from ragscore.stages.classify import score_classify
 from ragscore.stages.ner import Entity, match_entities
 
@@ -166,3 +168,28 @@ def test_by_a_field_with_a_value_per_question_is_refused_past_10000_values(ragsc
     assert (run.status, run.out) == (2, "")
     assert run.err == ('ragscore: error: --by "category": 10,001 distinct values, more than the 10,000 slices a field '
                        "may have (slice by a field that groups questions, such as a language or a topic)\n")
+
+
+# --scores: a CSV of 100,000 columns is read in time linear in its size ------------------------------
+
+
+def test_scores_100000_numeric_columns_fail_at_once(tmp_path):
+    # Each score column's name was compared with every other column's (10^10 comparisons: more
+    # than two minutes) before the limit of 256 score names was checked.
+    n = 100_000
+    path = tmp_path / "s.csv"
+    path.write_text("qid," + ",".join(f"s{i}" for i in range(n)) + "\n" + "a," + ",".join(["0.5"] * n) + "\n",
+                    encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_scores(str(path))
+    assert str(caught.value) == f"{path}: more than 256 score columns (one column is kept per name and question): 100000"
+
+
+def test_scores_100000_text_columns_stay_cheap(tmp_path):
+    n = 100_000
+    path = tmp_path / "s.csv"
+    path.write_text("qid,faithfulness," + ",".join(f"t{i}" for i in range(n)) + "\n"
+                    + "".join(f"q{r},0.5," + ",".join(["some text"] * n) + "\n" for r in range(3)), encoding="utf-8")
+    scores, peak = peak_mb(lambda: load_scores(str(path)))
+    assert scores.names == ("faithfulness",) and len(scores.rows) == 3
+    assert peak < 120  # the rows of cells, read once (about 2.4 MB of text in 300,000 cells)

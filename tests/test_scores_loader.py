@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import write
 from ragscore.errors import InputError
 from ragscore.loaders.scores import ScoreFile, ScoreRow, load_scores
 
@@ -256,7 +257,6 @@ def test_no_join_column(tmp_path, name, content, line):
     ("name", "content"),
     [
         ("s.csv", "qid,response\n1,yes\n2,no\n"),
-        ("s.csv", "qid,faithfulness\n"),
         ("s.csv", "qid,faithfulness\n1,\n2,nan\n"),
         ("s.jsonl", '{"qid": 1, "response": "yes", "f": null, "g": NaN, "h": true, "i": [1], "j": {"k": 1}}\n'),
     ],
@@ -446,3 +446,59 @@ def test_scores_beyond_the_magnitude_bound_are_refused(tmp_path, name, text, err
     with pytest.raises(InputError) as caught:
         load_scores(put(tmp_path, name, text))
     assert str(caught.value) == str(tmp_path / error)
+
+
+# A header and no rows; more score columns than a run keeps ------------------------------------
+
+
+@pytest.mark.parametrize("content", ["qid,faithfulness,response\n", "qid,faithfulness,response\n\n\n"])
+def test_csv_header_without_rows_is_read_and_keeps_only_the_known_columns(tmp_path, content):
+    # Without a row nothing shows which columns hold numbers: the known (gated, common) names are
+    # scores that no question has; the score command says the file has no rows.
+    scores = load_scores(put(tmp_path, "s.csv", content), frozenset({"faithfulness"}))
+    assert (scores.names, scores.rows, scores.duplicates, scores.skipped) == (("faithfulness",), {}, [], {"faithfulness": 0})
+    assert load_scores(put(tmp_path, "t.csv", "qid,myscore\n")).names == ()
+
+
+def test_more_numeric_columns_than_a_run_keeps_is_an_error_before_any_row_is_kept(tmp_path):
+    from ragscore.loaders.scores import MAX_NAMES
+
+    header = "qid," + ",".join(f"s{i}" for i in range(MAX_NAMES + 1)) + ",response\n"
+    spec = put(tmp_path, "s.csv", header + "a," + ",".join(["0.5"] * (MAX_NAMES + 1)) + ",text\n")
+    assert error(spec) == f"{spec}: more than 256 score columns (one column is kept per name and question): 257"
+    spec = put(tmp_path, "s.jsonl", json.dumps({"qid": "a", **{f"s{i}": 0.5 for i in range(MAX_NAMES + 1)}}) + "\n")
+    assert error(spec) == f"{spec}: more than 256 score fields (one column is kept per name and question): 257"
+    spec = put(tmp_path, "ok.csv", header.replace(",response", "") + "a," + ",".join(["0.5"] * MAX_NAMES) + ",text\n")
+    assert len(load_scores(spec).names) == MAX_NAMES  # the last column holds text: ignored
+
+
+def _scores_run(ragscore, isolated, csv: str, *args: str):
+    write(isolated / "g.jsonl", [{"qid": "a", "answerable": True, "gold_citations": ["d"]},
+                                 {"qid": "b", "answerable": False}])
+    write(isolated / "t.jsonl", [{"qid": "a", "retrieved_ids": ["d"], "answer_json": {"claim": "x", "citations": ["d"]}},
+                                 {"qid": "b", "answer_json": {"claim": "not in context", "citations": []}}])
+    write(isolated / "s.csv", csv)
+    return ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--scores", "s.csv", "--format", "none", *args)
+
+
+@pytest.mark.parametrize("gate", ["faithfulness=0.7", "my_judge=0.7"])
+def test_a_header_without_rows_is_noted_and_its_gate_fails_when_strict(ragscore, isolated, gate):
+    name = gate.split("=")[0]
+    note = 'ragscore: scores file "s.csv" has a header and no rows: no question has a score from it\n'
+    # Before, the gate was skipped without a word and the run passed.
+    run = _scores_run(ragscore, isolated, f"qid,{name}\n", "--gates", gate)
+    assert run.status == 0
+    assert note in run.err and f"ragscore: SKIPPED {name} = n/a (gate >= 0.7)\n" in run.err
+    # --strict: a gate on a score no question has fails, as a gate on any undefined metric does.
+    run = _scores_run(ragscore, isolated, f"qid,{name}\n", "--gates", gate, "--strict")
+    assert run.status == 1
+    assert note in run.err and f"ragscore: FAIL    {name} = n/a (gate >= 0.7)\n" in run.err
+    assert run.err.endswith(f"ragscore: FAIL: 1 of 6 gates failed: {name}\n")
+
+
+def test_a_header_without_rows_and_no_gate_is_only_noted(ragscore, isolated):
+    run = _scores_run(ragscore, isolated, "qid,my_judge,response\n", "--json", "r.json")
+    assert run.status == 0
+    assert run.err.startswith('ragscore: scores file "s.csv" has a header and no rows: no question has a score from it\n')
+    doc = json.loads((isolated / "r.json").read_text(encoding="utf-8"))
+    assert doc["scores_file"]["rows"] == 0 and "scores" not in doc and "my_judge" not in doc["metrics"]

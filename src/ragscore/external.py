@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Final
 from ragscore.errors import InputError
 from ragscore.gates import ALIASES
 from ragscore.loaders.jsonl import describe
-from ragscore.loaders.scores import MAX_SCORE, too_large
+from ragscore.loaders.scores import MAX_NAMES, MAX_SCORE, too_large
 from ragscore.metrics.registry import Direction, MetricSpec, lookup, register
 
 if TYPE_CHECKING:
@@ -27,8 +27,7 @@ if TYPE_CHECKING:
 
 FAMILY: Final = "scores"
 _NAME_RE: Final = re.compile(r"[A-Za-z0-9_.@:/-]+")  # usable as a metric name in gates and reports
-_NULL: Final = -math.inf
-MAX_NAMES: Final = 256  # distinct score names per run: each keeps a column of one float per question  # a value given as null: skipped, and counted as such (scores are finite)
+_NULL: Final = -math.inf  # a value given as null: skipped, and counted as such (scores are finite)
 
 # The common names (as LLM-judged evaluation frameworks call them): known to gates before any
 # input is read, and described in reports. Any other name works as well (higher is better).

@@ -4,7 +4,9 @@ A scores file has one row (CSV) or object (JSON Lines) per question: a join key 
 ``question``, else ragas' ``user_input``) and some numeric score fields (``faithfulness``,
 ``answer_relevancy``, ...). Fields that hold text (ragas' ``response``, ``retrieved_contexts``,
 ``reference``) are not scores and are ignored. A missing value (an empty cell, ``null``,
-``NaN``) is kept as None and counted; an infinite one is an error.
+``NaN``) is kept as None and counted; an infinite one is an error. A CSV header without rows is
+read as a file no question has a score in (its known columns are scores without values); more
+than ``MAX_NAMES`` score columns is an error before any row is kept.
 """
 
 from __future__ import annotations
@@ -73,6 +75,12 @@ class _TooLarge(ValueError):
 # Scores are means of per-question values: far from this bound, which keeps every sum, square and
 # interval of a million of them finite.
 MAX_SCORE: Final = 1e15
+MAX_NAMES: Final = 256  # distinct score names per run: each keeps a column of one float per question
+
+
+def _too_many(source: str, count: int, what: str) -> InputError:
+    """Refuse more score columns (or fields) than a run keeps, before reading a single value of them."""
+    return InputError(source, f"more than {MAX_NAMES} score {what} (one column is kept per name and question): {count}")
 
 
 def too_large(value: float) -> str:
@@ -214,9 +222,13 @@ def _load_csv(source: str, text: str, known: frozenset[str]) -> ScoreFile:
     for index, column in enumerate(columns):
         if column in JOIN_COLUMNS or (index == 0 and column in _PANDAS_INDEX):
             continue
+        # With no row, nothing tells a score column from a text one: only the known names count
+        # (the score command notes that the file has no rows).
         if column in known or _numeric_column(data, index):
             scores.append(index)
-    _check_csv_header(source, header_line, columns, join, scores)
+    if len(scores) > MAX_NAMES:
+        raise _too_many(source, len(scores), "columns")
+    _check_csv_header(source, header_line, columns, join, scores, bool(data))
     names = [columns[index] for index in scores]
 
     width = len(columns)
@@ -267,17 +279,21 @@ def _numeric_column(data: list[tuple[int, list[str]]], index: int) -> bool:
     return seen
 
 
-def _check_csv_header(source: str, line: int, columns: list[str], join: str, scores: list[int]) -> None:
-    """Reject a repeated join or score column, a score column with an unusable name, and no score column."""
+def _check_csv_header(source: str, line: int, columns: list[str], join: str, scores: list[int], rows: bool) -> None:
+    """Reject a repeated join or score column, a score column with an unusable name, and no score column
+    (unless the file has no rows: then no column could show that it holds numbers)."""
+    places: dict[str, list[int]] = {}  # every column's places, in one pass (a file may have 100,000 columns)
+    for place, column in enumerate(columns):
+        places.setdefault(column, []).append(place)
     for index in sorted([columns.index(join), *scores]):
-        places = [place for place, column in enumerate(columns) if column == columns[index]]
-        if len(places) > 1:
+        found = places[columns[index]]
+        if len(found) > 1:
             raise InputError(
-                source, f'the column "{columns[index]}" appears twice (columns {places[0] + 1} and {places[1] + 1})', line
+                source, f'the column "{columns[index]}" appears twice (columns {found[0] + 1} and {found[1] + 1})', line
             )
     for index in scores:
         _check_name(source, columns[index], line, "column")
-    if not scores:
+    if not scores and rows:
         raise InputError(source, NO_SCORES)
 
 
@@ -375,6 +391,8 @@ def _load_jsonl(source: str, lines: list[bytes], known: frozenset[str]) -> Score
     if join is None:
         raise InputError(source, NO_JOIN, first_line)
     names = [field for field in first_seen if field not in JOIN_COLUMNS and (field in numeric or field in known)]
+    if len(names) > MAX_NAMES:
+        raise _too_many(source, len(names), "fields")
     for field in names:
         _check_name(source, field, first_seen[field], "field")
     if not names:
@@ -390,4 +408,4 @@ def _load_jsonl(source: str, lines: list[bytes], known: frozenset[str]) -> Score
     return _finish(source, join, names, rows())
 
 
-__all__ = ["ScoreFile", "ScoreRow", "load_scores"]
+__all__ = ["MAX_NAMES", "ScoreFile", "ScoreRow", "load_scores"]

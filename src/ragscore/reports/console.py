@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from ragscore.evaluate import EXAMPLES, Evaluation
 from ragscore.gates import GateResult, Status
 from ragscore.gates import format_threshold
+from ragscore.quoting import quote
 from ragscore.reports.markdown import fmt
 from ragscore.reports.text import clean
 from ragscore.slices import SliceResult
@@ -49,6 +50,8 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
             f"same question (the last counts): {_listed([q for _, q in acc.duplicate_ids], acc.duplicates)}"
         )
     if scores is not None:
+        if not scores.rows:  # a header alone: every score it names is undefined (a gate on one is skipped, or fails when strict)
+            notes.append(f"scores file {quote(scores.source)} has a header and no rows: no question has a score from it")
         unmatched = ev.unmatched_scores
         if unmatched:
             notes.append(f"{_plural(len(unmatched), 'row', 'rows')} of {scores.source} "
