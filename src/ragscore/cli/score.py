@@ -24,7 +24,7 @@ from ragscore.diagnose import diagnose, sample_targets
 from ragscore.errors import InputError, UsageError
 from ragscore.evaluate import Wants, metric_names
 from ragscore.external import KNOWN as KNOWN_SCORES
-from ragscore.external import MAX_NAMES, name_problem
+from ragscore.external import name_problem
 from ragscore.gates import evaluate_gates, gates_pass, unknown_gate_metric
 from ragscore.intervals import compute_intervals
 from ragscore.loaders.gold import CONTRACT_FIELDS, load_gold
@@ -143,10 +143,7 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     if args.scores:
         # Names gated or given a rule must hold numbers: a stray text cell is an error, not a text column.
         named = KNOWN_SCORES | frozenset(config.rules) | {g.metric for g in (*config.gates, *config.slice_gates)}
-        scores = load_scores(args.scores, frozenset(named))
-        if len(scores.names) > MAX_NAMES:
-            raise InputError(scores.source, f"more than {MAX_NAMES} score columns (one column is kept per name and "
-                                            f"question): {len(scores.names)}")
+        scores = load_scores(args.scores, frozenset(named))  # at most MAX_NAMES columns: the loader refuses more
         for name in scores.names:
             problem = name_problem(name)
             if problem is not None:
