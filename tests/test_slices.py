@@ -116,3 +116,24 @@ def test_a_field_with_more_values_than_the_slice_limit_is_refused(ragscore, isol
     assert run.err == ('ragscore: error: --by "category": 5 distinct values, more than the 4 slices a field may have '
                        "(slice by a field that groups questions, such as a language or a topic)\n")
     assert ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--by", "answerable", "--no-fail").status == 0
+
+
+def test_thousands_of_small_or_failing_slices_are_summarised_in_a_few_lines(ragscore, isolated):
+    gold = [{"qid": f"q{i}", "answerable": True, "gold_citations": ["d"], "topic": f"t{i:03}"} for i in range(300)]
+    traces = [{"qid": f"q{i}", "retrieved_ids": ["d"], "answer_json": {"claim": "c", "citations": ["x"]}}
+              for i in range(300)]
+    write(isolated / "g.jsonl", gold)
+    write(isolated / "t.jsonl", traces)
+    write(isolated / "gates.toml", "[slice_gates]\nmin_n = 2\nprecision = 0.5\n")
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--by", "topic", "--format", "none", "--no-fail")
+    notes = [line for line in run.err.splitlines() if "slice" in line or "[topic=" in line]
+    assert notes == ["ragscore: 300 slices of topic have fewer than min_n 2 questions: their gates are skipped "
+                     "(e.g. t000 (1), t001 (1), t002 (1), t003 (1), t004 (1))"]
+    write(isolated / "gates.toml", "[slice_gates]\nmin_n = 1\nprecision = 0.5\n")
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--by", "topic", "--format", "none", "--no-fail")
+    fails = [line for line in run.err.splitlines() if line.startswith("ragscore: FAIL    ") and "topic" in line]
+    assert fails[0] == "ragscore: FAIL    precision[topic=t000] = 0.0000 (gate >= 0.5)"
+    assert fails[5:] == ["ragscore: FAIL    295 more slice gates of topic failed (every one is in the reports)"]
+    assert run.err.splitlines()[-1] == (
+        "ragscore: FAIL: 2 of 5 gates failed, and 300 slice gates: precision, chr, precision[topic=t000], "
+        "precision[topic=t001], precision[topic=t002], precision[topic=t003], precision[topic=t004], 295 more")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ragscore.evaluate import EXAMPLES, Evaluation
 from ragscore.gates import GateResult, Status
 from ragscore.gates import format_threshold
-from ragscore.quoting import quote
+from ragscore.quoting import quote, shorten
 from ragscore.reports.markdown import fmt
 from ragscore.reports.text import clean
 from ragscore.slices import SliceResult
@@ -79,11 +79,13 @@ def gate_lines(results: list[GateResult], passed: bool, slice_failed: list[str] 
     if any(r.status is not Status.PASS for r in results):
         for r in results:
             lines.append(f"{r.status.value.upper():7} {r.gate.metric} = {fmt(r.value)} (gate {r.gate.op} {format_threshold(r.gate.threshold)})")
-    failed = [r.gate.metric for r in results if r.status is Status.FAIL] + (slice_failed or [])
+    slice_failed = slice_failed or []
+    shown = slice_failed[:EXAMPLES] + ([f"{len(slice_failed) - EXAMPLES} more"] if len(slice_failed) > EXAMPLES else [])
+    failed = [r.gate.metric for r in results if r.status is Status.FAIL] + shown
     if passed:
         lines.append(f"pass: {_plural(len(results), 'gate', 'gates')} checked, none failed")
     elif slice_failed:
-        lines.append(f"FAIL: {len(failed) - len(slice_failed)} of {_plural(len(results), 'gate', 'gates')} failed, "
+        lines.append(f"FAIL: {len(failed) - len(shown)} of {_plural(len(results), 'gate', 'gates')} failed, "
                      f"and {_plural(len(slice_failed), 'slice gate', 'slice gates')}: {', '.join(failed)}")
     else:
         lines.append(f"FAIL: {len(failed)} of {_plural(len(results), 'gate', 'gates')} failed: {', '.join(failed)}")
@@ -91,14 +93,25 @@ def gate_lines(results: list[GateResult], passed: bool, slice_failed: list[str] 
 
 
 def slice_notes(slices: Mapping[str, Mapping[str, SliceResult]], min_n: int) -> list[str]:
-    """Name each failed slice gate, and the slices too small to gate, one line each."""
+    """Name each failed slice gate, and the slices too small to gate, one line each.
+
+    Past ``EXAMPLES`` lines of one kind for a field (a field may have thousands of slices), one
+    summary line names the first few instead.
+    """
     notes = []
     for path, groups in slices.items():
-        for label, result in groups.items():
-            if result.small and result.gates:
-                notes.append(f"slice {path}={label} has {result.n} questions (fewer than min_n {min_n}): its gates are skipped")
-            for r in result.gates:
-                if r.status is Status.FAIL:
-                    notes.append(f"FAIL    {r.gate.metric}[{path}={label}] = {fmt(r.value)} "
-                                 f"(gate {r.gate.op} {format_threshold(r.gate.threshold)})")
+        small = [f"slice {path}={label} has {result.n} questions (fewer than min_n {min_n}): its gates are skipped"
+                 for label, result in groups.items() if result.small and result.gates]
+        if len(small) > EXAMPLES:
+            first = [f"{shorten(label, 40)} ({result.n})" for label, result in groups.items()
+                     if result.small and result.gates][:EXAMPLES]
+            small = [f"{len(small)} slices of {path} have fewer than min_n {min_n} questions: their gates are skipped "
+                     f"(e.g. {', '.join(first)})"]
+        failed = [(label, r) for label, result in groups.items() for r in result.gates if r.status is Status.FAIL]
+        lines = [f"FAIL    {r.gate.metric}[{path}={label}] = {fmt(r.value)} (gate {r.gate.op} "
+                 f"{format_threshold(r.gate.threshold)})" for label, r in failed]
+        if len(lines) > EXAMPLES:
+            lines = lines[:EXAMPLES] + [f"FAIL    {len(lines) - EXAMPLES} more slice gates of {path} failed "
+                                        "(every one is in the reports)"]
+        notes += small + lines
     return [clean(note) for note in notes]  # slice labels come from the input
