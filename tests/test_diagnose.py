@@ -249,8 +249,11 @@ def test_gates_on_external_scores(ragscore, isolated):
     ({"qid": "q0", "claim": "a", "scores": {"faithfulness": True}},
      't.jsonl:1: expected "scores.faithfulness" to be a number or null, got true'),
     ({"qid": "q0", "claim": "a", "scores": {"my score": 1}},
-     't.jsonl:1: "scores": expected score names of letters, digits and _ . @ : / - (like "faithfulness"), '
-     'got "my score"'),
+     't.jsonl:1: "scores": expected score names of letters, digits and _ . @ : / -, starting with a letter, digit '
+     'or _ (like "faithfulness"), got "my score"'),
+    ({"qid": "q0", "claim": "a", "scores": {"::add-mask::x": 1}},  # would start a line of the text report
+     't.jsonl:1: "scores": expected score names of letters, digits and _ . @ : / -, starting with a letter, digit '
+     'or _ (like "faithfulness"), got "::add-mask::x"'),
     ({"qid": "q0", "claim": "a", "scores": {"precision": 1}},
      't.jsonl:1: "scores": a score is named "precision", like a ragscore metric (answer): rename the score'),
     ({"qid": "q0", "claim": "a", "scores": {"ndcg@3": 1}},

@@ -23,11 +23,16 @@ from hypothesis import strategies as st
 from test_report_safety import assert_safe, run
 
 PIECES = ("\n::error::forged", "\r\n::warning::x", "::add-mask::secret", "\n::stop-commands::tok", "%0A::error::",
+          "##[error]forged", "\n ::warning::x", "##[add-mask]y",
           "\x1b[2J", "\x1b]0;title\x07", "\x9b31m", "\u202e", "\u2028", "\x00", "\x7f", "\t", "\\", '"', "|", "<b>",
           "`", "#", "&amp;", "*", "[x](y)", ",", ":", "é", "東京")
 hostile_text = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=4)), max_size=4).map("".join)
 # A file name cannot hold NUL or a slash; anything else goes.
-file_name = hostile_text.map(lambda s: "g" + s.replace("\x00", "").replace("/", "") + ".jsonl")
+file_name = hostile_text.map(lambda s: s.replace("\x00", "").replace("/", "") + ".jsonl")
+# Score names are restricted (letters, digits, "_ . @ : / -", first a letter, digit or "_"): the
+# hostile part is what the rule still lets through, ":" and "@" included.
+score_name = st.from_regex(r"[a-z_][a-z0-9_.@:/-]{0,12}", fullmatch=True).filter(
+    lambda name: name not in {"precision", "chr", "mrr", "map", "em", "bleu", "chrf", "missing", "under", "over"})
 kb_id = hostile_text.map(lambda s: "Q" + s)
 
 
@@ -64,6 +69,7 @@ def hostile_inputs(draw: Any) -> dict[str, Any]:
         "traces": traces,
         "scores": [(qids[0], "0.5")] + [(draw(st.sampled_from([*qids, f"s{draw(hostile_text)}"])),
                                           draw(st.sampled_from(["0.25", "", "nan"]))) for _ in range(draw(st.integers(0, 3)))],
+        "score_name": draw(score_name),
         "refusal": "refused " + draw(hostile_text),
         "seed": draw(hostile_text),
         "cause": "cause " + draw(hostile_text),
@@ -96,7 +102,7 @@ def _write(folder: Path, case: dict[str, Any]) -> None:
     for name in ("ner_gold", "ner_pred", "classify_gold", "classify_pred", "link_gold", "link_pred"):
         _lines(folder / f"{name}.jsonl", case[name])
     rows = "".join(f"{json.dumps(qid)},{value}\n" for qid, value in case["scores"])
-    (folder / "s.csv").write_text(f"qid,judge\n{rows}", encoding="utf-8")
+    (folder / "s.csv").write_text(f"qid,{case['score_name']}\n{rows}", encoding="utf-8")
     (folder / "gates.toml").write_text(
         f"[scoring]\nrefusal_tokens = [{_toml(case['refusal'])}]\nseed = {_toml(case['seed'])}\n"
         "[gates]\nprecision = 0.99\n[slice_gates]\nmin_n = 1\nprecision = 0.99\n"

@@ -3,6 +3,7 @@ devices and FIFOs as report paths, signals while writing, closed and full standa
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import stat
@@ -134,14 +135,59 @@ def test_two_reports_on_one_path_are_refused(ragscore, isolated):
 
 
 def test_a_device_is_written_in_place_never_replaced(ragscore, isolated):
-    before = os.stat(os.devnull)
-    if not stat.S_ISCHR(before.st_mode):
-        pytest.skip(f"{os.devnull} is no device on this machine")
-    run = ragscore("--gold", GOLD, "--trace", TRACE, "--json", os.devnull, "--markdown", os.devnull, "--format", "none")
+    # A null device of the test's own (as root), so that a regression cannot replace the machine's /dev/null.
+    try:
+        os.mknod(isolated / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("making a device node needs root")
+    before = os.stat(isolated / "null")
+    run = ragscore("--gold", GOLD, "--trace", TRACE, "--json", "null", "--markdown", "./null", "--format", "none")
     assert run.status == 0, run.err
-    after = os.stat(os.devnull)
+    after = os.stat(isolated / "null")
     assert stat.S_ISCHR(after.st_mode) and (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
-    assert not [p for p in Path("/dev").iterdir() if p.name.startswith(".null.")]
+    assert sorted(p.name for p in isolated.iterdir()) == ["null"]
+
+
+def test_a_symbolic_link_is_written_through_never_replaced(tmp_path):
+    # /dev/stdout is a link to /proc/self/fd/1: renaming over it would replace the link (as root,
+    # the machine's /dev/stdout); writing through it sends the report where standard output goes.
+    (tmp_path / "out").symlink_to("/proc/self/fd/1")
+    (tmp_path / "target.json").write_text("old")
+    (tmp_path / "link.json").symlink_to("target.json")
+    with open(tmp_path / "r.json", "w") as stdout:
+        proc = subprocess.run(_command("--gold", GOLD, "--trace", TRACE, "--format", "none", "-q", "--json", "out",
+                                       "--markdown", "link.json"),
+                              env=_env(), cwd=tmp_path, stdout=stdout, timeout=60)
+    assert proc.returncode == 0
+    assert (tmp_path / "out").is_symlink() and (tmp_path / "link.json").is_symlink()
+    assert json.loads((tmp_path / "r.json").read_text())["pass"] is True
+    assert (tmp_path / "target.json").read_text().startswith("# ragscore")
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_report_never_overwrites_standard_input(tmp_path):
+    gold = tmp_path / "g.jsonl"
+    gold.write_bytes(GOLD.read_bytes())
+    with open(gold, "rb") as stdin:
+        proc = subprocess.run(_command("--gold", "-", "--trace", TRACE, "--json", "g.jsonl"), env=_env(), cwd=tmp_path,
+                              stdin=stdin, capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == ('ragscore: error: --json "g.jsonl": is the same file as --gold; a report never overwrites '
+                           "an input or another report\n")
+    assert gold.read_bytes() == GOLD.read_bytes()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--json", ""], '--json: expected a file path, got ""'),
+    (["--markdown", "trace.jsonl/r.md"], "trace.jsonl/r.md: cannot write report: Not a directory"),
+    (["--json", "r" * 250 + ".json"], "r" * 250 + ".json: cannot write report: File name too long"),
+])
+def test_a_report_that_cannot_be_written_is_one_error(ragscore, isolated, args, message):
+    _inputs(isolated)
+    run = ragscore("--gold", "gold.jsonl", "--trace", "trace.jsonl", "--json", "ok.json", *args)
+    assert (run.status, run.out) == (2, "")
+    assert run.err.splitlines()[-1] == f"ragscore: error: {message}"
+    assert sorted(p.name for p in isolated.iterdir()) == ["gold.jsonl", "trace.jsonl"]
 
 
 def test_a_fifo_report_path_is_written_in_place(tmp_path):
@@ -209,6 +255,8 @@ def test_a_closed_pipe_ends_quietly_with_the_commands_status(tmp_path, args, sta
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
 @pytest.mark.parametrize("args", [
+    ["--help"],
+    ["compare", "--help"],
     ["--gold", GOLD, "--trace", TRACE],
     ["schema"],
     ["validate", "--gold", EXAMPLES / "product" / "gold.jsonl", "--trace", EXAMPLES / "product" / "trace.jsonl"],
@@ -217,7 +265,7 @@ def test_a_closed_pipe_ends_quietly_with_the_commands_status(tmp_path, args, sta
 ])
 def test_a_full_standard_output_is_one_line_and_exit_2(tmp_path, args):
     with open("/dev/full", "w") as full:
-        proc = subprocess.run(_command(*args, "-q") if args[0] not in ("schema", "validate") else _command(*args), env=_env(),
+        proc = subprocess.run(_command(*args) if {"schema", "validate", "--help"} & set(args) else _command(*args, "-q"), env=_env(),
                               cwd=tmp_path, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.splitlines()[-1] == "ragscore: error: standard output: cannot write: No space left on device"
@@ -299,3 +347,24 @@ def test_stage_duplicate_ids_are_quoted(ragscore, isolated):
     write(isolated / "g.jsonl", [{"id": FORGED, "label": "A"}, {"id": FORGED, "label": "B"}])
     run = ragscore("classify", "--gold", "g.jsonl", "--pred", "g.jsonl")
     assert run.err == f"ragscore: error: g.jsonl:2:8: duplicate id {QUOTED} (first defined on line 1)\n"
+
+
+def test_validate_never_starts_a_line_with_a_file_name_that_is_a_command(ragscore, isolated):
+    name = "::error title=x::f.jsonl"
+    write(isolated / name, '{"qid": "a", "answerable": "yes"}\n')
+    run = ragscore("validate", "--gold", name)
+    assert run.out == './::error title=x::f.jsonl:1:28: error: expected "answerable" to be true or false, got "yes"\n'
+
+
+def test_the_older_workflow_command_form_is_escaped_wherever_it_stands(ragscore, isolated):
+    write(isolated / "g.jsonl", [{"qid": "##[error]forged", "answerable": False},
+                                 {"qid": "##[error]forged", "answerable": False}])
+    run = ragscore("--gold", "g.jsonl", "--trace", TRACE)
+    assert run.err == 'ragscore: error: g.jsonl:2:9: duplicate qid "#\\x23[error]forged" (first defined on line 1)\n'
+    write(isolated / "g.jsonl", [{"qid": "##[add-mask]x", "answerable": False}])
+    write(isolated / "t.jsonl", [{"qid": "##[add-mask]x", "refused": True}])
+    for fmt in ("json", "markdown", "text"):
+        run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--per-question", "--format", fmt, "--no-fail")
+        assert "##[" not in run.out + run.err and ("#\\" in run.out or fmt == "text"), fmt
+    doc = json.loads(ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--per-question", "--no-fail").out)
+    assert doc["questions"][0]["qid"] == "##[add-mask]x"  # JSON's own escape: the value reads back the same

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     from ragscore.loaders.scores import ScoreFile
 
 FAMILY: Final = "scores"
-_NAME_RE: Final = re.compile(r"[A-Za-z0-9_.@:/-]+")  # usable as a metric name in gates and reports
+# Usable as a metric name in gates and reports; it starts with a letter, digit or "_", since a
+# report line may start with it and a line starting with "::" is a GitHub workflow command.
+_NAME_RE: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@:/-]*")
 _NULL: Final = -math.inf  # a value given as null: skipped, and counted as such (scores are finite)
 
 # The common names (as LLM-judged evaluation frameworks call them): known to gates before any
@@ -177,7 +179,8 @@ def check_name_count(first_lines: Sequence[Mapping[str, int]], file_names: Seque
 def name_problem(name: str) -> str | None:
     """Say why a score name cannot be a metric's name, or None when it can."""
     if not _NAME_RE.fullmatch(name):
-        return f'expected score names of letters, digits and _ . @ : / - (like "faithfulness"), got {describe(name)}'
+        return (f'expected score names of letters, digits and _ . @ : / -, starting with a letter, digit or _ '
+                f'(like "faithfulness"), got {describe(name)}')
     if name in ALIASES:
         return f'a score is named "{name}", like an alias of the ragscore metric {ALIASES[name]}: rename the score'
     spec = lookup(name)

@@ -19,8 +19,14 @@ QUOTE_LIMIT: Final = 120
 # the bidirectional marks, overrides and isolates (they reorder what a reader sees), and lone
 # surrogates (from a file name that is not UTF-8: no UTF-8 report or terminal can carry them).
 _OTHER_UNSAFE: Final = "\x7f-\x9f\u061c\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
-_UNSAFE_RE: Final = re.compile(f"[\x00-\x1f{_OTHER_UNSAFE}]")
-_UNSAFE_BUT_LINES_RE: Final = re.compile(f"[\x00-\x08\x0b-\x1f{_OTHER_UNSAFE}]")  # tab and newline kept
+# GitHub's runner also reads the older form "##[error]..." anywhere in a line: the second "#"
+# of "##[" is escaped too (as \x23, or \u0023 in JSON, which reads back the same).
+_LEGACY_COMMAND: Final = r"|(?<=#)#(?=\[)"
+_UNSAFE_RE: Final = re.compile(f"[\x00-\x1f{_OTHER_UNSAFE}]{_LEGACY_COMMAND}")
+_UNSAFE_BUT_LINES_RE: Final = re.compile(f"[\x00-\x08\x0b-\x1f{_OTHER_UNSAFE}]{_LEGACY_COMMAND}")  # tab, newline kept
+# A relative path may start a line of output (validate's "file:line: error: ..."): one that
+# starts with anything but these is shown as "./path", the same file.
+_PLAIN_START_RE: Final = re.compile(r"[A-Za-z0-9_./~<]")
 _SHORT_ESCAPES: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -60,7 +66,7 @@ def json_safe(text: str) -> str:
     ``json.dumps(..., ensure_ascii=False)`` escapes the C0 controls of a string but not these;
     outside strings JSON text holds none but its own line ends, so the value read back is the same.
     """
-    if text.isascii() and "\x7f" not in text:  # the common case, kept fast: a report can list a million questions
+    if text.isascii() and "\x7f" not in text and "##[" not in text:  # the common case, kept fast: a report can list a million questions
         return text
     return _UNSAFE_BUT_LINES_RE.sub(_unicode_escape, text)
 
@@ -85,3 +91,8 @@ def show_value(value: object, limit: int = 40) -> str:
     if isinstance(value, str):
         return quote(value, limit)
     return shorten(repr(value), limit)
+
+
+def path_at_line_start(path: str) -> str:
+    """Show a file name that starts a line of output: ``./::error::x.jsonl`` for ``::error::x.jsonl``."""
+    return path if not path or _PLAIN_START_RE.match(path) else "./" + path

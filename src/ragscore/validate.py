@@ -16,7 +16,7 @@ from ragscore.loaders.gold import GoldItem, parse_gold_item
 from ragscore.loaders.jsonl import BOM, InputFile, array_or_lines, decode_line, iter_json_array
 from ragscore.loaders.trace import Cites, parse_trace
 from ragscore.metrics.text import MIN_NEEDLE, normalise
-from ragscore.quoting import quote
+from ragscore.quoting import path_at_line_start, quote
 from ragscore.settings import Settings
 
 ERROR: Final = "error"
@@ -35,7 +35,7 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        where = self.source + (f":{self.line}" if self.line else "") + (f":{self.column}" if self.column else "")
+        where = path_at_line_start(self.source) + (f":{self.line}" if self.line else "") + (f":{self.column}" if self.column else "")
         return f"{where}: {self.severity}: {self.message}"
 
 

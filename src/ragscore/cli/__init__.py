@@ -10,7 +10,7 @@ import threading
 import traceback
 from collections.abc import Callable, Sequence
 
-from ragscore.cli.common import Exit, Streams, check_report_paths, one_line
+from ragscore.cli.common import Exit, Streams, check_report_paths, one_line, silence_stdout
 from ragscore.cli.compare import compare_parser, run_compare
 from ragscore.cli.score import run_score, score_parser
 from ragscore.cli.stages import classify_parser, link_parser, ner_parser, run_classify, run_link, run_ner
@@ -73,6 +73,13 @@ def _main(argv: Sequence[str] | None) -> int:
         namespace = parser.parse_args(args)
     except SystemExit as exc:  # --help, --version, or argparse's own usage error (status 2)
         return int(exc.code or 0)
+    except BrokenPipeError:  # --help | head -1
+        silence_stdout()
+        return Exit.OK
+    except OSError as exc:  # --help > /dev/full
+        silence_stdout()
+        print(one_line(f"ragscore: error: standard output: cannot write: {exc.strerror or exc}"), file=streams.err)
+        return Exit.USAGE_ERROR
     try:
         check_report_paths(namespace)
         return int(run(namespace, streams))

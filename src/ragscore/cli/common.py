@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, Final, NoReturn, TextIO
+from typing import IO, Any, Final, NoReturn, TextIO
 
 from ragscore.errors import RagscoreError, UsageError
 from ragscore.quoting import quote, shorten, show_value, visible
@@ -51,7 +51,7 @@ def one_line(message: str) -> str:
     Under GitHub Actions a line that starts with ``::`` is a workflow command: no input text may
     start a line. Each call site quotes its input text already; this is the guarantee at the edge.
     """
-    return visible(shorten(message, MESSAGE_LIMIT))
+    return shorten(visible(message), MESSAGE_LIMIT)  # escapes first: they lengthen the text
 
 
 class Parser(argparse.ArgumentParser):
@@ -60,6 +60,13 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         self.exit(Exit.USAGE_ERROR, one_line(f"{self.prog}: error: {message}") + "\n")
+
+    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+        # argparse ignores a failed write (--help > /dev/full would exit 0 having printed nothing).
+        if message:
+            stream = file or sys.stderr
+            stream.write(message)
+            stream.flush()
 
 
 def cutoff_list(text: str) -> tuple[int, ...]:
@@ -152,11 +159,14 @@ REPORT_OPTIONS: Final = ("json", "markdown", "html", "junit")
 
 
 def _identity(path: str) -> tuple[object, bool]:
-    """Identify a file by device and inode (a file yet to be written: by its real path); say whether it is a character device."""
+    """Identify a file by device and inode (a file yet to be written: by its real path); say whether it is a character device.
+
+    ``-`` is standard input: whatever file it was redirected from.
+    """
     try:
-        info = os.stat(path)
-    except (OSError, ValueError):
-        return os.path.realpath(path), False
+        info = os.fstat(sys.stdin.fileno()) if path == "-" else os.stat(path)
+    except (OSError, ValueError, AttributeError):  # no such file, or standard input closed or replaced
+        return os.path.realpath(path) if path != "-" else "-", False
     return (info.st_dev, info.st_ino), stat.S_ISCHR(info.st_mode)
 
 
@@ -170,11 +180,15 @@ def check_report_paths(args: argparse.Namespace) -> None:
     for option in INPUT_OPTIONS:
         value = getattr(args, option, None)
         for path in (value if isinstance(value, list) else [value]):
-            if path and path != "-":
+            if path:
                 inputs.append((f"--{option.replace('_', '-')}", path))
     if getattr(args, "gates_file", None) is None:  # read from the folder ragscore runs in
         inputs += [(name, name) for name in ("gates.toml", "pyproject.toml") if os.path.exists(name)]
-    reports = [(f"--{option}", getattr(args, option)) for option in REPORT_OPTIONS if getattr(args, option, None)]
+    reports = [(f"--{option}", getattr(args, option)) for option in REPORT_OPTIONS
+               if getattr(args, option, None) is not None]
+    for option, path in reports:
+        if not path.strip():
+            raise UsageError(f"{option}: expected a file path, got {quote(path)}")
     if os.environ.get("GITHUB_ACTIONS") == "true" and os.environ.get("GITHUB_STEP_SUMMARY"):
         reports.append(("GITHUB_STEP_SUMMARY", os.environ["GITHUB_STEP_SUMMARY"]))
     seen: dict[object, str] = {}

@@ -27,13 +27,15 @@ def _failed(path: str, exc: OSError) -> ReportWriteError:
 
 
 def _replaceable(path: str) -> bool:
-    """Tell whether ``path`` is a regular file or free (renaming over it is safe), or something to write in place."""
+    """Tell whether renaming over ``path`` is safe: a regular file that is no symbolic link, or no file yet.
+
+    Anything else is written in place: a FIFO or a device, and a symbolic link, which may lead to
+    either (``/dev/stdout`` is a link to ``/proc/self/fd/1``) and must stay a link in any case.
+    """
     try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except FileNotFoundError:
-        return True
+        return stat.S_ISREG(os.lstat(path).st_mode)
     except OSError:
-        return True  # a missing folder or a permission problem: staging says so
+        return True  # no file yet, a missing folder or a permission problem: staging says which
 
 
 def write_reports(files: Mapping[str, Iterable[str]]) -> None:
@@ -76,5 +78,5 @@ def write_reports(files: Mapping[str, Iterable[str]]) -> None:
         for tmp, _ in staged:
             try:
                 os.unlink(tmp)
-            except FileNotFoundError:
+            except OSError:  # never created (a missing folder, a name too long) or already renamed
                 pass
