@@ -368,3 +368,26 @@ def test_the_older_workflow_command_form_is_escaped_wherever_it_stands(ragscore,
         assert "##[" not in run.out + run.err and ("#\\" in run.out or fmt == "text"), fmt
     doc = json.loads(ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--per-question", "--no-fail").out)
     assert doc["questions"][0]["qid"] == "##[add-mask]x"  # JSON's own escape: the value reads back the same
+
+
+def test_a_gates_file_may_be_a_pipe_and_is_read_within_a_bound(tmp_path):
+    read, write_end = os.pipe()
+    os.write(write_end, b"[gates]\nprecision = 1.5\n")  # a threshold no run meets: the pipe was read
+    os.close(write_end)
+    proc = subprocess.run(_command("--gold", GOLD, "--trace", TRACE, "--format", "none", "--gates-file",
+                                   f"/dev/fd/{read}"), env=_env(), cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60, pass_fds=(read,))
+    os.close(read)
+    assert proc.returncode == 1 and "FAIL    precision = 1.0000 (gate >= 1.5)" in proc.stderr
+    proc = subprocess.run(_command("--gold", GOLD, "--trace", TRACE, "--gates-file", "/dev/zero"), env=_env(),
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stderr) == (2, "ragscore: error: /dev/zero: longer than 16,777,216 bytes: no "
+                                                 "settings file is that long\n")
+
+
+@pytest.mark.parametrize("command", [[], ["compare", "--baseline", TRACE]])
+def test_bootstrap_on_the_command_line_is_bounded_as_in_settings(ragscore, isolated, command):
+    run = ragscore(*command, "--gold", GOLD, "--trace", TRACE, "--bootstrap", HUGE)
+    assert run.status == 2
+    assert run.err.splitlines()[-1].endswith(f'error: argument --bootstrap: expected a positive integer of at most '
+                                             f'1,000,000, got "{HUGE[:26]}…[360 characters]…{HUGE[:14]}"')

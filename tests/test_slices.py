@@ -116,6 +116,11 @@ def test_a_field_with_more_values_than_the_slice_limit_is_refused(ragscore, isol
     assert run.err == ('ragscore: error: --by "category": 5 distinct values, more than the 4 slices a field may have '
                        "(slice by a field that groups questions, such as a language or a topic)\n")
     assert ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--by", "answerable", "--no-fail").status == 0
+    # The limit holds for all the fields of a run together: 2 + 3 slices are more than 4.
+    _two_per_slice(isolated, 8)
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--by", "answerable", "--by", "category", "--no-fail")
+    assert (run.status, run.err) == (2, 'ragscore: error: --by "category": 4 distinct values, which with the 1 slice '
+                                        "of the fields before it make more than the 4 slices a run may have\n")
 
 
 def test_thousands_of_small_or_failing_slices_are_summarised_in_a_few_lines(ragscore, isolated):

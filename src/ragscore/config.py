@@ -34,6 +34,7 @@ _TOML_POSITION_RE: Final = re.compile(r"^(?P<msg>.*) \(at line (?P<line>\d+), co
 # What a settings file may not hold, though TOML allows it: nesting past what tomllib can recurse
 # through (reported at the line where it passes this depth) and integers Python will not convert.
 _TOML_MAX_DEPTH: Final = 100
+MAX_SETTINGS_BYTES: Final = 16 << 20
 _TOML_NESTING_RE: Final = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]',
                                      re.DOTALL)
 _LONG_INTEGER_RE: Final = re.compile(r"[0-9][0-9_]{4300,}")
@@ -101,12 +102,19 @@ class SettingsTable:
 
 
 def read_toml(path: Path, display: str) -> tuple[dict[str, object], str]:
+    """Read a settings file (a regular file or a pipe such as ``--gates-file <(…)``), at most MAX_SETTINGS_BYTES."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as stream:
+            raw = stream.read(MAX_SETTINGS_BYTES + 1)  # /dev/zero never ends
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ConfigError(display, "expected UTF-8 text") from None
+    except IsADirectoryError:
+        raise ConfigError(display, "is a folder, expected a file") from None
     except OSError as exc:
         raise ConfigError(display, f"cannot read: {exc.strerror}") from None
+    if len(raw) > MAX_SETTINGS_BYTES:
+        raise ConfigError(display, f"longer than {MAX_SETTINGS_BYTES:,} bytes: no settings file is that long")
     try:
         return tomllib.loads(text), text
     except RecursionError:  # tomllib recurses once per nested array or inline table
@@ -271,7 +279,7 @@ def _files(cwd: Path, gates_file: str | None) -> list[dict[str, SettingsTable]]:
             found.append(_sections(section, "pyproject.toml", text, prefix="tool.ragscore."))
     if gates_file is not None:
         path = Path(gates_file)
-        if not path.is_file():
+        if not path.exists():
             raise ConfigError(gates_file, "no such file (from --gates-file)")
         data, text = read_toml(path, gates_file)
         found.append(_sections(data, gates_file, text))

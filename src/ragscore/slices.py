@@ -5,7 +5,7 @@ as the whole run, so a slice's precision is computed exactly as the run's is. Th
 field is linear in its questions: one pass groups them, and the bootstrap intervals of all its
 slices together stay within the run's resampling budget (else each slice gets the normal
 approximation), so that a small slice never costs a full set of resamples. A field has at most
-MAX_SLICES values.
+MAX_SLICES values, and so do all the fields of a run together.
 """
 
 from __future__ import annotations
@@ -52,12 +52,18 @@ class SliceResult:
     small: bool  # fewer questions than min_n: its gates are skipped
 
 
-def check_slice_count(path: str, labels: Iterable[str]) -> None:
-    """Refuse a field with more than MAX_SLICES distinct values (an id, most likely) before any slice is built."""
-    distinct = set(labels)
-    if len(distinct) > MAX_SLICES:
-        raise UsageError(f"--by {quote(path)}: {len(distinct):,} distinct values, more than the {MAX_SLICES:,} slices "
+def check_slice_count(path: str, labels: Iterable[str], before: int = 0) -> int:
+    """Refuse a field with more than MAX_SLICES distinct values (an id, most likely), or more than
+    MAX_SLICES slices with the ``before`` of the fields before it, before any slice is built; return its count."""
+    distinct = len(set(labels))
+    if distinct > MAX_SLICES:
+        raise UsageError(f"--by {quote(path)}: {distinct:,} distinct values, more than the {MAX_SLICES:,} slices "
                          "a field may have (slice by a field that groups questions, such as a language or a topic)")
+    if before + distinct > MAX_SLICES:
+        raise UsageError(f"--by {quote(path)}: {distinct:,} distinct values, which with the {before:,} "
+                         f"slice{'s' * (before != 1)} of the fields before it make more than the {MAX_SLICES:,} "
+                         "slices a run may have")
+    return distinct
 
 
 def build_slices(
@@ -67,9 +73,11 @@ def build_slices(
     settings = ev.settings
     families = list(enabled(settings.families))
     gates = tuple(gates)
+    total = 0
+    for index, path in enumerate(paths):  # every field is counted before any slice is built
+        total += check_slice_count(path, (label for row in ev.rows or () for label in row.slices[index]), total)
     out: dict[str, dict[str, SliceResult]] = {}
     for index, path in enumerate(paths):
-        check_slice_count(path, (label for row in ev.rows or () for label in row.slices[index]))
         groups: dict[str, Slice] = {}
         for row in ev.rows or ():
             for label in row.slices[index]:

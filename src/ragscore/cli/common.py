@@ -80,8 +80,8 @@ def cutoff_list(text: str) -> tuple[int, ...]:
     return cutoffs
 
 
-def cutoff(text: str) -> int:
-    """Read one cutoff (``--k``): a positive integer up to MAX_CUTOFF."""
+def count(text: str) -> int:
+    """Read a count option (``--k``, ``--bootstrap``): a positive integer up to MAX_CUTOFF, as in [scoring]."""
     value = positive_int(text)
     if value > MAX_CUTOFF:
         raise argparse.ArgumentTypeError(f"expected a positive integer of at most {MAX_CUTOFF:,}, got {show_value(text)}")

@@ -10,6 +10,7 @@ from ragscore.cli.common import (
     Parser,
     Streams,
     confidence_level,
+    count,
     note_capped_jobs,
     positive_int,
     standard_output,
@@ -43,7 +44,7 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--markdown", metavar="PATH", help="also write the Markdown comparison (for a pull-request comment) to PATH")
     parser.add_argument("--gates-file", metavar="PATH", help="read [scoring] and [regression] from PATH instead of ./gates.toml")
     parser.add_argument("--metrics", metavar="FAMILIES", help="optional metric families to compare as well (retrieval, similarity, text, all)")
-    parser.add_argument("--bootstrap", type=positive_int, metavar="N", help="bootstrap resamples (default 1000)")
+    parser.add_argument("--bootstrap", type=count, metavar="N", help="bootstrap resamples (default 1000)")
     parser.add_argument("--seed", metavar="TEXT", help="seed of the bootstrap (default 0)")
     parser.add_argument("--confidence", type=confidence_level, metavar="C", help="confidence of the intervals; 1 - C is the significance level (default 0.95)")
     parser.add_argument("-j", "--jobs", type=positive_int, metavar="N", help="processes to score with (default: all cores for inputs over 16 MB, else 1)")

@@ -11,7 +11,7 @@ from ragscore.cli.common import (
     Parser,
     Streams,
     confidence_level,
-    cutoff,
+    count,
     cutoff_list,
     lazy,
     note_capped_jobs,
@@ -97,9 +97,9 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
     gates.add_argument("--strict", action="store_true", default=None, help="fail gates on undefined metrics instead of skipping them")
     gates.add_argument("--metrics", metavar="FAMILIES", help="optional metric families to compute as well: retrieval, similarity, text, or all (comma-separated)")
     gates.add_argument("--cutoffs", type=cutoff_list, metavar="K,K,...", help="cutoffs of the retrieval metrics (default 1,3,5,10)")
-    gates.add_argument("--k", type=cutoff, metavar="N", help="the k of recall@k (default 5)")
+    gates.add_argument("--k", type=count, metavar="N", help="the k of recall@k (default 5)")
     gates.add_argument("--confidence", type=confidence_level, metavar="C", help="confidence of the intervals (default 0.95)")
-    gates.add_argument("--bootstrap", type=positive_int, metavar="N", help="bootstrap resamples for intervals of means (default 1000)")
+    gates.add_argument("--bootstrap", type=count, metavar="N", help="bootstrap resamples for intervals of means (default 1000)")
     gates.add_argument("--seed", metavar="TEXT", help="seed of the bootstrap (default 0): same seed, same report")
     gates.add_argument("--refusal-token", action="append", default=[], metavar="TEXT", help="another claim that counts as a refusal (repeatable)")
     gates.add_argument("--no-require-claim", dest="require_claim", action="store_false", default=None, help="do not require claim containment for precision")

@@ -64,11 +64,11 @@ def _stage_tables(stage: str, cwd: Path, gates_file: str | None) -> list[Setting
             found.append(_checked(section[stage], "pyproject.toml", text, f"tool.ragscore.{stage}"))
     if gates_file is not None:
         path, display = Path(gates_file), gates_file
-        if not path.is_file():
+        if not path.exists():
             raise ConfigError(gates_file, "no such file (from --gates-file)")
     else:
         path, display = cwd / "gates.toml", "gates.toml"
-    if path.is_file():
+    if path.exists():
         data, text = read_toml(path, display)
         if stage in data:
             found.append(_checked(data[stage], display, text, stage))
