@@ -42,7 +42,8 @@ def _escape_match(match: re.Match[str]) -> str:
     return _escape(match.group())
 
 
-def _unicode_escape(match: re.Match[str]) -> str:
+def unicode_escape(match: re.Match[str]) -> str:
+    """Write a matched character as ``\\uXXXX`` (for ``re.sub``): JSON's escape, and a visible one in XML."""
     return f"\\u{ord(match.group()):04x}"
 
 
@@ -68,7 +69,7 @@ def json_safe(text: str) -> str:
     """
     if text.isascii() and "\x7f" not in text and "##[" not in text:  # the common case, kept fast: a report can list a million questions
         return text
-    return _UNSAFE_BUT_LINES_RE.sub(_unicode_escape, text)
+    return _UNSAFE_BUT_LINES_RE.sub(unicode_escape, text)
 
 
 def shorten(text: str, limit: int = QUOTE_LIMIT) -> str:

@@ -24,7 +24,7 @@ from ragscore.gates import format_threshold
 from ragscore.metrics.answer import PASSING_LABELS
 from ragscore.metrics.registry import lookup
 from ragscore.quoting import visible
-from ragscore.reports.markdown import diagnosis_heading, fmt, shorten
+from ragscore.reports.markdown import cut_for_table, diagnosis_heading, fmt
 
 CSS: Final = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; padding: 0 1rem; color: #1a1a1a; }
@@ -296,8 +296,8 @@ def _diagnoses(diagnoses: list[dict[str, Any]]) -> str:
                 out.append(f"<p>{title}:</p>\n<ul>" + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>\n")
         if d["low_samples"]:
             out.append(html_table(["worst questions", "question", "claim", "value"], [
-                [f"<code>{esc(s['qid'])}</code>", esc_lines(shorten(s["question"])),
-                 esc_lines(shorten(s["claim"])) if s["claim"] is not None else "(no trace)", "#" + esc(fmt(s["value"]))]
+                [f"<code>{esc(s['qid'])}</code>", esc_lines(cut_for_table(s["question"])),
+                 esc_lines(cut_for_table(s["claim"])) if s["claim"] is not None else "(no trace)", "#" + esc(fmt(s["value"]))]
                 for s in d["low_samples"]]))
         out.append("</section>\n")
     out.append("</div>\n")

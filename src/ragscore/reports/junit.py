@@ -10,7 +10,7 @@ from typing import Any, Final
 
 from ragscore.gates import format_threshold
 from ragscore.metrics.answer import PASSING_LABELS
-from ragscore.quoting import visible
+from ragscore.quoting import unicode_escape, visible
 from ragscore.reports.markdown import fmt
 
 SUITE: Final = "ragscore"
@@ -23,17 +23,13 @@ _DECLARATION: Final = '<?xml version="1.0" encoding="UTF-8"?>\n'
 _FORBIDDEN_RE: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-def _escape_forbidden(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
-
-
 def clean(value: object) -> str:
     """Turn a value from the input into text that XML 1.0 can carry, each control character shown as an escape.
 
     ``visible`` escapes every control character (tab and newline too: one value, one line);
     U+FFFE and U+FFFF, which XML cannot carry either, are escaped the same way.
     """
-    return _FORBIDDEN_RE.sub(_escape_forbidden, visible(str(value)))
+    return _FORBIDDEN_RE.sub(unicode_escape, visible(str(value)))
 
 
 def _expected(gate: Mapping[str, Any], bound: float) -> str:

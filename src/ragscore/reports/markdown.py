@@ -119,7 +119,7 @@ def _slices_section(slices: dict[str, dict[str, Any]]) -> list[str]:
     return out
 
 
-def shorten(text: str | None, limit: int = 160) -> str | None:
+def cut_for_table(text: str | None, limit: int = 160) -> str | None:
     """Cut a long claim or question for a table (the JSON report keeps it whole)."""
     if text is None or len(text) <= limit:
         return text
@@ -145,8 +145,8 @@ def _diagnoses_section(diagnoses: list[dict[str, Any]]) -> list[str]:
             out += ["Try:", "", *(f"- {cell(a)}" for a in d["suggested_actions"]), ""]
         if d["low_samples"]:
             out += ["| worst questions | question | claim | value |", "|---|---|---|---|"]
-            out += [f"| {cell(s['qid'])} | {cell(shorten(s['question']))} | "
-                    f"{cell(shorten(s['claim'])) if s['claim'] is not None else '(no trace)'} | {fmt(s['value'])} |"
+            out += [f"| {cell(s['qid'])} | {cell(cut_for_table(s['question']))} | "
+                    f"{cell(cut_for_table(s['claim'])) if s['claim'] is not None else '(no trace)'} | {fmt(s['value'])} |"
                     for s in d["low_samples"]]
         if out[-1] == "":
             out.pop()
