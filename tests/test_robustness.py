@@ -391,3 +391,21 @@ def test_bootstrap_on_the_command_line_is_bounded_as_in_settings(ragscore, isola
     assert run.status == 2
     assert run.err.splitlines()[-1].endswith(f'error: argument --bootstrap: expected a positive integer of at most '
                                              f'1,000,000, got "{HUGE[:26]}…[360 characters]…{HUGE[:14]}"')
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize(("args", "status"), [
+    (["--gold", GOLD, "--trace", TRACE], 0),
+    (["--gold", GOLD, "--trace", TRACE, "--gates", "precision=1.5"], 1),
+    (["--gold", "no-such.jsonl", "--trace", TRACE], 2),
+])
+def test_unwritable_or_closed_streams_keep_the_status(tmp_path, args, status):
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(_command(*args), env=_env(), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=full,
+                              timeout=60)
+    assert proc.returncode == status
+    for closed in ("stdout", "stderr"):  # the shell's ">&-" and "2>&-"
+        proc = subprocess.run(["sh", "-c", f'"$@" {">&-" if closed == "stdout" else "2>&-"}', "sh", *_command(*args)],
+                              env=_env(), cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == status, (closed, proc.stderr)
+        assert "Traceback" not in proc.stderr

@@ -62,7 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    streams = Streams(sys.stdout, sys.stderr)
+    # A stream the shell closed (">&-") is None: like a closed pipe, what goes there is dropped.
+    streams = Streams(sys.stdout or open(os.devnull, "w"), sys.stderr or open(os.devnull, "w"))
     if args and args[0] in COMMANDS:
         name, prog = args.pop(0), None
     else:
@@ -84,7 +85,7 @@ def _main(argv: Sequence[str] | None) -> int:
         check_report_paths(namespace)
         return int(run(namespace, streams))
     except RagscoreError as exc:
-        print(one_line(f"ragscore: error: {exc}"), file=streams.err)
+        streams.write_err(one_line(f"ragscore: error: {exc}"))
         return Exit.USAGE_ERROR
     except KeyboardInterrupt:
         print("ragscore: interrupted", file=streams.err)

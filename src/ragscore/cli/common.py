@@ -42,7 +42,14 @@ class Streams:
 
     def note(self, text: str) -> None:
         """Print one line of commentary on standard error."""
-        print(one_line(f"ragscore: {text}"), file=self.err)
+        self.write_err(one_line(f"ragscore: {text}"))
+
+    def write_err(self, line: str) -> None:
+        """Print a line on standard error; when that cannot be written (``2>/dev/full``) the exit status still tells."""
+        try:
+            print(line, file=self.err, flush=True)
+        except OSError:
+            pass
 
 
 def one_line(message: str) -> str:

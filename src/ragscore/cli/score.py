@@ -194,7 +194,7 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         from ragscore.reports.github import annotations, append_step_summary
 
         for line in annotations(summary):
-            print(line, file=streams.err)
+            streams.write_err(line)
         if os.environ.get("GITHUB_STEP_SUMMARY"):
             append_step_summary(render_markdown(summary), os.environ["GITHUB_STEP_SUMMARY"])
 
