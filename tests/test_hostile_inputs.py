@@ -217,6 +217,74 @@ def test_no_message_is_cut_mid_sentence():
         assert not message.endswith((" at", "at:")), message
 
 
+# A long string before an error: matched in constant memory -------------------------------------
+
+# About 20 MB of text with an escape every few characters: a string pattern that keeps state per
+# character (or per escape) takes gigabytes to skip it.
+LONG = "ab\\n" * 5_000_000
+
+
+def _peak(call):
+    tracemalloc.start()
+    try:
+        result = call()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize(("value", "error"), [
+    ('"yes"', 'expected "answerable" to be true or false, got "yes"'),  # found by the last "answerable" key
+    ("NaN", "invalid JSON: NaN is not a number JSON allows (use null)"),
+])
+def test_an_error_after_a_long_string_costs_no_memory_per_character(value, error, ragscore, isolated):
+    line = '{"qid": "a", "question": "' + LONG + '", "answerable": ' + value + "}\n"
+    write(isolated / "g.jsonl", line)
+    write(isolated / "t.jsonl", '{"qid": "a", "answer": "x"}\n')
+    run, peak = _peak(lambda: ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "-j", "1"))  # traced in this process
+    column = line.index(value) + 1
+    assert (run.status, run.err) == (2, f"ragscore: error: g.jsonl:1:{column}: {error}\n")
+    assert peak < 300 << 20  # before: 3.7 GB for 30 MB
+
+
+def test_too_deep_nesting_after_a_long_toml_string_costs_no_memory_per_character(ragscore, isolated):
+    from ragscore.config import _deep_line
+
+    text = "a\\n" + "x" * (10 << 20)  # a settings file is at most 16 MiB
+    for string in ('"' + text + '"', '"""' + text + '\n"""'):  # a basic string, a multi-line one
+        toml = f"[gates]\nnote = {string}\nx = " + "[" * 5000 + "]" * 5000 + "\n"
+        write(isolated / "g.toml", toml)
+        run = ragscore("--gold", GOLD, "--trace", TRACE, "--gates-file", "g.toml")
+        line = 3 + string.count("\n")
+        assert run.err == f"ragscore: error: g.toml:{line}: invalid TOML: arrays or inline tables nested too deeply to read\n"
+        # The line is found in bounded memory (measured apart: tomllib runs 15 times slower traced).
+        found, peak = _peak(lambda: _deep_line(toml))
+        assert found == line and peak < 300 << 20
+
+
+def test_the_string_patterns_match_as_the_alternations_did():
+    """The unrolled string patterns find the same tokens as the plain ones they replace, on every kind of text."""
+    import random
+    import re
+
+    from ragscore.config import _TOML_NESTING_RE
+    from ragscore.loaders.jsonl import _CONSTANT_RE, _TOKEN_RE
+
+    plain = {
+        _TOKEN_RE: re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]'),
+        _CONSTANT_RE: re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)'),
+        _TOML_NESTING_RE: re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]',
+                                     re.DOTALL),
+    }
+    rng = random.Random(13)
+    pieces = ['"', '"', '"', "\\", "\\", "\n", "'", "#", "[", "]", "{", "}", ":", "x", "NaN", "-Infinity"]
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        for new, old in plain.items():
+            assert [(m.span(), m.groups()) for m in new.finditer(text)] == [
+                (m.span(), m.groups()) for m in old.finditer(text)], (text, new.pattern)
+
+
 # A key given twice: the value JSON keeps ------------------------------------------------------
 
 
@@ -334,9 +402,11 @@ REPORT_CASES = [
     ("no gold digest", ("inputs.gold.sha256", KeyError), 'base.json: at inputs.gold: missing "sha256"'),
     ("a digest that is not one", ("inputs.gold.sha256", 12),
      "base.json: at inputs.gold.sha256: expected a SHA-256 digest (64 lowercase hex digits), got 12"),
+    ("a signature that is not one", ("signature", "k:5"),
+     'base.json: at signature: expected the settings signature, a string that starts with "ragscore:", got "k:5"'),
+    # A signature is compared, never printed as it is: a line break in it is escaped in the message.
     ("a signature on two lines", ("signature", "ragscore:1|k:5\n::error::owned"),
-     'base.json: at signature: expected the settings signature, one line that starts with "ragscore:", '
-     'got "ragscore:1|k:5\\n::error::owned"'),
+     "base.json: the baseline report was scored with other settings (k: 5\\n::error::owned vs 5)"),
     ("a count that is text", ("counts.total", "8"), 'base.json: at counts.total: expected an integer >= 0, got "8"'),
     ("a huge integer", ("metrics.precision", 10**400),
      "base.json: at metrics.precision: expected a number at most 1e+15 in magnitude, got 1000000000000000000000000000000000000..."),
@@ -349,6 +419,11 @@ REPORT_CASES = [
      "base.json: at questions[2].label: expected one of OK, REFUSAL_OK, OVER_REFUSAL, HALLUCINATION, NO_CITATION_HIT, "
      'CLAIM_MISMATCH, FORBIDDEN, MISSING_TRACE, got "GREAT"'),
     ("no per-question metrics", ("questions.0.metrics", KeyError), 'base.json: at questions[0]: missing "metrics"'),
+    # Compare joins by qid and tests every metric question by question: a gap is not left untested.
+    ("a repeated qid", ("questions.3.qid", "Q001"), 'base.json: at questions[3].qid: repeated qid "Q001" (first at questions[0])'),
+    ("a qid not of the gold set", ("questions.4.qid", "Q999"), """base.json: at questions: the gold set's qid "Q005" is not listed"""),
+    ("a question missing a metric", ("questions.2.metrics.chr", KeyError), 'base.json: at questions[2].metrics: missing "chr"'),
+    ("empty per-question metrics", ("questions.0.metrics", {}), 'base.json: at questions[0].metrics: missing "precision"'),
     ("extra data", "{} {}", "base.json:1:4: invalid JSON: extra data after the value"),
     ("not UTF-8", b"{\"a\": \"\xff\"}", "base.json:1:8: expected UTF-8 text, got byte 0xff"),
 ]
@@ -377,6 +452,25 @@ def test_a_sound_report_still_compares(baseline, ragscore, isolated):
     run = ragscore("compare", "--gold", PRODUCT / "gold.jsonl", "--baseline-report", "base.json",
                    "--trace", PRODUCT / "trace.jsonl", "--no-fail")
     assert run.status == 0 and json.loads(run.out)["kind"] == "compare"
+
+
+def test_a_signature_with_any_text_compares(ragscore, isolated):
+    # ragscore's own report: a refusal token with a right-to-left mark, a seed with a tab.
+    write(isolated / "gates.toml", '[scoring]\nrefusal_tokens = ["\\u200f\u0644\u0627 \u0623\u0639\u0631\u0641"]\n')
+    ragscore("--gold", PRODUCT / "gold.jsonl", "--trace", PRODUCT / "baseline.jsonl", "--per-question", "--seed", "a\tb",
+             "--json", "base.json", "--format", "none", "--no-fail", "-q")
+    assert "\u200f" in json.loads((isolated / "base.json").read_text())["signature"]
+    run = ragscore("compare", "--gold", PRODUCT / "gold.jsonl", "--baseline-report", "base.json",
+                   "--trace", PRODUCT / "trace.jsonl", "--seed", "a\tb", "--no-fail", "-q")
+    doc = json.loads(run.out)
+    assert (run.status, run.err, doc["kind"]) == (0, "", "compare")
+    assert doc["metrics"]["precision"]["p_value"] is not None
+    # Scored with another refusal token: the message escapes the mark.
+    (isolated / "gates.toml").unlink()
+    run = ragscore("compare", "--gold", PRODUCT / "gold.jsonl", "--baseline-report", "base.json",
+                   "--trace", PRODUCT / "trace.jsonl")
+    assert (run.status, run.err) == (2, "ragscore: error: base.json: the baseline report was scored with other settings "
+                                        '(refusal: ["\\u200f\u0644\u0627 \u0623\u0639\u0631\u0641"] vs ["not in context"])\n')
 
 
 def test_the_checked_parts_are_what_the_schema_says():

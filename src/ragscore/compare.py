@@ -22,6 +22,7 @@ from ragscore.metrics.answer import PASSING_LABELS, Label, answer_metric_names, 
 from ragscore.metrics.families import enabled
 from ragscore.metrics.registry import Direction, lookup
 from ragscore.metrics.stats import PairSums, holm, mcnemar_exact, paired_bootstrap, paired_normal, resampling_is_cheap
+from ragscore.quoting import quote
 from ragscore.settings import Settings
 
 Column = Sequence[float | None]  # one run's value of a metric per question (None: not counted)
@@ -49,6 +50,7 @@ class Run:
     values: dict[str, dict[str, float | None]]  # qid -> metric -> value
     correct: dict[str, bool]
     metrics: dict[str, float | None]            # the run's reported values (counts included)
+    source: str | None = None                   # the report it was read from (for errors)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,29 +87,33 @@ def run_from_evaluation(ev: Evaluation) -> Run:
 
 
 def run_from_report(doc: Mapping[str, Any], source: str) -> Run:
-    """Read a committed JSON report made with ``--per-question`` (every question listed)."""
+    """Read a committed JSON report made with ``--per-question`` (every question listed).
+
+    ``doc`` is one that ``ragscore.loaders.report.check_report`` passed (``load_report`` reads
+    it so): every part read here is there, of its type, and each qid is listed once.
+    """
     questions = doc.get("questions")
-    total = doc.get("counts", {}).get("total") if isinstance(doc.get("counts"), dict) else None
-    if not isinstance(questions, list) or len(questions) != total:
+    if questions is None or len(questions) != doc["counts"]["total"]:
         raise InputError(source, "expected a JSON report made with --per-question (and not --only-failures)")
-    values: dict[str, dict[str, float | None]] = {}
-    correct: dict[str, bool] = {}
-    for entry in questions:
-        if not isinstance(entry, dict) or not isinstance(entry.get("metrics"), dict) or "qid" not in entry:
-            raise InputError(source, "expected each question to have a qid, a label and metrics")
-        values[str(entry["qid"])] = entry["metrics"]
-        correct[str(entry["qid"])] = entry.get("label") in (Label.OK.value, Label.REFUSAL_OK.value)
-    return Run(values, correct, dict(doc.get("metrics", {})))
+    values = {entry["qid"]: entry["metrics"] for entry in questions}
+    correct = {entry["qid"]: entry["label"] in (Label.OK.value, Label.REFUSAL_OK.value) for entry in questions}
+    return Run(values, correct, dict(doc["metrics"]), source)
 
 
 def pair_runs(baseline: Run, candidate: Run, qids: Sequence[str], settings: Settings) -> Paired:
-    """Line up two runs held question by question (``qids`` in gold order)."""
+    """Line up two runs held question by question (``qids`` in gold order).
+
+    The baseline must list every question with every metric both runs report that the candidate
+    has question by question: a ragscore report writes an undefined value as null, never leaves
+    it out, so a gap is an error at its key rather than a metric quietly left untested.
+    """
     names = [name for name in candidate.metrics if name in baseline.metrics and all(
-        name in candidate.values[q] and name in baseline.values.get(q, {}) for q in qids)]
+        name in candidate.values[q] for q in qids)]
+    _check_baseline_holds(baseline, qids, names)
     columns = {name: ([baseline.values[q][name] for q in qids], [candidate.values[q][name] for q in qids])
                for name in names}
-    fixed = [q for q in qids if candidate.correct[q] and not baseline.correct.get(q, False)]
-    broken = [q for q in qids if baseline.correct.get(q, False) and not candidate.correct[q]]
+    fixed = [q for q in qids if candidate.correct[q] and not baseline.correct[q]]
+    broken = [q for q in qids if baseline.correct[q] and not candidate.correct[q]]
     return Paired(
         len(qids),
         {name: PairSums.of(*pair) for name, pair in columns.items()},
@@ -115,6 +121,19 @@ def pair_runs(baseline: Run, candidate: Run, qids: Sequence[str], settings: Sett
         fixed,
         broken,
     )
+
+
+def _check_baseline_holds(baseline: Run, qids: Sequence[str], names: Sequence[str]) -> None:
+    """Raise InputError at the first question of ``qids`` the baseline lacks, or lacks one of ``names`` for."""
+    source = baseline.source or "baseline"
+    for q in qids:
+        values = baseline.values.get(q)
+        if values is None:
+            raise InputError(source, f"at questions: the gold set's qid {quote(q)} is not listed")
+        for name in names:
+            if name not in values:
+                n = next(n for n, qid in enumerate(baseline.values) if qid == q)  # values keep the report's order
+                raise InputError(source, f"at questions[{n}].metrics: missing {quote(name)}")
 
 
 def _mean(values: Sequence[float | None]) -> float | None:

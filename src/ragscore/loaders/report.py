@@ -6,7 +6,9 @@ the parts compare reads are checked against what the report's schema (``report.s
 says of them, with one more bound: every value is a number no larger in magnitude than a
 score from another evaluator may be, which keeps every sum and square compare takes finite.
 A fault is an error at its key (``base.json: at inputs: expected an object, got an array``);
-keys compare does not read are not looked at.
+keys compare does not read are not looked at. Each qid is listed once: compare joins the
+questions to the gold set by qid. The settings signature may hold any text (a refusal token
+with a right-to-left mark, a seed with a tab): it is compared, never printed as it is.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from ragscore.errors import InputError
 from ragscore.loaders.jsonl import InputFile, decode_document, describe, json_type
 from ragscore.loaders.scores import MAX_SCORE
 from ragscore.metrics.answer import LABEL_ORDER
-from ragscore.quoting import has_unsafe, quote
+from ragscore.quoting import quote
 
 _SHA256_RE: Final = re.compile(r"[0-9a-f]{64}")
 _PLAIN_KEY_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_@]*")
@@ -44,8 +46,8 @@ def check_report(doc: object, source: str) -> None:
     if type(sha256) is not str or not _SHA256_RE.fullmatch(sha256):
         at.fail("inputs.gold.sha256", "a SHA-256 digest (64 lowercase hex digits)", sha256)
     signature = at.key(top, "signature", "")
-    if type(signature) is not str or not signature.startswith("ragscore:") or has_unsafe(signature):
-        at.fail("signature", 'the settings signature, one line that starts with "ragscore:"', signature)
+    if type(signature) is not str or not signature.startswith("ragscore:"):
+        at.fail("signature", 'the settings signature, a string that starts with "ragscore:"', signature)
     total = at.key(at.object(at.key(top, "counts", ""), "counts"), "total", "counts")
     if type(total) is not int or total < 0:
         at.fail("counts.total", "an integer >= 0", total)
@@ -55,12 +57,16 @@ def check_report(doc: object, source: str) -> None:
         return  # not made with --per-question: compare says so
     if type(questions) is not list:
         at.fail("questions", "an array", questions)
+    first: dict[str, int] = {}
     for n, entry in enumerate(questions):
         path = f"questions[{n}]"
         entry = at.object(entry, path)
         qid = at.key(entry, "qid", path)
         if type(qid) is not str or not qid:
             at.fail(f"{path}.qid", "a non-empty string", qid)
+        seen = first.setdefault(qid, n)
+        if seen != n:
+            raise InputError(source, f"at {path}.qid: repeated qid {quote(qid)} (first at questions[{seen}])")
         label = at.key(entry, "label", path)
         if type(label) is not str or label not in _LABELS:
             at.fail(f"{path}.label", f"one of {', '.join(_LABELS)}", label)
