@@ -23,6 +23,7 @@ from ragscore.gates import unknown_gate_metric
 from ragscore.loaders.jsonl import InputFile
 from ragscore.loaders.report import load_report
 from ragscore.parallel import choose_jobs, score
+from ragscore.quoting import shorten, visible
 from ragscore.reports.document import display_path
 from ragscore.reports.json_report import render_json
 from ragscore.reports.markdown import fmt
@@ -136,7 +137,8 @@ def _check_same_scoring(baseline: str, candidate: str, source: str) -> None:
     differing = sorted(key for key in before.keys() & after.keys() if before[key] != after[key])
     if differing:
         raise InputError(source, "the baseline report was scored with other settings ("
-                                 + ", ".join(f"{key}: {before[key]} vs {after[key]}" for key in differing) + ")")
+                                 + ", ".join(f"{key}: {visible(shorten(before[key]))} vs {visible(shorten(after[key]))}"
+                                             for key in differing) + ")")
 
 
 def _input(file: InputFile, digest: str) -> dict[str, str]:
