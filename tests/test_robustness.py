@@ -61,6 +61,14 @@ def test_settings_files_that_crash_parsers_are_input_errors(ragscore, isolated, 
     assert run.err.startswith("ragscore: error: ") and message in run.err and run.err.count("\n") == 1
 
 
+def test_no_message_line_passes_two_thousand_characters(ragscore, isolated):
+    for args in (["--gates", "\x01" * 5000 + "=1"], ["--metrics", "\x01" * 5000], ["--format", "\x01" * 5000]):
+        run = ragscore("--gold", GOLD, "--trace", TRACE, *args)
+        assert run.status == 2
+        last = run.err.splitlines()[-1]
+        assert len(last) <= 2000 and "characters]…" in last and "\x01" not in last
+
+
 def test_a_huge_threshold_on_the_command_line_is_an_input_error(ragscore, isolated):
     run = ragscore("--gold", GOLD, "--trace", TRACE, "--gates", f"precision={HUGE}")
     assert (run.status, run.err) == (2, 'ragscore: error: --gates: expected a finite number for "precision", got '
@@ -398,6 +406,9 @@ def test_bootstrap_on_the_command_line_is_bounded_as_in_settings(ragscore, isola
     (["--gold", GOLD, "--trace", TRACE], 0),
     (["--gold", GOLD, "--trace", TRACE, "--gates", "precision=1.5"], 1),
     (["--gold", "no-such.jsonl", "--trace", TRACE], 2),
+    (["--gold", GOLD, "--bogus"], 2),
+    (["validate", "--bogus"], 2),
+    (["--help"], 0),
 ])
 def test_unwritable_or_closed_streams_keep_the_status(tmp_path, args, status):
     with open("/dev/full", "w") as full:
@@ -409,3 +420,7 @@ def test_unwritable_or_closed_streams_keep_the_status(tmp_path, args, status):
                               env=_env(), cwd=tmp_path, capture_output=True, text=True, timeout=60)
         assert proc.returncode == status, (closed, proc.stderr)
         assert "Traceback" not in proc.stderr
+        if closed == "stderr" and status == 2:
+            assert proc.stdout == ""  # the usage never goes to standard output instead
+        if closed == "stdout" and "--help" in args:
+            assert proc.stderr == ""  # nor the help to standard error

@@ -79,7 +79,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return Exit.OK
     except OSError as exc:  # --help > /dev/full
         silence_stdout()
-        print(one_line(f"ragscore: error: standard output: cannot write: {exc.strerror or exc}"), file=streams.err)
+        streams.write_err(one_line(f"ragscore: error: standard output: cannot write: {exc.strerror or exc}"))
         return Exit.USAGE_ERROR
     try:
         check_report_paths(namespace)

@@ -58,22 +58,30 @@ def one_line(message: str) -> str:
     Under GitHub Actions a line that starts with ``::`` is a workflow command: no input text may
     start a line. Each call site quotes its input text already; this is the guarantee at the edge.
     """
-    return shorten(visible(message), MESSAGE_LIMIT)  # escapes first: they lengthen the text
+    # Escapes first (they lengthen the text); the marker of what was left out fits in the limit.
+    return shorten(visible(message), MESSAGE_LIMIT - 40)
 
 
 class Parser(argparse.ArgumentParser):
     """argparse, with its usage errors held to one line like every other message (they quote arguments)."""
 
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
+        if sys.stderr is not None:  # closed (2>&-): argparse would print the usage on standard output
+            self.print_usage(sys.stderr)
         self.exit(Exit.USAGE_ERROR, one_line(f"{self.prog}: error: {message}") + "\n")
 
     def _print_message(self, message: str, file: IO[str] | None = None) -> None:
-        # argparse ignores a failed write (--help > /dev/full would exit 0 having printed nothing).
-        if message:
-            stream = file or sys.stderr
-            stream.write(message)
-            stream.flush()
+        # argparse ignores a failed write: --help > /dev/full would exit 0 having printed nothing.
+        # A failed write on standard output is raised (main makes it one error); on standard error
+        # it is dropped, so that a usage error still exits 2. A closed stream (None) takes nothing.
+        if not message or file is None:
+            return
+        try:
+            file.write(message)
+            file.flush()
+        except OSError:
+            if file is not sys.stderr:
+                raise
 
 
 def cutoff_list(text: str) -> tuple[int, ...]:
