@@ -78,10 +78,10 @@ def test_per_question_values_average_to_the_reported_metrics(ragscore, monkeypat
 def test_markdown_verdict_counts_warned_and_skipped_gates(ragscore, isolated):
     from conftest import EXAMPLES
 
-    write(isolated / "gates.toml", "[gates]\ncompliance = { min = 0.5, warn = 1.5 }\n")
+    write(isolated / "gates.toml", '[gates]\n"precision@5" = { min = 0.1, warn = 0.5 }\n')
     md = ragscore("--gold", EXAMPLES / "gold.jsonl", "--trace", EXAMPLES / "trace.jsonl", "--format", "markdown",
                   "--gates", "em>=0.5").out
-    # em is undefined (no reference answers): skipped; compliance 1.0 is below its warning bound.
+    # em is undefined (no reference answers): skipped; precision@5 (one relevant id in five) is below its warning bound.
     assert "**PASS**: no gate failed (5 passed, 1 warned, 1 skipped).\n" in md
 
 

@@ -380,13 +380,13 @@ def test_the_older_workflow_command_form_is_escaped_wherever_it_stands(ragscore,
 
 def test_a_gates_file_may_be_a_pipe_and_is_read_within_a_bound(tmp_path):
     read, write_end = os.pipe()
-    os.write(write_end, b"[gates]\nprecision = 1.5\n")  # a threshold no run meets: the pipe was read
+    os.write(write_end, b'[gates]\nprecision = "> 1"\n')  # a bound no run meets: the pipe was read
     os.close(write_end)
     proc = subprocess.run(_command("--gold", GOLD, "--trace", TRACE, "--format", "none", "--gates-file",
                                    f"/dev/fd/{read}"), env=_env(), cwd=tmp_path, capture_output=True, text=True,
                           timeout=60, pass_fds=(read,))
     os.close(read)
-    assert proc.returncode == 1 and "FAIL    precision = 1.0000 (gate >= 1.5)" in proc.stderr
+    assert proc.returncode == 1 and "FAIL    precision = 1.0000 (gate > 1)" in proc.stderr
     proc = subprocess.run(_command("--gold", GOLD, "--trace", TRACE, "--gates-file", "/dev/zero"), env=_env(),
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stderr) == (2, "ragscore: error: /dev/zero: longer than 16,777,216 bytes: no "
@@ -404,7 +404,7 @@ def test_bootstrap_on_the_command_line_is_bounded_as_in_settings(ragscore, isola
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
 @pytest.mark.parametrize(("args", "status"), [
     (["--gold", GOLD, "--trace", TRACE], 0),
-    (["--gold", GOLD, "--trace", TRACE, "--gates", "precision=1.5"], 1),
+    (["--gold", GOLD, "--trace", TRACE, "--gates", "precision>1"], 1),
     (["--gold", "no-such.jsonl", "--trace", TRACE], 2),
     (["--gold", GOLD, "--bogus"], 2),
     (["validate", "--bogus"], 2),
@@ -424,3 +424,24 @@ def test_unwritable_or_closed_streams_keep_the_status(tmp_path, args, status):
             assert proc.stdout == ""  # the usage never goes to standard output instead
         if closed == "stdout" and "--help" in args:
             assert proc.stderr == ""  # nor the help to standard error
+
+
+@pytest.mark.parametrize(("where", "message"), [
+    (["--gates", "under=5"], '--gates: "under" is from 0 to 1: a bound of 5 cannot be meant (0.05, not 5?)'),
+    (["--gates", "ndcg@10>=-0.5"], '--gates: "ndcg@10" is from 0 to 1: a bound of -0.5 cannot be meant'),
+    ("[gates]\nunder_refusal = 5\n", 'g.toml:2: "under_refusal" is from 0 to 1: a bound of 5 cannot be meant (0.05, not 5?)'),
+    ("[gates]\nprecision = { min = 0.8, warn = 90 }\n",
+     'g.toml:2: "precision" is from 0 to 1: a bound of 90 cannot be meant (0.9, not 90?)'),
+    ("[slice_gates]\nchr = 75\n", 'g.toml:2: "chr" is from 0 to 1: a bound of 75 cannot be meant (0.75, not 75?)'),
+])
+def test_a_rate_bound_outside_zero_to_one_is_an_input_error(ragscore, isolated, where, message):
+    if not isinstance(where, list):
+        write(isolated / "g.toml", where)
+    args = where if isinstance(where, list) else ["--gates-file", "g.toml"]
+    run = ragscore("--gold", GOLD, "--trace", TRACE, *args)
+    assert (run.status, run.err) == (2, f"ragscore: error: {message}\n")
+
+
+def test_counts_and_scores_of_other_evaluators_take_any_bound(ragscore, isolated):
+    run = ragscore("--gold", GOLD, "--trace", TRACE, "--gates", "missing<=3,latency_ms<=1500", "--format", "none")
+    assert run.status == 0, run.err

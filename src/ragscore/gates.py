@@ -131,6 +131,23 @@ def make_gate(metric: str, op: str, threshold: float, warn: float | None, source
     return Gate(metric, op, threshold, warn, source)
 
 
+# Families whose every non-count metric is a share or a mean of shares: from 0 to 1.
+_UNIT_FAMILIES: Final = frozenset({"answer", "retrieval", "similarity", "text"})
+
+
+def check_range(gate: Gate, name: str, source: str, line: int | None) -> Gate:
+    """Refuse a bound that a metric from 0 to 1 can never meet or always meets (``under_refusal = 5``)."""
+    spec = lookup(gate.metric)
+    if spec is None or spec.family not in _UNIT_FAMILIES or spec.kind == "count":
+        return gate
+    for bound in (gate.threshold, gate.warn):
+        if bound is not None and not 0 <= bound <= 1:
+            hint = f" ({format_threshold(bound / 100)}, not {format_threshold(bound)}?)" if 1 < bound <= 100 else ""
+            raise ConfigError(source, f'"{name}" is from 0 to 1: a bound of {format_threshold(bound)} cannot be '
+                                      f"meant{hint}", line)
+    return gate
+
+
 def parse_gate_option(
     text: str, available: Iterable[str], k: int, directions: Mapping[str, Direction] | None = None,
     external: bool = False,
@@ -147,7 +164,8 @@ def parse_gate_option(
             gates[metric] = None
             continue
         op = default_op(metric, directions) if match["op"] == "=" else match["op"]
-        gates[metric] = Gate(metric, op, _threshold(match["value"], f'"{metric}"', "--gates", None), None, "--gates")
+        gates[metric] = check_range(Gate(metric, op, _threshold(match["value"], f'"{metric}"', "--gates", None), None,
+                                         "--gates"), match["metric"], "--gates", None)
     return gates
 
 
@@ -181,7 +199,7 @@ def parse_gate_table(
             gates[metric] = Gate(metric, default_op(metric, directions), threshold, None, source)
         gate = gates[metric]
         if gate is not None:
-            gates[metric] = replace(gate, line=line)
+            gates[metric] = check_range(replace(gate, line=line), name, source, line)
     return gates
 
 
