@@ -6,7 +6,6 @@ gates.toml change any of its keys or add rules for other metrics (scores from ot
 
 from __future__ import annotations
 
-import math
 import re
 import tomllib
 from collections.abc import Callable, Mapping

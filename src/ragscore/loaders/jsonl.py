@@ -18,6 +18,8 @@ from ragscore.loaders.input_file import (  # re-exported: the loaders and comman
     decode_text,
 )
 
+__all__ = ["BOM", "STDIN", "InputFile", "array_or_lines", "decode_text"]  # the re-exports; the rest by name
+
 # A JSON string, escapes included, matched in constant memory whatever its length: the runs
 # between escapes are single repeats and nothing is given back ("*+"), so the engine keeps no
 # backtracking state per character ("(?:[^"\\]|\\.)*" kept ~140 bytes per character: 3.7 GB
