@@ -45,6 +45,12 @@ class Settings:
     confidence: float = 0.95                # of every interval
     bootstrap: int = 1000                   # resamples of the percentile bootstrap
     seed: str = "0"                         # of the bootstrap, so that reports are reproducible
+    refusal_patterns: tuple[str, ...] = ()  # regular expressions: a claim matching one is a refusal
+    # How trace records are read: a preset (``loaders.shapes.FORMATS``) and concept -> path
+    # mappings (``loaders.fieldpath``). "auto" is resolved from the first record before reports.
+    trace_format: str = "auto"
+    trace_fields: tuple[tuple[str, str], ...] = ()
+    gold_fields: tuple[tuple[str, str], ...] = ()
 
     def refusal_forms(self) -> frozenset[str]:
         """Return the refusal tokens as a normalised, stripped claim must equal them."""
@@ -68,6 +74,10 @@ class Settings:
             "confidence": self.confidence,
             "bootstrap": self.bootstrap,
             "seed": self.seed,
+            "refusal_patterns": list(self.refusal_patterns),
+            "trace_format": self.trace_format,
+            "trace_fields": dict(self.trace_fields),
+            "gold_fields": dict(self.gold_fields),
         }
 
     def signature(self) -> str:
@@ -80,6 +90,16 @@ class Settings:
             optional.append(f"similarity:{self.similarity_threshold:g}")
         if "text" in self.families:
             optional.append(f"text:{self.text_tokenizer},stem:{yes[self.stemmer]}")
+        # How the inputs were read, when not as the native contract: a run read another way never
+        # compares silently with one read natively.
+        if self.refusal_patterns:
+            optional.append("refusal_patterns:" + json.dumps(list(self.refusal_patterns), ensure_ascii=False))
+        if self.trace_format not in ("native", "auto"):
+            optional.append(f"trace:{self.trace_format}")
+        if self.trace_fields:
+            optional.append("trace_fields:" + json.dumps(dict(self.trace_fields), ensure_ascii=False, sort_keys=True))
+        if self.gold_fields:
+            optional.append("gold_fields:" + json.dumps(dict(self.gold_fields), ensure_ascii=False, sort_keys=True))
         return "|".join(
             [
                 f"ragscore:{__version__}",
