@@ -15,7 +15,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from ragscore.diagnose import Sample
@@ -33,18 +33,19 @@ from ragscore.loaders.gold import (
     questions_at,
     slice_labels,
 )
-from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, is_mine, iter_jsonl, objects_at
-from ragscore.loaders.trace import TraceView, parse_trace
+from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, is_mine, objects_at
+from ragscore.loaders.shapes import TraceShape, detect, open_records
+from ragscore.loaders.trace import DOCUMENT_ID_PATHS, TraceView, parse_trace
 from ragscore.metrics.answer import (
     LABEL_ORDER,
     AnswerTally,
     Label,
     Outcome,
     answer_metric_names,
+    judge_for,
     missing_outcome,
     pack,
     question_values,
-    score_question,
     unpack,
 )
 from ragscore.metrics.families import Columns, Family, enabled
@@ -110,6 +111,14 @@ class Explained(NamedTuple):
     lines: int  # how many trace lines the question had
 
 
+class Unreadable(NamedTuple):
+    """What a note says of a trace with no claim and no refusal field."""
+
+    keys: tuple[str, ...]  # the record's keys, as written
+    bare: bool             # no retrieved list or scores either
+    looks_like: str        # the trace format its keys suggest
+
+
 @dataclass(slots=True)
 class Accounting:
     """Where every trace line went: it counted, was overridden, or matched no question.
@@ -122,12 +131,32 @@ class Accounting:
     duplicates: int = 0
     unknown_ids: list[tuple[int, str]] = field(default_factory=list)
     duplicate_ids: list[tuple[int, str]] = field(default_factory=list)
+    unreadable: int = 0        # traces with no field a claim or refusal comes from
+    unreadable_bare: int = 0   # ... nor a retrieved list or scores: nothing in them is read
+    unreadable_examples: list[tuple[int, Unreadable]] = field(default_factory=list)
+    bad_retrieved: int = 0     # traces whose retrieved list has an entry without an id
+    bad_retrieved_lines: list[int] = field(default_factory=list)
 
     def note_unknown(self, view: TraceView) -> None:
         """Count a trace that matches no gold question."""
         self.unknown += 1
         if len(self.unknown_ids) < EXAMPLES:
             self.unknown_ids.append((view.line, view.qid if view.qid is not None else repr(view.question)))
+
+    def note_unreadable(self, view: TraceView, record: object, native: object) -> None:
+        """Count a trace that has no claim and no refusal field (scored as an empty answer)."""
+        self.unreadable += 1
+        bare = type(native) is dict and not any(key in native for key in ("retrieved_ids", "chunks", "scores"))
+        self.unreadable_bare += bare
+        if len(self.unreadable_examples) < EXAMPLES:
+            keys = tuple(record) if type(record) is dict else ()
+            self.unreadable_examples.append((view.line, Unreadable(keys, bare, detect(record))))
+
+    def note_bad_retrieved(self, line: int) -> None:
+        """Count a trace whose retrieved list could not be read (read as nothing retrieved)."""
+        self.bad_retrieved += 1
+        if len(self.bad_retrieved_lines) < EXAMPLES:
+            self.bad_retrieved_lines.append(line)
 
     def note_duplicate(self, line: int, qid: str) -> None:
         """Count a trace line that a later one for the same question replaces."""
@@ -142,6 +171,11 @@ class Accounting:
             self.duplicates + other.duplicates,
             sorted(self.unknown_ids + other.unknown_ids)[:EXAMPLES],
             _first_distinct(sorted(self.duplicate_ids + other.duplicate_ids)),
+            self.unreadable + other.unreadable,
+            self.unreadable_bare + other.unreadable_bare,
+            sorted(self.unreadable_examples + other.unreadable_examples)[:EXAMPLES],
+            self.bad_retrieved + other.bad_retrieved,
+            sorted(self.bad_retrieved_lines + other.bad_retrieved_lines)[:EXAMPLES],
         )
 
 
@@ -178,6 +212,7 @@ class PartResult:
     scores: dict[str, ScoreTotals] = field(default_factory=dict)
     matched_scores: list[str] = field(default_factory=list)  # keys of the --scores rows joined here
     score_lines: dict[str, int] = field(default_factory=dict)  # the trace line that named each score first
+    trace_format: str = "native"  # the format the traces were read in ("auto" resolved)
 
 
 @dataclass(slots=True)
@@ -295,7 +330,7 @@ def score_traces(
     shares = array("d", [math.nan]) * len(items)
     outcomes: list[Outcome | None] | None = [None] * len(items) if wants.rows or wants.explain else None
     accounting = result.accounting
-    refusals = settings.refusal_forms()
+    refusals, judge = settings.refusal_forms(), judge_for(settings)
     explain_at = {gold.by_qid[q] for q in wants.explain if q in gold.by_qid}
     views: dict[int, TraceView] = {}
     seen: dict[int, int] = {}
@@ -310,8 +345,18 @@ def score_traces(
     # workers, which can read them again) the trace line of each question, 8 bytes instead.
     claims: list[str | None] | None = [None] * len(items) if wants.samples and parts == 1 else None
     trace_lines = array("q", [0]) * len(items) if wants.samples and parts > 1 else None
-    for line, _column, _text, obj, key in iter_jsonl(traces, part, parts):
-        view = parse_trace(obj, name, line)
+    result.trace_format, shape, records = open_records(traces, settings.trace_format, settings.trace_fields, part, parts)
+    document_id = DOCUMENT_ID_PATHS if shape is None else shape.document_id
+    note_unreadable, note_bad_retrieved = accounting.note_unreadable, accounting.note_bad_retrieved
+    for line, _column, record, obj, key in records:
+        view = parse_trace(obj, name, line, document_id)
+        if shape is not None and shape.sources:
+            view = view._replace(claim_from=shape.relabel(view.claim_from), refused_from=shape.relabel(view.refused_from),
+                                 citations_from=shape.relabel(view.citations_from))
+        if view.claim_from is None and view.refused_from is None:
+            note_unreadable(view, obj if shape is None else record, obj)
+        if view.retrieved_bad:
+            note_bad_retrieved(line)
         qid = view.qid
         if parts > 1 and qid is not None and not is_mine(key, qid, part, parts):
             continue
@@ -331,7 +376,7 @@ def score_traces(
             claims[position] = view.claim
         elif trace_lines is not None:
             trace_lines[position] = line
-        outcome = score_question(item, view, settings, refusals)
+        outcome = judge(item, view, settings, refusals)
         codes[position] = pack(outcome, item.answerable)
         shares[position] = math.nan if outcome.cite_share is None else outcome.cite_share
         if outcomes is not None:
@@ -394,7 +439,7 @@ def score_traces(
             texts = {p: (items[p].question, claims[p]) for p in positions}
         else:
             assert trace_lines is not None
-            texts = _texts_again(gold, traces, trace_lines, positions)
+            texts = _texts_again(gold, traces, trace_lines, positions, shape)
         result.samples = with_texts(found, texts)
     for c in columns:
         c.offsets, c.owners = array("q"), array("q")  # positions mean nothing outside this part
@@ -402,11 +447,13 @@ def score_traces(
 
 
 def _texts_again(
-    gold: GoldSet, traces: InputFile, trace_lines: array, positions: set[int]
+    gold: GoldSet, traces: InputFile, trace_lines: array, positions: set[int], shape: TraceShape | None
 ) -> dict[int, tuple[str | None, str | None]]:
     """Read the questions and claims of a few questions from the files again."""
     questions = questions_at(gold.source.spec, {gold.places[p] for p in positions})
     objects = objects_at(InputFile(traces.spec, hashed=False), {trace_lines[p] for p in positions if trace_lines[p]})
+    if shape is not None:  # a mapped format that could be split between workers: per-record
+        objects = {line: shape.translate(obj, traces.name, line) for line, obj in objects.items()}
     claims = {line: parse_trace(obj, traces.name, line).claim for line, obj in objects.items()}
     return {p: (questions.get(gold.places[p]), claims.get(trace_lines[p])) for p in positions}
 
@@ -432,6 +479,32 @@ def _per_question_floats(
     return floats
 
 
+def unreadable_hint(example: Unreadable, fmt: str) -> str:
+    """Say what an unreadable trace holds and how it could be read."""
+    keys = ", ".join(map(quote, example.keys[:8])) + (", ..." if len(example.keys) > 8 else "")
+    shown = f"its keys are {keys}" if example.keys else "it has no keys"
+    if example.looks_like != fmt and example.looks_like != "native":
+        return f"{shown}: did you mean --trace-format {example.looks_like}?"
+    claim_like = next((key for key in example.keys if key.lower() in CLAIM_LIKE), None)
+    if claim_like is not None:
+        return f"{shown}: did you mean --map claim={path_key(claim_like)}?"
+    return f"{shown}: map the claim with --map claim=PATH (see \"Your traces\" in the README)"
+
+
+# Keys that usually hold a pipeline's answer, for the hint of an unreadable trace.
+CLAIM_LIKE: Final = frozenset({
+    "answer", "result", "response", "output", "text", "completion", "generation", "content", "prediction", "reply",
+    "final_answer", "answer_text", "response_text", "output_text", "generated_text", "llm_output", "prediction_text",
+})
+
+
+def path_key(key: str) -> str:
+    """Write a key as a path step: bare when it can be, else quoted."""
+    if key and key.isprintable() and not any(c in key for c in '.[]" '):
+        return key
+    return '"' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def _per_question(name: str) -> bool:
     spec = lookup(name)
     return spec is None or spec.kind not in ("count", "corpus")
@@ -454,6 +527,12 @@ def merge(
     for p in parts[1:]:
         tally, accounting = tally + p.tally, accounting + p.accounting
         columns = [a + b for a, b in zip(columns, p.columns)]
+    settings = replace(settings, trace_format=parts[0].trace_format)
+    if accounting.unreadable_bare * 2 > accounting.lines:
+        line, example = accounting.unreadable_examples[0]
+        raise InputError(traces.name, f"{accounting.unreadable_bare:,} of {accounting.lines:,} traces have nothing "
+                                      f"ragscore reads (no claim, refusal, retrieved list or scores; read as {settings.trace_format} "
+                                      f"format): {unreadable_hint(example, settings.trace_format)}", line)
     check_name_count([p.score_lines for p in parts], wants.scores.names if wants.scores else (), traces.name)
     scores = merge_totals([p.scores for p in parts])
     unmatched: list[tuple[int, str]] = []

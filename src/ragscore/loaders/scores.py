@@ -180,7 +180,7 @@ def _csv_cell(cell: str) -> float | None:
     return value
 
 
-def _csv_records(source: str, text: str) -> list[tuple[int, list[str]]]:
+def csv_records(source: str, text: str) -> list[tuple[int, list[str]]]:
     """Split CSV text into (start line, cells) records, skipping blank lines."""
     reader = csv.reader(io.StringIO(text, newline="\n"), strict=True)
     records: list[tuple[int, list[str]]] = []
@@ -207,7 +207,7 @@ def _csv_records(source: str, text: str) -> list[tuple[int, list[str]]]:
 
 
 def _load_csv(source: str, text: str, known: frozenset[str]) -> ScoreFile:
-    records = _csv_records(source, text)
+    records = csv_records(source, text)
     if not records:
         raise InputError(source, EMPTY)
     header_line, header = records[0]

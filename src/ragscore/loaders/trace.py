@@ -11,12 +11,15 @@ from enum import StrEnum
 from typing import Final, NamedTuple
 
 from ragscore.errors import InputError
+from ragscore.loaders.fieldpath import FieldPath, lookup, parse_path
 from ragscore.loaders.jsonl import describe, is_string_list
 
 # "citations: [a, b]" at the end of (or anywhere in) an answer text.
 _CITATIONS_RE: Final = re.compile(r"citations\s*:\s*\[([^\]]*)\]", re.IGNORECASE)
 _ID_SPLIT_RE: Final = re.compile(r"[,\s]+")
 _QUOTES: Final = "'\"`"
+# Where a retrieved entry that is an object keeps its id, in order ([trace.fields] document_id).
+DOCUMENT_ID_PATHS: Final = tuple(parse_path(p) for p in ("id", "doc_id", "document.id"))
 
 
 class Cites(StrEnum):
@@ -41,6 +44,7 @@ class TraceView(NamedTuple):
     citations: list[str] | tuple[str, ...]
     cites: Cites
     citations_from: str | None
+    retrieved_bad: bool = False    # a retrieved list that could not be read (an entry with no id): read as empty
 
 
 _new_view = tuple.__new__
@@ -64,15 +68,46 @@ def _ids(value: object) -> list[str] | tuple[str, ...] | None:
     return tuple(out)
 
 
-def _retrieved(obj: dict[str, object]) -> list[str] | tuple[str, ...]:
-    """Read the ranked evidence ids; a malformed list (an entry without an id) reads as nothing
-    retrieved, in both shapes, rather than shifting the ranks of the entries after it."""
+def _retrieved(obj: dict[str, object], document_id: tuple[FieldPath, ...]) -> tuple[list[str] | tuple[str, ...], bool]:
+    """Read the ranked evidence ids, and whether the list was unreadable.
+
+    Entries may be ids or objects that hold one (at the first of ``document_id``'s paths). A list
+    with an entry that gives no id reads as nothing retrieved, in both shapes, rather than
+    shifting the ranks of the entries after it; it is flagged, so that it is counted and noted.
+    """
     if "retrieved_ids" in obj:
-        return _ids(obj["retrieved_ids"]) or ()
-    chunks = obj.get("chunks")
-    if type(chunks) is not list:
-        return ()
-    return _ids([chunk.get("id") if isinstance(chunk, dict) else chunk for chunk in chunks]) or ()
+        value = obj["retrieved_ids"]
+        if is_string_list(value):
+            return value, False  # type: ignore[return-value]
+    else:
+        chunks = obj.get("chunks")
+        if type(chunks) is not list:
+            return (), chunks is not None
+        value = [chunk.get("id", chunk) if isinstance(chunk, dict) and "id" in chunk else chunk for chunk in chunks]
+    if value is None:
+        return (), False
+    ids = _ids(value)
+    if ids is not None:
+        return ids, False
+    if type(value) is not list:
+        return (), True
+    out = []
+    for entry in value:
+        if type(entry) is dict:
+            entry = _document_id(entry, document_id)
+        if isinstance(entry, str) or (isinstance(entry, int) and not isinstance(entry, bool)):
+            out.append(str(entry))
+        else:
+            return (), True
+    return tuple(out), False
+
+
+def _document_id(entry: dict[str, object], paths: tuple[FieldPath, ...]) -> object:
+    for path in paths:
+        value = lookup(entry, path)
+        if isinstance(value, str) and value or isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
 
 
 def parse_text_citations(answer: str) -> tuple[tuple[str, ...] | None, str]:
@@ -103,7 +138,7 @@ def _join_key(obj: dict[str, object], source: str, line: int) -> tuple[str | Non
     raise InputError(source, 'expected a "qid" (or "q_id") or a question text ("q" or "question") to join on', line)
 
 
-def parse_trace(obj: object, source: str, line: int) -> TraceView:
+def parse_trace(obj: object, source: str, line: int, document_id: tuple[FieldPath, ...] = DOCUMENT_ID_PATHS) -> TraceView:
     """Read a decoded trace; only an unjoinable line is an error, shape faults are scored."""
     if type(obj) is not dict:
         raise InputError(source, f"expected a JSON object, got {describe(obj)}", line, 1)
@@ -145,7 +180,8 @@ def parse_trace(obj: object, source: str, line: int) -> TraceView:
         cites = _LIST
     if type(claim) is not str:
         claim, claim_from = "", None
+    retrieved, retrieved_bad = _retrieved(obj, document_id)
     return _new_view(TraceView, (
-        line, qid, question, _retrieved(obj), claim, claim_from, refused, refused_from,
-        citations or (), cites, citations_from,
+        line, qid, question, retrieved, claim, claim_from, refused, refused_from,
+        citations or (), cites, citations_from, retrieved_bad,
     ))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ragscore.evaluate import EXAMPLES, Evaluation
+from ragscore.evaluate import EXAMPLES, Evaluation, unreadable_hint
 from ragscore.gates import GateResult, Status
 from ragscore.gates import format_threshold
 from ragscore.quoting import quote, shorten
@@ -48,6 +48,19 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
         notes.append(
             f"{_plural(acc.duplicates, 'trace line was', 'trace lines were')} replaced by a later line for the "
             f"same question (the last counts): {_listed([q for _, q in acc.duplicate_ids], acc.duplicates)}"
+        )
+    if acc.unreadable:
+        line, example = acc.unreadable_examples[0]
+        notes.append(
+            f"{_plural(acc.unreadable, 'trace has', 'traces have')} no claim or refusal field (scored as empty "
+            f"answers; counts.unreadable): line {line}: {unreadable_hint(example, ev.settings.trace_format)}"
+        )
+    if acc.bad_retrieved:
+        lines = ", ".join(map(str, acc.bad_retrieved_lines)) + (", ..." if acc.bad_retrieved > len(acc.bad_retrieved_lines) else "")
+        notes.append(
+            f"{_plural(acc.bad_retrieved, 'trace has', 'traces have')} a retrieved list with an entry that gives no id "
+            f"(read as nothing retrieved; entries that are objects need an id, doc_id or document.id, or "
+            f"--map document_id=PATH): line {lines}"
         )
     if scores is not None:
         if not scores.rows:  # a header alone: every score it names is undefined (a gate on one is skipped, or fails when strict)

@@ -127,6 +127,8 @@ def build_document(
             "trace_lines": acc.lines,
             "unknown_traces": acc.unknown,
             "duplicate_traces": acc.duplicates,
+            "unreadable": acc.unreadable,
+            "unreadable_retrieved": acc.bad_retrieved,
         },
         "metrics": metrics,
         "intervals": {name: None if i is None else [i[0], i[1]] for name, i in (intervals or {}).items()},

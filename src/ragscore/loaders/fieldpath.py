@@ -1,0 +1,218 @@
+"""Paths into a decoded record: where a trace or gold record keeps a concept of the contract.
+
+A path is keys joined by dots, with ``[N]`` for a list index (``[-1]`` the last), ``[*]`` for
+every element of a list, and keys that hold dots, brackets or spaces quoted::
+
+    source_documents[*].metadata.id
+    attributes."retrieval.documents"[0].document.id
+    output.messages[-1].content
+
+Reading is forgiving where exporters differ and strict where a guess could mislead:
+
+- a key missing from an object is also looked up with the dots kept, so that
+  ``gen_ai.usage.input_tokens`` finds both ``{"gen_ai": {"usage": ...}}`` and the flattened
+  ``{"gen_ai.usage.input_tokens": ...}`` that OpenTelemetry exporters write;
+- a string that holds a JSON list or object is decoded when the path goes on into it, and at the
+  end of the path when the concept is a list or an object (exporters write lists that way);
+- ``[*]`` keeps one element per list element, ``None`` where the rest of the path is missing, so
+  that a list with a hole is seen as one (never shortened, which would shift ranks).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Final, NamedTuple
+
+KEY: Final = 0
+INDEX: Final = 1
+ALL: Final = 2
+
+
+class PathError(ValueError):
+    """A malformed path; ``column`` (from 1) points at the fault."""
+
+    def __init__(self, message: str, column: int) -> None:
+        super().__init__(message)
+        self.message, self.column = message, column
+
+
+class Step(NamedTuple):
+    kind: int
+    key: str = ""
+    index: int = 0
+
+
+class FieldPath(NamedTuple):
+    """A parsed path, with the text it was written as."""
+
+    text: str
+    steps: tuple[Step, ...]
+
+    @property
+    def collects(self) -> bool:
+        """Tell whether the path gathers a list with ``[*]``."""
+        return any(step.kind == ALL for step in self.steps)
+
+
+MISSING: Final = object()  # what a path finds in a record that does not have it
+
+_BARE_RE: Final = re.compile(r'[^.\[\]"\s]+')
+_QUOTED_RE: Final = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_INDEX_RE: Final = re.compile(r"\[(?:(\*)|(-?[0-9]{1,9}))\]")
+
+
+def parse_path(text: str) -> FieldPath:
+    """Parse a path; raise PathError with the column of the first fault."""
+    if not text.strip():
+        raise PathError("empty path: expected a key such as answer or metadata.id", 1)
+    steps: list[Step] = []
+    pos, expect_key = 0, True
+    while pos < len(text):
+        char = text[pos]
+        if expect_key:
+            quoted = _QUOTED_RE.match(text, pos)
+            if char == '"':
+                if quoted is None:
+                    raise PathError("unterminated quoted key (no closing \")", pos + 1)
+                key = re.sub(r"\\(.)", r"\1", quoted.group(1))
+                if not key:
+                    raise PathError("empty quoted key", pos + 1)
+                steps.append(Step(KEY, key))
+                pos = quoted.end()
+            else:
+                bare = _BARE_RE.match(text, pos)
+                if bare is None:
+                    what = "the end of the path" if char == "." and pos == len(text) - 1 else repr(char)
+                    raise PathError(f"expected a key, got {what} (quote keys that hold dots, brackets or spaces: "
+                                    f'"a.b")', pos + 1)
+                steps.append(Step(KEY, bare.group()))
+                pos = bare.end()
+            expect_key = False
+            continue
+        if char == ".":
+            if pos == len(text) - 1:
+                raise PathError("expected a key after the last '.'", pos + 2)
+            expect_key = True
+            pos += 1
+            continue
+        if char == "[":
+            index = _INDEX_RE.match(text, pos)
+            if index is None:
+                raise PathError("expected [N] (a list index) or [*] (every element)", pos + 1)
+            steps.append(Step(ALL) if index.group(1) else Step(INDEX, index=int(index.group(2))))
+            pos = index.end()
+            continue
+        raise PathError(f"expected '.', '[' or the end of the path, got {char!r}", pos + 1)
+    return FieldPath(text, tuple(steps))
+
+
+def _decoded(value: str) -> object:
+    """Decode a string that holds a JSON list or object; anything else comes back unchanged."""
+    start = value.lstrip()[:1]
+    if start != "[" and start != "{":
+        return value
+    try:
+        return json.loads(value)
+    except (ValueError, RecursionError):
+        return value
+
+
+def lookup(record: object, path: FieldPath, container: bool = False) -> object:
+    """Read ``path`` in ``record``: the value, or MISSING. ``container``: the concept is a list or
+    an object, so a JSON string found at the end is decoded."""
+    return _walk(record, path.steps, 0, container)
+
+
+def _walk(value: object, steps: Sequence[Step], start: int, container: bool) -> object:
+    i, n = start, len(steps)
+    while i < n:
+        step = steps[i]
+        if type(value) is str:
+            value = _decoded(value)
+        if step.kind == KEY:
+            if type(value) is not dict:
+                return MISSING
+            if step.key in value:
+                value = value[step.key]
+            else:  # a flattened key: "a.b.c" for the steps a, b, c
+                name, j = step.key, i + 1
+                while j < n and steps[j].kind == KEY:
+                    name += "." + steps[j].key
+                    j += 1
+                    if name in value:
+                        break
+                else:
+                    return MISSING
+                value, i = value[name], j - 1
+        elif step.kind == INDEX:
+            if type(value) is not list or not -len(value) <= step.index < len(value):
+                return MISSING
+            value = value[step.index]
+        else:
+            if type(value) is not list:
+                return MISSING
+            found = [_walk(element, steps, i + 1, container) for element in value]
+            return [None if v is MISSING else v for v in found]
+        i += 1
+    if container and type(value) is str:
+        return _decoded(value)
+    return value
+
+
+def unflatten(attributes: dict[str, object]) -> dict[str, object]:
+    """Nest flattened attribute keys (``retrieval.documents.0.document.id``) into objects and lists.
+
+    A numeric part makes a list (indices may come in any order; a hole is None). A key that
+    clashes with another (``a`` and ``a.b`` both given) is kept flat, as written.
+    """
+    if not any("." in key for key in attributes):
+        return attributes
+    root: dict[str, object] = {}
+    clashes: dict[str, object] = {}
+    for key, value in attributes.items():
+        parts = key.split(".")
+        if not all(parts):
+            clashes[key] = value
+            continue
+        node: object = root
+        for n, part in enumerate(parts):
+            last = n == len(parts) - 1
+            nxt: object = value if last else ([] if parts[n + 1].isdigit() else {})
+            if isinstance(node, dict):
+                current = node.get(part, MISSING)
+                if last:
+                    if current is MISSING:
+                        node[part] = nxt
+                    else:
+                        clashes[key] = value
+                    break
+                if current is MISSING:
+                    node[part] = current = nxt
+                elif not isinstance(current, type(nxt)):
+                    clashes[key] = value
+                    break
+                node = current
+            elif isinstance(node, list) and part.isdigit() and len(part) < 7:
+                index = int(part)
+                while len(node) <= index:
+                    node.append(None)
+                current = node[index]
+                if last:
+                    if current is None:
+                        node[index] = nxt
+                    else:
+                        clashes[key] = value
+                    break
+                if current is None:
+                    node[index] = current = nxt
+                elif not isinstance(current, type(nxt)):
+                    clashes[key] = value
+                    break
+                node = current
+            else:
+                clashes[key] = value
+                break
+    root.update((key, value) for key, value in clashes.items() if key not in root)
+    return root

@@ -1,0 +1,505 @@
+"""Trace records in the shapes pipelines log, read as the native contract.
+
+A *format* says where each concept of the trace contract (the question, the claim, the ranked
+evidence, ...) sits in a record: ``native`` is the contract itself; ``ragas`` and ``langchain``
+are per-record mappings; ``openinference`` and ``otel-genai`` are spans, grouped by trace id
+into one record per pipeline run. ``[trace.fields]`` / ``--map`` override any concept's path.
+
+Every format ends in the same place: a dict in the native shape, which ``parse_trace`` reads.
+The native format without a mapping skips all of this (``trace_shape`` returns None), so the
+default run pays nothing for it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import Final
+
+from ragscore.errors import InputError
+from ragscore.loaders.fieldpath import MISSING, FieldPath, lookup, parse_path, unflatten
+from ragscore.loaders.jsonl import BOM, InputFile, NeedsOneProcess, decode_line, decode_text, describe, iter_jsonl
+from ragscore.loaders.scores import csv_records
+from ragscore.loaders.trace import DOCUMENT_ID_PATHS
+
+FORMATS: Final = ("native", "ragas", "openinference", "otel-genai", "langchain")
+CHOICES: Final = ("auto", *FORMATS)
+SPAN_FORMATS: Final = frozenset({"openinference", "otel-genai"})
+
+# The concepts a trace mapping may name, and the native key each one becomes.
+TRACE_CONCEPTS: Final = {
+    "qid": "qid",
+    "question": "question",
+    "claim": "answer",
+    "citations": "citations",
+    "retrieved_ids": "retrieved_ids",
+    "refused": "refused",
+    "retrieved_chunks": "retrieved_chunks",
+    "scores": "scores",
+    "document_id": "",  # read inside each retrieved entry that is an object
+}
+CONTAINERS: Final = frozenset({"citations", "retrieved_ids", "retrieved_chunks", "scores"})
+# The native keys a mapped concept replaces (the built-in lookup is dropped, not mixed in).
+_REPLACES: Final = {
+    "qid": ("qid", "q_id"),
+    "question": ("question", "q"),
+    "claim": ("answer",),
+    "citations": ("citations",),
+    "retrieved_ids": ("retrieved_ids", "chunks"),
+    "refused": ("refused",),
+    "retrieved_chunks": ("retrieved_chunks",),
+    "scores": ("scores",),
+}
+_IN_ANSWER_JSON: Final = {"claim": "claim", "citations": "citations", "refused": "refused"}
+
+PRESETS: Final[Mapping[str, Mapping[str, tuple[str, ...]]]] = {
+    "ragas": {
+        "qid": ("qid",),
+        "question": ("user_input",),
+        "claim": ("response",),
+        "retrieved_ids": ("retrieved_context_ids",),
+        "retrieved_chunks": ("retrieved_contexts",),
+    },
+    "langchain": {
+        "qid": ("qid",),
+        "question": ("query", "question", "input"),
+        "claim": ("result", "answer", "output"),
+        "retrieved_ids": ("source_documents", "context"),
+        "retrieved_chunks": ("source_documents[*].page_content", "context[*].page_content"),
+        "document_id": ("metadata.id", "metadata.doc_id", "id"),
+    },
+    "openinference": {"qid": ("metadata.qid",), "document_id": ("document.id",)},
+    "otel-genai": {"document_id": ("id",)},
+}
+# Columns of ragas' CSV export that hold lists (pandas writes them as Python list literals).
+_RAGAS_LIST_COLUMNS: Final = frozenset(
+    {"retrieved_contexts", "retrieved_context_ids", "reference_contexts", "reference_context_ids", "multi_responses"})
+
+
+def detect(record: object) -> str:
+    """Name the format a first record is written in, from its keys (native when none fits)."""
+    if type(record) is not dict:
+        return "native"
+    if "resourceSpans" in record:
+        return "openinference" if _otlp_is_openinference(record) else "otel-genai"
+    context = record.get("context")
+    if "span_kind" in record or (type(context) is dict and ("span_id" in context or "trace_id" in context)):
+        return "openinference"
+    if "user_input" in record:
+        return "ragas"
+    if "source_documents" in record or (
+        any(k in record for k in ("query", "input")) and any(k in record for k in ("result", "output", "answer"))
+        and not any(k in record for k in ("qid", "answer_json", "retrieved_ids"))
+    ):
+        return "langchain"
+    return "native"
+
+
+def _otlp_is_openinference(record: dict[str, object]) -> bool:
+    for span in _otlp_spans(record, "", 0):
+        return "openinference.span.kind" in span["attributes"]
+    return False
+
+
+def detect_text(head: bytes) -> str:
+    """Name the format of an input from its first line (bytes): JSON decided by its keys, a CSV
+    header with ragas' columns as ragas, anything else native (the real pass reports it)."""
+    first = head.removeprefix(BOM).lstrip(b" \t\r\n").split(b"\n", 1)[0]
+    if first[:1] == b"{":
+        try:
+            _, value = decode_line(first, "", 1)
+        except InputError:
+            return "native"
+        return detect(value)
+    if b"user_input" in first and b"," in first:
+        return "ragas"
+    return "native"
+
+
+def peek(lines: Iterator[bytes]) -> tuple[bytes, Iterator[bytes]]:
+    """Return the first non-blank line and every line, that one included, to be read from the start."""
+    head: list[bytes] = []
+    for raw in lines:
+        head.append(raw)
+        if raw.removeprefix(BOM).strip(b" \t\r\n"):
+            return raw, chain(head, lines)
+    return b"", iter(head)
+
+
+def resolve(fmt: str, spec: str) -> str:
+    """Resolve "auto" for a rereadable input from its first line (the run reads it again, whole)."""
+    if fmt != "auto":
+        return fmt
+    first, _ = peek(InputFile(spec, hashed=False).raw_lines())
+    return detect_text(first)
+
+
+def open_records(file: InputFile, fmt: str, mapping: tuple[tuple[str, str], ...], part: int = 0, parts: int = 1
+                 ) -> tuple[str, TraceShape | None, Iterator[tuple[int, int, object, object, bytes | None]]]:
+    """Open a trace file in its format ("auto": from its first record); return the format, its shape
+    (None: the native contract, read as is) and the records."""
+    lines = None
+    csv_input = False
+    if fmt in ("auto", "ragas"):
+        first, lines = peek(file.raw_lines())
+        if fmt == "auto":
+            fmt = detect_text(first)
+        csv_input = fmt == "ragas" and first.removeprefix(BOM).lstrip(b" \t\r\n")[:1] not in (b"{", b"[")
+    shape = trace_shape(fmt, mapping, csv_input)
+    if shape is None:
+        return fmt, None, iter_jsonl(file, part, parts, lines)  # type: ignore[return-value]
+    if parts > 1 and (shape.spans or shape.csv):
+        raise NeedsOneProcess  # the spans of a trace, or a CSV record, may be anywhere in the file
+    return fmt, shape, shape.records(file, part, parts, lines)
+
+
+@dataclass
+class TraceShape:
+    """How the records of one trace format (and mapping) become native-shaped dicts."""
+
+    name: str
+    fields: dict[str, tuple[FieldPath, ...]]   # concept -> paths tried in order
+    mapped: frozenset[str]                     # concepts the user mapped (over the format's own)
+    document_id: tuple[FieldPath, ...]
+    csv: bool = False
+    sources: dict[str, str] = field(default_factory=dict)  # native key -> how the user wrote the path
+
+    @property
+    def spans(self) -> bool:
+        return self.name in SPAN_FORMATS
+
+    def translate(self, obj: object, source: str, line: int) -> object:
+        """Turn one record into the native shape (records that are not objects pass: the parser rejects them)."""
+        if type(obj) is not dict:
+            return obj
+        if self.name == "native":
+            out = dict(obj)
+            for concept in self.fields:
+                for key in _REPLACES.get(concept, ()):
+                    out.pop(key, None)
+                answer_json = out.get("answer_json")
+                if concept in _IN_ANSWER_JSON and type(answer_json) is dict and _IN_ANSWER_JSON[concept] in answer_json:
+                    out["answer_json"] = {k: v for k, v in answer_json.items() if k != _IN_ANSWER_JSON[concept]}
+        else:
+            out = {}
+        for concept, paths in self.fields.items():
+            native = TRACE_CONCEPTS[concept]
+            if not native:
+                continue
+            for path in paths:
+                value = lookup(obj, path, concept in CONTAINERS)
+                if value is not MISSING and value is not None:
+                    out[native] = value
+                    break
+        return self.checked(out, source, line)
+
+    def records(self, file: InputFile, part: int, parts: int, lines: Iterator[bytes] | None = None
+                ) -> Iterator[tuple[int, int, object, object, bytes | None]]:
+        """Yield the file's records as ``iter_jsonl`` yields lines, with the record as read in place
+        of its text and the native-shaped record as the value."""
+        if self.csv:
+            rows: Iterator[tuple[int, int, str, object, bytes | None]] = (
+                (line, 1, "", row, None) for line, row in ragas_csv(file.name, lines or file.raw_lines()))
+        else:
+            rows = iter_jsonl(file, part, parts, lines)
+        if self.spans:
+            yield from self._assembled(rows, file.name)
+            return
+        for line, column, _text, obj, key in rows:
+            yield line, column, obj, self.translate(obj, file.name, line), key
+
+    def _assembled(self, rows: Iterator[tuple[int, int, str, object, bytes | None]], source: str
+                   ) -> Iterator[tuple[int, int, object, object, bytes | None]]:
+        """Group spans by trace id (the whole file: a trace's spans may be anywhere) into one record each."""
+        traces: dict[str, list[dict[str, object]]] = {}
+        for line, _column, _text, obj, _key in rows:
+            if type(obj) is not dict:
+                raise InputError(source, f"expected a JSON object (a span), got {describe(obj)}", line)
+            spans = _otlp_spans(obj, source, line) if "resourceSpans" in obj else [_phoenix_span(obj, source, line)]
+            for span in spans:
+                traces.setdefault(span["trace"], []).append(span)  # type: ignore[arg-type]
+        build = _openinference_trace if self.name == "openinference" else _genai_trace
+        for trace_id, spans in traces.items():
+            record = build(spans, self.document_id)
+            record["trace_id"] = trace_id
+            for concept, paths in self.fields.items():
+                if concept in self.mapped and TRACE_CONCEPTS[concept]:
+                    value = _first_in_spans(spans, paths, concept in CONTAINERS)
+                    if value is MISSING:
+                        record.pop(TRACE_CONCEPTS[concept], None)
+                    else:
+                        record[TRACE_CONCEPTS[concept]] = value
+                elif concept == "qid" and "qid" not in record:
+                    value = _first_in_spans(spans, paths, False)
+                    if value is not MISSING:
+                        record["qid"] = value
+            line = spans[0]["line"]
+            yield line, 1, record, self.checked(record, source, line), None  # type: ignore[arg-type]
+
+    def checked(self, record: dict[str, object], source: str, line: int) -> dict[str, object]:
+        """Reject a record whose mapped qid cannot be a qid, naming where it was read from."""
+        qid = record.get("qid")
+        if qid is not None and (isinstance(qid, bool) or not isinstance(qid, (str, int)) or qid == ""):
+            raise InputError(source, f'expected the qid (from {self.sources.get("qid", "qid")}) to be a non-empty '
+                                     f"string or an integer, got {describe(qid)}", line)
+        return record
+
+    def relabel(self, where: str | None) -> str | None:
+        """Name the field a concept was read from as the user's record has it."""
+        if where is None:
+            return None
+        return self.sources.get(where, where)
+
+
+def trace_shape(name: str, mapping: tuple[tuple[str, str], ...], csv_input: bool = False) -> TraceShape | None:
+    """Build the shape of a resolved format and mapping; None for the native contract as is."""
+    if name == "native" and not mapping:
+        return None
+    preset = PRESETS.get(name, {})
+    fields = {concept: tuple(parse_path(p) for p in paths) for concept, paths in preset.items()}
+    for concept, text in mapping:
+        fields[concept] = (parse_path(text),)
+    document_id = fields.pop("document_id", None) or DOCUMENT_ID_PATHS
+    sources = {}
+    for concept, paths in fields.items():
+        native = TRACE_CONCEPTS[concept]
+        sources[native] = " or ".join(p.text for p in paths)
+    if "claim" in fields:
+        sources["answer text"] = f"{sources['answer']} text"
+    return TraceShape(name, fields, frozenset(c for c, _ in mapping), document_id, csv_input, sources)
+
+
+def _first_in_spans(spans: list[dict[str, object]], paths: tuple[FieldPath, ...], container: bool) -> object:
+    for span in spans:
+        for path in paths:
+            value = lookup(span["attributes"], path, container)
+            if value is not MISSING and value is not None:
+                return value
+    return MISSING
+
+
+# --- spans -----------------------------------------------------------------------------------------
+
+def _phoenix_span(obj: dict[str, object], source: str, line: int) -> dict[str, object]:
+    """Read one span as Phoenix (or any OpenInference JSON exporter) writes it."""
+    context = obj.get("context")
+    trace = (context.get("trace_id") if type(context) is dict else None) or obj.get("trace_id") or obj.get("traceId")
+    if not isinstance(trace, str) or not trace:
+        raise InputError(source, 'expected a span with a trace id ("context": {"trace_id": ...}, '
+                                 '"trace_id" or "traceId")', line)
+    attributes = obj.get("attributes")
+    attributes = unflatten(attributes) if type(attributes) is dict else {}
+    kind = obj.get("span_kind")
+    if not isinstance(kind, str):
+        kind = lookup(attributes, parse_path("openinference.span.kind"))
+    parent = obj.get("parent_id", obj.get("parentId", obj.get("parent_span_id")))
+    return {"trace": trace, "kind": str(kind).upper() if isinstance(kind, str) else "", "root": not parent,
+            "attributes": attributes, "line": line}
+
+
+def _otlp_value(value: object) -> object:
+    """Convert one OTLP/JSON AnyValue ({"stringValue": ...}, int64 as a string, ...) to plain JSON data."""
+    if type(value) is not dict or len(value) != 1:
+        return None
+    (kind, inner), = value.items()
+    if kind == "stringValue" or kind == "bytesValue":
+        return inner
+    if kind == "intValue":
+        try:
+            return int(inner)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return None
+    if kind == "doubleValue":
+        return inner if isinstance(inner, (int, float)) and not isinstance(inner, bool) else None
+    if kind == "boolValue":
+        return inner if isinstance(inner, bool) else None
+    if kind == "arrayValue":
+        values = inner.get("values", []) if type(inner) is dict else []
+        return [_otlp_value(v) for v in values] if type(values) is list else None
+    if kind == "kvlistValue":
+        values = inner.get("values", []) if type(inner) is dict else []
+        return _otlp_attributes(values) if type(values) is list else None
+    return None
+
+
+def _otlp_attributes(items: object) -> dict[str, object]:
+    out: dict[str, object] = {}
+    if type(items) is list:
+        for item in items:
+            if type(item) is dict and isinstance(item.get("key"), str):
+                out[item["key"]] = _otlp_value(item.get("value"))
+    return out
+
+
+def _otlp_spans(obj: dict[str, object], source: str, line: int) -> list[dict[str, object]]:
+    """Read the spans of one OTLP/JSON line (resourceSpans -> scopeSpans -> spans)."""
+    spans = []
+    resources = obj.get("resourceSpans")
+    if type(resources) is not list:
+        raise InputError(source, f'expected "resourceSpans" to be an array, got {describe(resources)}', line)
+    for resource in resources:
+        scopes = resource.get("scopeSpans", resource.get("instrumentationLibrarySpans")) if type(resource) is dict else None
+        for scope in scopes if type(scopes) is list else ():
+            for span in (scope.get("spans") if type(scope) is dict else None) or ():
+                if type(span) is not dict:
+                    continue
+                trace = span.get("traceId")
+                if not isinstance(trace, str) or not trace:
+                    raise InputError(source, 'expected every span to have a "traceId"', line)
+                attributes = _otlp_attributes(span.get("attributes"))
+                kind = attributes.get("openinference.span.kind")
+                spans.append({"trace": trace, "kind": kind.upper() if isinstance(kind, str) else "",
+                              "root": not span.get("parentSpanId"), "attributes": unflatten(attributes)
+                              if "openinference.span.kind" in attributes else attributes, "line": line})
+    return spans
+
+
+_JSON_INPUT_KEYS: Final = ("question", "query", "input", "user_input")
+_JSON_OUTPUT_KEYS: Final = ("answer", "result", "output", "response")
+
+
+def _text_value(value: object, keys: tuple[str, ...]) -> object:
+    """A span's input.value or output.value: text, or JSON text whose object names the text."""
+    if isinstance(value, str) and value.lstrip()[:1] == "{":
+        decoded = lookup({"v": value}, parse_path("v"), True)
+        if type(decoded) is dict:
+            for key in keys:
+                if isinstance(decoded.get(key), str):
+                    return decoded[key]
+    return value
+
+
+def _attr(span: dict[str, object], path: str, container: bool = False) -> object:
+    value = lookup(span["attributes"], parse_path(path), container)
+    return None if value is MISSING else value
+
+
+def _sum_tokens(spans: list[dict[str, object]], paths: tuple[str, ...]) -> int | None:
+    total, seen = 0, False
+    for span in spans:
+        for path in paths:
+            value = _attr(span, path)
+            if isinstance(value, int) and not isinstance(value, bool):
+                total, seen = total + value, True
+                break
+    return total if seen else None
+
+
+def _documents(documents: object, document_id: tuple[FieldPath, ...], content: str) -> dict[str, object]:
+    """Retrieved documents (objects) as the native retrieved ids (entries read by ``document_id``) and texts."""
+    if documents is None:
+        return {}
+    out: dict[str, object] = {"retrieved_ids": documents}
+    if type(documents) is list:
+        path = parse_path(content)
+        texts = [lookup(d, path) for d in documents]
+        if texts and all(isinstance(t, str) for t in texts):
+            out["retrieved_chunks"] = texts
+    return out
+
+
+def _openinference_trace(spans: list[dict[str, object]], document_id: tuple[FieldPath, ...]) -> dict[str, object]:
+    """One pipeline run from OpenInference spans: the root's input and output, the first retriever's documents."""
+    root = next((s for s in spans if s["root"]), None)
+    retriever = next((s for s in spans if s["kind"] == "RETRIEVER"), None)
+    llms = [s for s in spans if s["kind"] == "LLM"]
+    record: dict[str, object] = {}
+    question = _attr(root, "input.value") if root else None
+    if question is None and retriever is not None:
+        question = _attr(retriever, "input.value")
+    if question is not None:
+        record["question"] = _text_value(question, _JSON_INPUT_KEYS)
+    claim = _attr(root, "output.value") if root else None
+    if claim is None and llms:
+        claim = _attr(llms[-1], "output.value")
+    if claim is not None:
+        record["answer"] = _text_value(claim, _JSON_OUTPUT_KEYS)
+    if retriever is not None:
+        record.update(_documents(_attr(retriever, "retrieval.documents", True), document_id, "document.content"))
+    scores = {}
+    for name, paths in (("input_tokens", ("llm.token_count.prompt",)), ("output_tokens", ("llm.token_count.completion",))):
+        total = _sum_tokens(llms, paths)
+        if total is not None:
+            scores[name] = total
+    if scores:
+        record["scores"] = scores
+    return record
+
+
+def _message_text(messages: object, role: str) -> str | None:
+    """The text of the last message of ``role`` in GenAI messages (parts of type text, joined)."""
+    if type(messages) is not list:
+        return None
+    for message in reversed(messages):
+        if type(message) is dict and message.get("role") == role:
+            parts = message.get("parts")
+            if type(parts) is list:
+                texts = [p.get("content") for p in parts if type(p) is dict and p.get("type") == "text"]
+                if texts and all(isinstance(t, str) for t in texts):
+                    return "\n".join(texts)  # type: ignore[arg-type]
+            if isinstance(message.get("content"), str):
+                return message["content"]  # type: ignore[return-value]
+            return None
+    return None
+
+
+def _genai_trace(spans: list[dict[str, object]], document_id: tuple[FieldPath, ...]) -> dict[str, object]:
+    """One pipeline run from OpenTelemetry GenAI spans: the retrieval span's query and documents, the
+    last inference span's output message."""
+    retrieval = next((s for s in spans if "gen_ai.retrieval.documents" in s["attributes"]  # type: ignore[operator]
+                      or _attr(s, '"gen_ai.operation.name"') == "retrieval"), None)
+    inference = [s for s in spans if "gen_ai.output.messages" in s["attributes"]  # type: ignore[operator]
+                 or "gen_ai.completion" in s["attributes"]]  # type: ignore[operator]
+    record: dict[str, object] = {}
+    question = _attr(retrieval, '"gen_ai.retrieval.query.text"') if retrieval else None
+    if question is None and inference:
+        question = _message_text(_attr(inference[-1], '"gen_ai.input.messages"', True), "user")
+    if question is not None:
+        record["question"] = question
+    if inference:
+        last = inference[-1]
+        claim = _message_text(_attr(last, '"gen_ai.output.messages"', True), "assistant")
+        if claim is None:
+            claim = _attr(last, '"gen_ai.completion"')
+        if claim is not None:
+            record["answer"] = claim
+    if retrieval is not None:
+        record.update(_documents(_attr(retrieval, '"gen_ai.retrieval.documents"', True), document_id, "content"))
+    scores = {}
+    for name, key in (("input_tokens", '"gen_ai.usage.input_tokens"'), ("output_tokens", '"gen_ai.usage.output_tokens"')):
+        total = _sum_tokens(spans, (key,))
+        if total is not None:
+            scores[name] = total
+    if scores:
+        record["scores"] = scores
+    return record
+
+
+# --- ragas CSV -------------------------------------------------------------------------------------
+
+def _list_cell(text: str) -> object:
+    """A list cell of ragas' CSV export: a Python list literal (or JSON); other text stays text."""
+    if text.lstrip()[:1] != "[":
+        return text
+    try:
+        value = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+    return value if isinstance(value, list) else text
+
+
+def ragas_csv(name: str, lines: Iterator[bytes]) -> Iterator[tuple[int, dict[str, object]]]:
+    """Yield (line, row) for each row of ragas' CSV export, its list columns decoded (read whole:
+    a quoted cell may hold line breaks)."""
+    text = decode_text(b"".join(lines).removeprefix(BOM), name, 1)
+    records = csv_records(name, text)
+    if not records:
+        return
+    _, header = records[0]
+    names = [cell.strip() for cell in header]
+    for line, cells in records[1:]:
+        if len(cells) > len(names):
+            raise InputError(name, f"expected at most {len(names)} cells (one per header column), got {len(cells)}", line)
+        yield line, {name: _list_cell(cell) if name in _RAGAS_LIST_COLUMNS else cell for name, cell in zip(names, cells)}
