@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import Final
 
@@ -15,6 +17,9 @@ DEFAULT_REFUSAL_TOKENS = ("not in context",)
 # no ranking is judged a million deep.
 MAX_CUTOFF: Final = 1_000_000
 MAX_CUTOFFS: Final = 64
+# A claim with no refusal in it: a refusal pattern that matches it without matching any text (an
+# empty pattern, "x*", "i don't know|") would make almost every claim a refusal.
+_PLAIN_CLAIM: Final = "the answer is 42, as [doc-1] says."
 
 
 def cutoff_problem(values: Collection[int]) -> str | None:
@@ -24,6 +29,28 @@ def cutoff_problem(values: Collection[int]) -> str | None:
     if max(values, default=0) > MAX_CUTOFF:
         return f"cutoffs of at most {MAX_CUTOFF:,}"
     return None
+
+
+def refusal_pattern_problem(pattern: str) -> str | None:
+    """Say why a refusal pattern cannot be used (re's own message, with its position), or return None."""
+    if not pattern.strip():
+        return "expected a regular expression, got blank text"
+    try:
+        compiled = re.compile(pattern, re.IGNORECASE)
+    except (re.error, OverflowError) as exc:  # OverflowError: a repeat count past re's, a{99999999999}
+        return f"not a valid regular expression: {exc}"
+    except RecursionError:
+        return "not a valid regular expression: groups nested too deeply"
+    found = compiled.search(_PLAIN_CLAIM)
+    if found is not None and found.start() == found.end():
+        return "matches empty text, so almost every claim would be a refusal"
+    return None
+
+
+@lru_cache(maxsize=16)
+def compile_refusal_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    """Compile refusal patterns, case-insensitive, once per process (checked first: ``refusal_pattern_problem``)."""
+    return tuple(re.compile(p, re.IGNORECASE) for p in patterns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +82,10 @@ class Settings:
     def refusal_forms(self) -> frozenset[str]:
         """Return the refusal tokens as a normalised, stripped claim must equal them."""
         return frozenset(normalise(t).strip() for t in self.refusal_tokens)
+
+    def refusal_regexes(self) -> tuple[re.Pattern[str], ...]:
+        """Return the refusal patterns compiled (case-insensitive), searched in the normalised, stripped claim."""
+        return compile_refusal_patterns(self.refusal_patterns)
 
     def as_dict(self) -> dict[str, object]:
         """Return the settings as plain JSON data, in a fixed order."""

@@ -9,7 +9,9 @@ and a total share one definition, and tallies of separate chunks add up.
 from __future__ import annotations
 
 import math
+import re
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final, NamedTuple
@@ -63,7 +65,7 @@ class Outcome(NamedTuple):
 
     label: Label
     answered: bool
-    refused_by: str | None   # "refused", "answer_json.refused", "token" or "missing"; None if answered
+    refused_by: str | None   # "refused", "answer_json.refused", "token", "pattern" or "missing"; None if answered
     hit: bool
     contained: bool
     forbidden: str | None     # the forbidden substring found in the claim
@@ -74,7 +76,7 @@ class Outcome(NamedTuple):
     hit_id: str | None        # the citation that hit
     miss: Miss | None
     miss_id: str | None       # the out-of-scope citation, for Miss.OUT_OF_SCOPE
-    matched: str | None       # the substring or phrase found in the claim
+    matched: str | None       # the substring or phrase found in the claim; for "pattern", the refusal pattern
     line: int                 # the trace line that counted; 0 when missing
 
 
@@ -172,6 +174,37 @@ def score_question(gold: GoldItem, trace: TraceView, settings: Settings, refusal
         outside is not None, full_recall,
         cite_share, hit_id, miss, miss_id, matched, trace.line,
     ))
+
+
+Judge = Callable[[GoldItem, TraceView, Settings, frozenset[str]], Outcome]
+
+
+def judge_for(settings: Settings) -> Judge:
+    """Return what judges a question under ``settings``: ``score_question`` itself without refusal patterns.
+
+    The patterns are compiled once; a run without them pays nothing for them, per question.
+    """
+    patterns = settings.refusal_regexes()
+    if not patterns:
+        return score_question
+
+    def judge(gold: GoldItem, trace: TraceView, settings: Settings, refusals: frozenset[str]) -> Outcome:
+        if trace.refused is None:  # an explicit "refused" field decides, as without patterns
+            raw = trace.claim
+            claim = (raw.lower() if raw.isascii() else normalise(raw)).strip()
+            if claim not in refusals:  # a refusal token is a refusal by its token
+                for pattern in patterns:
+                    if pattern.search(claim) is not None:
+                        return _pattern_refusal(gold, trace, settings, claim, pattern)
+        return score_question(gold, trace, settings, refusals)
+
+    return judge
+
+
+def _pattern_refusal(gold: GoldItem, trace: TraceView, settings: Settings, claim: str, pattern: re.Pattern[str]) -> Outcome:
+    """Judge a refusal by ``pattern``: as if the claim were a refusal token, by that pattern."""
+    outcome = score_question(gold, trace, settings, frozenset((claim,)))
+    return outcome._replace(refused_by="pattern", matched=pattern.pattern)
 
 
 def missing_outcome(gold: GoldItem) -> Outcome:
