@@ -283,7 +283,8 @@ def load_part_gold(gold_file: InputFile, settings: Settings, wants: Wants, part:
         keep |= {KEEP_QUESTION}
     if wants.by:
         keep |= {KEEP_EXTRA}
-    return load_gold(gold_file, part=part, parts=parts, keep=keep)
+    return load_gold(gold_file, part=part, parts=parts, keep=keep, fields=settings.gold_fields,
+                     trace_format=settings.trace_format)
 
 
 def score_part(

@@ -8,12 +8,14 @@ import signal
 import stat
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Final, TypeVar
 
 from ragscore.errors import RagscoreError
 from ragscore.evaluate import Evaluation, Wants, evaluate, merge, score_part
 from ragscore.loaders.jsonl import STDIN, InputFile
+from ragscore.loaders.shapes import resolve, splittable
 from ragscore.settings import Settings
 
 # Below this many input bytes, starting processes costs more than it saves.
@@ -90,7 +92,9 @@ def run_parts(task: Callable[[int], T], jobs: int, specs: Sequence[str]) -> tupl
 
 def score(gold_spec: str, trace_spec: str, settings: Settings, wants: Wants, jobs: int) -> Evaluation:
     """Score with ``jobs`` processes; the result is identical to one process's, byte for byte."""
-    if jobs <= 1:
+    if jobs > 1:  # every worker reads the traces in the same format: the first record's
+        settings = replace(settings, trace_format=resolve(settings.trace_format, trace_spec))
+    if jobs <= 1 or not splittable(settings.trace_format, settings.trace_fields, trace_spec):
         return evaluate(gold_spec, trace_spec, settings, wants)
     task = partial(score_part, gold_spec, trace_spec, settings, wants, parts=jobs)
     parts, digests = run_parts(task, jobs, (gold_spec, trace_spec))

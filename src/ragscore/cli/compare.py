@@ -20,8 +20,10 @@ from ragscore.config import Config, Overrides, load_config, parse_families
 from ragscore.errors import InputError, UsageError
 from ragscore.evaluate import Wants, metric_names
 from ragscore.gates import unknown_gate_metric
+from ragscore.input_config import map_options
 from ragscore.loaders.jsonl import InputFile
 from ragscore.loaders.report import load_report
+from ragscore.loaders.shapes import CHOICES
 from ragscore.parallel import choose_jobs, score
 from ragscore.quoting import shorten, visible
 from ragscore.reports.document import display_path
@@ -40,6 +42,8 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
     baseline = parser.add_mutually_exclusive_group(required=True)
     baseline.add_argument("--baseline", metavar="PATH", help="the baseline run's traces")
     baseline.add_argument("--baseline-report", metavar="PATH", help="a committed JSON report of the baseline, made with --per-question")
+    parser.add_argument("--trace-format", choices=CHOICES, metavar="NAME", help="how both runs' traces are written: auto (default), native, ragas, openinference, otel-genai or langchain")
+    parser.add_argument("--map", action="append", default=[], metavar="CONCEPT=PATH", help="read a trace concept from another path of each record, in both runs (repeatable; see score --help)")
     parser.add_argument("--format", choices=("json", "markdown", "none"), default="json", help="report on standard output (default: json)")
     parser.add_argument("--json", metavar="PATH", help="also write the JSON comparison to PATH")
     parser.add_argument("--markdown", metavar="PATH", help="also write the Markdown comparison (for a pull-request comment) to PATH")
@@ -64,7 +68,8 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     if specs.count("-") > 1:
         raise UsageError("only one input can be '-' (standard input)")
     families = parse_families([n.strip() for n in args.metrics.split(",") if n.strip()], "--metrics") if args.metrics else ()
-    overrides = Overrides(families=families, confidence=args.confidence, bootstrap=args.bootstrap, seed=args.seed)
+    overrides = Overrides(families=families, confidence=args.confidence, bootstrap=args.bootstrap, seed=args.seed,
+                          trace_format=args.trace_format, trace_fields=map_options(args.map))
     config = load_config(overrides, metric_names, args.gates_file)
     settings = config.settings
     note_capped_jobs(args, streams)

@@ -347,16 +347,35 @@ def _records(file: InputFile, part: int, parts: int) -> Iterator[tuple[int, int,
 
 
 def load_gold(
-    spec: str | InputFile, *, part: int = 0, parts: int = 1, keep: frozenset[str] = frozenset({KEEP_QUESTION})
+    spec: str | InputFile, *, part: int = 0, parts: int = 1, keep: frozenset[str] = frozenset({KEEP_QUESTION}),
+    fields: tuple[tuple[str, str], ...] = (), trace_format: str = "native",
 ) -> GoldSet:
-    """Read and validate a gold set (the share of worker ``part`` of ``parts``); raise at the first problem."""
+    """Read and validate a gold set (the share of worker ``part`` of ``parts``); raise at the first problem.
+
+    ``fields`` maps contract fields to other paths ([gold.fields]); with traces that may be in
+    ragas' shape (``trace_format``), a gold set in that shape is read as one.
+    """
     file = spec if isinstance(spec, InputFile) else InputFile(spec)
     items: list[GoldItem] = []
     by_qid: dict[str, int] = {}
     places = array("q")
     name = file.name
-    for line, column, text, obj, key in _records(file, part, parts):
-        item = parse_gold_item(obj, name, line, column, text, keep)
+    shape = None
+    if fields or trace_format in ("auto", "ragas"):
+        from ragscore.loaders.shapes import gold_records
+
+        shape, records = gold_records(file, part, parts, fields, trace_format, *array_or_lines(file))
+    else:
+        records = _records(file, part, parts)
+    for line, column, text, obj, key in records:
+        if shape is not None:
+            obj = shape.translate(obj)
+            try:
+                item = parse_gold_item(obj, name, line, column, "", keep)
+            except InputError as exc:
+                raise shape.rename(exc) from None
+        else:
+            item = parse_gold_item(obj, name, line, column, text, keep)
         if parts > 1 and not is_mine(key, item.qid, part, parts):
             continue
         if item.qid in by_qid:

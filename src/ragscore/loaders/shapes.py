@@ -136,6 +136,16 @@ def resolve(fmt: str, spec: str) -> str:
     return detect_text(first)
 
 
+def splittable(fmt: str, mapping: tuple[tuple[str, str], ...], spec: str) -> bool:
+    """Tell whether workers can split a trace file of this (resolved) format by record."""
+    if fmt in SPAN_FORMATS:
+        return False
+    if fmt == "ragas":
+        first, _ = peek(InputFile(spec, hashed=False).raw_lines())
+        return first.removeprefix(BOM).lstrip(b" \t\r\n")[:1] == b"{"
+    return True
+
+
 def open_records(file: InputFile, fmt: str, mapping: tuple[tuple[str, str], ...], part: int = 0, parts: int = 1
                  ) -> tuple[str, TraceShape | None, Iterator[tuple[int, int, object, object, bytes | None]]]:
     """Open a trace file in its format ("auto": from its first record); return the format, its shape
@@ -503,3 +513,98 @@ def ragas_csv(name: str, lines: Iterator[bytes]) -> Iterator[tuple[int, dict[str
         if len(cells) > len(names):
             raise InputError(name, f"expected at most {len(names)} cells (one per header column), got {len(cells)}", line)
         yield line, {name: _list_cell(cell) if name in _RAGAS_LIST_COLUMNS else cell for name, cell in zip(names, cells)}
+
+
+# --- gold records ----------------------------------------------------------------------------------
+
+# Gold fields that hold lists: a mapped string becomes a one-element list (a single reference answer).
+_GOLD_LISTS: Final = frozenset({"gold_claim_substr", "gold_citations", "gold_answers", "forbidden_substr", "gold_chunks"})
+_GOLD_CONTAINERS: Final = _GOLD_LISTS | {"gold_relevance", "gold_embeddings"}
+_GOLD_ALIASES: Final = {"question": ("question", "q"), "gold_citations": ("gold_citations", "gold_ids")}
+# A ragas sample as a gold item: reference -> the reference claim and answer; the reference
+# context ids -> the relevant documents of the retrieval metrics (grade 1: ragas samples cite
+# nothing, so they are not citations to hit), their texts -> gold chunks; every question is
+# answerable (ragas has no unanswerable questions) unless the record says otherwise. The
+# sample's other ragas fields are the pipeline's, not the gold set's.
+RAGAS_GOLD: Final = (
+    ("question", "user_input"), ("gold_claim", "reference"), ("gold_answers", "reference"),
+    ("gold_relevance", "reference_context_ids"), ("gold_chunks", "reference_contexts"),
+)
+_RAGAS_KEYS: Final = frozenset({
+    "user_input", "retrieved_contexts", "retrieved_context_ids", "reference_contexts", "reference_context_ids",
+    "response", "multi_responses", "reference", "rubrics"})
+
+
+@dataclass
+class GoldShape:
+    """How gold records in another shape become the native contract."""
+
+    fields: tuple[tuple[str, FieldPath], ...]
+    ragas: bool = False
+
+    def translate(self, obj: object) -> object:
+        if type(obj) is not dict:
+            return obj
+        if self.ragas:
+            out = {key: value for key, value in obj.items() if key not in _RAGAS_KEYS}
+            out.setdefault("answerable", True)
+        else:
+            out = dict(obj)
+        for concept, _ in self.fields:
+            for key in _GOLD_ALIASES.get(concept, (concept,)):
+                out.pop(key, None)
+        for concept, path in self.fields:
+            value = lookup(obj, path, concept in _GOLD_CONTAINERS)
+            if value is MISSING or value is None or (self.ragas and value == ""):
+                continue
+            if concept in _GOLD_LISTS and isinstance(value, str):
+                value = [value]
+            elif concept == "gold_relevance" and type(value) is list:  # a list of relevant ids: grade 1 each
+                value = {str(v): 1 for v in value if isinstance(v, (str, int)) and not isinstance(v, bool)} \
+                    if all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value) else value
+            out[concept] = value
+        return out
+
+    def rename(self, exc: InputError) -> InputError:
+        """Name the mapped path in an error about a contract field."""
+        message = exc.message
+        for concept, path in self.fields:
+            message = message.replace(f'"{concept}"', f'"{path.text}" (read as {concept})')
+        return InputError(exc.source, message, exc.line, exc.column)
+
+
+def gold_records(
+    file: InputFile, part: int, parts: int, mapping: tuple[tuple[str, str], ...], trace_format: str,
+    document: str | None, lines: Iterator[bytes],
+) -> tuple[GoldShape | None, Iterator[tuple[int, int, str, object, bytes | None]]]:
+    """Read a gold set's records, in ragas' shape too (when the traces may be ragas: a ragas
+    dataset is its own gold set), with ``[gold.fields]`` applied."""
+    from ragscore.loaders.jsonl import iter_json_array
+
+    records: Iterator[tuple[int, int, str, object, bytes | None]]
+    ragas = False
+    if document is not None:
+        elements = iter_json_array(document, file.name)
+        head = next(elements, None)
+        records = chain([(*head, None)] if head else [], ((*record, None) for record in elements))
+        ragas = head is not None and _ragas_gold(head[3])
+    else:
+        first, lines = peek(lines)
+        text = first.removeprefix(BOM).lstrip(b" \t\r\n")
+        if trace_format in ("auto", "ragas") and text[:1] not in (b"{", b"[") and b"user_input" in text:
+            records = ((line, 1, "", row, None) for line, row in ragas_csv(file.name, lines))
+            ragas = True
+        else:
+            records = iter_jsonl(file, part, parts, lines)
+            if text[:1] == b"{":
+                try:
+                    ragas = _ragas_gold(decode_line(first, file.name, 1)[1])
+                except InputError:
+                    pass
+    ragas = ragas and trace_format in ("auto", "ragas")
+    fields = tuple((concept, parse_path(path)) for concept, path in ((*RAGAS_GOLD, *mapping) if ragas else mapping))
+    return (GoldShape(fields, ragas) if fields else None), records
+
+
+def _ragas_gold(record: object) -> bool:
+    return type(record) is dict and "user_input" in record and "answerable" not in record

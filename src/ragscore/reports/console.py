@@ -15,6 +15,7 @@ from ragscore.slices import SliceResult
 
 if TYPE_CHECKING:
     from ragscore.loaders.scores import ScoreFile
+    from ragscore.settings import Settings
 
 
 def _listed(ids: list[str], total: int) -> str:
@@ -24,6 +25,14 @@ def _listed(ids: list[str], total: int) -> str:
 
 def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
+
+
+def format_notes(asked: Settings, used: Settings) -> list[str]:
+    """Say which format "auto" read the traces in, when it is not the native contract."""
+    if asked.trace_format == "auto" and used.trace_format != "native":
+        return [f"traces read as {used.trace_format} (detected from the first record's keys; "
+                f"--trace-format {used.trace_format} says so, --trace-format native reads them as the contract)"]
+    return []
 
 
 def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[str]:
@@ -91,7 +100,10 @@ def gate_lines(results: list[GateResult], passed: bool, slice_failed: list[str] 
     lines = []
     if any(r.status is not Status.PASS for r in results):
         for r in results:
-            lines.append(f"{r.status.value.upper():7} {r.gate.metric} = {fmt(r.value)} (gate {r.gate.op} {format_threshold(r.gate.threshold)})")
+            unseen = "" if r.seen else (f": the run never saw {quote(r.gate.metric)} "
+                                        """(no trace's "scores" and no --scores column has it)""")
+            lines.append(f"{r.status.value.upper():7} {r.gate.metric} = {fmt(r.value)} (gate {r.gate.op} "
+                         f"{format_threshold(r.gate.threshold)}){unseen}")
     slice_failed = slice_failed or []
     shown = slice_failed[:EXAMPLES] + ([f"{len(slice_failed) - EXAMPLES} more"] if len(slice_failed) > EXAMPLES else [])
     failed = [r.gate.metric for r in results if r.status is Status.FAIL] + shown
