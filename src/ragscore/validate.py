@@ -13,7 +13,8 @@ from typing import Final
 
 from ragscore.errors import InputError
 from ragscore.loaders.gold import GoldItem, parse_gold_item
-from ragscore.loaders.jsonl import BOM, InputFile, array_or_lines, decode_line, iter_json_array
+from ragscore.loaders.jsonl import BOM, InputFile, array_or_lines, decode_line, iter_json_array, key_index
+from ragscore.loaders.near_miss import GOLD_FIELDS, TRACE_FIELDS, key_note, near_miss
 from ragscore.loaders.trace import Cites, parse_trace
 from ragscore.metrics.text import MIN_NEEDLE, normalise
 from ragscore.quoting import path_at_line_start, quote
@@ -67,7 +68,54 @@ def _records(file: InputFile, problems: list[Problem]) -> Iterator[tuple[int, in
         problems.append(_error(exc))
 
 
-def _gold_warnings(item: GoldItem, obj: dict[str, object], refusals: frozenset[str]) -> list[str]:
+class _NearMisses:
+    """The keys of one file that are near misses of a contract field: each key once, at its first record, with a count."""
+
+    def __init__(self, source: str, known: frozenset[str], what: str, severity: str) -> None:
+        self.source, self.known, self.what, self.severity = source, known, what, severity
+        self.verdicts: dict[str, str | None] = {}  # key -> the field it is meant to be, or None
+        self.found: dict[str, tuple[int, int | None, int]] = {}  # key -> (line, column, records)
+
+    def check(self, obj: object, line: int, column: int, text: str) -> None:
+        """Look at one record's keys."""
+        if type(obj) is not dict:
+            return
+        for key in obj:
+            if key in self.known:
+                continue
+            if key not in self.verdicts:
+                self.verdicts[key] = near_miss(key, self.known)
+            if self.verdicts[key] is None:
+                continue
+            if key in self.found:
+                first_line, first_column, records = self.found[key]
+                self.found[key] = (first_line, first_column, records + 1)
+            else:
+                self.found[key] = (*_position(line, column, text, key_index(text, key)), 1)
+
+    def problems(self) -> list[Problem]:
+        """One problem per near-miss key, at the first record that has it."""
+        out = []
+        for key, (line, column, records) in self.found.items():
+            more = records - 1
+            tail = f" (and {more} more record{'s' * (more != 1)})" if more else ""
+            message = key_note(key, self.verdicts[key], self.what) + tail  # type: ignore[arg-type]
+            out.append(Problem(self.source, line, column, self.severity, message))
+        return out
+
+
+def _position(line: int, column: int, text: str, index: int | None) -> tuple[int, int | None]:
+    """Turn an index into a record's text into a line and column (the record's own line without one)."""
+    if index is None:
+        return line, None
+    before = text[:index]
+    newlines = before.count("\n")
+    return line + newlines, (index - before.rfind("\n") if newlines else column + index)
+
+
+def _gold_warnings(
+    item: GoldItem, obj: dict[str, object], refusals: frozenset[str], patterns: tuple[re.Pattern[str], ...] = ()
+) -> list[str]:
     warnings = []
     substr = obj.get("gold_claim_substr")
     if isinstance(substr, list):
@@ -79,23 +127,34 @@ def _gold_warnings(item: GoldItem, obj: dict[str, object], refusals: frozenset[s
     claims = [obj.get("gold_claim")] + (substr if isinstance(substr, list) else [])
     for claim in claims:
         if item.answerable and isinstance(claim, str):
-            found = next((r for r in sorted(refusals) if r and r in normalise(claim)), None)
+            text = normalise(claim)
+            found = next((r for r in sorted(refusals) if r and r in text), None)
             if found is not None:
                 warnings.append(f'the gold claim of an answerable item contains the refusal phrase "{found}"')
+                break
+            matching = next((p for p in patterns if p.search(text.strip()) is not None), None)
+            if matching is not None:
+                warnings.append(f"the gold claim of an answerable item matches the refusal pattern {quote(matching.pattern)}")
                 break
     return warnings
 
 
-def validate(gold_spec: str, trace_spec: str | None, settings: Settings) -> list[Problem]:
-    """Check a gold set (and traces, when given); return every problem found, in file order."""
+def validate(gold_spec: str, trace_spec: str | None, settings: Settings, lenient: bool = False) -> list[Problem]:
+    """Check a gold set (and traces, when given); return every problem found, in file order.
+
+    A key that is a near miss of a contract field (``gold_citation``) is an error, or with
+    ``lenient`` a warning.
+    """
     problems: list[Problem] = []
     gold_file = InputFile(gold_spec)
-    refusals = settings.refusal_forms()
+    near_misses = _NearMisses(gold_file.name, GOLD_FIELDS, "gold", WARNING if lenient else ERROR)
+    refusals, patterns = settings.refusal_forms(), settings.refusal_regexes()
     items: dict[str, tuple[GoldItem, int]] = {}
     by_question: dict[str, list[str]] = {}
     folded: dict[str, list[str]] = {}
     try:
         for line, column, text, obj in _records(gold_file, problems):
+            near_misses.check(obj, line, column, text)
             try:
                 item = parse_gold_item(obj, gold_file.name, line, column, text, frozenset({"question"}))
             except InputError as exc:
@@ -109,10 +168,11 @@ def validate(gold_spec: str, trace_spec: str | None, settings: Settings) -> list
             if item.question is not None:
                 by_question.setdefault(item.question, []).append(item.qid)
             folded.setdefault(_WHITE_SPACE_RE.sub("", normalise(item.qid)), []).append(item.qid)
-            for message in _gold_warnings(item, obj, refusals):  # type: ignore[arg-type]
+            for message in _gold_warnings(item, obj, refusals, patterns):  # type: ignore[arg-type]
                 problems.append(Problem(gold_file.name, line, None, WARNING, message))
     except InputError as exc:  # the file cannot be opened
         return [_error(exc)]
+    problems += near_misses.problems()
     if not items and not any(p.severity == ERROR for p in problems):
         problems.append(Problem(gold_file.name, None, None, ERROR, "no questions: a gold set needs at least one"))
     for qids in folded.values():
@@ -121,18 +181,23 @@ def validate(gold_spec: str, trace_spec: str | None, settings: Settings) -> list
             listed = ", ".join(f'"{q}"' for q in qids)
             problems.append(Problem(gold_file.name, line, None, WARNING, f"qids differ only by case or white space: {listed}"))
     if trace_spec is not None:
-        problems += _validate_traces(InputFile(trace_spec), items, by_question)
+        problems += _validate_traces(InputFile(trace_spec), items, by_question, lenient)
     return sorted(problems, key=lambda p: (p.source != gold_file.name, p.line or 0, p.column or 0))
 
 
-def _validate_traces(file: InputFile, items: dict[str, tuple[GoldItem, int]], by_question: dict[str, list[str]]) -> list[Problem]:
+def _validate_traces(
+    file: InputFile, items: dict[str, tuple[GoldItem, int]], by_question: dict[str, list[str]], lenient: bool = False
+) -> list[Problem]:
     problems: list[Problem] = []
     seen: dict[str, int] = {}
+    near_misses = _NearMisses(file.name, TRACE_FIELDS, "trace", WARNING if lenient else ERROR)
+    keys: dict[str, list[str]] = {"qid": [], "question": []}  # the first keys that joined nothing, by kind
     try:
         records = list(_records(file, problems))
     except InputError as exc:
         return [_error(exc)]
-    for line, _column, _text, obj in records:
+    for line, column, text, obj in records:
+        near_misses.check(obj, line, column, text)
         try:
             view = parse_trace(obj, file.name, line)
         except InputError as exc:
@@ -147,6 +212,9 @@ def _validate_traces(file: InputFile, items: dict[str, tuple[GoldItem, int]], by
                 continue
             qid = matches[0] if matches else None
         if qid is None or qid not in items:
+            kind, key = ("qid", view.qid) if view.qid is not None else ("question", view.question)
+            if len(keys[kind]) < 2 and key is not None and key not in keys[kind]:
+                keys[kind].append(key)
             problems.append(Problem(file.name, line, None, WARNING, "the trace matches no gold question (ignored)"))
             continue
         if qid in seen:
@@ -160,9 +228,28 @@ def _validate_traces(file: InputFile, items: dict[str, tuple[GoldItem, int]], by
                                         f"cites ids that are not among the retrieved ids: {', '.join(outside)}"))
         elif view.cites is Cites.INVALID:
             problems.append(Problem(file.name, line, None, WARNING, f"{view.citations_from} is not a list of ids"))
+    problems += near_misses.problems()
+    if items and not seen and (keys["qid"] or keys["question"] or not any(p.severity == ERROR for p in problems)):
+        problems.append(Problem(file.name, None, None, ERROR, _nothing_joins(keys, items, by_question)))
     missing = [qid for qid in items if qid not in seen]
     if missing:
         listed = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
         problems.append(Problem(file.name, None, None, WARNING,
                                 f"{len(missing)} gold question(s) have no trace: {listed}"))
     return problems
+
+
+def _nothing_joins(keys: dict[str, list[str]], items: dict[str, tuple[GoldItem, int]], by_question: dict[str, list[str]]) -> str:
+    """Say that no trace joins a gold question, showing the first keys of both sides, by what the traces join on."""
+    def first(values: list[str]) -> str:
+        return "first: " + ", ".join(quote(v) for v in values[:2])
+
+    if not keys["qid"] and not keys["question"]:
+        return "no trace joins a gold question: the file holds no trace"
+    sides = []
+    if keys["qid"]:
+        sides.append(f"the traces' qids ({first(keys['qid'])}) match none of the gold set's ({first(list(items))})")
+    if keys["question"]:
+        gold = f"({first(list(by_question))})" if by_question else "(it has none)"
+        sides.append(f"the traces' question texts ({first(keys['question'])}) match none of the gold set's {gold}")
+    return "no trace joins a gold question: " + "; ".join(sides)

@@ -13,11 +13,15 @@ def validate_parser(prog: str) -> argparse.ArgumentParser:
     parser = Parser(
         prog=prog,
         description="Check a gold set (and traces) against the data contracts without scoring: every problem, "
-        "not just the first. Errors exit 2; warnings flag data that can never score well.",
+        "not just the first. Errors exit 2 (a key that is a near miss of a contract field, such as "
+        '"gold_citation", is one; so is a trace file none of whose traces joins a gold question); '
+        "warnings flag data that can never score well.",
     )
     parser.add_argument("--gold", required=True, metavar="PATH", help="gold set to check ('-' for standard input)")
     parser.add_argument("--trace", metavar="PATH", help="traces to check against it")
     parser.add_argument("--gates-file", metavar="PATH", help="read [scoring] (the refusal tokens) from PATH instead of ./gates.toml")
+    parser.add_argument("--lenient", action="store_true",
+                        help='a key one edit or a plural away from a contract field ("gold_citation") is a warning, not an error')
     parser.add_argument("-q", "--quiet", action="store_true", help="print errors only, no warnings or summary")
     return parser
 
@@ -29,7 +33,7 @@ def run_validate(args: argparse.Namespace, streams: Streams) -> Exit:
     if args.gold == "-" and args.trace == "-":
         raise UsageError("only one of --gold and --trace can be '-' (standard input)")
     settings = load_config(Overrides(), metric_names, args.gates_file).settings
-    problems = validate(args.gold, args.trace, settings)
+    problems = validate(args.gold, args.trace, settings, lenient=args.lenient)
     errors = sum(p.severity == ERROR for p in problems)
     with standard_output(streams) as out:
         for problem in problems:

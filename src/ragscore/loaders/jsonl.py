@@ -361,7 +361,18 @@ def value_index(text: str, key: str) -> int | None:
     Only the object's own keys count (not a nested object's, nor text inside a string), and of a
     key given twice the last one, whose value JSON keeps. A key may be written with escapes.
     """
-    found, depth, previous = None, 0, None
+    found = _key_and_value(text, key)
+    return None if found is None else found[1]
+
+
+def key_index(text: str, key: str) -> int | None:
+    """Return where ``key`` itself (its opening quote) starts in the text of one JSON object, as ``value_index`` finds it."""
+    found = _key_and_value(text, key)
+    return None if found is None else found[0]
+
+
+def _key_and_value(text: str, key: str) -> tuple[int, int] | None:
+    found, depth, previous, start = None, 0, None, 0
     for match in _TOKEN_RE.finditer(text):
         token = match.group()
         if token == "{" or token == "[":
@@ -371,9 +382,9 @@ def value_index(text: str, key: str) -> int | None:
         elif token == ":":
             if depth == 1 and previous == key:  # a string before a colon is a key
                 space = _JSON_WS_RE.match(text, match.end())
-                found = space.end() if space else match.end()
+                found = (start, space.end() if space else match.end())
         elif depth == 1:
-            previous = _key_text(token)
+            previous, start = _key_text(token), match.start()
             continue
         previous = None
     return found
