@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from collections.abc import Callable, Mapping
@@ -15,8 +16,8 @@ from ragscore.external import KNOWN as KNOWN_SCORES
 from ragscore.gates import ALIASES, TYPO_CUTOFF, Gate, finite_number, parse_gate_option, parse_gate_table, resolve_metric
 from ragscore.metrics.families import ANSWER, FAMILIES
 from ragscore.metrics.registry import Direction, closest, did_you_mean, lookup, split_cutoff
-from ragscore.quoting import show_value
-from ragscore.settings import MAX_CUTOFF, Settings, cutoff_problem
+from ragscore.quoting import quote, show_value
+from ragscore.settings import MAX_CUTOFF, Settings, cutoff_problem, refusal_pattern_problem
 
 DEFAULT_GATES: Final = (
     Gate("precision", ">=", 0.80),
@@ -48,6 +49,7 @@ class Overrides:
 
     k: int | None = None
     refusal_tokens: tuple[str, ...] = ()
+    refusal_patterns: tuple[str, ...] = ()  # checked already (cli: refusal_pattern_problem)
     require_claim: bool | None = None
     scope_citations: bool | None = None
     strict: bool | None = None
@@ -187,6 +189,7 @@ def _apply_scoring(settings: Settings, table: SettingsTable) -> Settings:
         "k": lambda key: _positive_int(table, key, table.data[key]),
         "cutoffs": lambda key: _cutoffs(table, key),
         "refusal_tokens": lambda key: _tokens(table, key),
+        "refusal_patterns": lambda key: _patterns(table, key),
         "require_claim": lambda key: _bool(table, key),
         "scope_citations": lambda key: _bool(table, key),
         "strict": lambda key: _bool(table, key),
@@ -269,6 +272,37 @@ def _tokens(table: SettingsTable, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _patterns(table: SettingsTable, key: str) -> tuple[str, ...]:
+    patterns = _tokens(table, key)
+    for pattern in patterns:
+        problem = refusal_pattern_problem(pattern)
+        if problem is not None:
+            raise ConfigError(table.source, f'[{table.name}] "{key}" entry {quote(pattern)}: {problem}',
+                              _entry_line(table, key, pattern))
+    return patterns
+
+
+_KEY_PART: Final = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*')"""
+_NEXT_KEY_RE: Final = re.compile(rf"[ \t]*(?:\[|{_KEY_PART}(?:[ \t]*\.[ \t]*{_KEY_PART})*[ \t]*=)")
+
+
+def _entry_line(table: SettingsTable, key: str, entry: str) -> int | None:
+    """Find the line of a string in the list ``key`` (best effort: else the key's line)."""
+    first = table.line_of(key)
+    if first is None:
+        return None
+    # As TOML writes the string: literal ('...'), or basic ("...", escaped as JSON escapes it).
+    written = ("'" + entry + "'", json.dumps(entry, ensure_ascii=False), json.dumps(entry))
+    lines = table.text.split("\n")  # as line_of counts them
+    for number in range(first - 1, len(lines)):
+        text = lines[number]
+        if number >= first and _NEXT_KEY_RE.match(text):
+            break  # the next table or key: the list ended
+        if any(w in text for w in written):
+            return number + 1
+    return first
+
+
 def _files(cwd: Path, gates_file: str | None) -> list[dict[str, SettingsTable]]:
     """Read the settings files in increasing precedence: pyproject.toml, then the gates file."""
     found = []
@@ -307,6 +341,7 @@ def load_config(
         settings,
         k=overrides.k if overrides.k is not None else settings.k,
         refusal_tokens=tuple(dict.fromkeys(settings.refusal_tokens + overrides.refusal_tokens)),
+        refusal_patterns=tuple(dict.fromkeys(settings.refusal_patterns + overrides.refusal_patterns)),
         require_claim=settings.require_claim if overrides.require_claim is None else overrides.require_claim,
         scope_citations=settings.scope_citations if overrides.scope_citations is None else overrides.scope_citations,
         strict=settings.strict if overrides.strict is None else overrides.strict,

@@ -10,6 +10,17 @@ STARTER_GATES: Final = """\
 
 [scoring]
 refusal_tokens = ["not in context"]  # claims that count as refusals (after NFC and case folding)
+# Regular expressions: a claim one matches (searched anywhere in it, in any case, after NFC and
+# case folding) is a refusal too. Uncomment the list to use it; 'literal strings' keep \\b as is.
+# refusal_patterns = [
+#     '\\bi (do not|don.?t|cannot|can.?t) (know|say|tell)\\b',
+#     '\\bnot (mentioned|found|provided|stated|given|specified|available) in the (provided |given )?(context|documents?|sources?|passages?|text)\\b',
+#     '\\b(cannot|can.?t|unable to|could not|couldn.?t) (answer|find|determine)\\b',
+#     '\\bno (relevant )?information\\b',
+#     '\\bthe (context|documents?|sources?|passages?) (does|do) not (contain|mention|say|provide)\\b',
+#     '\\b(not enough|insufficient) (information|context)\\b',
+#     '\\bi (do not|don.?t) have (enough |any |the )?(information|context|data)\\b',
+# ]
 k = 5                                # the k of recall@k
 # cutoffs = [1, 3, 5, 10]            # cutoffs of the retrieval metrics
 # metrics = ["retrieval", "text"]    # optional metric families (or "all")

@@ -40,6 +40,7 @@ from ragscore.reports.explain import render_explanation
 from ragscore.reports.json_report import render_json
 from ragscore.reports.markdown import diagnosis_heading, render_markdown
 from ragscore.reports.text import render_text
+from ragscore.settings import refusal_pattern_problem
 from ragscore.slices import build_slices
 
 EXAMPLES = """\
@@ -102,6 +103,7 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
     gates.add_argument("--bootstrap", type=count, metavar="N", help="bootstrap resamples for intervals of means (default 1000)")
     gates.add_argument("--seed", metavar="TEXT", help="seed of the bootstrap (default 0): same seed, same report")
     gates.add_argument("--refusal-token", action="append", default=[], metavar="TEXT", help="another claim that counts as a refusal (repeatable)")
+    gates.add_argument("--refusal-pattern", action="append", default=[], metavar="REGEX", help="a regular expression: a claim it matches (re.search, any case) counts as a refusal (repeatable)")
     gates.add_argument("--no-require-claim", dest="require_claim", action="store_false", default=None, help="do not require claim containment for precision")
     gates.add_argument("--no-scope-citations", dest="scope_citations", action="store_false", default=None, help="do not require citations to be among the retrieved ids")
     return parser
@@ -118,9 +120,14 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     """Score, gate and report; raise RagscoreError on bad input before anything is written."""
     if [args.gold, args.trace, args.scores].count("-") > 1:
         raise UsageError("only one of --gold, --trace and --scores can be '-' (standard input)")
+    for pattern in args.refusal_pattern:
+        problem = refusal_pattern_problem(pattern)
+        if problem is not None:
+            raise UsageError(f"--refusal-pattern {quote(pattern)}: {problem}")
     overrides = Overrides(
         k=args.k,
         refusal_tokens=tuple(t for t in args.refusal_token if t.strip()),
+        refusal_patterns=tuple(args.refusal_pattern),
         require_claim=args.require_claim,
         scope_citations=args.scope_citations,
         strict=args.strict,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from ragscore.evaluate import Explained
 from ragscore.loaders.trace import Cites
+from ragscore.metrics.answer import Outcome
 from ragscore.metrics.text import normalise
 from ragscore.quoting import visible
 from ragscore.reports.reasons import citation_reason, containment_reason, quote, reason, refusal_reason
@@ -15,6 +18,14 @@ def _rank(retrieved: tuple[str, ...], ident: str) -> str:
         return f"rank {retrieved.index(ident) + 1}"
     except ValueError:
         return "not retrieved"
+
+
+def _pattern_match(outcome: Outcome, claim: str) -> str:
+    """Quote what a refusal pattern matched in the claim, for an outcome refused by one."""
+    if outcome.refused_by != "pattern" or outcome.matched is None:
+        return ""
+    found = re.search(outcome.matched, normalise(claim).strip(), re.IGNORECASE)
+    return f" (it matched {quote(found.group())})" if found is not None and found.group() else ""
 
 
 def _lines(lines: list[str]) -> str:
@@ -40,9 +51,12 @@ def render_explanation(explained: Explained, settings: Settings, trace_name: str
     tokens = ", ".join(map(quote, settings.refusal_tokens))
     if outcome.answered:
         how = f'"{trace.refused_from}" is false' if trace.refused is not None else f"the claim is not a refusal token ({tokens})"
+        if trace.refused is None and settings.refusal_patterns:
+            how += f" and matches no refusal pattern ({', '.join(map(quote, settings.refusal_patterns))})"
         lines.append(f"refusal: no, {how}")
     else:
-        lines.append(f"refusal: yes, {refusal_reason(outcome)}" + (f" ({tokens})" if outcome.refused_by == "token" else ""))
+        lines.append(f"refusal: yes, {refusal_reason(outcome)}" + (f" ({tokens})" if outcome.refused_by == "token" else "")
+                     + _pattern_match(outcome, trace.claim))
     if trace.cites is Cites.ABSENT:
         lines.append("citations: none given (non-compliant)")
     elif trace.cites is Cites.INVALID:

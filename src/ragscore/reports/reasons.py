@@ -20,6 +20,8 @@ def refusal_reason(o: Outcome) -> str:
         return "no trace for this question (scored as a refusal)"
     if o.refused_by == "token":
         return "the claim is a refusal token"
+    if o.refused_by == "pattern" and o.matched is not None:
+        return f"the claim matches the refusal pattern {quote(o.matched)}"
     return f'the "{o.refused_by}" field is true'
 
 

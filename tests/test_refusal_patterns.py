@@ -1,0 +1,387 @@
+"""Refusal patterns: regular expressions that make a claim a refusal (issue 14).
+
+``[scoring] refusal_patterns`` and ``--refusal-pattern``: searched (``re.search``) in the claim as
+the refusal tokens see it (NFC, case-folded, stripped), ignoring case, only when the trace has no
+explicit ``refused`` field and the claim is not a refusal token.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT, write
+from ragscore.config import Overrides, load_config
+from ragscore.evaluate import metric_names
+from ragscore.metrics.answer import judge_for, score_question
+from ragscore.settings import Settings
+from ragscore.starter import STARTER_GATES
+
+GOLD = [
+    {"qid": "A1", "question": "Where is the tower?", "answerable": True, "gold_claim_substr": ["in paris"],
+     "gold_citations": ["d1"]},
+    {"qid": "U1", "question": "What is the tower's secret?", "answerable": False},
+    {"qid": "U2", "question": "Who owns the moon?", "answerable": False},
+    {"qid": "U3", "question": "What is the moon made of?", "answerable": False},
+]
+
+
+def _trace(qid: str, claim: str, **extra: object) -> dict[str, object]:
+    return {"qid": qid, "retrieved_ids": ["d1"], "answer_json": {"claim": claim, "citations": [], **extra}}
+
+
+def _questions(ragscore, *args: object) -> dict[str, dict[str, object]]:
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--per-question", "--no-fail", "-q", *args)
+    assert run.status == 0, run.err
+    return {q["qid"]: q for q in run.json()["questions"]}
+
+
+# --- bad patterns ---------------------------------------------------------------------------
+
+
+def test_a_pattern_that_does_not_compile_is_an_error_at_its_line(ragscore, isolated):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [_trace("A1", "in paris")])
+    write(isolated / "gates.toml", "[scoring]\nk = 5\nrefusal_patterns = [\n    'i don.?t know',\n"
+                                   "    \"i (do not|don't know\",\n]\nstrict = false\n")
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl")
+    assert (run.status, run.out) == (2, "")
+    assert run.err == ('ragscore: error: gates.toml:5: [scoring] "refusal_patterns" entry "i (do not|don\'t know": '
+                       "not a valid regular expression: missing ), unterminated subpattern at position 2\n")
+
+
+def test_pyproject_patterns_are_checked_too(ragscore, isolated):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [_trace("A1", "in paris")])
+    write(isolated / "pyproject.toml", "[project]\nname = 'x'\n\n[tool.ragscore.scoring]\n"
+                                       "refusal_patterns = ['a{2,1}']\n")
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl")
+    assert run.err == ('ragscore: error: pyproject.toml:5: [tool.ragscore.scoring] "refusal_patterns" entry "a{2,1}": '
+                       "not a valid regular expression: min repeat greater than max repeat at position 2\n")
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ('"i don.?t know"', 'expected "refusal_patterns" to be a list of non-empty strings'),
+    ('["ok", 3]', 'expected "refusal_patterns" to be a list of non-empty strings'),
+    ('["ok", "  "]', 'expected "refusal_patterns" to be a list of non-empty strings'),
+    ("['i don.?t know|']",
+     '"refusal_patterns" entry "i don.?t know|": matches empty text, so almost every claim would be a refusal'),
+    ("['x*']", '"refusal_patterns" entry "x*": matches empty text, so almost every claim would be a refusal'),
+    (r"['\d{99999999999}']",
+     r'"refusal_patterns" entry "\\d{99999999999}": not a valid regular expression: the repetition number is too large'),
+    (r"['\q']", r'"refusal_patterns" entry "\\q": not a valid regular expression: bad escape \q at position 0'),
+    ("['" + "(" * 1200 + ")" * 1200 + "']",
+     '"refusal_patterns" entry "' + "(" * 80 + "…[2,280 characters]…" + ")" * 40
+     + '": not a valid regular expression: groups nested too deeply'),
+])
+def test_bad_pattern_lists_in_a_settings_file(ragscore, isolated, value, message):
+    write(isolated / "gates.toml", f"[scoring]\n\nrefusal_patterns = {value}\n")
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl")
+    assert (run.status, run.err) == (2, f"ragscore: error: gates.toml:3: [scoring] {message}\n")
+
+
+@pytest.mark.parametrize(("pattern", "message"), [
+    ("i (do not|don't know", "not a valid regular expression: missing ), unterminated subpattern at position 2"),
+    ("(?<=a+)b", "not a valid regular expression: look-behind requires fixed-width pattern"),
+    ("x(?i)", "not a valid regular expression: global flags not at the start of the expression at position 1"),
+    ("", "expected a regular expression, got blank text"),
+    ("  ", "expected a regular expression, got blank text"),
+    ("(no information)?", "matches empty text, so almost every claim would be a refusal"),
+])
+def test_a_bad_pattern_on_the_command_line_is_a_one_line_usage_error(ragscore, isolated, pattern, message):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [_trace("A1", "in paris")])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--refusal-pattern", "ok", "--refusal-pattern", pattern)
+    assert (run.status, run.out) == (2, "")
+    assert run.err == f"ragscore: error: --refusal-pattern {json.dumps(pattern)}: {message}\n"
+
+
+def test_the_command_line_is_checked_before_the_settings_file(ragscore, isolated):
+    write(isolated / "gates.toml", "[scoring]\nrefusal_patterns = ['(']\n")
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--refusal-pattern", ")")
+    assert run.err.startswith('ragscore: error: --refusal-pattern ")": not a valid regular expression: unbalanced')
+
+
+# --- matching -------------------------------------------------------------------------------
+
+
+def test_matching_semantics(ragscore, isolated):
+    write(isolated / "g.jsonl", [
+        {"qid": f"Q{i}", "question": f"q{i}?", "answerable": False} for i in range(10)
+    ])
+    write(isolated / "t.jsonl", [
+        _trace("Q0", "Sorry, I DON'T KNOW that."),            # search, not fullmatch; case
+        _trace("Q1", "I don\u2019t know"),                    # a typographic apostrophe, matched by "."
+        _trace("Q2", "Ich wei\u00df es nicht"),               # case folding: "ß" reads "ss"
+        _trace("Q3", "Cafe\u0301 unknown"),                   # NFC: a decomposed é matches a composed one
+        _trace("Q4", "   nothing at all   "),                 # anchors see the stripped claim
+        _trace("Q5", "I don't know", refused=False),          # an explicit field decides
+        {**_trace("Q6", "i don't know"), "refused": False},   # the top-level one too
+        _trace("Q7", "Not in context"),                       # a token stays a token
+        _trace("Q8", "The tower is tall."),                   # no pattern: answered
+        _trace("Q9", "well, nothing at all"),                 # ^ anchors at the start of the claim
+    ])
+    found = _questions(ragscore, "--refusal-pattern", "I DON.?T KNOW", "--refusal-pattern", "weiss es",
+                       "--refusal-pattern", "caf\u00e9 unknown", "--refusal-pattern", "^nothing at all$",
+                       "--refusal-pattern", "context")
+    refused = {qid: q["refused"] for qid, q in found.items()}
+    assert refused == {"Q0": True, "Q1": True, "Q2": True, "Q3": True, "Q4": True, "Q5": False, "Q6": False,
+                       "Q7": True, "Q8": False, "Q9": False}
+    prefix = "unanswerable and refused: the claim matches the refusal pattern "
+    assert found["Q0"]["reason"] == prefix + '"I DON.?T KNOW"'
+    assert found["Q2"]["reason"] == prefix + '"weiss es"'
+    assert found["Q3"]["reason"] == prefix + '"caf\u00e9 unknown"'
+    assert found["Q4"]["reason"] == prefix + '"^nothing at all$"'
+    assert found["Q7"]["reason"] == "unanswerable and refused: the claim is a refusal token"
+    assert found["Q5"]["label"] == found["Q8"]["label"] == "HALLUCINATION"
+
+
+def test_the_first_matching_pattern_is_named_and_an_answerable_refusal_is_over_refusal(ragscore, isolated):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [_trace("A1", "No relevant information in the context.")])
+    found = _questions(ragscore, "--refusal-pattern", "in the (context|documents)",
+                       "--refusal-pattern", "no (relevant )?information")
+    assert found["A1"]["label"] == "OVER_REFUSAL"
+    assert found["A1"]["reason"] == 'answerable but refused: the claim matches the refusal pattern "in the (context|documents)"'
+
+
+def test_a_pattern_refusal_is_scored_exactly_as_a_token_refusal(ragscore, isolated):
+    """Same metrics and labels as a run where each refusing claim is a refusal token."""
+    claims = ["I don't know.", "in paris [d1]", "I don't know either", "The moon is cheese.", "in paris"]
+    write(isolated / "g.jsonl", GOLD + [{"qid": "A2", "question": "q?", "answerable": True,
+                                        "gold_claim_substr": ["in paris"], "gold_citations": ["d1"]}])
+    write(isolated / "t.jsonl", [{"qid": q["qid"], "retrieved_ids": ["d1"],
+                                  "answer_json": {"claim": c, "citations": ["d1"]}}
+                                 for q, c in zip(GOLD + [{"qid": "A2"}], claims)])
+    by_pattern = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "-q", "--per-question",
+                          "--refusal-pattern", "^i don.t know").json()
+    by_token = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "-q", "--per-question",
+                        "--refusal-token", "I don't know.", "--refusal-token", "i don't know either").json()
+    for doc in (by_pattern, by_token):
+        for key in ("signature", "settings", "inputs"):
+            doc.pop(key, None)
+        for q in doc["questions"]:
+            q.pop("reason")
+    assert by_pattern == by_token
+    assert by_pattern["labels"]["OVER_REFUSAL"] == 1 and by_pattern["labels"]["REFUSAL_OK"] == 1
+
+
+def test_no_patterns_costs_nothing_per_question():
+    assert judge_for(Settings()) is score_question
+    assert judge_for(Settings(refusal_patterns=("x",))) is not score_question
+
+
+def test_patterns_are_compiled_once():
+    one = Settings(refusal_patterns=("i don.?t know",))
+    assert one.refusal_regexes() is Settings(refusal_patterns=("i don.?t know",)).refusal_regexes()
+    assert one.refusal_regexes()[0].flags & re.IGNORECASE
+
+
+# A small alphabet so that patterns, tokens and explicit fields collide often.
+_WORDS = ["I", "don't", "DON\u2019T", "know", "not", "in", "context", "Stra\u00dfe", "strasse", "e\u0301", "\u00e9", " "]
+_PATTERNS = ["know", "^i don.t", "strasse$", "\u00e9", "not in", r"\bin\b", "^$"]
+
+
+def _oracle_refused(trace: dict, tokens: list[str], patterns: list[str]) -> tuple[bool, str]:
+    for where in (trace, trace["answer_json"]):
+        if isinstance(where.get("refused"), bool):
+            return where["refused"], "field"
+    claim = unicodedata.normalize("NFC", trace["answer_json"]["claim"]).casefold().strip()
+    if claim in {unicodedata.normalize("NFC", t).casefold().strip() for t in tokens}:
+        return True, "token"
+    for p in patterns:
+        if re.search(p, claim, re.IGNORECASE):
+            return True, p
+    return False, ""
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    claims=st.lists(st.lists(st.sampled_from(_WORDS), max_size=5).map(" ".join), min_size=1, max_size=8),
+    fields=st.lists(st.sampled_from([None, True, False]), min_size=8, max_size=8),
+    patterns=st.lists(st.sampled_from(_PATTERNS), min_size=1, max_size=3, unique=True),
+)
+def test_refusals_agree_with_a_plain_restatement(ragscore, tmp_path_factory, claims, fields, patterns):
+    folder = tmp_path_factory.mktemp("p")
+    gold = [{"qid": f"Q{i}", "question": f"q{i}?", "answerable": i % 2 == 0, "gold_claim_substr": ["know"],
+             "gold_citations": []} for i in range(len(claims))]
+    traces = [_trace(f"Q{i}", c, **({} if fields[i] is None else {"refused": fields[i]})) for i, c in enumerate(claims)]
+    write(folder / "g.jsonl", gold)
+    write(folder / "t.jsonl", traces)
+    args = ["--gold", folder / "g.jsonl", "--trace", folder / "t.jsonl", "--per-question", "--no-fail", "-q"]
+    for p in patterns:
+        args += ["--refusal-pattern", p]
+    run = ragscore(*args)
+    assert run.status == 0, run.err
+    for q, trace in zip(run.json()["questions"], traces):
+        refused, by = _oracle_refused(trace, ["not in context"], patterns)
+        assert q["refused"] is refused, (q, trace)
+        if refused and by not in ("field", "token"):
+            assert q["reason"].endswith(f"refused: the claim matches the refusal pattern {json.dumps(by, ensure_ascii=False)}")
+
+
+# --- explanations, settings and parallel runs ------------------------------------------------
+
+
+def test_explain_names_the_pattern_and_what_it_matched(ragscore, isolated):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [_trace("A1", "in paris", citations=["d1"]), _trace("U1", "Sorry, I don\u2019t know!")])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--explain", "U1", "--explain", "A1",
+                   "--refusal-pattern", r"\bi don.?t know\b", "--refusal-pattern", "no information", "--no-fail")
+    assert run.status == 0
+    assert run.out.split("\n\n")[0].splitlines() == [
+        "qid: U1",
+        'question: "What is the tower\'s secret?"',
+        "answerable: no",
+        r'label: REFUSAL_OK: unanswerable and refused: the claim matches the refusal pattern "\\bi don.?t know\\b"',
+        "trace: t.jsonl line 2",
+        'claim (normalised): "sorry, i don\u2019t know!"',
+        r'refusal: yes, the claim matches the refusal pattern "\\bi don.?t know\\b" (it matched "i don' "\u2019" 't know")',
+        "citations (from answer_json.citations): empty list",
+        "gold citations: none; 1 ids retrieved, k = 5",
+    ]
+    assert ('refusal: no, the claim is not a refusal token ("not in context") and matches no refusal pattern '
+            r'("\\bi don.?t know\\b", "no information")') in run.out.split("\n\n")[1].splitlines()
+
+
+def test_explain_without_patterns_is_unchanged(ragscore, isolated):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [_trace("A1", "in paris", citations=["d1"])])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--explain", "A1")
+    assert 'refusal: no, the claim is not a refusal token ("not in context")\n' in run.out
+
+
+def test_settings_and_signature_record_the_patterns(ragscore, isolated):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [_trace("A1", "in paris")])
+    write(isolated / "gates.toml", "[scoring]\nrefusal_patterns = ['i don.?t know', 'stra\u00dfe\\b']\n")
+    doc = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "-q",
+                   "--refusal-pattern", "no information", "--refusal-pattern", "i don.?t know").json()
+    # The file's list, then the command line's additions, each once.
+    assert doc["settings"]["refusal_patterns"] == ["i don.?t know", "stra\u00dfe\\b", "no information"]
+    assert '|refusal_patterns:["i don.?t know", "stra\u00dfe\\\\b", "no information"]|' in doc["signature"]
+    plain = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "-q", "--gates-file", "/dev/null").json()
+    assert plain["settings"]["refusal_patterns"] == [] and "refusal_patterns" not in plain["signature"]
+
+
+def test_a_later_settings_file_replaces_the_patterns(isolated):
+    write(isolated / "pyproject.toml", "[tool.ragscore.scoring]\nrefusal_patterns = ['a+b']\n")
+    assert load_config(Overrides(), metric_names).settings.refusal_patterns == ("a+b",)
+    write(isolated / "gates.toml", "[scoring]\nrefusal_patterns = ['c+d']\n")
+    config = load_config(Overrides(refusal_patterns=("e+f", "c+d")), metric_names)
+    assert config.settings.refusal_patterns == ("c+d", "e+f")
+
+
+def test_parallel_runs_give_the_same_report_with_patterns(ragscore, isolated):
+    from test_parallel import _make
+
+    _make(isolated, n=3000)
+    outputs = []
+    for jobs in ("1", "2"):
+        run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--jobs", jobs, "--per-question", "--bootstrap", "50",
+                       "--refusal-pattern", "^secret", "--refusal-pattern", r"fact \d*7 stra(ss|ß)e", "--no-fail",
+                       "--markdown", f"r{jobs}.md")
+        outputs.append((run.status, run.out, run.err, (isolated / f"r{jobs}.md").read_text()))
+    assert outputs[0] == outputs[1]
+    reasons = [q["reason"] for q in json.loads(outputs[0][1])["questions"]]
+    assert any(r.endswith('the claim matches the refusal pattern "^secret"') for r in reasons)
+    assert any(r.endswith(r'the claim matches the refusal pattern "fact \\d*7 stra(ss|ß)e"') for r in reasons)
+
+
+# --- validate, init and the README ------------------------------------------------------------
+
+
+def test_validate_warns_about_a_gold_claim_that_matches_a_pattern(ragscore, isolated):
+    write(isolated / "g.jsonl", [
+        {"qid": "A1", "answerable": True, "gold_claim": "No information leaks to third parties.", "gold_citations": ["d1"]},
+        {"qid": "A2", "answerable": True, "gold_claim_substr": ["paris is big"], "gold_citations": ["d1"]},
+        {"qid": "U1", "answerable": False, "gold_claim": "No information"},
+    ])
+    write(isolated / "gates.toml", "[scoring]\nrefusal_patterns = ['^no (relevant )?information']\n")
+    run = ragscore("validate", "--gold", "g.jsonl")
+    assert run.out == ('g.jsonl:1: warning: the gold claim of an answerable item matches the refusal pattern '
+                       '"^no (relevant )?information"\n')
+    write(isolated / "gates.toml", "[scoring]\nrefusal_patterns = ['(']\n")
+    assert ragscore("validate", "--gold", "g.jsonl").err.startswith(
+        'ragscore: error: gates.toml:2: [scoring] "refusal_patterns" entry "(": not a valid regular expression:')
+
+
+def _uncommented_starter() -> str:
+    lines, inside = [], False
+    for line in STARTER_GATES.splitlines():
+        if line.startswith("# refusal_patterns = ["):
+            inside = True
+        if inside:
+            line = line.removeprefix("# ")
+            inside = line != "]"
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+REFUSALS = [
+    "I don't know.", "I don\u2019t know the answer to that.", "I do not know", "Sorry, I cannot tell from these sources.",
+    "The answer is not mentioned in the context.", "This is not found in the provided documents.",
+    "It is not stated in the sources.", "I cannot answer this question.", "I'm unable to find that in the passages.",
+    "I couldn\u2019t find it.", "There is no relevant information about it.", "No information is available.",
+    "The context does not mention the price.", "The documents do not contain an answer.",
+    "Insufficient information to answer.", "There is not enough context to say.",
+    "I don't have enough information to answer.", "I do not have the data.",
+]
+ANSWERS = [
+    "The Eiffel Tower is in Paris [d1].", "The warranty does not cover water damage.", "The drug does not contain gluten.",
+    "Knowledge graphs store facts.", "It is mentioned in chapter 3 that the price is 10 euros.",
+    "Information retrieval is the task.", "The contextual model is better.", "Nowhere else: only in Berlin.",
+]
+
+
+def test_init_writes_a_commented_starter_list_that_works_once_uncommented(ragscore, isolated):
+    assert ragscore("init").status == 0
+    written = (isolated / "gates.toml").read_text(encoding="utf-8")
+    assert written == STARTER_GATES and "\n# refusal_patterns = [\n" in written
+    assert load_config(Overrides(), metric_names).settings.refusal_patterns == ()  # commented: no change
+
+    (isolated / "gates.toml").write_text(_uncommented_starter(), encoding="utf-8")
+    patterns = load_config(Overrides(), metric_names).settings.refusal_regexes()
+    assert len(patterns) == 7
+    claims = {c: unicodedata.normalize("NFC", c).casefold().strip() for c in REFUSALS + ANSWERS}
+    assert [c for c in REFUSALS if not any(p.search(claims[c]) for p in patterns)] == []
+    assert [c for c in ANSWERS if any(p.search(claims[c]) for p in patterns)] == []
+
+
+def test_the_uncommented_starter_scores_refusals(ragscore, isolated):
+    (isolated / "gates.toml").write_text(_uncommented_starter(), encoding="utf-8")
+    write(isolated / "g.jsonl", [{"qid": f"U{i}", "answerable": False} for i in range(len(REFUSALS))])
+    write(isolated / "t.jsonl", [_trace(f"U{i}", c) for i, c in enumerate(REFUSALS)])
+    doc = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "-q").json()
+    assert doc["labels"]["REFUSAL_OK"] == len(REFUSALS) and doc["under_refusal"] == 0.0
+
+
+def _readme() -> str:
+    return (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_readme_settings_example_loads_with_its_pattern(isolated):
+    section = _readme().split("## Gates and settings", 1)[1]
+    toml = section.split("```toml\n", 1)[1].split("```", 1)[0]
+    write(isolated / "gates.toml", toml)
+    settings_ = load_config(Overrides(), metric_names).settings
+    assert settings_.refusal_patterns == (r"\bi don.?t know\b",)
+    assert settings_.refusal_regexes()[0].search("well, i don't know")
+
+
+def test_the_readme_error_and_reason_examples_are_true(ragscore, isolated):
+    readme = " ".join(_readme().split("## Gates and settings", 1)[1].split("## Reports", 1)[0].split())
+    write(isolated / "gates.toml", "[scoring]\nk = 5\nrefusal_patterns = [\n    \"i (do not|don't know\",\n]\n")
+    error = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl").err.removeprefix("ragscore: error: ").rstrip("\n")
+    assert f"(`{error}`)" in readme
+    Path("gates.toml").unlink()
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [_trace("A1", "I don't know")])
+    reason = _questions(ragscore, "--refusal-pattern", r"\bi don.?t know\b")["A1"]["reason"]
+    assert f"(`{reason}`," in readme
