@@ -62,12 +62,62 @@ def one_line(message: str) -> str:
     return shorten(visible(message), MESSAGE_LIMIT - 40)
 
 
+# Where a namespace keeps, during one parse, the single-valued options given so far (see _StoreOnce).
+_GIVEN: Final = "_ragscore_options_given"
+
+
+def _shown(value: object) -> str:
+    """Show an option's value (as its type read it) in a message: quoted, escaped, bounded."""
+    if isinstance(value, (tuple, list)):
+        value = ",".join(map(str, value))
+    return quote(value)
+
+
+class _StoreOnce(argparse._StoreAction):
+    """argparse's store action, refusing an option given twice (``--trace a --trace b`` would keep only b).
+
+    Only options that take one value: positionals, options with ``nargs``, ``append`` options
+    and flags keep argparse's behaviour. Defaults are set without the action, so they never count.
+    """
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        if self.option_strings and self.nargs is None:
+            given = namespace.__dict__.setdefault(_GIVEN, {})
+            if self.dest in given:
+                name = max(self.option_strings, key=len)  # --jobs, not -j; the full name, not an abbreviation
+                what = "one path" if self.metavar == "PATH" else "one value"
+                message = f"{name} given twice ({_shown(given[self.dest])}, then {_shown(values)}); it takes {what}"
+                if isinstance(parser, Parser):
+                    parser.fail(message)
+                raise argparse.ArgumentError(self, message)
+            given[self.dest] = values
+        super().__call__(parser, namespace, values, option_string)
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse, with its usage errors held to one line like every other message (they quote arguments)."""
+    """argparse, with its usage errors held to one line like every other message (they quote arguments).
+
+    A single-valued option given twice is a usage error (``_StoreOnce``).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
+
+    def parse_known_args(self, args: Any = None, namespace: argparse.Namespace | None = None) -> Any:
+        parsed, rest = super().parse_known_args(args, namespace)
+        parsed.__dict__.pop(_GIVEN, None)
+        return parsed, rest
 
     def error(self, message: str) -> NoReturn:
         if sys.stderr is not None:  # closed (2>&-): argparse would print the usage on standard output
             self.print_usage(sys.stderr)
+        self.fail(message)
+
+    def fail(self, message: str) -> NoReturn:
+        """Exit with a usage error of one line, without the usage (for errors the usage does not explain)."""
         self.exit(Exit.USAGE_ERROR, one_line(f"{self.prog}: error: {message}") + "\n")
 
     def _print_message(self, message: str, file: IO[str] | None = None) -> None:
