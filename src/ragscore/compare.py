@@ -20,7 +20,7 @@ from ragscore.evaluate import Evaluation
 from ragscore.intervals import BOOTSTRAP, NORMAL
 from ragscore.metrics.answer import PASSING_LABELS, Label, answer_metric_names, question_values
 from ragscore.metrics.families import enabled
-from ragscore.metrics.registry import Direction, lookup
+from ragscore.metrics.registry import Direction, direction_of
 from ragscore.metrics.stats import PairSums, holm, mcnemar_exact, paired_bootstrap, paired_normal, resampling_is_cheap
 from ragscore.quoting import quote
 from ragscore.settings import Settings
@@ -209,11 +209,10 @@ def check_regressions(
     out = []
     for metric, bound in allowed.items():
         d = deltas.get(metric)
-        spec = lookup(metric)
         if d is None or d.delta is None:
             out.append(Regression(metric, bound, None, None, "skipped"))
             continue
-        direction = (directions or {}).get(metric) or (spec.direction if spec else Direction.HIGHER)
+        direction = (directions or {}).get(metric) or direction_of(metric)
         worse_by = -d.delta if direction is Direction.HIGHER else d.delta
         # A tolerance: 0.83 - 0.85 is 0.020000000000000018 in floats, and must not fail "0.02".
         failed = worse_by > bound + 1e-12 * max(1.0, abs(bound))

@@ -11,7 +11,7 @@ from enum import StrEnum
 from typing import Final
 
 from ragscore.errors import ConfigError
-from ragscore.metrics.registry import Direction, closest, did_you_mean, lookup, split_cutoff
+from ragscore.metrics.registry import Direction, closest, did_you_mean, direction_of, lookup, split_cutoff
 from ragscore.quoting import show_value
 
 ALIASES: Final = {"under": "under_refusal", "over": "over_refusal", "recall@k": "full_recall@K"}
@@ -54,6 +54,7 @@ class GateResult:
     gate: Gate
     value: float | None
     status: Status
+    seen: bool = True  # False: the run has no metric of that name (a score no trace or --scores file gave)
 
 
 def format_threshold(value: float) -> str:
@@ -67,10 +68,7 @@ TYPO_CUTOFF: Final = 0.85  # a name this close to a known metric is a typo, not 
 
 def default_op(metric: str, directions: Mapping[str, Direction] | None = None) -> str:
     """Return the operator a bare threshold implies: a minimum or a maximum by the metric's direction."""
-    direction = (directions or {}).get(metric)
-    if direction is None:
-        spec = lookup(metric)
-        direction = Direction.HIGHER if spec is None else spec.direction
+    direction = (directions or {}).get(metric) or direction_of(metric)
     return ">=" if direction is Direction.HIGHER else "<="
 
 
@@ -237,7 +235,7 @@ def evaluate_gates(gates: Iterable[Gate], metrics: Mapping[str, float | None], s
             status = Status.WARN
         else:
             status = Status.PASS
-        results.append(GateResult(gate, value, status))
+        results.append(GateResult(gate, value, status, gate.metric in metrics))
     return results
 
 

@@ -15,7 +15,7 @@ from typing import Final
 
 from ragscore.errors import ConfigError
 from ragscore.gates import finite_number
-from ragscore.metrics.registry import Direction, lookup, split_cutoff
+from ragscore.metrics.registry import Direction, direction_of, split_cutoff
 from ragscore.quoting import show_value
 
 SEVERITIES: Final = ("critical", "warning")
@@ -70,8 +70,7 @@ class Rule:
         """Say which way ``metric`` (a concrete name this rule covers) improves."""
         if self.direction is not None:
             return self.direction
-        spec = lookup(metric)
-        return spec.direction if spec is not None else Direction.HIGHER
+        return direction_of(metric)
 
 
 def past(value: float, threshold: float, direction: Direction) -> bool:

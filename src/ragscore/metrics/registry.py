@@ -65,6 +65,21 @@ def lookup(name: str) -> MetricSpec | None:
     return spec if spec is not None and spec.parametric else None
 
 
+# Names of scores from other evaluators that measure a cost: time, money, tokens. Unregistered
+# names ending so (case-insensitive) are lower-is-better unless a [diagnose.NAME] direction says otherwise.
+LOWER_IS_BETTER_SUFFIXES: Final = ("_ms", "_s", "_seconds", "latency", "cost", "_usd", "tokens")
+
+
+def direction_of(name: str) -> Direction:
+    """Say which way a metric improves: its registered direction; for another evaluator's score
+    (an unregistered name), lower when the name ends as a cost does (``latency_ms``, ``total_cost``,
+    ``prompt_tokens``: see LOWER_IS_BETTER_SUFFIXES), else higher."""
+    spec = lookup(name)
+    if spec is not None:
+        return spec.direction
+    return Direction.LOWER if name.lower().endswith(LOWER_IS_BETTER_SUFFIXES) else Direction.HIGHER
+
+
 def closest(name: str, candidates: list[str], cutoff: float = 0.5) -> str | None:
     """Suggest the candidate nearest to a misspelt name (similarity at least ``cutoff``)."""
     matches = difflib.get_close_matches(name, candidates, n=1, cutoff=cutoff)

@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from ragscore import __version__
 from ragscore.compare import Delta, Mcnemar, Regression
-from ragscore.metrics.registry import Direction, lookup
+from ragscore.metrics.registry import Direction, direction_of
 from ragscore.reports.markdown import cell, code, fmt, signature_line
 from ragscore.settings import Settings
 
@@ -56,8 +56,7 @@ def _arrow(name: str, delta: float | None) -> str:
         return ""
     if not delta:
         return "="
-    spec = lookup(name)
-    better = (delta > 0) == (spec is None or spec.direction is Direction.HIGHER)
+    better = (delta > 0) == (direction_of(name) is Direction.HIGHER)
     return ("▲ better" if delta > 0 else "▼ better") if better else ("▲ worse" if delta > 0 else "▼ worse")
 
 
