@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import write
+from conftest import EXAMPLES, write
 from ragscore.loaders.gold import CONTRACT_FIELDS
 from ragscore.loaders.jsonl import key_index, value_index
 from ragscore.loaders.near_miss import (
@@ -17,6 +17,8 @@ from ragscore.loaders.near_miss import (
     one_edit,
     unknown_key_notes,
 )
+
+EXAMPLES_GOLD, EXAMPLES_TRACE = EXAMPLES / "gold.jsonl", EXAMPLES / "trace.jsonl"
 
 # --- near_miss -----------------------------------------------------------------------------------
 
@@ -376,3 +378,30 @@ def test_one_trace_joining_is_enough(ragscore, isolated):
     run = ragscore("validate", "--gold", "g.jsonl", "--trace", "t.jsonl")
     assert run.status == 0
     assert run.err == "ragscore: 0 errors, 2 warnings\n"
+
+
+def test_the_readme_examples(ragscore, isolated):
+    from conftest import ROOT
+
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    gold = [{"qid": f"Q{n}", "question": "What?", "answerable": True, "gold_citation": ["d1"],
+             "gold_claim_substr": ["long enough"]} for n in range(1, 46)]
+    gold[0]["gold_citations"] = gold[0].pop("gold_citation")
+    gold[1]["gold_citations"] = gold[1].pop("gold_citation")
+    gold[44]["gold_citations"] = gold[44].pop("gold_citation")
+    write(isolated / "g.jsonl", gold)
+    write(isolated / "t.jsonl", [{"qid": "a", "answer": "x"}, {"qid": "b", "answer": "y"}])
+    run = ragscore("validate", "--gold", "g.jsonl", "--trace", "t.jsonl", "-q")
+    assert run.status == 2
+    lines = run.out.splitlines()
+    assert lines[0] == ('g.jsonl:3:56: error: "gold_citation" is not a field of the gold contract: did you mean '
+                        '"gold_citations"? (and 41 more records)')
+    assert lines[1] == ('t.jsonl: error: no trace joins a gold question: the traces\' qids (first: "a", "b") match '
+                        'none of the gold set\'s (first: "Q1", "Q2")')
+    for line in lines:
+        assert f"`{line}`" in readme
+    repeated = ragscore("--gold", "g.jsonl", "--trace", "a.jsonl", "--trace", "b.jsonl")
+    assert f"`{repeated.err.strip()}`" in readme
+    unseen = ragscore("--gold", EXAMPLES_GOLD, "--trace", EXAMPLES_TRACE, "--gates", "latency_ms=1500", "--format", "none")
+    line = next(line for line in unseen.err.splitlines() if "latency_ms" in line)
+    assert f"`{line.removeprefix('ragscore: ')}`" in readme
