@@ -27,7 +27,7 @@ DEFAULT_GATES: Final = (
     Gate("missing", "<=", 0.0),
 )
 # "ner", "classify" and "link" belong to the stage commands (ragscore.stages.config); score ignores them.
-SECTIONS: Final = ("scoring", "gates", "regression", "slice_gates", "diagnose", "ner", "classify", "link")
+SECTIONS: Final = ("scoring", "gates", "regression", "slice_gates", "diagnose", "trace", "gold", "ner", "classify", "link")
 DEFAULT_MIN_N: Final = 20  # a slice smaller than this is reported, but its gates are skipped
 TEXT_TOKENIZERS: Final = ("reference", "unicode")  # metrics.overlap.TOKENIZERS, without importing it
 _TOML_POSITION_RE: Final = re.compile(r"^(?P<msg>.*) \(at line (?P<line>\d+), column (?P<col>\d+)\)$")
@@ -59,6 +59,8 @@ class Overrides:
     confidence: float | None = None
     bootstrap: int | None = None
     seed: str | None = None
+    trace_format: str | None = None
+    trace_fields: tuple[tuple[str, str], ...] = ()  # --map, over [trace.fields] concept by concept
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +213,37 @@ def _apply_scoring(settings: Settings, table: SettingsTable) -> Settings:
     return replace(settings, **changes)  # type: ignore[arg-type]
 
 
+def _apply_inputs(settings: Settings, tables: dict[str, SettingsTable]) -> Settings:
+    """Read ``[trace]`` (format, ``[trace.fields]``) and ``[gold]`` (``[gold.fields]``); a later file's
+    mapping of a concept replaces an earlier one's."""
+    from ragscore.input_config import GOLD_CONCEPTS, fields_table, trace_format
+    from ragscore.loaders.shapes import TRACE_CONCEPTS
+
+    changes: dict[str, object] = {}
+    for section, allowed in (("trace", ("format", "fields")), ("gold", ("fields",))):
+        if section not in tables:
+            continue
+        table = tables[section]
+        for key in table.data:
+            if key not in allowed:
+                raise table.error(key, f'unknown setting "{key}"{did_you_mean(key, list(allowed))}'
+                                       + (f' (map a field in [{table.name}.fields])' if key in TRACE_CONCEPTS
+                                          or key in GOLD_CONCEPTS else ""))
+        if "format" in table.data:
+            changes["trace_format"] = trace_format(table.data["format"], lambda message: table.error("format", message))
+        if "fields" in table.data:
+            fields = table.data["fields"]
+            inner = SettingsTable(fields if isinstance(fields, dict) else {}, table.source, table.text,
+                                  f"{table.name}.fields")
+            if not isinstance(fields, dict):
+                raise table.error("fields", f'expected "[{table.name}.fields]" to be a table of concept = "path"')
+            concepts = tuple(TRACE_CONCEPTS) if section == "trace" else GOLD_CONCEPTS
+            name = f"{section}_fields"
+            mapped = fields_table(fields, concepts, inner.error)
+            changes[name] = tuple({**dict(getattr(settings, name)), **dict(mapped)}.items())
+    return replace(settings, **changes) if changes else settings  # type: ignore[arg-type]
+
+
 def _choice(table: SettingsTable, key: str, choices: tuple[str, ...]) -> str:
     value = table.data[key]
     if value not in choices:
@@ -337,6 +370,7 @@ def load_config(
     for tables in files:
         if "scoring" in tables:
             settings = _apply_scoring(settings, tables["scoring"])
+        settings = _apply_inputs(settings, tables)
     settings = replace(
         settings,
         k=overrides.k if overrides.k is not None else settings.k,
@@ -350,6 +384,8 @@ def load_config(
         bootstrap=settings.bootstrap if overrides.bootstrap is None else overrides.bootstrap,
         seed=settings.seed if overrides.seed is None else overrides.seed,
         families=_in_order(settings.families + overrides.families),
+        trace_format=overrides.trace_format or settings.trace_format,
+        trace_fields=tuple({**dict(settings.trace_fields), **dict(overrides.trace_fields)}.items()),
     )
 
     diagnosis_rules, samples = builtin_rules(), DEFAULT_SAMPLES

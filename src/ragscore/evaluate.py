@@ -13,7 +13,7 @@ import heapq
 import math
 from array import array
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Final, NamedTuple
@@ -26,6 +26,7 @@ from ragscore.external import totals as score_totals
 from ragscore.loaders.gold import (
     KEEP_EXTRA,
     KEEP_QUESTION,
+    KEY_SAMPLE_LINES,
     NO_QUESTIONS,
     GoldItem,
     GoldSet,
@@ -58,6 +59,9 @@ if TYPE_CHECKING:
     from ragscore.loaders.scores import ScoreFile
 
 EXAMPLES = 5  # ids quoted in a one-line summary such as "3 unknown traces: a, b, c"
+# The keys of the native trace contract (others are checked for near misses: "retrieved_id").
+TRACE_KEYS: Final = frozenset({"qid", "q_id", "q", "question", "answer", "answer_json", "citations", "refused",
+                               "retrieved_ids", "chunks", "retrieved_chunks", "retrieved_embeddings", "scores"})
 
 register(
     MetricSpec("missing", Direction.LOWER, "counts", "gold questions with no trace (scored as refusals)", "count"),
@@ -213,6 +217,8 @@ class PartResult:
     matched_scores: list[str] = field(default_factory=list)  # keys of the --scores rows joined here
     score_lines: dict[str, int] = field(default_factory=dict)  # the trace line that named each score first
     trace_format: str = "native"  # the format the traces were read in ("auto" resolved)
+    gold_keys: dict[str, int] = field(default_factory=dict)   # keys outside the contract -> first line (sampled)
+    trace_keys: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -233,6 +239,8 @@ class Evaluation:
     samples: dict[str, list[Sample]] = field(default_factory=dict)
     scores: dict[str, ScoreTotals] = field(default_factory=dict)  # external scores by name
     unmatched_scores: list[tuple[int, str]] = field(default_factory=list)  # (line, key) of --scores rows
+    gold_keys: dict[str, int] = field(default_factory=dict)   # keys outside the contract -> first line (sampled)
+    trace_keys: dict[str, int] = field(default_factory=dict)  # (native traces only: mapped ones name their own)
 
     def metrics(self) -> dict[str, float | None]:
         """Return every metric by name: answer metrics, optional families, external scores, then counts."""
@@ -301,6 +309,7 @@ def score_part(
         with no_cycle_collection():
             gold = load_part_gold(gold_file, settings, wants, part, parts)
             result.questions = len(gold.items)
+            result.gold_keys = gold.extra_keys
             phase = 1
             score_traces(gold, trace_file, settings, wants, part, parts, result)
         if parts == 1:
@@ -348,6 +357,7 @@ def score_traces(
     trace_lines = array("q", [0]) * len(items) if wants.samples and parts > 1 else None
     result.trace_format, shape, records = open_records(traces, settings.trace_format, settings.trace_fields, part, parts)
     document_id = DOCUMENT_ID_PATHS if shape is None else shape.document_id
+    trace_keys = result.trace_keys
     note_unreadable, note_bad_retrieved = accounting.note_unreadable, accounting.note_bad_retrieved
     for line, _column, record, obj, key in records:
         view = parse_trace(obj, name, line, document_id)
@@ -358,6 +368,10 @@ def score_traces(
             note_unreadable(view, obj if shape is None else record, obj)
         if view.retrieved_bad:
             note_bad_retrieved(line)
+        if line <= KEY_SAMPLE_LINES and shape is None and type(obj) is dict:
+            for k in obj:  # type: ignore[union-attr]
+                if k not in TRACE_KEYS and k not in trace_keys:
+                    trace_keys[k] = line
         qid = view.qid
         if parts > 1 and qid is not None and not is_mine(key, qid, part, parts):
             continue
@@ -548,7 +562,18 @@ def merge(
     return Evaluation(
         gold, traces, digests, settings, questions, tally, accounting, [q for _, q in missing], rows, explained,
         columns, keep_worst([p.samples for p in parts], wants.samples), scores, unmatched,
+        _first_lines(p.gold_keys for p in parts), _first_lines(p.trace_keys for p in parts),
     )
+
+
+def _first_lines(found: Iterable[dict[str, int]]) -> dict[str, int]:
+    """Merge key -> first line maps of several parts (the earliest line of each key)."""
+    out: dict[str, int] = {}
+    for keys in found:
+        for key, line in keys.items():
+            if line < out.get(key, line + 1):
+                out[key] = line
+    return out
 
 
 def evaluate(gold_spec: str, trace_spec: str, settings: Settings, wants: Wants = Wants()) -> Evaluation:

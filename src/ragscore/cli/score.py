@@ -26,15 +26,17 @@ from ragscore.evaluate import Wants, metric_names
 from ragscore.external import KNOWN as KNOWN_SCORES
 from ragscore.external import name_problem
 from ragscore.gates import evaluate_gates, gates_pass, unknown_gate_metric
+from ragscore.input_config import map_options
 from ragscore.intervals import compute_intervals
 from ragscore.loaders.gold import CONTRACT_FIELDS, load_gold
 from ragscore.loaders.jsonl import InputFile
 from ragscore.loaders.scores import load_scores
+from ragscore.loaders.shapes import CHOICES
 from ragscore.metrics.registry import did_you_mean, lookup
 from ragscore.parallel import choose_jobs, score
 from ragscore.progress import progress_line
 from ragscore.quoting import quote
-from ragscore.reports.console import accounting_notes, gate_lines, slice_notes
+from ragscore.reports.console import accounting_notes, format_notes, gate_lines, key_notes, slice_notes
 from ragscore.reports.document import build_document
 from ragscore.reports.explain import render_explanation
 from ragscore.reports.json_report import render_json
@@ -78,6 +80,8 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
     inputs = parser.add_argument_group("inputs")
     inputs.add_argument("--gold", required=True, metavar="PATH", help="gold set: JSON Lines, or a JSON array of objects ('-' for standard input)")
     inputs.add_argument("--trace", required=True, metavar="PATH", help="pipeline traces, JSON Lines ('-' for standard input)")
+    inputs.add_argument("--trace-format", choices=CHOICES, metavar="NAME", help="how the traces are written: auto (default: from the first record), native, ragas, openinference, otel-genai or langchain")
+    inputs.add_argument("--map", action="append", default=[], metavar="CONCEPT=PATH", help="read a trace concept (qid, question, claim, citations, retrieved_ids, refused, retrieved_chunks, scores, document_id) from a path such as result or source_documents[*].metadata.id (repeatable)")
     inputs.add_argument("--scores", metavar="PATH", help="per-question scores from other evaluators: CSV (a qid, question or user_input column and numeric columns) or JSON Lines (qid plus numbers); each becomes a metric")
     inputs.add_argument("-j", "--jobs", type=positive_int, metavar="N", help="processes to score with (default: all cores for inputs over 16 MB, else 1)")
     out = parser.add_argument_group("reports")
@@ -137,6 +141,8 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         confidence=args.confidence,
         bootstrap=args.bootstrap,
         seed=args.seed,
+        trace_format=args.trace_format,
+        trace_fields=map_options(args.map),
     )
     config = load_config(overrides, metric_names, args.gates_file)
     explain = list(dict.fromkeys(args.explain or ()))
@@ -208,7 +214,8 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     if not args.quiet:
         slice_failed = [f"{r.gate.metric}[{path}={label}]" for path, groups in slices.items()
                         for label, s in groups.items() for r in s.gates if r.status.value == "fail"]
-        notes = accounting_notes(ev, scores) + slice_notes(slices, config.slice_min_n)
+        notes = format_notes(config.settings, ev.settings) + key_notes(ev) + accounting_notes(ev, scores)
+        notes += slice_notes(slices, config.slice_min_n)
         notes += [f"diagnosis: {d.severity} {diagnosis_heading(d.as_dict())}" for d in diagnoses]
         notes += gate_lines(results, passed, slice_failed)
         for line in notes:

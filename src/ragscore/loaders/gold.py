@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from array import array
 from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
 from ragscore.errors import InputError
@@ -54,6 +54,9 @@ _KNOWN = frozenset(
     }
 )
 CONTRACT_FIELDS: Final = _KNOWN
+# The score command checks the keys of the records on the first this many lines of each input
+# for near misses of the contract's fields (a systematic typo); validate checks every record.
+KEY_SAMPLE_LINES: Final = 1000
 
 
 def place(line: int, column: int) -> int:
@@ -135,6 +138,9 @@ class GoldSet:
     by_qid: dict[str, int]
     places: array  # each item's place(line, column): its order in the file, 8 bytes per item
     _by_question: dict[str, int | None] | None = None
+    # Keys outside the contract on the records of the first KEY_SAMPLE_LINES lines, with the
+    # first line of each: what the score command checks for near misses ("gold_citation").
+    extra_keys: dict[str, int] = field(default_factory=dict)
 
     def index_of_question(self, question: str) -> int | None:
         """Return the position of the item with this exact question text; None if there is none.
@@ -360,6 +366,7 @@ def load_gold(
     by_qid: dict[str, int] = {}
     places = array("q")
     name = file.name
+    extra_keys: dict[str, int] = {}
     shape = None
     if fields or trace_format in ("auto", "ragas"):
         from ragscore.loaders.shapes import gold_records
@@ -387,9 +394,13 @@ def load_gold(
         by_qid[item.qid] = len(items)
         items.append(item)
         places.append(place(line, column))
+        if line <= KEY_SAMPLE_LINES and shape is None:
+            for k in obj:  # type: ignore[union-attr]
+                if k not in _KNOWN and k not in extra_keys:
+                    extra_keys[k] = line
     if not items and parts == 1:
         raise InputError(file.name, NO_QUESTIONS)
-    return GoldSet(source=file, items=items, by_qid=by_qid, places=places)
+    return GoldSet(source=file, items=items, by_qid=by_qid, places=places, extra_keys=extra_keys)
 
 
 def questions_at(spec: str, places: Collection[int]) -> dict[int, str | None]:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ragscore.evaluate import EXAMPLES, Evaluation, unreadable_hint
+from ragscore.loaders.gold import KEY_SAMPLE_LINES
 from ragscore.gates import GateResult, Status
 from ragscore.gates import format_threshold
 from ragscore.quoting import quote, shorten
@@ -33,6 +34,23 @@ def format_notes(asked: Settings, used: Settings) -> list[str]:
         return [f"traces read as {used.trace_format} (detected from the first record's keys; "
                 f"--trace-format {used.trace_format} says so, --trace-format native reads them as the contract)"]
     return []
+
+
+def key_notes(ev: Evaluation) -> list[str]:
+    """Name the keys of the gold set and traces that are a typo away from a contract field ("gold_citation")."""
+    from ragscore.evaluate import TRACE_KEYS
+    from ragscore.loaders.near_miss import GOLD_FIELDS, near_miss
+
+    notes = []
+    for source, what, keys, known in ((ev.gold.name, "gold", ev.gold_keys, GOLD_FIELDS),
+                                      (ev.traces.name, "trace", ev.trace_keys, TRACE_KEYS)):
+        for key, line in sorted(keys.items(), key=lambda pair: (pair[1], pair[0])):
+            suggestion = near_miss(key, known)
+            if suggestion is not None:
+                notes.append(f"{source}:{line}: {quote(key)} is not a field of the {what} contract (ignored): did you "
+                             f"mean {quote(suggestion)}? (score checks the first {KEY_SAMPLE_LINES:,} lines; "
+                             "ragscore validate checks every record)")
+    return notes
 
 
 def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[str]:
@@ -101,7 +119,7 @@ def gate_lines(results: list[GateResult], passed: bool, slice_failed: list[str] 
     if any(r.status is not Status.PASS for r in results):
         for r in results:
             unseen = "" if r.seen else (f": the run never saw {quote(r.gate.metric)} "
-                                        """(no trace's "scores" and no --scores column has it)""")
+                                        """(no trace's "scores" and no --scores row gave it)""")
             lines.append(f"{r.status.value.upper():7} {r.gate.metric} = {fmt(r.value)} (gate {r.gate.op} "
                          f"{format_threshold(r.gate.threshold)}){unseen}")
     slice_failed = slice_failed or []

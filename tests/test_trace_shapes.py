@@ -1,0 +1,314 @@
+"""Traces and gold sets in other shapes: field paths, mappings, presets, and what cannot be read (issue 14)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import write
+from ragscore.loaders.fieldpath import MISSING, PathError, lookup, parse_path, unflatten
+
+GOLD = [
+    {"qid": "Q1", "question": "What is the refund window?", "answerable": True,
+     "gold_claim_substr": ["30 days"], "gold_citations": ["d1"]},
+    {"qid": "Q2", "question": "Who founded the company?", "answerable": True,
+     "gold_claim_substr": ["Ada Lovelace"], "gold_citations": ["d2"]},
+    {"qid": "Q3", "question": "What is the CEO's salary?", "answerable": False},
+]
+
+
+def without_reading(doc: dict[str, Any]) -> dict[str, Any]:
+    """A report without what says how the inputs were read (settings, signature, inputs)."""
+    return {key: value for key, value in doc.items() if key not in ("settings", "signature", "inputs")}
+
+
+# --- paths --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "message", "column"), [
+    ("", "empty path: expected a key such as answer or metadata.id", 1),
+    ("a.", "expected a key after the last '.'", 3),
+    ("a..b", "expected a key, got '.' (quote keys that hold dots, brackets or spaces: \"a.b\")", 3),
+    ('"ab', 'unterminated quoted key (no closing ")', 1),
+    ("[0]", "expected a key, got '[' (quote keys that hold dots, brackets or spaces: \"a.b\")", 1),
+    ("a[x]", "expected [N] (a list index) or [*] (every element)", 2),
+    ("a b", "expected '.', '[' or the end of the path, got ' '", 2),
+    ('a.""', "empty quoted key", 3),
+])
+def test_a_malformed_path_is_an_error_at_its_character(text, message, column):
+    with pytest.raises(PathError) as caught:
+        parse_path(text)
+    assert (caught.value.message, caught.value.column) == (message, column)
+
+
+def test_paths_read_keys_indexes_every_element_and_quoted_keys():
+    record = {
+        "source_documents": [{"metadata": {"id": "d1"}}, {"metadata": {}}, {"metadata": {"id": 7}}],
+        "attributes": {"retrieval.documents": '[{"document": {"id": "x"}}]', 'odd"key': 1},
+        "gen_ai.usage.input_tokens": 5,
+        "messages": [{"content": "first"}, {"content": "last"}],
+    }
+    assert lookup(record, parse_path("source_documents[*].metadata.id")) == ["d1", None, 7]
+    assert lookup(record, parse_path("source_documents[0].metadata.id")) == "d1"
+    assert lookup(record, parse_path("messages[-1].content")) == "last"
+    assert lookup(record, parse_path("messages[2].content")) is MISSING
+    # A JSON string is decoded when the path goes on into it, and at its end for a list concept.
+    assert lookup(record, parse_path('attributes."retrieval.documents"[0].document.id')) == "x"
+    assert lookup(record, parse_path('attributes."retrieval.documents"'), True) == [{"document": {"id": "x"}}]
+    assert lookup(record, parse_path('attributes."retrieval.documents"')) == '[{"document": {"id": "x"}}]'
+    # A flattened key is found by the dotted path of its parts.
+    assert lookup(record, parse_path("gen_ai.usage.input_tokens")) == 5
+    assert lookup(record, parse_path('attributes."odd\\"key"')) == 1
+    assert lookup(record, parse_path("nothing.here")) is MISSING
+
+
+def test_flattened_attributes_nest_into_objects_and_lists():
+    flat = {"retrieval.documents.1.document.id": "b", "retrieval.documents.0.document.id": "a",
+            "input.value": "q", "a": 1, "a.b": 2}
+    assert unflatten(flat) == {"retrieval": {"documents": [{"document": {"id": "a"}}, {"document": {"id": "b"}}]},
+                               "input": {"value": "q"}, "a": 1, "a.b": 2}
+
+
+# --- mapping ------------------------------------------------------------------------------------------
+
+def test_the_langchain_shape_of_the_issue_is_an_error_when_read_as_native(ragscore, isolated):
+    # Issue 14: renamed only so that it joins, it was 12 empty answers, precision 0, "retrieval drift".
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [
+        {"question": g["question"], "result": "It is 30 days.", "source_documents": [{"metadata": {"id": "d1"}}]}
+        for g in GOLD])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--trace-format", "native")
+    assert run.status == 2 and run.out == ""
+    assert run.err == ('ragscore: error: t.jsonl:1: 3 of 3 traces have nothing ragscore reads (no claim, refusal, '
+                       'retrieved list or scores; read as native format): its keys are "question", "result", '
+                       '"source_documents": did you mean --trace-format langchain?\n')
+    auto = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--per-question")
+    assert auto.status == 0
+    doc = auto.json()
+    assert doc["settings"]["trace_format"] == "langchain" and "|trace:langchain|" in doc["signature"]
+    assert [q["label"] for q in doc["questions"]] == ["NO_CITATION_HIT", "NO_CITATION_HIT", "HALLUCINATION"]
+    assert doc["metrics"]["full_recall@5"] == 0.5  # Q1's d1 retrieved; Q2's d2 not
+    assert ("ragscore: traces read as langchain (detected from the first record's keys; --trace-format langchain "
+            "says so, --trace-format native reads them as the contract)\n") in auto.err
+
+
+def test_an_unreadable_minority_is_counted_and_named(ragscore, isolated):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [
+        {"qid": "Q1", "answer": "30 days", "citations": ["d1"], "retrieved_ids": ["d1"]},
+        {"qid": "Q2", "result": "Ada Lovelace", "retrieved_ids": ["d2"]},
+        {"qid": "Q3", "answer": "not in context"},
+    ])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail")
+    assert run.status == 0
+    assert run.json()["counts"]["unreadable"] == 1
+    assert ('ragscore: 1 trace has no claim or refusal field (scored as empty answers; counts.unreadable): line 2: '
+            'its keys are "qid", "result", "retrieved_ids": did you mean --map claim=result?\n') in run.err
+    mapped = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--map", "claim=result", "--per-question")
+    doc = mapped.json()
+    # Mapped, the claim comes from "result" only: Q1's and Q3's "answer" are no longer read (the
+    # mapping replaces the built-in lookup), so those two are unreadable now.
+    assert doc["counts"]["unreadable"] == 2
+    assert [q["label"] for q in doc["questions"]] == ["NO_CITATION_HIT", "NO_CITATION_HIT", "HALLUCINATION"]
+    assert doc["settings"]["trace_fields"] == {"claim": "result"}
+    assert '|trace_fields:{"claim": "result"}|' in doc["signature"]
+
+
+def test_retrieved_entries_may_be_objects_and_one_without_an_id_is_noted(ragscore, isolated):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [
+        {"qid": "Q1", "answer": "30 days", "citations": ["d1"], "retrieved_ids": [{"doc_id": "d9"}, {"id": "d1"}]},
+        {"qid": "Q2", "answer": "Ada Lovelace", "citations": ["d2"],
+         "retrieved_ids": [{"document": {"id": "d2"}}, {"name": "untitled"}]},
+        {"qid": "Q3", "answer": "not in context", "chunks": [{"doc_id": "d3", "text": "..."}]},
+    ])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--per-question")
+    doc = run.json()
+    assert [q["label"] for q in doc["questions"]] == ["OK", "NO_CITATION_HIT", "REFUSAL_OK"]
+    assert doc["counts"]["unreadable_retrieved"] == 1
+    assert ("ragscore: 1 trace has a retrieved list with an entry that gives no id (read as nothing retrieved; "
+            "entries that are objects need an id, doc_id or document.id, or --map document_id=PATH): line 2\n") in run.err
+    by_name = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--map", "document_id=name")
+    # Read by "name" only, every list has an entry without one.
+    assert by_name.json()["counts"]["unreadable_retrieved"] == 3
+
+
+def test_near_miss_keys_are_noted_by_score(ragscore, isolated):
+    gold = [dict(GOLD[0], gold_citation=GOLD[0]["gold_citations"]), *GOLD[1:]]
+    del gold[0]["gold_citations"]
+    write(isolated / "g.jsonl", gold)
+    write(isolated / "t.jsonl", [{"qid": "Q1", "answer": "30 days", "citations": ["d1"], "retrieved_id": ["d1"]}])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--format", "none")
+    assert run.err.startswith(
+        'ragscore: g.jsonl:1: "gold_citation" is not a field of the gold contract (ignored): did you mean '
+        '"gold_citations"? (score checks the first 1,000 lines; ragscore validate checks every record)\n'
+        'ragscore: t.jsonl:1: "retrieved_id" is not a field of the trace contract (ignored): did you mean '
+        '"retrieved_ids"? (score checks the first 1,000 lines; ragscore validate checks every record)\n')
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    ("claim=result..x", "--map \"claim=result..x\": expected a key, got '.' (quote keys that hold dots, brackets or "
+                        "spaces: \"a.b\"), at character 8 of the path \"result..x\""),
+    ("clam=result", '--map "clam=result": unknown concept "clam" (known: qid, question, claim, citations, '
+                    'retrieved_ids, refused, retrieved_chunks, scores, document_id); did you mean "claim"?'),
+    ("result", '--map "result": expected CONCEPT=PATH, such as claim=result or '
+               "retrieved_ids=source_documents[*].metadata.id"),
+])
+def test_a_bad_map_option_is_a_usage_error(ragscore, isolated, option, message):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [{"qid": "Q1", "answer": "x"}])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--map", option)
+    assert (run.status, run.err) == (2, f"ragscore: error: {message}\n")
+
+
+def test_a_concept_mapped_twice_is_a_usage_error(ragscore, isolated):
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--map", "claim=a", "--map", "claim=b")
+    assert (run.status, run.err) == (2, 'ragscore: error: --map: claim is mapped twice ("a", then "b"); '
+                                        "give each concept one path\n")
+
+
+@pytest.mark.parametrize(("toml", "message"), [
+    ('[trace.fields]\nclaim = "result"\nretrieved_ids = "docs[*"\n',
+     "gates.toml:3: [trace.fields] expected [N] (a list index) or [*] (every element), at character 5 of the path "
+     '"docs[*"'),
+    ('[trace.fields]\nclaims = "result"\n',
+     'gates.toml:2: [trace.fields] unknown concept "claims" (known: qid, question, claim, citations, retrieved_ids, '
+     'refused, retrieved_chunks, scores, document_id); did you mean "claim"?'),
+    ('[trace]\nformat = "langchian"\n',
+     "gates.toml:2: [trace] expected one of auto, native, ragas, openinference, otel-genai, langchain, got "
+     '"langchian"; did you mean "langchain"?'),
+    ('[trace]\nclaim = "result"\n',
+     'gates.toml:2: [trace] unknown setting "claim" (map a field in [trace.fields])'),
+    ('[gold.fields]\ngold_citations = 3\n',
+     'gates.toml:2: [gold.fields] expected "gold_citations" to be a path string such as "metadata.id", got 3'),
+])
+def test_a_bad_mapping_in_gates_toml_is_an_error_at_its_line(ragscore, isolated, toml, message):
+    (isolated / "gates.toml").write_text(toml, encoding="utf-8")
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [{"qid": "Q1", "answer": "x"}])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl")
+    assert (run.status, run.err) == (2, f"ragscore: error: {message}\n")
+
+
+def test_gold_fields_map_a_gold_set_in_another_shape(ragscore, isolated):
+    write(isolated / "g.jsonl", [
+        {"id": "Q1", "q": {"text": "What is the refund window?"}, "ok": True, "facts": "30 days", "refs": '["d1"]'},
+        {"id": "Q2", "q": {"text": "Who founded the company?"}, "ok": True, "facts": ["Ada Lovelace"], "refs": ["d2"]},
+        {"id": "Q3", "q": {"text": "What is the CEO's salary?"}, "ok": False},
+    ])
+    (isolated / "gates.toml").write_text(
+        '[gold.fields]\nqid = "id"\nquestion = "q.text"\nanswerable = "ok"\ngold_claim_substr = "facts"\n'
+        'gold_citations = "refs"\n', encoding="utf-8")
+    write(isolated / "native.jsonl", GOLD)
+    write(isolated / "t.jsonl", [
+        {"qid": "Q1", "answer": "Within 30 days.", "citations": ["d1"], "retrieved_ids": ["d1"]},
+        {"qid": "Q2", "answer": "Charles Babbage", "citations": ["d2"], "retrieved_ids": ["d2"]},
+        {"qid": "Q3", "answer": "not in context"},
+    ])
+    mapped = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--per-question").json()
+    (isolated / "gates.toml").unlink()
+    native = ragscore("--gold", "native.jsonl", "--trace", "t.jsonl", "--no-fail", "--per-question").json()
+    assert without_reading(mapped) == without_reading(native)
+    assert mapped["settings"]["gold_fields"]["question"] == "q.text"
+    assert [q["label"] for q in mapped["questions"]] == ["OK", "CLAIM_MISMATCH", "REFUSAL_OK"]
+
+
+def test_a_mapped_gold_field_of_the_wrong_type_names_its_path(ragscore, isolated):
+    write(isolated / "g.jsonl", [{"qid": "Q1", "answerable": True, "refs": {"d1": 1}}])
+    (isolated / "gates.toml").write_text('[gold.fields]\ngold_citations = "refs"\n', encoding="utf-8")
+    write(isolated / "t.jsonl", [{"qid": "Q1", "answer": "x"}])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl")
+    assert run.status == 2
+    assert run.err == ('ragscore: error: g.jsonl:1:1: expected "refs" (read as gold_citations) to be a list of ids '
+                       "(strings or integers), got an object\n")
+
+
+def test_a_ragas_dataset_is_its_own_gold_set(ragscore, isolated):
+    write(isolated / "data.jsonl", [
+        {"user_input": "What is the refund window?", "retrieved_contexts": ["Refunds within 30 days."],
+         "retrieved_context_ids": ["d1"], "response": "Refunds: 30 days.", "reference": "30 days",
+         "reference_context_ids": ["d1"]},
+        {"user_input": "Who founded it?", "retrieved_contexts": ["About us"], "retrieved_context_ids": ["d7"],
+         "response": "Grace Hopper", "reference": "Ada Lovelace", "reference_context_ids": ["d2"]},
+    ])
+    doc = ragscore("--gold", "data.jsonl", "--trace", "data.jsonl", "--no-fail", "--per-question",
+                   "--metrics", "retrieval").json()
+    assert doc["settings"]["trace_format"] == "ragas"
+    # The reference is the gold claim (its phrases) and the reference answer; the reference contexts
+    # are the relevant documents (ragas samples cite nothing, so they are not citations to hit).
+    assert [(q["qid"], q["label"]) for q in doc["questions"]] == [
+        ("What is the refund window?", "OK"), ("Who founded it?", "CLAIM_MISMATCH")]
+    assert doc["metrics"]["precision"] == 0.5
+    assert doc["metrics"]["recall@1"] == 0.5
+
+
+def test_the_ragas_csv_export_reads_its_list_cells(ragscore, isolated):
+    (isolated / "data.csv").write_text(
+        "user_input,retrieved_contexts,retrieved_context_ids,response,reference\n"
+        "What is the refund window?,\"['Refunds within 30 days.', \"\"It's final.\"\"]\",['d1'],"
+        "\"Refunds: 30 days.\",30 days\n"
+        "Who founded it?,['About us'],\"['d7', 'd2']\",Grace Hopper,Ada Lovelace\n", encoding="utf-8")
+    write(isolated / "g.jsonl", [
+        {"qid": "Q1", "question": "What is the refund window?", "answerable": True, "gold_claim_substr": ["30 days"]},
+        {"qid": "Q2", "question": "Who founded it?", "answerable": True, "gold_claim_substr": ["Ada Lovelace"],
+         "gold_relevance": {"d2": 2}},
+    ])
+    doc = ragscore("--gold", "g.jsonl", "--trace", "data.csv", "--no-fail", "--per-question",
+                   "--metrics", "retrieval").json()
+    assert doc["settings"]["trace_format"] == "ragas"
+    assert [q["label"] for q in doc["questions"]] == ["OK", "CLAIM_MISMATCH"]
+    assert doc["metrics"]["recall@1"] == 0.0 and doc["metrics"]["recall@3"] == 1.0
+
+
+# --- randomized: a mapped shape scores as the native one ----------------------------------------------
+
+_ids = st.lists(st.sampled_from(["d1", "d2", "d3", "d4", 5]), max_size=4)
+_traces = st.lists(
+    st.fixed_dictionaries({
+        "qid": st.sampled_from(["Q1", "Q2", "Q3", "Q4"]),
+        "answer": st.sampled_from(["30 days", "Ada Lovelace", "not in context", "no idea", ""]),
+        "citations": _ids,
+        "retrieved_ids": _ids,
+    }, optional={"refused": st.booleans()}),
+    min_size=1, max_size=8,
+)
+
+
+def _foreign(trace: dict[str, Any], as_json: bool, wrap: bool) -> dict[str, Any]:
+    """Write a native trace in a nested shape that a mapping reads back."""
+    docs = [{"meta": {"doc.id": i}, "text": f"passage {i}"} for i in trace["retrieved_ids"]]
+    out: dict[str, Any] = {
+        "run": {"question_id": trace["qid"]},
+        "outputs": [{"text": "draft"}, {"text": trace["answer"]}],
+        "attributes": {"retrieval.documents": json.dumps(docs) if as_json else docs},
+        "cited": json.dumps(trace["citations"]) if wrap else trace["citations"],
+    }
+    if "refused" in trace:
+        out["flags"] = {"refused": trace["refused"]}
+    return out
+
+
+FOREIGN_MAP = ("qid=run.question_id", "claim=outputs[-1].text", "citations=cited", "refused=flags.refused",
+               'retrieved_ids=attributes."retrieval.documents"[*].meta."doc.id"')
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(traces=_traces, as_json=st.booleans(), wrap=st.booleans())
+def test_a_mapped_shape_scores_exactly_as_the_native_one(ragscore, isolated, traces, as_json, wrap):
+    gold = [dict(GOLD[0], gold_citations=["d1", "5"]), GOLD[1], GOLD[2],
+            {"qid": "Q4", "answerable": True, "gold_claim_substr": ["30 days"], "gold_citations": ["d3"]}]
+    write(isolated / "g.jsonl", gold)
+    write(isolated / "native.jsonl", traces)
+    write(isolated / "foreign.jsonl", [_foreign(t, as_json, wrap) for t in traces])
+    args = ["--gold", "g.jsonl", "--no-fail", "--per-question", "--metrics", "retrieval"]
+    native = ragscore(*args, "--trace", "native.jsonl")
+    maps = [option for pair in FOREIGN_MAP for option in ("--map", pair)]
+    foreign = ragscore(*args, "--trace", "foreign.jsonl", "--trace-format", "native", *maps)
+    assert native.status == foreign.status == 0, foreign.err
+    mapped = without_reading(foreign.json())
+    for question in mapped["questions"]:  # a reason names the field as the record has it
+        question["reason"] = question["reason"].replace('the "flags.refused" field', 'the "refused" field')
+    assert mapped == without_reading(native.json())
