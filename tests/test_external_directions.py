@@ -124,7 +124,7 @@ def test_compare_counts_a_rise_as_worse(ragscore, isolated):
 def test_a_gate_on_a_name_the_run_never_saw(ragscore, isolated):
     args = ("--gold", GOLD, "--trace", EXAMPLES / "trace.jsonl", "--format", "none", "--gates", "latency_ms=1500")
     line = ('{status} latency_ms = n/a (gate <= 1500): the run never saw "latency_ms" (no trace\'s "scores" and no '
-            "--scores column has it)")
+            "--scores row gave it)")
     run = ragscore(*args)
     assert run.status == 0
     assert f"ragscore: {line.format(status='SKIPPED')}\n" in run.err

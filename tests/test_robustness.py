@@ -192,7 +192,8 @@ def test_a_report_never_overwrites_standard_input(tmp_path):
 ])
 def test_a_report_that_cannot_be_written_is_one_error(ragscore, isolated, args, message):
     _inputs(isolated)
-    run = ragscore("--gold", "gold.jsonl", "--trace", "trace.jsonl", "--json", "ok.json", *args)
+    # A report that can be written (--html) and one that cannot: neither is written.
+    run = ragscore("--gold", "gold.jsonl", "--trace", "trace.jsonl", "--html", "ok.html", *args)
     assert (run.status, run.out) == (2, "")
     assert run.err.splitlines()[-1] == f"ragscore: error: {message}"
     assert sorted(p.name for p in isolated.iterdir()) == ["gold.jsonl", "trace.jsonl"]

@@ -488,11 +488,12 @@ def test_a_header_without_rows_is_noted_and_its_gate_fails_when_strict(ragscore,
     # Before, the gate was skipped without a word and the run passed.
     run = _scores_run(ragscore, isolated, f"qid,{name}\n", "--gates", gate)
     assert run.status == 0
-    assert note in run.err and f"ragscore: SKIPPED {name} = n/a (gate >= 0.7)\n" in run.err
+    unseen = f""": the run never saw "{name}" (no trace's "scores" and no --scores row gave it)\n"""
+    assert note in run.err and f"ragscore: SKIPPED {name} = n/a (gate >= 0.7){unseen}" in run.err
     # --strict: a gate on a score no question has fails, as a gate on any undefined metric does.
     run = _scores_run(ragscore, isolated, f"qid,{name}\n", "--gates", gate, "--strict")
     assert run.status == 1
-    assert note in run.err and f"ragscore: FAIL    {name} = n/a (gate >= 0.7)\n" in run.err
+    assert note in run.err and f"ragscore: FAIL    {name} = n/a (gate >= 0.7){unseen}" in run.err
     assert run.err.endswith(f"ragscore: FAIL: 1 of 6 gates failed: {name}\n")
 
 
