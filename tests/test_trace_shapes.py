@@ -312,3 +312,35 @@ def test_a_mapped_shape_scores_exactly_as_the_native_one(ragscore, isolated, tra
     for question in mapped["questions"]:  # a reason names the field as the record has it
         question["reason"] = question["reason"].replace('the "flags.refused" field', 'the "refused" field')
     assert mapped == without_reading(native.json())
+
+
+# --- validate reads what score reads -----------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["native.jsonl", "ragas.jsonl", "ragas.csv", "langchain.jsonl",
+                                  "openinference.jsonl", "otel-genai.jsonl"])
+def test_validate_reads_every_shipped_format(ragscore, monkeypatch, name):
+    from conftest import EXAMPLES
+
+    monkeypatch.chdir(EXAMPLES / "formats")
+    run = ragscore("validate", "--gold", "gold.jsonl", "--trace", name)
+    assert run.status == 0
+    assert run.out == f"{name}: warning: 1 gold question(s) have no trace: TP-07\n"
+
+
+def test_validate_refuses_what_score_refuses(ragscore, isolated):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [{"question": g["question"], "result": "x"} for g in GOLD])
+    run = ragscore("validate", "--gold", "g.jsonl", "--trace", "t.jsonl", "--trace-format", "native")
+    assert run.status == 2
+    assert ('t.jsonl:1: error: 3 of 3 traces have nothing ragscore reads (no claim, refusal, retrieved list or '
+            'scores; read as native format): its keys are "question", "result": did you mean --map claim=result?\n'
+            ) in run.out
+    assert ragscore("validate", "--gold", "g.jsonl", "--trace", "t.jsonl", "--map", "claim=result").status == 0
+
+
+def test_validate_reads_a_ragas_dataset_as_its_own_gold_set(ragscore, monkeypatch):
+    from conftest import EXAMPLES
+
+    monkeypatch.chdir(EXAMPLES / "formats")
+    run = ragscore("validate", "--gold", "ragas.jsonl", "--trace", "ragas.jsonl")
+    assert (run.status, run.out) == (0, "")

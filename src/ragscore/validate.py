@@ -6,16 +6,19 @@ score well (a claim substring too short to match, an answerable item with nothin
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import IO, Final
 
 from ragscore.errors import InputError
 from ragscore.loaders.gold import GoldItem, parse_gold_item
 from ragscore.loaders.jsonl import BOM, InputFile, array_or_lines, decode_line, iter_json_array, key_index
 from ragscore.loaders.near_miss import GOLD_FIELDS, TRACE_FIELDS, key_note, near_miss
-from ragscore.loaders.trace import Cites, parse_trace
+from ragscore.evaluate import Unreadable, unreadable_hint
+from ragscore.loaders.shapes import GoldShape, TraceShape, detect, detect_text, gold_shape, peek, ragas_csv, ragas_gold, trace_shape
+from ragscore.loaders.trace import DOCUMENT_ID_PATHS, Cites, parse_trace
 from ragscore.metrics.text import MIN_NEEDLE, normalise
 from ragscore.quoting import path_at_line_start, quote
 from ragscore.settings import Settings
@@ -44,8 +47,12 @@ def _error(exc: InputError) -> Problem:
     return Problem(exc.source, exc.line, exc.column, ERROR, exc.message)
 
 
-def _records(file: InputFile, problems: list[Problem]) -> Iterator[tuple[int, int, str, object]]:
-    """Yield every readable record; record each unreadable line and go on (a JSON array stops)."""
+def _records(file: InputFile, problems: list[Problem], ragas_csv_ok: bool = False) -> Iterator[tuple[int, int, str, object]]:
+    """Yield every readable record; record each unreadable line and go on (a JSON array, a CSV file stops).
+
+    With ``ragas_csv_ok``, a file whose first line is a CSV header with ragas' columns is read as
+    ragas' CSV export.
+    """
     document, lines = array_or_lines(file)
     if document is not None:
         try:
@@ -53,6 +60,15 @@ def _records(file: InputFile, problems: list[Problem]) -> Iterator[tuple[int, in
         except InputError as exc:
             problems.append(_error(exc))
         return
+    if ragas_csv_ok:
+        first, lines = peek(lines)
+        if detect_text(first) == "ragas" and not first.removeprefix(BOM).lstrip()[:1] == b"{":
+            try:
+                for line, row in ragas_csv(file.name, lines):
+                    yield line, 1, "", row
+            except InputError as exc:
+                problems.append(_error(exc))
+            return
     try:
         for number, raw in enumerate(lines, 1):
             if number == 1:
@@ -152,13 +168,20 @@ def validate(gold_spec: str, trace_spec: str | None, settings: Settings, lenient
     items: dict[str, tuple[GoldItem, int]] = {}
     by_question: dict[str, list[str]] = {}
     folded: dict[str, list[str]] = {}
+    may_be_ragas = settings.trace_format in ("auto", "ragas")
+    shape: GoldShape | None = None
     try:
-        for line, column, text, obj in _records(gold_file, problems):
-            near_misses.check(obj, line, column, text)
+        for n, (line, column, text, obj) in enumerate(_records(gold_file, problems, may_be_ragas)):
+            if n == 0:
+                shape = gold_shape(settings.gold_fields, may_be_ragas and ragas_gold(obj))
+            if shape is None:
+                near_misses.check(obj, line, column, text)
+            else:
+                obj, text = shape.translate(obj), ""
             try:
                 item = parse_gold_item(obj, gold_file.name, line, column, text, frozenset({"question"}))
             except InputError as exc:
-                problems.append(_error(exc))
+                problems.append(_error(exc if shape is None else shape.rename(exc)))
                 continue
             if item.qid in items:
                 first = items[item.qid][1]
@@ -169,6 +192,8 @@ def validate(gold_spec: str, trace_spec: str | None, settings: Settings, lenient
                 by_question.setdefault(item.question, []).append(item.qid)
             folded.setdefault(_WHITE_SPACE_RE.sub("", normalise(item.qid)), []).append(item.qid)
             for message in _gold_warnings(item, obj, refusals, patterns):  # type: ignore[arg-type]
+                if shape is not None and shape.ragas and message.startswith("answerable item without"):
+                    continue  # ragas samples cite nothing: their reference contexts are relevance, not citations
                 problems.append(Problem(gold_file.name, line, None, WARNING, message))
     except InputError as exc:  # the file cannot be opened
         return [_error(exc)]
@@ -181,28 +206,79 @@ def validate(gold_spec: str, trace_spec: str | None, settings: Settings, lenient
             listed = ", ".join(f'"{q}"' for q in qids)
             problems.append(Problem(gold_file.name, line, None, WARNING, f"qids differ only by case or white space: {listed}"))
     if trace_spec is not None:
-        problems += _validate_traces(InputFile(trace_spec), items, by_question, lenient)
+        problems += _validate_traces(InputFile(trace_spec), items, by_question, lenient, settings)
     return sorted(problems, key=lambda p: (p.source != gold_file.name, p.line or 0, p.column or 0))
 
 
+def _trace_records(
+    file: InputFile, settings: Settings, problems: list[Problem]
+) -> tuple[TraceShape | None, list[tuple[int, int, str, object]]]:
+    """Read every trace record in its format ("auto": the first record's); spans are assembled into
+    one record per trace, and a CSV export is read as a whole (its first error stops it)."""
+    fmt = settings.trace_format
+    if fmt in ("auto", "ragas"):  # validate holds every record anyway: the file is read once, here
+        raw = list(file.raw_lines())
+        first, _ = peek(iter(raw))
+        fmt = detect_text(first) if fmt == "auto" else fmt
+        csv_input = fmt == "ragas" and first.removeprefix(BOM).lstrip()[:1] != b"{"
+        file = _Lines(file, raw)
+    else:
+        csv_input = False
+    shape = trace_shape(fmt, settings.trace_fields, csv_input)
+    if shape is not None and (shape.spans or shape.csv):
+        records: list[tuple[int, int, str, object]] = []
+        try:
+            for line, column, record, obj, _ in shape.records(file, 0, 1):
+                records.append((line, column, "", obj))
+        except InputError as exc:
+            problems.append(_error(exc))
+        return shape, records
+    return shape, list(_records(file, problems))
+
+
+class _Lines(InputFile):
+    """An input whose bytes were read already (standard input cannot be read twice)."""
+
+    def __init__(self, file: InputFile, lines: list[bytes]) -> None:
+        super().__init__(file.spec, hashed=False)
+        self.name, self._data = file.name, b"".join(lines)
+
+    def _open(self) -> IO[bytes]:
+        return io.BytesIO(self._data)
+
+
 def _validate_traces(
-    file: InputFile, items: dict[str, tuple[GoldItem, int]], by_question: dict[str, list[str]], lenient: bool = False
+    file: InputFile, items: dict[str, tuple[GoldItem, int]], by_question: dict[str, list[str]], lenient: bool = False,
+    settings: Settings = Settings(),
 ) -> list[Problem]:
     problems: list[Problem] = []
     seen: dict[str, int] = {}
     near_misses = _NearMisses(file.name, TRACE_FIELDS, "trace", WARNING if lenient else ERROR)
     keys: dict[str, list[str]] = {"qid": [], "question": []}  # the first keys that joined nothing, by kind
     try:
-        records = list(_records(file, problems))
+        shape, records = _trace_records(file, settings, problems)
     except InputError as exc:
         return [_error(exc)]
+    bare: list[tuple[int, object]] = []  # traces with nothing ragscore reads, and the record as written
     for line, column, text, obj in records:
-        near_misses.check(obj, line, column, text)
+        record = obj
         try:
-            view = parse_trace(obj, file.name, line)
+            if shape is None:
+                near_misses.check(obj, line, column, text)
+            elif not (shape.spans or shape.csv):
+                obj = shape.translate(obj, file.name, line)
+            view = parse_trace(obj, file.name, line, DOCUMENT_ID_PATHS if shape is None else shape.document_id)
         except InputError as exc:
             problems.append(_error(exc))
             continue
+        if view.claim_from is None and view.refused_from is None:
+            if type(obj) is dict and not any(key in obj for key in ("retrieved_ids", "chunks", "scores")):
+                bare.append((line, record))
+            problems.append(Problem(file.name, line, None, WARNING, "no claim or refusal field: scored as an empty "
+                                    "answer" + (f" (read as {shape.name})" if shape is not None else "")))
+        if view.retrieved_bad:
+            problems.append(Problem(file.name, line, None, WARNING, "the retrieved list has an entry that gives no id: "
+                                    "read as nothing retrieved"))
         qid = view.qid
         if qid is None:
             matches = by_question.get(view.question or "", [])
@@ -228,6 +304,13 @@ def _validate_traces(
                                         f"cites ids that are not among the retrieved ids: {', '.join(outside)}"))
         elif view.cites is Cites.INVALID:
             problems.append(Problem(file.name, line, None, WARNING, f"{view.citations_from} is not a list of ids"))
+    if len(bare) * 2 > len(records):  # as score refuses it
+        line, record = bare[0]
+        fmt = "native" if shape is None else shape.name
+        example = Unreadable(tuple(record) if type(record) is dict else (), True, detect(record))
+        problems.append(Problem(file.name, line, None, ERROR, f"{len(bare):,} of {len(records):,} traces have nothing "
+                                f"ragscore reads (no claim, refusal, retrieved list or scores; read as {fmt} format): "
+                                + unreadable_hint(example, fmt)))
     problems += near_misses.problems()
     if items and not seen and (keys["qid"] or keys["question"] or not any(p.severity == ERROR for p in problems)):
         problems.append(Problem(file.name, None, None, ERROR, _nothing_joins(keys, items, by_question)))

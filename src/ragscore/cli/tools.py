@@ -8,6 +8,8 @@ from ragscore.cli.common import Exit, Parser, Streams, one_line, standard_output
 from ragscore.config import Overrides, load_config
 from ragscore.errors import UsageError
 from ragscore.evaluate import metric_names
+from ragscore.input_config import map_options
+from ragscore.loaders.shapes import CHOICES
 
 def validate_parser(prog: str) -> argparse.ArgumentParser:
     parser = Parser(
@@ -20,6 +22,8 @@ def validate_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--gold", required=True, metavar="PATH", help="gold set to check ('-' for standard input)")
     parser.add_argument("--trace", metavar="PATH", help="traces to check against it")
     parser.add_argument("--gates-file", metavar="PATH", help="read [scoring] (the refusal tokens) from PATH instead of ./gates.toml")
+    parser.add_argument("--trace-format", choices=CHOICES, metavar="NAME", help="how the traces are written: auto (default), native, ragas, openinference, otel-genai or langchain")
+    parser.add_argument("--map", action="append", default=[], metavar="CONCEPT=PATH", help="read a trace concept from another path of each record (repeatable; see score --help)")
     parser.add_argument("--lenient", action="store_true",
                         help='a key one edit or a plural away from a contract field ("gold_citation") is a warning, not an error')
     parser.add_argument("-q", "--quiet", action="store_true", help="print errors only, no warnings or summary")
@@ -32,7 +36,8 @@ def run_validate(args: argparse.Namespace, streams: Streams) -> Exit:
 
     if args.gold == "-" and args.trace == "-":
         raise UsageError("only one of --gold and --trace can be '-' (standard input)")
-    settings = load_config(Overrides(), metric_names, args.gates_file).settings
+    overrides = Overrides(trace_format=args.trace_format, trace_fields=map_options(args.map))
+    settings = load_config(overrides, metric_names, args.gates_file).settings
     problems = validate(args.gold, args.trace, settings, lenient=args.lenient)
     errors = sum(p.severity == ERROR for p in problems)
     with standard_output(streams) as out:

@@ -587,7 +587,7 @@ def gold_records(
         elements = iter_json_array(document, file.name)
         head = next(elements, None)
         records = chain([(*head, None)] if head else [], ((*record, None) for record in elements))
-        ragas = head is not None and _ragas_gold(head[3])
+        ragas = head is not None and ragas_gold(head[3])
     else:
         first, lines = peek(lines)
         text = first.removeprefix(BOM).lstrip(b" \t\r\n")
@@ -598,13 +598,18 @@ def gold_records(
             records = iter_jsonl(file, part, parts, lines)
             if text[:1] == b"{":
                 try:
-                    ragas = _ragas_gold(decode_line(first, file.name, 1)[1])
+                    ragas = ragas_gold(decode_line(first, file.name, 1)[1])
                 except InputError:
                     pass
-    ragas = ragas and trace_format in ("auto", "ragas")
-    fields = tuple((concept, parse_path(path)) for concept, path in ((*RAGAS_GOLD, *mapping) if ragas else mapping))
-    return (GoldShape(fields, ragas) if fields else None), records
+    return gold_shape(mapping, ragas and trace_format in ("auto", "ragas")), records
 
 
-def _ragas_gold(record: object) -> bool:
+def ragas_gold(record: object) -> bool:
+    """Tell whether a gold record is a ragas sample (a ragas dataset as its own gold set)."""
     return type(record) is dict and "user_input" in record and "answerable" not in record
+
+
+def gold_shape(mapping: tuple[tuple[str, str], ...], ragas: bool) -> GoldShape | None:
+    """Build how gold records are read: ragas' shape and/or [gold.fields]; None for the contract as is."""
+    pairs = (*RAGAS_GOLD, *mapping) if ragas else mapping
+    return GoldShape(tuple((concept, parse_path(path)) for concept, path in pairs), ragas) if pairs else None
