@@ -35,7 +35,8 @@ from ragscore.loaders.gold import (
     slice_labels,
 )
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, is_mine, objects_at
-from ragscore.loaders.shapes import TraceShape, detect, open_records
+from ragscore.loaders.detect import detect
+from ragscore.loaders.shapes import TraceShape, open_records
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, TraceView, parse_trace
 from ragscore.metrics.answer import (
     LABEL_ORDER,

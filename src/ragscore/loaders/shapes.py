@@ -22,6 +22,7 @@ from ragscore.errors import InputError
 from ragscore.loaders.fieldpath import MISSING, FieldPath, lookup, parse_path, unflatten
 from ragscore.loaders.jsonl import BOM, InputFile, NeedsOneProcess, decode_line, decode_text, describe, iter_jsonl
 from ragscore.loaders.scores import csv_records
+from ragscore.loaders.detect import detect_text
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS
 
 FORMATS: Final = ("native", "ragas", "openinference", "otel-genai", "langchain")
@@ -76,46 +77,6 @@ PRESETS: Final[Mapping[str, Mapping[str, tuple[str, ...]]]] = {
 # Columns of ragas' CSV export that hold lists (pandas writes them as Python list literals).
 _RAGAS_LIST_COLUMNS: Final = frozenset(
     {"retrieved_contexts", "retrieved_context_ids", "reference_contexts", "reference_context_ids", "multi_responses"})
-
-
-def detect(record: object) -> str:
-    """Name the format a first record is written in, from its keys (native when none fits)."""
-    if type(record) is not dict:
-        return "native"
-    if "resourceSpans" in record:
-        return "openinference" if _otlp_is_openinference(record) else "otel-genai"
-    context = record.get("context")
-    if "span_kind" in record or (type(context) is dict and ("span_id" in context or "trace_id" in context)):
-        return "openinference"
-    if "user_input" in record:
-        return "ragas"
-    if "source_documents" in record or (
-        any(k in record for k in ("query", "input")) and any(k in record for k in ("result", "output", "answer"))
-        and not any(k in record for k in ("qid", "answer_json", "retrieved_ids"))
-    ):
-        return "langchain"
-    return "native"
-
-
-def _otlp_is_openinference(record: dict[str, object]) -> bool:
-    for span in _otlp_spans(record, "", 0):
-        return "openinference.span.kind" in span["attributes"]
-    return False
-
-
-def detect_text(head: bytes) -> str:
-    """Name the format of an input from its first line (bytes): JSON decided by its keys, a CSV
-    header with ragas' columns as ragas, anything else native (the real pass reports it)."""
-    first = head.removeprefix(BOM).lstrip(b" \t\r\n").split(b"\n", 1)[0]
-    if first[:1] == b"{":
-        try:
-            _, value = decode_line(first, "", 1)
-        except InputError:
-            return "native"
-        return detect(value)
-    if b"user_input" in first and b"," in first:
-        return "ragas"
-    return "native"
 
 
 def peek(lines: Iterator[bytes]) -> tuple[bytes, Iterator[bytes]]:

@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Final, NamedTuple
 
 from ragscore.errors import InputError
+from ragscore.loaders.detect import detect
 from ragscore.loaders.fieldpath import FieldPath, lookup, parse_path
 from ragscore.loaders.jsonl import describe, is_string_list
 
@@ -135,7 +136,10 @@ def _join_key(obj: dict[str, object], source: str, line: int) -> tuple[str | Non
         value = obj.get(key)
         if isinstance(value, str):
             return None, value
-    raise InputError(source, 'expected a "qid" (or "q_id") or a question text ("q" or "question") to join on', line)
+    looks_like = detect(obj)
+    hint = f"; the keys look like {looks_like}'s: --trace-format {looks_like} reads them" if looks_like != "native" else ""
+    raise InputError(source, 'expected a "qid" (or "q_id") or a question text ("q" or "question") to join on' + hint,
+                     line)
 
 
 def parse_trace(obj: object, source: str, line: int, document_id: tuple[FieldPath, ...] = DOCUMENT_ID_PATHS) -> TraceView:
