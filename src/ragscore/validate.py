@@ -17,7 +17,8 @@ from ragscore.loaders.gold import GoldItem, parse_gold_item
 from ragscore.loaders.jsonl import BOM, InputFile, array_or_lines, decode_line, iter_json_array, key_index
 from ragscore.loaders.near_miss import GOLD_FIELDS, TRACE_FIELDS, key_note, near_miss
 from ragscore.evaluate import Unreadable, unreadable_hint
-from ragscore.loaders.shapes import GoldShape, TraceShape, detect, detect_text, gold_shape, peek, ragas_csv, ragas_gold, trace_shape
+from ragscore.loaders.detect import detect, detect_text
+from ragscore.loaders.shapes import GoldShape, TraceShape, gold_shape, peek, ragas_csv, ragas_gold, trace_shape
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, Cites, parse_trace
 from ragscore.metrics.text import MIN_NEEDLE, normalise
 from ragscore.quoting import path_at_line_start, quote
