@@ -344,3 +344,27 @@ def test_validate_reads_a_ragas_dataset_as_its_own_gold_set(ragscore, monkeypatc
     monkeypatch.chdir(EXAMPLES / "formats")
     run = ragscore("validate", "--gold", "ragas.jsonl", "--trace", "ragas.jsonl")
     assert (run.status, run.out) == (0, "")
+
+
+def test_the_readme_examples_of_your_traces(ragscore, monkeypatch):
+    from conftest import ROOT
+
+    monkeypatch.chdir(ROOT)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").split("## Your traces", 1)[1].split("\n## ", 1)[0]
+    command, printed = readme.split("```console\n", 1)[1].split("```", 1)[0].strip().split("\n", 1)
+    args = command.strip().removeprefix("$ ragscore ").split()
+    run = ragscore(*args)
+    assert run.status == 2 and run.err == printed.strip() + "\n"
+    toml = readme.split("```toml\n", 1)[1].split("```", 1)[0]
+    import tomllib
+
+    tables = tomllib.loads(toml)
+    from ragscore.input_config import GOLD_CONCEPTS
+    from ragscore.loaders.fieldpath import parse_path
+    from ragscore.loaders.shapes import TRACE_CONCEPTS
+
+    for section, concepts in (("trace", TRACE_CONCEPTS), ("gold", GOLD_CONCEPTS)):
+        for concept, path in tables[section]["fields"].items():
+            assert concept in concepts
+            parse_path(path)
+    assert "at character 5 of the path \"docs[*\"`" in " ".join(readme.split())
