@@ -368,3 +368,40 @@ def test_the_readme_examples_of_your_traces(ragscore, monkeypatch):
             assert concept in concepts
             parse_path(path)
     assert "at character 5 of the path \"docs[*\"`" in " ".join(readme.split())
+
+
+def test_a_phoenix_spans_dataframe_written_as_json_lines(ragscore, isolated):
+    # get_spans_dataframe().to_json(orient="records", lines=True): flattened columns, nulls for absent ones.
+    spans = [
+        {"context.trace_id": "t1", "context.span_id": "s1", "parent_id": None, "span_kind": "CHAIN",
+         "attributes.input.value": GOLD[0]["question"], "attributes.output.value": "30 days. citations: [d1]",
+         "attributes.retrieval.documents": None},
+        {"context.trace_id": "t1", "context.span_id": "s2", "parent_id": "s1", "span_kind": "RETRIEVER",
+         "attributes.input.value": GOLD[0]["question"], "attributes.output.value": None,
+         "attributes.retrieval.documents": [{"document.id": "d1", "document.content": "Refunds: 30 days."}]},
+    ]
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "spans.jsonl", spans)
+    doc = ragscore("--gold", "g.jsonl", "--trace", "spans.jsonl", "--no-fail", "--per-question").json()
+    assert doc["settings"]["trace_format"] == "openinference"
+    assert [q["label"] for q in doc["questions"]] == ["OK", "MISSING_TRACE", "MISSING_TRACE"]
+
+
+def test_compare_never_pairs_runs_read_differently_without_a_word(ragscore, monkeypatch, tmp_path):
+    from conftest import EXAMPLES
+
+    monkeypatch.chdir(EXAMPLES / "formats")
+    base = ragscore("--gold", "gold.jsonl", "--trace", "native.jsonl", "--per-question", "--no-fail", "-q")
+    (tmp_path / "base.json").write_text(base.out, encoding="utf-8")
+    refused = ragscore("compare", "--gold", "gold.jsonl", "--trace", "langchain.jsonl",
+                       "--baseline-report", str(tmp_path / "base.json"), "--format", "none")
+    assert (refused.status, refused.err) == (2, f"ragscore: error: {tmp_path / 'base.json'}: the baseline report was "
+                                                "scored with other settings (trace: native vs langchain)\n")
+    mapped = ragscore("compare", "--gold", "gold.jsonl", "--trace", "native.jsonl", "--map", "claim=answer",
+                      "--baseline-report", str(tmp_path / "base.json"), "--format", "none")
+    assert mapped.status == 2 and 'trace_fields: {} vs {"claim": "answer"}' in mapped.err
+    paired = ragscore("compare", "--gold", "gold.jsonl", "--trace", "langchain.jsonl", "--baseline", "native.jsonl",
+                      "--format", "none")
+    assert paired.status == 0
+    assert paired.err.startswith("ragscore: the baseline's traces were read as native, the candidate's as langchain "
+                                 "(--trace-format auto)\n")

@@ -80,6 +80,9 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
         )
         _check_regression_names(config, candidate_ev.metrics())
         baseline_metrics, baseline_input = baseline_ev.metrics(), _input(baseline_ev.traces, baseline_ev.digests[1])
+        if baseline_ev.settings.trace_format != candidate_ev.settings.trace_format and not args.quiet:
+            streams.note(f"the baseline's traces were read as {baseline_ev.settings.trace_format}, the candidate's as "
+                         f"{candidate_ev.settings.trace_format} (--trace-format auto)")
     else:
         candidate_ev = score(args.gold, args.trace, settings, Wants(rows=True), choose_jobs(args.jobs, args.gold, args.trace))
         _check_regression_names(config, candidate_ev.metrics())
@@ -87,7 +90,7 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
         report, doc = load_report(args.baseline_report)  # checked: the parts read below are there
         if doc["inputs"]["gold"]["sha256"] != candidate_ev.digests[0]:
             raise InputError(report.name, "the baseline report was not made with this gold set (its gold sha256 differs)")
-        _check_same_scoring(doc["signature"], settings.signature(), report.name)
+        _check_same_scoring(doc["signature"], candidate_ev.settings.signature(), report.name)
         baseline = run_from_report(doc, report.name)
         baseline_metrics, baseline_input = baseline.metrics, _input(report, report.sha256)
         lacking = [metric for metric in config.regression if metric not in baseline.metrics]
@@ -130,13 +133,16 @@ def _check_regression_names(config: Config, metrics: Iterable[str]) -> None:
 
 # Signature parts that do not change a score (or that differ legitimately between two reports).
 _NOT_SCORING = ("ragscore", "metrics", "ci")
+# How the inputs were read, as a signature leaves it out when they were read as the contract: a
+# report read another way (a format, a mapping, refusal patterns) differs in these.
+_READ_AS_CONTRACT = {"trace": "native", "trace_fields": "{}", "gold_fields": "{}", "refusal_patterns": "[]"}
 
 
 def _check_same_scoring(baseline: str, candidate: str, source: str) -> None:
     """Refuse a baseline report scored with other settings (k, refusal tokens, cutoffs, ...)."""
     def parts(signature: str) -> dict[str, str]:
         pairs = (part.partition(":") for part in signature.split("|"))
-        return {key: value for key, _, value in pairs if key not in _NOT_SCORING}
+        return {**_READ_AS_CONTRACT, **{key: value for key, _, value in pairs if key not in _NOT_SCORING}}
 
     before, after = parts(baseline), parts(candidate)
     differing = sorted(key for key in before.keys() & after.keys() if before[key] != after[key])

@@ -13,7 +13,8 @@ def detect(record: object) -> str:
     if "resourceSpans" in record:
         return "openinference" if _otlp_is_openinference(record["resourceSpans"]) else "otel-genai"
     context = record.get("context")
-    if "span_kind" in record or (type(context) is dict and ("span_id" in context or "trace_id" in context)):
+    if "span_kind" in record or "context.trace_id" in record or (
+            type(context) is dict and ("span_id" in context or "trace_id" in context)):
         return "openinference"
     if "user_input" in record:
         return "ragas"

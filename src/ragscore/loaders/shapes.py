@@ -256,12 +256,16 @@ def _first_in_spans(spans: list[dict[str, object]], paths: tuple[FieldPath, ...]
 def _phoenix_span(obj: dict[str, object], source: str, line: int) -> dict[str, object]:
     """Read one span as Phoenix (or any OpenInference JSON exporter) writes it."""
     context = obj.get("context")
-    trace = (context.get("trace_id") if type(context) is dict else None) or obj.get("trace_id") or obj.get("traceId")
+    trace = ((context.get("trace_id") if type(context) is dict else None) or obj.get("context.trace_id")
+             or obj.get("trace_id") or obj.get("traceId"))
     if not isinstance(trace, str) or not trace:
-        raise InputError(source, 'expected a span with a trace id ("context": {"trace_id": ...}, '
+        raise InputError(source, 'expected a span with a trace id ("context": {"trace_id": ...}, "context.trace_id", '
                                  '"trace_id" or "traceId")', line)
     attributes = obj.get("attributes")
-    attributes = unflatten(attributes) if type(attributes) is dict else {}
+    if type(attributes) is not dict:  # a spans dataframe written as JSON: "attributes.input.value" columns
+        attributes = {key[len("attributes."):]: value for key, value in obj.items()
+                      if key.startswith("attributes.") and value is not None}
+    attributes = unflatten(attributes)
     kind = obj.get("span_kind")
     if not isinstance(kind, str):
         kind = lookup(attributes, parse_path("openinference.span.kind"))
