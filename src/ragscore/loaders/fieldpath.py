@@ -173,46 +173,34 @@ def unflatten(attributes: dict[str, object]) -> dict[str, object]:
     clashes: dict[str, object] = {}
     for key, value in attributes.items():
         parts = key.split(".")
-        if not all(parts):
+        if not all(parts) or not _place(root, parts, value):
             clashes[key] = value
-            continue
-        node: object = root
-        for n, part in enumerate(parts):
-            last = n == len(parts) - 1
-            nxt: object = value if last else ([] if parts[n + 1].isdigit() else {})
-            if isinstance(node, dict):
-                current = node.get(part, MISSING)
-                if last:
-                    if current is MISSING:
-                        node[part] = nxt
-                    else:
-                        clashes[key] = value
-                    break
-                if current is MISSING:
-                    node[part] = current = nxt
-                elif not isinstance(current, type(nxt)):
-                    clashes[key] = value
-                    break
-                node = current
-            elif isinstance(node, list) and part.isdigit() and len(part) < 7:
-                index = int(part)
-                while len(node) <= index:
-                    node.append(None)
-                current = node[index]
-                if last:
-                    if current is None:
-                        node[index] = nxt
-                    else:
-                        clashes[key] = value
-                    break
-                if current is None:
-                    node[index] = current = nxt
-                elif not isinstance(current, type(nxt)):
-                    clashes[key] = value
-                    break
-                node = current
-            else:
-                clashes[key] = value
-                break
     root.update((key, value) for key, value in clashes.items() if key not in root)
     return root
+
+
+def _place(root: dict[str, object], parts: list[str], value: object) -> bool:
+    """Put ``value`` at the path ``parts`` inside ``root``; False when something else is there."""
+    node: dict[str, object] | list[object] = root
+    for n, part in enumerate(parts):
+        if isinstance(node, list):
+            if not part.isdigit() or len(part) > 6:  # an index, and not one that would fill memory
+                return False
+            index: int | str = int(part)
+            node.extend([None] * (int(part) + 1 - len(node)))
+            current = node[int(part)]
+        else:
+            index = part
+            current = node.get(part)
+        if n == len(parts) - 1:
+            if current is not None:
+                return False
+            node[index] = value  # type: ignore[index]
+            return True
+        fresh: dict[str, object] | list[object] = [] if parts[n + 1].isdigit() else {}
+        if current is None:
+            node[index] = current = fresh  # type: ignore[index]
+        elif type(current) is not type(fresh):
+            return False
+        node = current  # type: ignore[assignment]
+    return True
