@@ -105,8 +105,8 @@ def test_an_unreadable_minority_is_counted_and_named(ragscore, isolated):
     run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail")
     assert run.status == 0
     assert run.json()["counts"]["unreadable"] == 1
-    assert ('ragscore: 1 trace has no claim or refusal field (scored as empty answers; counts.unreadable): line 2: '
-            'its keys are "qid", "result", "retrieved_ids": did you mean --map claim=result?\n') in run.err
+    assert ('ragscore: 1 trace has no claim or refusal field (scored as empty answers; counts.unreadable): '
+            't.jsonl:2: its keys are "qid", "result", "retrieved_ids": did you mean --map claim=result?\n') in run.err
     mapped = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--map", "claim=result", "--per-question")
     doc = mapped.json()
     # Mapped, the claim comes from "result" only: Q1's and Q3's "answer" are no longer read (the
@@ -130,7 +130,7 @@ def test_retrieved_entries_may_be_objects_and_one_without_an_id_is_noted(ragscor
     assert [q["label"] for q in doc["questions"]] == ["OK", "NO_CITATION_HIT", "REFUSAL_OK"]
     assert doc["counts"]["unreadable_retrieved"] == 1
     assert ("ragscore: 1 trace has a retrieved list with an entry that gives no id (read as nothing retrieved; "
-            "entries that are objects need an id, doc_id or document.id, or --map document_id=PATH): line 2\n") in run.err
+            "entries that are objects need an id, doc_id or document.id, or --map document_id=PATH): t.jsonl, line 2\n") in run.err
     by_name = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--map", "document_id=name")
     # Read by "name" only, every list has an entry without one.
     assert by_name.json()["counts"]["unreadable_retrieved"] == 3
@@ -405,3 +405,132 @@ def test_compare_never_pairs_runs_read_differently_without_a_word(ragscore, monk
     assert paired.status == 0
     assert paired.err.startswith("ragscore: the baseline's traces were read as native, the candidate's as langchain "
                                  "(--trace-format auto)\n")
+
+
+# --- review fixes ------------------------------------------------------------------------------------
+
+def test_unreadable_counts_do_not_depend_on_the_number_of_processes(ragscore, isolated):
+    gold = [{"qid": f"Q{i}", "answerable": True, "gold_claim_substr": ["answer text"]} for i in range(60)]
+    traces = [{"result": "x", "qid": f"Q{i}"} if i % 5 == 0 else {"qid": f"Q{i}", "answer": "answer text"}
+              for i in range(60)]
+    write(isolated / "g.jsonl", gold)
+    write(isolated / "t.jsonl", traces)
+    one = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--jobs", "1")
+    three = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--jobs", "3")
+    assert one.status == three.status == 0
+    assert one.json()["counts"]["unreadable"] == 12
+    assert one.out == three.out and one.err == three.err
+
+
+@pytest.mark.parametrize("trace", [
+    {"qid": "Q1", "answer": "30 days", "retrieved_ids": ["d1"], "context": {"trace_id": "abc"}},
+    {"question": "What is the refund window?", "query": "refund window", "answer": "30 days", "chunks": ["d1"]},
+])
+def test_a_native_trace_with_other_keys_is_read_as_native(ragscore, isolated, trace):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [trace])
+    doc = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--per-question").json()
+    assert doc["settings"]["trace_format"] == "native"
+    assert doc["questions"][0]["label"] == "NO_CITATION_HIT" and doc["counts"]["unknown_traces"] == 0
+
+
+def test_an_error_in_traces_read_by_auto_names_the_format(ragscore, isolated):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [{"query": "What is the refund window?", "result": "x"}, {"query": 3, "result": "y"}])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl")
+    assert run.status == 2
+    assert run.err.endswith("(read as langchain, detected from the first record; --trace-format names the format)\n")
+
+
+def test_refusal_patterns_with_a_bar_keep_the_signature_apart(ragscore, monkeypatch, tmp_path):
+    from conftest import EXAMPLES
+
+    monkeypatch.chdir(EXAMPLES / "formats")
+    base = ragscore("--gold", "gold.jsonl", "--trace", "native.jsonl", "--per-question", "--no-fail", "-q",
+                    "--refusal-pattern", "zzz|i do not know")
+    assert 'refusal_patterns:["zzz\\u007ci do not know"]' in base.json()["signature"]
+    (tmp_path / "base.json").write_text(base.out, encoding="utf-8")
+    run = ragscore("compare", "--gold", "gold.jsonl", "--trace", "native.jsonl", "--baseline-report",
+                   str(tmp_path / "base.json"), "--format", "none", "--gates-file", str(_patterns(tmp_path)))
+    assert run.status == 2 and "refusal_patterns:" in run.err
+
+
+def _patterns(folder):
+    path = folder / "g2.toml"
+    path.write_text('[scoring]\nrefusal_patterns = ["zzz|no idea"]\n', encoding="utf-8")
+    return path
+
+
+def test_otlp_spans_below_an_http_root_read_as_openinference(ragscore, isolated):
+    def attrs(**values):
+        return [{"key": k.replace("__", "."), "value": {"stringValue": v}} for k, v in values.items()]
+
+    spans = [
+        {"traceId": "t1", "spanId": "a", "parentSpanId": "", "name": "POST /ask", "attributes": attrs(http__method="POST")},
+        {"traceId": "t1", "spanId": "b", "parentSpanId": "a", "name": "rag", "attributes": attrs(
+            openinference__span__kind="CHAIN", input__value=GOLD[0]["question"],
+            output__value="Within 30 days. citations: [d1]")},
+        {"traceId": "t1", "spanId": "c", "parentSpanId": "b", "name": "retrieve", "attributes": [
+            *attrs(openinference__span__kind="RETRIEVER"),
+            {"key": "retrieval.documents.0.document.id", "value": {"stringValue": "d1"}}]},
+    ]
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "otlp.jsonl", [{"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}])
+    doc = ragscore("--gold", "g.jsonl", "--trace", "otlp.jsonl", "--no-fail", "--per-question").json()
+    assert doc["settings"]["trace_format"] == "openinference"
+    assert doc["questions"][0]["label"] == "OK"
+
+
+def test_what_cannot_be_read_shows_in_every_report(ragscore, isolated):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [
+        {"qid": "Q1", "answer": "30 days", "citations": ["d1"], "retrieved_ids": [{"name": "x"}]},
+        {"qid": "Q2", "result": "Ada Lovelace", "retrieved_ids": ["d2"]},
+    ])
+    md = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--format", "markdown").out
+    assert ("**Unreadable:** 1 trace had no claim or refusal field (scored as empty answers); 1 trace had a retrieved "
+            "list with an entry that gives no id (read as nothing retrieved).\n") in md
+    text = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--format", "text").out
+    assert text.splitlines()[0].endswith(", 1 unreadable, 1 with an unreadable retrieved list")
+    ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--format", "none", "--html", "r.html")
+    page = (isolated / "r.html").read_text(encoding="utf-8")
+    assert "unreadable traces" in page and "unreadable retrieved lists" in page
+
+
+def test_a_mapping_that_finds_nothing_is_noted_and_a_collected_non_list_is_broken(ragscore, isolated):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [{"qid": "Q1", "answer": "30 days", "docs": {"id": "d1"}}])
+    typo = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--format", "none",
+                    "--map", "retrieved_ids=doc[*].id")
+    assert ('ragscore: the mapping retrieved_ids="doc[*].id" found nothing in any of 1 trace (a typo in the path?)\n'
+            in typo.err)
+    broken = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--map", "retrieved_ids=docs[*].id")
+    assert broken.json()["counts"]["unreadable_retrieved"] == 1
+
+
+def test_validate_checks_scores_as_score_does(ragscore, isolated):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [{"qid": "Q1", "answer": "30 days", "scores": {"judge": "high"}}])
+    assert ragscore("--gold", "g.jsonl", "--trace", "t.jsonl").status == 2
+    run = ragscore("validate", "--gold", "g.jsonl", "--trace", "t.jsonl")
+    assert run.status == 2
+    assert 't.jsonl:1: error: expected "scores.judge" to be a number or null, got "high"\n' in run.out
+
+
+def test_a_ragas_gold_set_says_how_it_was_read(ragscore, monkeypatch):
+    from conftest import EXAMPLES
+
+    monkeypatch.chdir(EXAMPLES / "formats")
+    run = ragscore("--gold", "ragas.jsonl", "--trace", "ragas.jsonl", "--no-fail", "--format", "none")
+    assert ('ragscore: the gold set was read as a ragas dataset: reference -> the gold claim and answer, '
+            'reference_context_ids -> the relevant documents of --metrics retrieval (not citations: [gold.fields] '
+            'gold_citations = "reference_context_ids" makes them citations)\n') in run.err
+
+
+def test_a_near_miss_beside_its_field_is_a_field_of_its_own(ragscore, isolated):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [{"qid": "Q1", "answer": "30 days", "scores": {"judge": 1}, "score": 0.3,
+                                  "Citations": ["d1"]}])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--format", "none")
+    assert '"score"' not in run.err
+    assert '"Citations" is not a field of the trace contract (ignored): did you mean "citations"?' in run.err

@@ -35,6 +35,7 @@ from ragscore.loaders.gold import (
     slice_labels,
 )
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, is_mine, objects_at
+from ragscore.loaders.near_miss import TRACE_FIELDS, near_misses
 from ragscore.loaders.detect import detect
 from ragscore.loaders.shapes import TraceShape, open_records
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, TraceView, parse_trace
@@ -51,7 +52,8 @@ from ragscore.metrics.answer import (
     unpack,
 )
 from ragscore.metrics.families import Columns, Family, enabled
-from ragscore.metrics.registry import Direction, MetricSpec, lookup, register
+from ragscore.metrics import METRICS
+from ragscore.metrics.registry import Direction, lookup
 from ragscore.quoting import quote
 from ragscore.reports.reasons import reason
 from ragscore.settings import Settings
@@ -60,18 +62,7 @@ if TYPE_CHECKING:
     from ragscore.loaders.scores import ScoreFile
 
 EXAMPLES = 5  # ids quoted in a one-line summary such as "3 unknown traces: a, b, c"
-# The keys of the native trace contract (others are checked for near misses: "retrieved_id").
-TRACE_KEYS: Final = frozenset({"qid", "q_id", "q", "question", "answer", "answer_json", "citations", "refused",
-                               "retrieved_ids", "chunks", "retrieved_chunks", "retrieved_embeddings", "scores"})
-
-register(
-    MetricSpec("missing", Direction.LOWER, "counts", "gold questions with no trace (scored as refusals)", "count"),
-    MetricSpec("unknown_traces", Direction.LOWER, "counts", "trace lines whose qid or question is not in the gold set", "count"),
-    MetricSpec("duplicate_traces", Direction.LOWER, "counts", "trace lines overridden by a later line for the same question",
-               "count"),
-)
-
-COUNT_METRICS = ("missing", "unknown_traces", "duplicate_traces")
+COUNT_METRICS = METRICS.names("counts")
 
 
 def metric_names(settings: Settings) -> tuple[str, ...]:
@@ -218,8 +209,10 @@ class PartResult:
     matched_scores: list[str] = field(default_factory=list)  # keys of the --scores rows joined here
     score_lines: dict[str, int] = field(default_factory=dict)  # the trace line that named each score first
     trace_format: str = "native"  # the format the traces were read in ("auto" resolved)
-    gold_keys: dict[str, int] = field(default_factory=dict)   # keys outside the contract -> first line (sampled)
-    trace_keys: dict[str, int] = field(default_factory=dict)
+    mapped_found: dict[str, int] = field(default_factory=dict)  # mapped concept -> records that had its path
+    gold_keys: dict[str, tuple[str, int]] = field(default_factory=dict)   # near misses: key -> (field, first line)
+    trace_keys: dict[str, tuple[str, int]] = field(default_factory=dict)
+    gold_ragas: bool = False  # the gold set was read as a ragas dataset
 
 
 @dataclass(slots=True)
@@ -240,8 +233,10 @@ class Evaluation:
     samples: dict[str, list[Sample]] = field(default_factory=dict)
     scores: dict[str, ScoreTotals] = field(default_factory=dict)  # external scores by name
     unmatched_scores: list[tuple[int, str]] = field(default_factory=list)  # (line, key) of --scores rows
-    gold_keys: dict[str, int] = field(default_factory=dict)   # keys outside the contract -> first line (sampled)
-    trace_keys: dict[str, int] = field(default_factory=dict)  # (native traces only: mapped ones name their own)
+    mapped_found: dict[str, int] = field(default_factory=dict)  # mapped concept -> records that had its path
+    gold_keys: dict[str, tuple[str, int]] = field(default_factory=dict)   # near misses: key -> (field, first line)
+    trace_keys: dict[str, tuple[str, int]] = field(default_factory=dict)  # (native traces only: mapped ones name their own)
+    gold_ragas: bool = False  # the gold set was read as a ragas dataset
 
     def metrics(self) -> dict[str, float | None]:
         """Return every metric by name: answer metrics, optional families, external scores, then counts."""
@@ -310,7 +305,7 @@ def score_part(
         with no_cycle_collection():
             gold = load_part_gold(gold_file, settings, wants, part, parts)
             result.questions = len(gold.items)
-            result.gold_keys = gold.extra_keys
+            result.gold_keys, result.gold_ragas = gold.extra_keys, gold.ragas
             phase = 1
             score_traces(gold, trace_file, settings, wants, part, parts, result)
         if parts == 1:
@@ -318,8 +313,16 @@ def score_part(
     except NeedsOneProcess:
         result.one_process = True
     except InputError as exc:
-        result.error = error_key(exc, phase)
+        result.error = error_key(detected(exc, settings.trace_format, result.trace_format) if phase else exc, phase)
     return result
+
+
+def detected(exc: InputError, asked: str, used: str) -> InputError:
+    """Say, in an error about a trace, which format "auto" read the traces in (when not the contract)."""
+    if asked != "auto" or used == "native":
+        return exc
+    return InputError(exc.source, f"{exc.message} (read as {used}, detected from the first record; "
+                                  "--trace-format names the format)", exc.line, exc.column)
 
 
 def error_key(exc: InputError, phase: int) -> tuple[int, int, int, str, str, int | None, int | None]:
@@ -365,17 +368,16 @@ def score_traces(
         if shape is not None and shape.sources:
             view = view._replace(claim_from=shape.relabel(view.claim_from), refused_from=shape.relabel(view.refused_from),
                                  citations_from=shape.relabel(view.citations_from))
+        qid = view.qid
+        if parts > 1 and qid is not None and not is_mine(key, qid, part, parts):
+            continue
+        # Counted by the worker that owns the line (another one may have parsed it too).
         if view.claim_from is None and view.refused_from is None:
             note_unreadable(view, obj if shape is None else record, obj)
         if view.retrieved_bad:
             note_bad_retrieved(line)
         if line <= KEY_SAMPLE_LINES and shape is None and type(obj) is dict:
-            for k in obj:  # type: ignore[union-attr]
-                if k not in TRACE_KEYS and k not in trace_keys:
-                    trace_keys[k] = line
-        qid = view.qid
-        if parts > 1 and qid is not None and not is_mine(key, qid, part, parts):
-            continue
+            near_misses(obj, line, trace_keys, TRACE_FIELDS)
         accounting.lines += 1
         position = by_qid.get(qid) if qid is not None else _position_by_question(gold, view, name, parts)
         if position is None:
@@ -460,6 +462,8 @@ def score_traces(
     for c in columns:
         c.offsets, c.owners = array("q"), array("q")  # positions mean nothing outside this part
     result.columns = columns
+    if shape is not None:
+        result.mapped_found = {concept: shape.found.get(concept, 0) for concept in shape.mapped}
 
 
 def _texts_again(
@@ -509,7 +513,8 @@ def unreadable_hint(example: Unreadable, fmt: str) -> str:
 
 # Keys that usually hold a pipeline's answer, for the hint of an unreadable trace.
 CLAIM_LIKE: Final = frozenset({
-    "answer", "result", "response", "output", "text", "completion", "generation", "content", "prediction", "reply",
+    "answer", "claim", "result", "response", "output", "text", "completion", "generation", "content", "prediction",
+    "reply",
     "final_answer", "answer_text", "response_text", "output_text", "generated_text", "llm_output", "prediction_text",
 })
 
@@ -545,7 +550,8 @@ def merge(
         columns = [a + b for a, b in zip(columns, p.columns)]
     settings = replace(settings, trace_format=parts[0].trace_format)
     if accounting.unreadable_bare * 2 > accounting.lines:
-        line, example = accounting.unreadable_examples[0]
+        examples = accounting.unreadable_examples
+        line, example = next(((n, e) for n, e in examples if e.bare), examples[0])
         raise InputError(traces.name, f"{accounting.unreadable_bare:,} of {accounting.lines:,} traces have nothing "
                                       f"ragscore reads (no claim, refusal, retrieved list or scores; read as {settings.trace_format} "
                                       f"format): {unreadable_hint(example, settings.trace_format)}", line)
@@ -563,17 +569,19 @@ def merge(
     return Evaluation(
         gold, traces, digests, settings, questions, tally, accounting, [q for _, q in missing], rows, explained,
         columns, keep_worst([p.samples for p in parts], wants.samples), scores, unmatched,
-        _first_lines(p.gold_keys for p in parts), _first_lines(p.trace_keys for p in parts),
+        gold_keys=_first_lines(p.gold_keys for p in parts), trace_keys=_first_lines(p.trace_keys for p in parts),
+        mapped_found={concept: sum(p.mapped_found.get(concept, 0) for p in parts) for concept in parts[0].mapped_found},
+        gold_ragas=parts[0].gold_ragas,
     )
 
 
-def _first_lines(found: Iterable[dict[str, int]]) -> dict[str, int]:
-    """Merge key -> first line maps of several parts (the earliest line of each key)."""
-    out: dict[str, int] = {}
+def _first_lines(found: Iterable[dict[str, tuple[str, int]]]) -> dict[str, tuple[str, int]]:
+    """Merge the near misses of several parts (the earliest line of each key)."""
+    out: dict[str, tuple[str, int]] = {}
     for keys in found:
-        for key, line in keys.items():
-            if line < out.get(key, line + 1):
-                out[key] = line
+        for key, (suggestion, line) in keys.items():
+            if key not in out or line < out[key][1]:
+                out[key] = (suggestion, line)
     return out
 
 

@@ -24,6 +24,7 @@ from ragscore.evaluate import (
     Evaluation,
     PartResult,
     Wants,
+    detected,
     error_key,
     load_part_gold,
     merge,
@@ -75,7 +76,8 @@ def compare_part(
     except InputError as exc:
         # A gold error belongs to both runs; merge() raises it (phase 0) before any trace error.
         for result in (out.candidate, out.baseline) if phase == 0 else (runs[phase - 1][0],):
-            result.error = error_key(exc, min(phase, 1))
+            failed = exc if phase == 0 else detected(exc, settings.trace_format, result.trace_format)
+            result.error = error_key(failed, min(phase, 1))
         return out
     out.places = array("q", gold.places)
     base, cand = out.baseline.packed, out.candidate.packed

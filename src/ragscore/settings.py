@@ -124,19 +124,19 @@ class Settings:
         # How the inputs were read, when not as the native contract: a run read another way never
         # compares silently with one read natively.
         if self.refusal_patterns:
-            optional.append("refusal_patterns:" + json.dumps(list(self.refusal_patterns), ensure_ascii=False))
+            optional.append("refusal_patterns:" + _signed(list(self.refusal_patterns)))
         if self.trace_format not in ("native", "auto"):
             optional.append(f"trace:{self.trace_format}")
         if self.trace_fields:
-            optional.append("trace_fields:" + json.dumps(dict(self.trace_fields), ensure_ascii=False, sort_keys=True))
+            optional.append("trace_fields:" + _signed(dict(self.trace_fields)))
         if self.gold_fields:
-            optional.append("gold_fields:" + json.dumps(dict(self.gold_fields), ensure_ascii=False, sort_keys=True))
+            optional.append("gold_fields:" + _signed(dict(self.gold_fields)))
         return "|".join(
             [
                 f"ragscore:{__version__}",
                 f"k:{self.k}",
                 "cutoffs:" + ",".join(map(str, self.cutoffs)),
-                "refusal:" + json.dumps(list(self.refusal_tokens), ensure_ascii=False),
+                "refusal:" + _signed(list(self.refusal_tokens)),
                 f"require_claim:{yes[self.require_claim]}",
                 f"scope_citations:{yes[self.scope_citations]}",
                 f"strict:{yes[self.strict]}",
@@ -145,3 +145,9 @@ class Settings:
                 f"ci:{self.confidence:g},bootstrap:{self.bootstrap},seed:{self.seed}",
             ]
         )
+
+
+def _signed(value: object) -> str:
+    """Write a value of the signature as JSON, its "|" escaped: "|" separates the signature's parts
+    (a refusal pattern "a|b" must not read as two of them)."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True).replace("|", "\\u007c")

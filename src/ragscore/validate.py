@@ -15,9 +15,10 @@ from typing import IO, Final
 from ragscore.errors import InputError
 from ragscore.loaders.gold import GoldItem, parse_gold_item
 from ragscore.loaders.jsonl import BOM, InputFile, array_or_lines, decode_line, iter_json_array, key_index
-from ragscore.loaders.near_miss import GOLD_FIELDS, TRACE_FIELDS, key_note, near_miss
+from ragscore.loaders.near_miss import GOLD_FIELDS, TRACE_FIELDS, key_note, missed_field
 from ragscore.evaluate import Unreadable, unreadable_hint
-from ragscore.loaders.detect import detect, detect_text
+from ragscore.external import ScoreColumns
+from ragscore.loaders.detect import detect, detect_text, is_csv_header, looks_json
 from ragscore.loaders.shapes import GoldShape, TraceShape, gold_shape, peek, ragas_csv, ragas_gold, trace_shape
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, Cites, parse_trace
 from ragscore.metrics.text import MIN_NEEDLE, normalise
@@ -48,13 +49,15 @@ def _error(exc: InputError) -> Problem:
     return Problem(exc.source, exc.line, exc.column, ERROR, exc.message)
 
 
-def _records(file: InputFile, problems: list[Problem], ragas_csv_ok: bool = False) -> Iterator[tuple[int, int, str, object]]:
+def _records(
+    file: InputFile, problems: list[Problem], ragas_csv_ok: bool = False, arrays: bool = True
+) -> Iterator[tuple[int, int, str, object]]:
     """Yield every readable record; record each unreadable line and go on (a JSON array, a CSV file stops).
 
     With ``ragas_csv_ok``, a file whose first line is a CSV header with ragas' columns is read as
-    ragas' CSV export.
+    ragas' CSV export. Without ``arrays`` (traces), a JSON array is read as lines, as score reads it.
     """
-    document, lines = array_or_lines(file)
+    document, lines = array_or_lines(file) if arrays else (None, file.raw_lines())
     if document is not None:
         try:
             yield from iter_json_array(document, file.name)
@@ -63,7 +66,7 @@ def _records(file: InputFile, problems: list[Problem], ragas_csv_ok: bool = Fals
         return
     if ragas_csv_ok:
         first, lines = peek(lines)
-        if detect_text(first) == "ragas" and not first.removeprefix(BOM).lstrip()[:1] == b"{":
+        if is_csv_header(first):
             try:
                 for line, row in ragas_csv(file.name, lines):
                     yield line, 1, "", row
@@ -98,12 +101,10 @@ class _NearMisses:
         if type(obj) is not dict:
             return
         for key in obj:
-            if key in self.known:
+            suggestion = missed_field(key, obj, self.known)  # None too when the record has the field
+            if suggestion is None:
                 continue
-            if key not in self.verdicts:
-                self.verdicts[key] = near_miss(key, self.known)
-            if self.verdicts[key] is None:
-                continue
+            self.verdicts[key] = suggestion
             if key in self.found:
                 first_line, first_column, records = self.found[key]
                 self.found[key] = (first_line, first_column, records + 1)
@@ -221,7 +222,7 @@ def _trace_records(
         raw = list(file.raw_lines())
         first, _ = peek(iter(raw))
         fmt = detect_text(first) if fmt == "auto" else fmt
-        csv_input = fmt == "ragas" and first.removeprefix(BOM).lstrip()[:1] != b"{"
+        csv_input = fmt == "ragas" and not looks_json(first)
         file = _Lines(file, raw)
     else:
         csv_input = False
@@ -234,7 +235,7 @@ def _trace_records(
         except InputError as exc:
             problems.append(_error(exc))
         return shape, records
-    return shape, list(_records(file, problems))
+    return shape, list(_records(file, problems, arrays=False))
 
 
 class _Lines(InputFile):
@@ -269,6 +270,8 @@ def _validate_traces(
             elif not (shape.spans or shape.csv):
                 obj = shape.translate(obj, file.name, line)
             view = parse_trace(obj, file.name, line, DOCUMENT_ID_PATHS if shape is None else shape.document_id)
+            if type(obj) is dict and obj.get("scores") is not None:  # checked as score checks it
+                ScoreColumns(1).put_trace(0, obj["scores"], file.name, line)
         except InputError as exc:
             problems.append(_error(exc))
             continue

@@ -214,7 +214,7 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     if not args.quiet:
         slice_failed = [f"{r.gate.metric}[{path}={label}]" for path, groups in slices.items()
                         for label, s in groups.items() for r in s.gates if r.status.value == "fail"]
-        notes = format_notes(config.settings, ev.settings) + key_notes(ev) + accounting_notes(ev, scores)
+        notes = format_notes(config.settings, ev.settings, ev) + key_notes(ev) + accounting_notes(ev, scores)
         notes += slice_notes(slices, config.slice_min_n)
         notes += [f"diagnosis: {d.severity} {diagnosis_heading(d.as_dict())}" for d in diagnoses]
         notes += gate_lines(results, passed, slice_failed)

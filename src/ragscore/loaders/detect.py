@@ -2,13 +2,33 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from ragscore.errors import InputError
 from ragscore.loaders.jsonl import BOM, decode_line
+
+
+# A record with a key of the native contract to join on and one to score is native, whatever
+# else it holds (a "context" object, a "query" field).
+_NATIVE_JOIN: Final = ("qid", "q_id", "question", "q")
+_NATIVE_CONTENT: Final = ("answer", "answer_json", "retrieved_ids", "chunks", "refused")
+
+
+def looks_json(first: bytes) -> bool:
+    """Tell whether a first line starts a JSON object or array (else: a CSV file, for ragas)."""
+    return first.removeprefix(BOM).lstrip(b" \t\r\n")[:1] in (b"{", b"[")
+
+
+def is_csv_header(first: bytes) -> bool:
+    """Tell whether a first line is the header of ragas' CSV export (not JSON, names user_input)."""
+    return not looks_json(first) and b"user_input" in first and b"," in first
 
 
 def detect(record: object) -> str:
     """Name the format a record is written in, from its keys (native when none fits)."""
     if type(record) is not dict:
+        return "native"
+    if any(key in record for key in _NATIVE_JOIN) and any(key in record for key in _NATIVE_CONTENT):
         return "native"
     if "resourceSpans" in record:
         return "openinference" if _otlp_is_openinference(record["resourceSpans"]) else "otel-genai"
@@ -27,14 +47,16 @@ def detect(record: object) -> str:
 
 
 def _otlp_is_openinference(resources: object) -> bool:
-    """Tell whether the first span of an OTLP/JSON line carries OpenInference's span kind."""
+    """Tell whether a span of an OTLP/JSON line carries OpenInference's span kind (the root may be
+    an HTTP server's span, with the pipeline's spans below it)."""
     for resource in resources if type(resources) is list else ():
         scopes = resource.get("scopeSpans") if type(resource) is dict else None
         for scope in scopes if type(scopes) is list else ():
             for span in (scope.get("spans") if type(scope) is dict else None) or ():
                 attributes = span.get("attributes") if type(span) is dict else None
-                return type(attributes) is list and any(
-                    type(a) is dict and a.get("key") == "openinference.span.kind" for a in attributes)
+                if type(attributes) is list and any(
+                        type(a) is dict and a.get("key") == "openinference.span.kind" for a in attributes):
+                    return True
     return False
 
 
@@ -48,6 +70,4 @@ def detect_text(head: bytes) -> str:
         except InputError:
             return "native"
         return detect(value)
-    if b"user_input" in first and b"," in first:
-        return "ragas"
-    return "native"
+    return "ragas" if is_csv_header(first) else "native"

@@ -20,6 +20,7 @@ Reading is forgiving where exporters differ and strict where a guess could misle
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -63,6 +64,7 @@ _QUOTED_RE: Final = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _INDEX_RE: Final = re.compile(r"\[(?:(\*)|(-?[0-9]{1,9}))\]")
 
 
+@functools.lru_cache(maxsize=512)
 def parse_path(text: str) -> FieldPath:
     """Parse a path; raise PathError with the column of the first fault."""
     if not text.strip():
@@ -151,8 +153,8 @@ def _walk(value: object, steps: Sequence[Step], start: int, container: bool) -> 
                 return MISSING
             value = value[step.index]
         else:
-            if type(value) is not list:
-                return MISSING
+            if type(value) is not list:  # not a list to collect from: passed on, to be seen as broken
+                return MISSING if value is None else value
             found = [_walk(element, steps, i + 1, container) for element in value]
             return [None if v is MISSING else v for v in found]
         i += 1

@@ -138,9 +138,10 @@ class GoldSet:
     by_qid: dict[str, int]
     places: array  # each item's place(line, column): its order in the file, 8 bytes per item
     _by_question: dict[str, int | None] | None = None
-    # Keys outside the contract on the records of the first KEY_SAMPLE_LINES lines, with the
-    # first line of each: what the score command checks for near misses ("gold_citation").
-    extra_keys: dict[str, int] = field(default_factory=dict)
+    # Keys a typo away from a contract field the record lacks ("gold_citation"), on the records
+    # of the first KEY_SAMPLE_LINES lines: key -> (the field, the first line).
+    extra_keys: dict[str, tuple[str, int]] = field(default_factory=dict)
+    ragas: bool = False  # read as a ragas dataset (its own gold set)
 
     def index_of_question(self, question: str) -> int | None:
         """Return the position of the item with this exact question text; None if there is none.
@@ -366,7 +367,7 @@ def load_gold(
     by_qid: dict[str, int] = {}
     places = array("q")
     name = file.name
-    extra_keys: dict[str, int] = {}
+    extra_keys: dict[str, tuple[str, int]] = {}
     shape = None
     if fields or trace_format in ("auto", "ragas"):
         from ragscore.loaders.shapes import gold_records
@@ -395,12 +396,13 @@ def load_gold(
         items.append(item)
         places.append(place(line, column))
         if line <= KEY_SAMPLE_LINES and shape is None:
-            for k in obj:  # type: ignore[union-attr]
-                if k not in _KNOWN and k not in extra_keys:
-                    extra_keys[k] = line
+            from ragscore.loaders.near_miss import GOLD_FIELDS, near_misses
+
+            near_misses(obj, line, extra_keys, GOLD_FIELDS)  # type: ignore[arg-type]
     if not items and parts == 1:
         raise InputError(file.name, NO_QUESTIONS)
-    return GoldSet(source=file, items=items, by_qid=by_qid, places=places, extra_keys=extra_keys)
+    return GoldSet(source=file, items=items, by_qid=by_qid, places=places, extra_keys=extra_keys,
+                   ragas=shape is not None and shape.ragas)
 
 
 def questions_at(spec: str, places: Collection[int]) -> dict[int, str | None]:

@@ -18,8 +18,9 @@ two fields is no near miss (it is not *almost certainly* either). Pure functions
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from typing import Final
 
 from ragscore.loaders.gold import CONTRACT_FIELDS
@@ -34,7 +35,6 @@ TRACE_FIELDS: Final[frozenset[str]] = frozenset(
         "question",
         "answer",
         "answer_json",
-        "claim",
         "citations",
         "refused",
         "retrieved_ids",
@@ -89,6 +89,43 @@ def near_miss(key: str, known: Collection[str]) -> str | None:
         return None
     close = [field for field in known if one_edit(normal, _normal(field))]
     return close[0] if len(close) == 1 else None
+
+
+# A field given under another name. A key one edit or a plural away from a field is not a typo
+# when the record has the field already (a trace's "score" beside its "scores" is a field of its
+# own); one that differs only in case, white space or "-" always is.
+_SAME_FIELD: Final = {
+    "question": ("question", "q"), "q": ("question", "q"), "gold_citations": ("gold_citations", "gold_ids"),
+    "gold_ids": ("gold_citations", "gold_ids"), "qid": ("qid", "q_id"), "q_id": ("qid", "q_id"),
+    "answer": ("answer", "answer_json"), "retrieved_ids": ("retrieved_ids", "chunks"),
+    "chunks": ("retrieved_ids", "chunks"),
+}
+
+
+@functools.lru_cache(maxsize=4096)
+def _verdict(key: str, known: frozenset[str]) -> str | None:
+    return near_miss(key, known)
+
+
+def missed_field(key: str, record: Mapping[str, object], known: frozenset[str]) -> str | None:
+    """The contract field ``key`` of ``record`` is a typo of, when the record lacks that field; else None."""
+    if key in known:
+        return None
+    suggestion = _verdict(key, known)
+    if suggestion is None:
+        return None
+    if _normal(key) != _normal(suggestion) and any(name in record for name in _SAME_FIELD.get(suggestion, (suggestion,))):
+        return None  # "score" beside "scores": a field of its own ("Scores" beside it is still a typo)
+    return suggestion
+
+
+def near_misses(record: Mapping[str, object], line: int, found: dict[str, tuple[str, int]], known: frozenset[str]) -> None:
+    """Add the keys of ``record`` that are typos of a field it lacks to ``found`` (key -> (field, first line))."""
+    for key in record:
+        if key not in known and key not in found:
+            suggestion = missed_field(key, record, known)
+            if suggestion is not None:
+                found[key] = (suggestion, line)
 
 
 def contract_name(what: str) -> str:

@@ -22,7 +22,7 @@ from ragscore.errors import InputError
 from ragscore.loaders.fieldpath import MISSING, FieldPath, lookup, parse_path, unflatten
 from ragscore.loaders.jsonl import BOM, InputFile, NeedsOneProcess, decode_line, decode_text, describe, iter_jsonl
 from ragscore.loaders.scores import csv_records
-from ragscore.loaders.detect import detect_text
+from ragscore.loaders.detect import detect_text, is_csv_header, looks_json
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS
 
 FORMATS: Final = ("native", "ragas", "openinference", "otel-genai", "langchain")
@@ -103,7 +103,7 @@ def splittable(fmt: str, mapping: tuple[tuple[str, str], ...], spec: str) -> boo
         return False
     if fmt == "ragas":
         first, _ = peek(InputFile(spec, hashed=False).raw_lines())
-        return first.removeprefix(BOM).lstrip(b" \t\r\n")[:1] == b"{"
+        return looks_json(first)
     return True
 
 
@@ -117,7 +117,7 @@ def open_records(file: InputFile, fmt: str, mapping: tuple[tuple[str, str], ...]
         first, lines = peek(file.raw_lines())
         if fmt == "auto":
             fmt = detect_text(first)
-        csv_input = fmt == "ragas" and first.removeprefix(BOM).lstrip(b" \t\r\n")[:1] not in (b"{", b"[")
+        csv_input = fmt == "ragas" and not looks_json(first)
     shape = trace_shape(fmt, mapping, csv_input)
     if shape is None:
         return fmt, None, iter_jsonl(file, part, parts, lines)  # type: ignore[return-value]
@@ -136,6 +136,7 @@ class TraceShape:
     document_id: tuple[FieldPath, ...]
     csv: bool = False
     sources: dict[str, str] = field(default_factory=dict)  # native key -> how the user wrote the path
+    found: dict[str, int] = field(default_factory=dict)    # mapped concept -> records its path was found in
 
     @property
     def spans(self) -> bool:
@@ -163,6 +164,8 @@ class TraceShape:
                 value = lookup(obj, path, concept in CONTAINERS)
                 if value is not MISSING and value is not None:
                     out[native] = value
+                    if concept in self.mapped:
+                        self.found[concept] = self.found.get(concept, 0) + 1
                     break
         return self.checked(out, source, line)
 
@@ -202,6 +205,7 @@ class TraceShape:
                         record.pop(TRACE_CONCEPTS[concept], None)
                     else:
                         record[TRACE_CONCEPTS[concept]] = value
+                        self.found[concept] = self.found.get(concept, 0) + 1
                 elif concept == "qid" and "qid" not in record:
                     value = _first_in_spans(spans, paths, False)
                     if value is not MISSING:
@@ -258,9 +262,13 @@ def _phoenix_span(obj: dict[str, object], source: str, line: int) -> dict[str, o
     context = obj.get("context")
     trace = ((context.get("trace_id") if type(context) is dict else None) or obj.get("context.trace_id")
              or obj.get("trace_id") or obj.get("traceId"))
+    if isinstance(trace, int) and not isinstance(trace, bool):
+        trace = str(trace)
     if not isinstance(trace, str) or not trace:
         raise InputError(source, 'expected a span with a trace id ("context": {"trace_id": ...}, "context.trace_id", '
                                  '"trace_id" or "traceId")', line)
+    span_id = (context.get("span_id") if type(context) is dict else None) or obj.get("context.span_id") or obj.get(
+        "span_id") or obj.get("spanId")
     attributes = obj.get("attributes")
     if type(attributes) is not dict:  # a spans dataframe written as JSON: "attributes.input.value" columns
         attributes = {key[len("attributes."):]: value for key, value in obj.items()
@@ -271,7 +279,7 @@ def _phoenix_span(obj: dict[str, object], source: str, line: int) -> dict[str, o
         kind = lookup(attributes, parse_path("openinference.span.kind"))
     parent = obj.get("parent_id", obj.get("parentId", obj.get("parent_span_id")))
     return {"trace": trace, "kind": str(kind).upper() if isinstance(kind, str) else "", "root": not parent,
-            "attributes": attributes, "line": line}
+            "id": span_id, "parent": parent, "attributes": attributes, "line": line}
 
 
 def _otlp_value(value: object) -> object:
@@ -326,7 +334,8 @@ def _otlp_spans(obj: dict[str, object], source: str, line: int) -> list[dict[str
                 attributes = _otlp_attributes(span.get("attributes"))
                 kind = attributes.get("openinference.span.kind")
                 spans.append({"trace": trace, "kind": kind.upper() if isinstance(kind, str) else "",
-                              "root": not span.get("parentSpanId"), "attributes": unflatten(attributes)
+                              "root": not span.get("parentSpanId"), "id": span.get("spanId"),
+                              "parent": span.get("parentSpanId"), "attributes": unflatten(attributes)
                               if "openinference.span.kind" in attributes else attributes, "line": line})
     return spans
 
@@ -377,7 +386,11 @@ def _documents(documents: object, document_id: tuple[FieldPath, ...], content: s
 
 def _openinference_trace(spans: list[dict[str, object]], document_id: tuple[FieldPath, ...]) -> dict[str, object]:
     """One pipeline run from OpenInference spans: the root's input and output, the first retriever's documents."""
-    root = next((s for s in spans if s["root"]), None)
+    # The pipeline's root: the topmost OpenInference span (an HTTP server's span may sit above it).
+    kinds = {s["id"] for s in spans if s["kind"] and s["id"]}
+    root = next((s for s in spans if s["kind"] and (s["root"] or s["parent"] not in kinds)), None)
+    if root is None:
+        root = next((s for s in spans if s["root"]), None)
     retriever = next((s for s in spans if s["kind"] == "RETRIEVER"), None)
     llms = [s for s in spans if s["kind"] == "LLM"]
     record: dict[str, object] = {}
@@ -555,13 +568,12 @@ def gold_records(
         ragas = head is not None and ragas_gold(head[3])
     else:
         first, lines = peek(lines)
-        text = first.removeprefix(BOM).lstrip(b" \t\r\n")
-        if trace_format in ("auto", "ragas") and text[:1] not in (b"{", b"[") and b"user_input" in text:
+        if trace_format in ("auto", "ragas") and is_csv_header(first):
             records = ((line, 1, "", row, None) for line, row in ragas_csv(file.name, lines))
             ragas = True
         else:
             records = iter_jsonl(file, part, parts, lines)
-            if text[:1] == b"{":
+            if looks_json(first):
                 try:
                     ragas = ragas_gold(decode_line(first, file.name, 1)[1])
                 except InputError:

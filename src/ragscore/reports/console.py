@@ -28,28 +28,34 @@ def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def format_notes(asked: Settings, used: Settings) -> list[str]:
-    """Say which format "auto" read the traces in, when it is not the native contract."""
+def format_notes(asked: Settings, used: Settings, ev: Evaluation | None = None) -> list[str]:
+    """Say which format "auto" read the traces in (when not the native contract), and name a
+    mapping whose path no record had."""
+    notes = []
     if asked.trace_format == "auto" and used.trace_format != "native":
-        return [f"traces read as {used.trace_format} (detected from the first record's keys; "
-                f"--trace-format {used.trace_format} says so, --trace-format native reads them as the contract)"]
-    return []
+        notes.append(f"traces read as {used.trace_format} (detected from the first record's keys; "
+                     f"--trace-format {used.trace_format} says so, --trace-format native reads them as the contract)")
+    if ev is not None and ev.gold_ragas:
+        notes.append("the gold set was read as a ragas dataset: reference -> the gold claim and answer, "
+                     "reference_context_ids -> the relevant documents of --metrics retrieval (not citations: "
+                     '[gold.fields] gold_citations = "reference_context_ids" makes them citations)')
+    if ev is not None and ev.accounting.lines:
+        paths = dict(used.trace_fields)
+        for concept, found in sorted(ev.mapped_found.items()):
+            if not found and concept in paths:
+                notes.append(f"the mapping {concept}={quote(paths[concept])} found nothing in any of "
+                             f"{_plural(ev.accounting.lines, 'trace', 'traces')} (a typo in the path?)")
+    return notes
 
 
 def key_notes(ev: Evaluation) -> list[str]:
     """Name the keys of the gold set and traces that are a typo away from a contract field ("gold_citation")."""
-    from ragscore.evaluate import TRACE_KEYS
-    from ragscore.loaders.near_miss import GOLD_FIELDS, near_miss
-
     notes = []
-    for source, what, keys, known in ((ev.gold.name, "gold", ev.gold_keys, GOLD_FIELDS),
-                                      (ev.traces.name, "trace", ev.trace_keys, TRACE_KEYS)):
-        for key, line in sorted(keys.items(), key=lambda pair: (pair[1], pair[0])):
-            suggestion = near_miss(key, known)
-            if suggestion is not None:
-                notes.append(f"{source}:{line}: {quote(key)} is not a field of the {what} contract (ignored): did you "
-                             f"mean {quote(suggestion)}? (score checks the first {KEY_SAMPLE_LINES:,} lines; "
-                             "ragscore validate checks every record)")
+    for source, what, keys in ((ev.gold.name, "gold", ev.gold_keys), (ev.traces.name, "trace", ev.trace_keys)):
+        for key, (suggestion, line) in sorted(keys.items(), key=lambda pair: (pair[1][1], pair[0])):
+            notes.append(f"{source}:{line}: {quote(key)} is not a field of the {what} contract (ignored): did you "
+                         f"mean {quote(suggestion)}? (score checks the first {KEY_SAMPLE_LINES:,} lines; "
+                         "ragscore validate checks every record)")
     return notes
 
 
@@ -80,14 +86,14 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
         line, example = acc.unreadable_examples[0]
         notes.append(
             f"{_plural(acc.unreadable, 'trace has', 'traces have')} no claim or refusal field (scored as empty "
-            f"answers; counts.unreadable): line {line}: {unreadable_hint(example, ev.settings.trace_format)}"
+            f"answers; counts.unreadable): {ev.traces.name}:{line}: {unreadable_hint(example, ev.settings.trace_format)}"
         )
     if acc.bad_retrieved:
         lines = ", ".join(map(str, acc.bad_retrieved_lines)) + (", ..." if acc.bad_retrieved > len(acc.bad_retrieved_lines) else "")
         notes.append(
             f"{_plural(acc.bad_retrieved, 'trace has', 'traces have')} a retrieved list with an entry that gives no id "
             f"(read as nothing retrieved; entries that are objects need an id, doc_id or document.id, or "
-            f"--map document_id=PATH): line {lines}"
+            f"--map document_id=PATH): {ev.traces.name}, line{'s' * (acc.bad_retrieved > 1)} {lines}"
         )
     if scores is not None:
         if not scores.rows:  # a header alone: every score it names is undefined (a gate on one is skipped, or fails when strict)

@@ -254,6 +254,8 @@ def _summary(doc: dict[str, Any]) -> str:
              ("refused", doc.get("refused")), ("answerable", doc.get("answerable")),
              ("unanswerable", doc.get("unanswerable")), ("missing", c["missing"]), ("trace lines", c.get("trace_lines")),
              ("unknown traces", c["unknown_traces"]), ("duplicate traces", c["duplicate_traces"])]
+    cells += [(label, c[key]) for label, key in (("unreadable traces", "unreadable"),
+                                                   ("unreadable retrieved lists", "unreadable_retrieved")) if c.get(key)]
     out = html_table([h for h, _ in cells], [["#" + esc(v) for _, v in cells]], "counts")
     inputs = doc.get("inputs", {})
     if inputs:

@@ -153,6 +153,19 @@ def _diagnoses_section(diagnoses: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def unreadable_lines(counts: dict[str, Any]) -> list[str]:
+    """Say what the traces held that could not be read (nothing when all was read)."""
+    parts = []
+    if counts.get("unreadable"):
+        n = counts["unreadable"]
+        parts.append(f"{n} trace{'s' * (n != 1)} had no claim or refusal field (scored as empty answers)")
+    if counts.get("unreadable_retrieved"):
+        n = counts["unreadable_retrieved"]
+        parts.append(f"{n} trace{'s' * (n != 1)} had a retrieved list with an entry that gives no id (read as "
+                     "nothing retrieved)")
+    return [f"**Unreadable:** {'; '.join(parts)}.", ""] if parts else []
+
+
 def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
     """Render the summary, gates, metrics, labels and per-question tables, line by line."""
     gates = doc["gates"]
@@ -181,6 +194,7 @@ def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
               counts["missing"], counts["unknown_traces"], counts["duplicate_traces"]]],
         ),
         "",
+        *unreadable_lines(counts),
         "## Gates",
         "",
     ]

@@ -29,7 +29,10 @@ def render_text(doc: dict[str, Any], *, colour: bool = False) -> Iterator[str]:
     counts = doc["counts"]
     yield f"ragscore {_paint(verdict, verdict, colour)}  {counts['total']} questions, {doc['answered']} answered, " \
           f"{doc['refused']} refused, {counts['missing']} missing, {counts['unknown_traces']} unknown, " \
-          f"{counts['duplicate_traces']} duplicate traces\n"
+          f"{counts['duplicate_traces']} duplicate traces" \
+          + (f", {counts['unreadable']} unreadable" if counts.get("unreadable") else "") \
+          + (f", {counts['unreadable_retrieved']} with an unreadable retrieved list"
+             if counts.get("unreadable_retrieved") else "") + "\n"
     gates = doc["gates"]
     rows = []
     for name, value in doc["metrics"].items():
