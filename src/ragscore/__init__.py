@@ -1,5 +1,56 @@
-"""ragscore: a deterministic, dependency-free scorer and CI gate for RAG pipelines."""
+"""ragscore: a deterministic, dependency-free scorer and CI gate for RAG pipelines.
+
+The Python API (the command line is its first client)::
+
+    import ragscore
+
+    run = ragscore.score("gold.jsonl", "traces.jsonl", gates={"precision": 0.8})
+    run.passed, run.metrics["precision"], run.report("markdown")
+
+These names are the stable API; every other module may change between versions.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "Config",
+    "ConfigError",
+    "InputError",
+    "RagscoreError",
+    "Run",
+    "UsageError",
+    "__version__",
+    "load_config",
+    "score",
+]
+
+if TYPE_CHECKING:
+    from ragscore.api import Run, load_config, score
+    from ragscore.config import Config
+    from ragscore.errors import ConfigError, InputError, RagscoreError, UsageError
+
+# Imported on first use, so that `import ragscore` (and the command line's start) stays light.
+_HOMES = {
+    "Run": "ragscore.api", "load_config": "ragscore.api", "score": "ragscore.api", "Config": "ragscore.config",
+    "ConfigError": "ragscore.errors", "InputError": "ragscore.errors", "RagscoreError": "ragscore.errors",
+    "UsageError": "ragscore.errors",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'ragscore' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -78,6 +78,14 @@ class Config:
     directions: dict[str, Direction] = field(default_factory=dict)  # set by rules, for metrics not registered
     regression_at: dict[str, tuple[str, int | None]] = field(default_factory=dict)  # metric -> (file, line)
     known_names: tuple[str, ...] = ()  # every metric of every family, the common score names, rules' names
+    # Where it came from, so that the Python API can read it again with other settings over it.
+    gates_file: str | None = None
+    cwd: Path | None = None
+    overrides: Overrides = field(default_factory=Overrides)
+
+    def with_origin(self, gates_file: str | None, cwd: Path | None, overrides: Overrides) -> Config:
+        """Return this configuration, noting the files and overrides it was read with."""
+        return replace(self, gates_file=gates_file, cwd=cwd, overrides=overrides)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,8 @@ class InputError(RagscoreError):
 
     def __str__(self) -> str:
         where = visible(self.source)  # a file name may hold a newline: the message stays one line
+        if self.line is not None and self.source.endswith(" records>"):  # records given to the Python API
+            return f"{where}, record {self.line}: {self.message}"
         if self.line is not None:
             where += f":{self.line}"
             if self.column is not None:

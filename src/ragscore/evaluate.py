@@ -36,6 +36,7 @@ from ragscore.loaders.gold import (
 )
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, is_mine, objects_at
 from ragscore.loaders.near_miss import TRACE_FIELDS, near_misses
+from ragscore.loaders.records import Records
 from ragscore.loaders.detect import detect
 from ragscore.loaders.shapes import TraceShape, open_records
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, TraceView, parse_trace
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
     from ragscore.loaders.scores import ScoreFile
 
 EXAMPLES = 5  # ids quoted in a one-line summary such as "3 unknown traces: a, b, c"
+Spec = str | Records  # an input: a path ("-": standard input), or records given to the Python API
 COUNT_METRICS = METRICS.names("counts")
 
 
@@ -219,8 +221,8 @@ class PartResult:
 class Evaluation:
     """The judged run, merged from its parts."""
 
-    gold: InputFile
-    traces: InputFile
+    gold: InputFile | Records
+    traces: InputFile | Records
     digests: tuple[str, str]
     settings: Settings
     questions: int
@@ -292,13 +294,13 @@ def load_part_gold(gold_file: InputFile, settings: Settings, wants: Wants, part:
 
 
 def score_part(
-    gold_spec: str, trace_spec: str, settings: Settings, wants: Wants, part: int = 0, parts: int = 1
+    gold_spec: Spec, trace_spec: Spec, settings: Settings, wants: Wants, part: int = 0, parts: int = 1
 ) -> PartResult:
     """Score worker ``part``'s share of the questions; errors come back as data, not raised."""
     result = PartResult()
     phase = 0
     # With several parts the parent hashes the inputs, so the workers need not.
-    gold_file, trace_file = InputFile(gold_spec, hashed=parts == 1), InputFile(trace_spec, hashed=parts == 1)
+    gold_file, trace_file = open_input(gold_spec, parts == 1), open_input(trace_spec, parts == 1)
     try:
         if parts > 1 and wants.scores is not None and wants.scores.join == "question":
             raise NeedsOneProcess  # scores joined by question text: one process holds every question
@@ -334,7 +336,8 @@ _NOT_JUDGED: Final = 0xFFFF  # no trace seen yet (pack() codes use 12 bits)
 
 
 def score_traces(
-    gold: GoldSet, traces: InputFile, settings: Settings, wants: Wants, part: int, parts: int, result: PartResult
+    gold: GoldSet, traces: InputFile | Records, settings: Settings, wants: Wants, part: int, parts: int,
+    result: PartResult,
 ) -> None:
     """Judge every trace line of this part against ``gold``; add the findings to ``result``."""
     items = gold.items
@@ -532,7 +535,7 @@ def _per_question(name: str) -> bool:
 
 
 def merge(
-    parts: list[PartResult], gold: InputFile, traces: InputFile, settings: Settings, wants: Wants,
+    parts: list[PartResult], gold: InputFile | Records, traces: InputFile | Records, settings: Settings, wants: Wants,
     digests: tuple[str, str] | None = None,
 ) -> Evaluation:
     """Add up the parts; raise the error that comes first in the files, as one process would."""
@@ -585,7 +588,12 @@ def _first_lines(found: Iterable[dict[str, tuple[str, int]]]) -> dict[str, tuple
     return out
 
 
-def evaluate(gold_spec: str, trace_spec: str, settings: Settings, wants: Wants = Wants()) -> Evaluation:
+def evaluate(gold_spec: Spec, trace_spec: Spec, settings: Settings, wants: Wants = Wants()) -> Evaluation:
     """Score a trace file against a gold set in one process, in one streaming pass."""
     part = score_part(gold_spec, trace_spec, settings, wants)
-    return merge([part], InputFile(gold_spec), InputFile(trace_spec), settings, wants)
+    return merge([part], open_input(gold_spec), open_input(trace_spec), settings, wants)
+
+
+def open_input(spec: Spec, hashed: bool = True) -> InputFile | Records:
+    """Open an input named by a path (or "-"); records given to the Python API are their own input."""
+    return spec if isinstance(spec, Records) else InputFile(spec, hashed=hashed)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import os
+from functools import partial
 
 from ragscore import __version__
+from ragscore.api import score
 from ragscore.cli.common import (
     Exit,
     Parser,
@@ -13,37 +15,20 @@ from ragscore.cli.common import (
     confidence_level,
     count,
     cutoff_list,
-    lazy,
     note_capped_jobs,
     positive_int,
     standard_output,
     write_requested_reports,
 )
 from ragscore.config import Overrides, load_config, parse_families
-from ragscore.diagnose import diagnose, sample_targets
-from ragscore.errors import InputError, UsageError
-from ragscore.evaluate import Wants, metric_names
-from ragscore.external import KNOWN as KNOWN_SCORES
-from ragscore.external import name_problem
-from ragscore.gates import evaluate_gates, gates_pass, unknown_gate_metric
+from ragscore.errors import UsageError
+from ragscore.evaluate import metric_names
 from ragscore.input_config import map_options
-from ragscore.intervals import compute_intervals
-from ragscore.loaders.gold import CONTRACT_FIELDS, load_gold
-from ragscore.loaders.jsonl import InputFile
-from ragscore.loaders.scores import load_scores
 from ragscore.loaders.shapes import CHOICES
-from ragscore.metrics.registry import did_you_mean, lookup
-from ragscore.parallel import choose_jobs, score
+from ragscore.parallel import choose_jobs
 from ragscore.progress import progress_line
 from ragscore.quoting import quote
-from ragscore.reports.console import accounting_notes, format_notes, gate_lines, key_notes, slice_notes
-from ragscore.reports.document import build_document
-from ragscore.reports.explain import render_explanation
-from ragscore.reports.json_report import render_json
-from ragscore.reports.markdown import diagnosis_heading, render_markdown
-from ragscore.reports.text import render_text
 from ragscore.settings import refusal_pattern_problem
-from ragscore.slices import build_slices
 
 EXAMPLES = """\
 examples:
@@ -113,13 +98,6 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _suggest(qid: str, gold_spec: str) -> str:
-    """Suggest the nearest qid of the gold set (read again: this only runs on a typo)."""
-    if not InputFile(gold_spec).rereadable:  # standard input or a pipe: read once, by the run
-        return ""
-    return did_you_mean(qid, list(load_gold(gold_spec).by_qid))
-
-
 def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     """Score, gate and report; raise RagscoreError on bad input before anything is written."""
     if [args.gold, args.trace, args.scores].count("-") > 1:
@@ -144,92 +122,35 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         trace_format=args.trace_format,
         trace_fields=map_options(args.map),
     )
-    config = load_config(overrides, metric_names, args.gates_file)
-    explain = list(dict.fromkeys(args.explain or ()))
-    per_question = args.per_question or args.only_failures
-    by = tuple(dict.fromkeys(args.by or ()))
-    for path in by:
-        if path.split(".")[0] in CONTRACT_FIELDS and path != "answerable":
-            raise UsageError(f'--by {path}: slices come from fields outside the data contract (such as "category" '
-                             'or "tags.lang"), or "answerable"')
-    scores = None
-    if args.scores:
-        # Names gated or given a rule must hold numbers: a stray text cell is an error, not a text column.
-        named = KNOWN_SCORES | frozenset(config.rules) | {g.metric for g in (*config.gates, *config.slice_gates)}
-        scores = load_scores(args.scores, frozenset(named))  # at most MAX_NAMES columns: the loader refuses more
-        for name in scores.names:
-            problem = name_problem(name)
-            if problem is not None:
-                raise InputError(scores.source, problem)
-    # Metrics with a rule: the run's own, then scores from other evaluators (by name, or "@K" for
-    # every cutoff of one; the workers match those to the scores they find).
-    candidates = (*metric_names(config.settings),
-                  *(name for name in config.rules if not name.endswith("@K") or lookup(name.replace("@K", "@1")) is None))
-    wants = Wants(rows=per_question or bool(args.markdown or args.html or by) or args.format == "markdown",
-                  explain=frozenset(explain), by=by, samples=config.samples,
-                  targets=sample_targets(tuple(dict.fromkeys(candidates)), config.rules) if config.samples else (),
-                  scores=scores)
-    # A mistyped qid is worth an error before the run, not after it (unless the gold set is a pipe,
-    # which can be read only once).
-    if explain and InputFile(args.gold).rereadable:
-        known = load_gold(args.gold).by_qid
-        for qid in explain:
-            if qid not in known:
-                raise UsageError(f"--explain: no gold question has qid {quote(qid)}" + did_you_mean(qid, list(known)))
+    config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)
     note_capped_jobs(args, streams)
     jobs = choose_jobs(args.jobs, args.gold, args.trace)
     label = f"scoring with {jobs} processes" if jobs > 1 else "scoring"
+    keep_rows = bool(args.per_question or args.only_failures or args.markdown or args.html or args.by
+                     or args.format == "markdown")
     with progress_line(streams.err, label, enabled=not args.quiet and streams.err.isatty()):
-        ev = score(args.gold, args.trace, config.settings, wants, jobs)
-    for qid in explain:  # a gold set from standard input is known only now
-        if qid not in ev.explained:
-            raise UsageError(f"--explain: no gold question has qid {quote(qid)}" + _suggest(qid, args.gold))
-    metrics = ev.metrics()
-    typo = unknown_gate_metric((*config.gates, *config.slice_gates), metrics, config.known_names)
-    if typo is not None:
-        raise typo
-    results = evaluate_gates(config.gates, metrics, config.settings.strict)
-    diagnoses = diagnose(metrics, config.rules, config.settings.k, ev.samples)
-    slices = build_slices(ev, by, config.slice_gates, config.slice_min_n) if by else {}
-    slice_results = [r for groups in slices.values() for s in groups.values() for r in s.gates]
-    passed = gates_pass(results) and gates_pass(slice_results)
-
-    doc = build_document(ev, results, passed, compute_intervals(ev), slices, questions=wants.rows,
-                         only_failures=args.only_failures, diagnoses=diagnoses, scores_file=scores)
-    summary = doc if per_question else {key: value for key, value in doc.items() if key != "questions"}
-    write_requested_reports(args, {
-        "json": lambda: render_json(doc, questions=per_question),
-        "markdown": lambda: render_markdown(doc),
-        "html": lambda: lazy("ragscore.reports.html", "render_html")(doc),
-        "junit": lambda: lazy("ragscore.reports.junit", "render_junit")(summary),
-    })
+        run = score(args.gold, args.trace, config=config, scores=args.scores, per_question=args.per_question,
+                    only_failures=args.only_failures, by=args.by or (), explain=args.explain or (),
+                    keep_rows=keep_rows, jobs=jobs)
+    write_requested_reports(args, {option: partial(run.render, option) for option in ("json", "markdown", "html", "junit")})
     if os.environ.get("GITHUB_ACTIONS") == "true":  # annotations on the run, the summary on its page
         from ragscore.reports.github import annotations, append_step_summary
+        from ragscore.reports.markdown import render_markdown
 
+        summary = run._summary()
         for line in annotations(summary):
             streams.write_err(line)
         if os.environ.get("GITHUB_STEP_SUMMARY"):
             append_step_summary(render_markdown(summary), os.environ["GITHUB_STEP_SUMMARY"])
-
     if not args.quiet:
-        slice_failed = [f"{r.gate.metric}[{path}={label}]" for path, groups in slices.items()
-                        for label, s in groups.items() for r in s.gates if r.status.value == "fail"]
-        notes = format_notes(config.settings, ev.settings, ev) + key_notes(ev) + accounting_notes(ev, scores)
-        notes += slice_notes(slices, config.slice_min_n)
-        notes += [f"diagnosis: {d.severity} {diagnosis_heading(d.as_dict())}" for d in diagnoses]
-        notes += gate_lines(results, passed, slice_failed)
-        for line in notes:
+        for line in run.notes():
             streams.note(line)
     with standard_output(streams) as out:
-        if explain:
-            for n, qid in enumerate(explain):
+        if args.explain:
+            for n, qid in enumerate(dict.fromkeys(args.explain)):
                 out.write("\n" if n else "")
-                out.write(render_explanation(ev.explained[qid], ev.settings, ev.traces.name))
-        elif args.format == "json":
-            out.writelines(render_json(doc, questions=per_question))
-        elif args.format == "markdown":
-            out.writelines(render_markdown(doc))
-        elif args.format == "text":
-            colour = out.isatty() and not os.environ.get("NO_COLOR")
-            out.writelines(render_text(doc, colour=colour))
-    return Exit.OK if passed or args.no_fail else Exit.GATE_FAILED
+                out.write(run.explain(qid))
+        elif args.format != "none":
+            colour = args.format == "text" and out.isatty() and not os.environ.get("NO_COLOR")
+            out.writelines(run.render(args.format, colour=colour))
+    return Exit.OK if run.passed or args.no_fail else Exit.GATE_FAILED

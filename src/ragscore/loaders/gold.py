@@ -6,6 +6,7 @@ import json
 from array import array
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Final, NamedTuple
 
 from ragscore.errors import InputError
@@ -21,6 +22,7 @@ from ragscore.loaders.jsonl import (
     iter_jsonl,
     objects_at,
 )
+from ragscore.loaders.records import Records
 from ragscore.metrics.text import MIN_NEEDLE, Rule, containment_rule, normalise
 from ragscore.quoting import quote
 
@@ -354,7 +356,7 @@ def _records(file: InputFile, part: int, parts: int) -> Iterator[tuple[int, int,
 
 
 def load_gold(
-    spec: str | InputFile, *, part: int = 0, parts: int = 1, keep: frozenset[str] = frozenset({KEEP_QUESTION}),
+    spec: str | InputFile | Records, *, part: int = 0, parts: int = 1, keep: frozenset[str] = frozenset({KEEP_QUESTION}),
     fields: tuple[tuple[str, str], ...] = (), trace_format: str = "native",
 ) -> GoldSet:
     """Read and validate a gold set (the share of worker ``part`` of ``parts``); raise at the first problem.
@@ -362,14 +364,21 @@ def load_gold(
     ``fields`` maps contract fields to other paths ([gold.fields]); with traces that may be in
     ragas' shape (``trace_format``), a gold set in that shape is read as one.
     """
-    file = spec if isinstance(spec, InputFile) else InputFile(spec)
+    file = spec if isinstance(spec, (InputFile, Records)) else InputFile(spec)
     items: list[GoldItem] = []
     by_qid: dict[str, int] = {}
     places = array("q")
     name = file.name
     extra_keys: dict[str, tuple[str, int]] = {}
     shape = None
-    if fields or trace_format in ("auto", "ragas"):
+    if isinstance(file, Records):
+        from ragscore.loaders.shapes import gold_shape, ragas_gold
+
+        records = ((n, 1, "", obj, None) for n, obj in file)
+        head = next(records, None)
+        shape = gold_shape(fields, trace_format in ("auto", "ragas") and head is not None and ragas_gold(head[3]))
+        records = chain([head] if head is not None else [], records)
+    elif fields or trace_format in ("auto", "ragas"):
         from ragscore.loaders.shapes import gold_records
 
         shape, records = gold_records(file, part, parts, fields, trace_format, *array_or_lines(file))

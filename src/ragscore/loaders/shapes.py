@@ -21,8 +21,9 @@ from typing import Final
 from ragscore.errors import InputError
 from ragscore.loaders.fieldpath import MISSING, FieldPath, lookup, parse_path, unflatten
 from ragscore.loaders.jsonl import BOM, InputFile, NeedsOneProcess, decode_line, decode_text, describe, iter_jsonl
+from ragscore.loaders.records import Records
 from ragscore.loaders.scores import csv_records
-from ragscore.loaders.detect import detect_text, is_csv_header, looks_json
+from ragscore.loaders.detect import detect, detect_text, is_csv_header, looks_json
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS
 
 FORMATS: Final = ("native", "ragas", "openinference", "otel-genai", "langchain")
@@ -107,10 +108,28 @@ def splittable(fmt: str, mapping: tuple[tuple[str, str], ...], spec: str) -> boo
     return True
 
 
-def open_records(file: InputFile, fmt: str, mapping: tuple[tuple[str, str], ...], part: int = 0, parts: int = 1
+def _open_parsed(records: Records, fmt: str, mapping: tuple[tuple[str, str], ...]
+                 ) -> tuple[str, TraceShape | None, Iterator[tuple[int, int, object, object, bytes | None]]]:
+    """Open records given to the Python API: already parsed, read once."""
+    rows: Iterator[tuple[int, int, str, object, bytes | None]] = ((n, 1, "", obj, None) for n, obj in records)
+    if fmt == "auto":
+        head = next(rows, None)
+        fmt = detect(head[3]) if head is not None else "native"
+        rows = chain([head] if head is not None else [], rows)
+    shape = trace_shape(fmt, mapping)
+    if shape is None:
+        return fmt, None, rows  # type: ignore[return-value]
+    if shape.spans:
+        return fmt, shape, shape._assembled(rows, records.name)
+    return fmt, shape, ((n, c, obj, shape.translate(obj, records.name, n), k) for n, c, _, obj, k in rows)
+
+
+def open_records(file: InputFile | Records, fmt: str, mapping: tuple[tuple[str, str], ...], part: int = 0, parts: int = 1
                  ) -> tuple[str, TraceShape | None, Iterator[tuple[int, int, object, object, bytes | None]]]:
     """Open a trace file in its format ("auto": from its first record); return the format, its shape
     (None: the native contract, read as is) and the records."""
+    if isinstance(file, Records):
+        return _open_parsed(file, fmt, mapping)
     lines = None
     csv_input = False
     if fmt in ("auto", "ragas"):

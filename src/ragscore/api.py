@@ -1,0 +1,362 @@
+"""The Python API: score a run, read its results, render its reports. The command line calls this.
+
+    >>> import ragscore
+    >>> run = ragscore.score("examples/gold.jsonl", "examples/trace.jsonl")
+    >>> run.passed, run.metrics["precision"]
+    (True, 1.0)
+
+``gold`` and ``traces`` are paths (``"-"`` for standard input) or iterables of already-parsed
+records (dicts: a DataFrame's ``to_dict("records")``, a generator); errors in those point at
+"record N". Settings come from ``./pyproject.toml`` and ``./gates.toml`` as for the command line
+(``load_config`` reads them once; pass its result as ``config=``), and keyword settings override
+them: ``score(gold, traces, k=10, gates={"precision": 0.9}, metrics=["retrieval"])``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from ragscore.config import Config, Overrides, parse_families
+from ragscore.config import load_config as _load_config
+from ragscore.errors import InputError, UsageError
+from ragscore.evaluate import Evaluation, Wants, metric_names
+from ragscore.loaders.records import Records, as_input
+
+if TYPE_CHECKING:
+    from ragscore.diagnose import Diagnosis
+    from ragscore.gates import GateResult
+    from ragscore.loaders.scores import ScoreFile
+    from ragscore.slices import SliceResult
+
+Source = str | os.PathLike[str] | Iterable[Mapping[str, Any]]
+
+FORMATS: Final = ("json", "markdown", "text", "html", "junit")
+# Keyword settings and what they set (see Overrides).
+_SETTINGS: Final = ("k", "cutoffs", "refusal_tokens", "refusal_patterns", "require_claim", "scope_citations", "strict",
+                    "gates", "metrics", "confidence", "bootstrap", "seed", "trace_format", "fields")
+
+
+def load_config(path: str | os.PathLike[str] | None = None, *, cwd: str | os.PathLike[str] | None = None,
+                **settings: Any) -> Config:
+    """Read the settings and gates: defaults < ``[tool.ragscore]`` in ``cwd/pyproject.toml`` <
+    ``path`` (else ``cwd/gates.toml``) < keyword ``settings`` (as ``score`` takes them)."""
+    overrides = _overrides(settings)
+    folder = Path(cwd) if cwd is not None else None
+    config = _load_config(overrides, metric_names, None if path is None else os.fspath(path), folder)
+    return config.with_origin(None if path is None else os.fspath(path), folder, overrides)
+
+
+def _overrides(settings: Mapping[str, Any], base: Overrides = Overrides()) -> Overrides:
+    """Turn keyword settings into command-line overrides, checking each as the command line does."""
+    unknown = [name for name in settings if name not in _SETTINGS]
+    if unknown:
+        from ragscore.metrics.registry import did_you_mean
+
+        raise UsageError(f"unknown setting {unknown[0]!r}{did_you_mean(unknown[0], list(_SETTINGS))} "
+                         f"(settings: {', '.join(_SETTINGS)})")
+    changes: dict[str, Any] = {}
+    for name, value in settings.items():
+        if value is None:
+            continue
+        if name == "metrics":
+            names = [value] if isinstance(value, str) else list(value)
+            changes["families"] = parse_families([n.strip() for part in names for n in part.split(",") if n.strip()],
+                                                 "metrics")
+        elif name == "gates":
+            changes["gates"] = _gate_spec(value)
+        elif name == "fields":
+            from ragscore.input_config import map_options
+
+            if not isinstance(value, Mapping):
+                raise UsageError(f"fields: expected a mapping of concept to path, got {type(value).__name__}")
+            changes["trace_fields"] = map_options([f"{concept}={path}" for concept, path in value.items()])
+        elif name in ("refusal_tokens", "refusal_patterns"):
+            values = (value,) if isinstance(value, str) else tuple(value)
+            changes[name] = _checked(name, values)
+        else:
+            changes[name] = _checked(name, value)
+    return _merge(base, changes)
+
+
+def _checked(name: str, value: Any) -> Any:
+    """Check one keyword setting as the command line checks its option; return it as Overrides keeps it."""
+    from ragscore.loaders.shapes import CHOICES
+    from ragscore.settings import MAX_CUTOFF, cutoff_problem, refusal_pattern_problem
+
+    def positive(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_CUTOFF
+
+    problem = None
+    if name in ("k", "bootstrap"):
+        problem = None if positive(value) else f"a positive integer of at most {MAX_CUTOFF:,}"
+    elif name == "cutoffs":
+        values = [value] if isinstance(value, int) else list(value)
+        if not values or not all(positive(v) for v in values):
+            problem = f"positive integers of at most {MAX_CUTOFF:,}"
+        else:
+            value = tuple(sorted(set(values)))
+            problem = cutoff_problem(value)
+    elif name in ("require_claim", "scope_citations", "strict"):
+        problem = None if isinstance(value, bool) else "true or false"
+    elif name == "confidence":
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1
+        problem = None if ok else "a number strictly between 0 and 1"
+    elif name == "seed":
+        problem = None if isinstance(value, (str, int)) and not isinstance(value, bool) else "a string or an integer"
+        value = str(value)
+    elif name == "trace_format":
+        problem = None if value in CHOICES else f"one of {', '.join(CHOICES)}"
+    elif name == "refusal_tokens":
+        if not all(isinstance(v, str) for v in value):
+            problem = "strings"
+        value = tuple(v for v in value if isinstance(v, str) and v.strip())
+    elif name == "refusal_patterns":
+        if not all(isinstance(v, str) for v in value):
+            problem = "strings (regular expressions)"
+        else:
+            for pattern in value:
+                found = refusal_pattern_problem(pattern)
+                if found is not None:
+                    raise UsageError(f"refusal_patterns: {pattern!r}: {found}")
+    if problem is not None:
+        raise UsageError(f"{name}: expected {problem}, got {value!r}")
+    return value
+
+
+def _merge(base: Overrides, changes: Mapping[str, Any]) -> Overrides:
+    from dataclasses import replace
+
+    return replace(base, **changes)
+
+
+def _gate_spec(gates: str | Mapping[str, Any]) -> str:
+    """Write ``{"precision": 0.8, "ndcg@10": ">= 0.6", "missing": None}`` as a --gates option."""
+    if isinstance(gates, str):
+        return gates
+    parts = []
+    for metric, rule in gates.items():
+        if rule is None or rule == "off":
+            parts.append(f"{metric}=off")
+        elif isinstance(rule, str):
+            parts.append(f"{metric}{rule.strip()}" if rule.strip()[:1] in "<>=" else f"{metric}={rule.strip()}")
+        else:
+            parts.append(f"{metric}={rule!r}")
+    return ",".join(parts)
+
+
+@dataclass
+class Run:
+    """One scored run: its metrics, gates, diagnoses and reports."""
+
+    evaluation: Evaluation
+    config: Config
+    gate_results: list[GateResult]
+    diagnoses: list[Diagnosis]
+    slices: dict[str, dict[str, SliceResult]]
+    passed: bool
+    document: dict[str, Any] = field(repr=False)
+    per_question: bool = False
+    scores_file: ScoreFile | None = None
+
+    @property
+    def metrics(self) -> dict[str, float | None]:
+        """Every metric by name (None where it is undefined)."""
+        return dict(self.document["metrics"])
+
+    @property
+    def intervals(self) -> dict[str, tuple[float, float] | None]:
+        """The confidence interval of every metric that has one."""
+        return {name: None if pair is None else (pair[0], pair[1]) for name, pair in self.document["intervals"].items()}
+
+    @property
+    def gates(self) -> list[GateResult]:
+        """The result of every gate, in the report's order."""
+        return list(self.gate_results)
+
+    @property
+    def labels(self) -> dict[str, int]:
+        """How many questions got each label."""
+        return dict(self.document["labels"])
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """Every setting the run was scored with, as the report records them."""
+        return dict(self.document["settings"])
+
+    def questions(self) -> Iterator[dict[str, Any]]:
+        """Iterate over the per-question results (label, reason, metrics, ...), in gold order."""
+        if self.evaluation.rows is None:
+            raise UsageError("this run kept no per-question rows: score with per_question=True (or keep_rows=True)")
+        return iter(self.document["questions"])
+
+    def explain(self, qid: str) -> str:
+        """Say why question ``qid`` got its label (score with ``explain=[qid]``)."""
+        from ragscore.reports.explain import render_explanation
+
+        if qid not in self.evaluation.explained:
+            raise UsageError(f"no explanation kept for {qid!r}: score with explain=[{qid!r}]")
+        ev = self.evaluation
+        return render_explanation(ev.explained[qid], ev.settings, ev.traces.name)
+
+    def _summary(self) -> dict[str, Any]:
+        doc = self.document
+        return doc if self.per_question else {key: value for key, value in doc.items() if key != "questions"}
+
+    def render(self, format: str = "json", *, colour: bool = False) -> Iterator[str]:
+        """Yield the report in ``format`` piece by piece, exactly as the command line writes it."""
+        if format not in FORMATS:
+            raise UsageError(f"unknown report format {format!r} (formats: {', '.join(FORMATS)})")
+        if format in ("markdown", "html") and self.evaluation.rows is None:
+            raise UsageError(f"a {format} report lists the questions: score with keep_rows=True")
+        if format == "json":
+            from ragscore.reports.json_report import render_json
+
+            return render_json(self.document, questions=self.per_question)
+        if format == "markdown":
+            from ragscore.reports.markdown import render_markdown
+
+            return render_markdown(self.document)
+        if format == "text":
+            from ragscore.reports.text import render_text
+
+            return render_text(self.document, colour=colour)
+        if format == "html":
+            from ragscore.reports.html import render_html
+
+            return render_html(self.document)
+        from ragscore.reports.junit import render_junit
+
+        return iter([render_junit(self._summary())])
+
+    def report(self, format: str = "json") -> str:
+        """Return the report in ``format`` (json, markdown, text, html, junit): the command line's bytes."""
+        return "".join(self.render(format))
+
+    def notes(self) -> list[str]:
+        """The notes the command line prints on standard error (without its "ragscore: " prefix)."""
+        from ragscore.reports.console import accounting_notes, format_notes, gate_lines, key_notes, slice_notes
+        from ragscore.reports.markdown import diagnosis_heading
+
+        ev, config = self.evaluation, self.config
+        slice_failed = [f"{r.gate.metric}[{path}={label}]" for path, groups in self.slices.items()
+                        for label, s in groups.items() for r in s.gates if r.status.value == "fail"]
+        notes = format_notes(config.settings, ev.settings, ev) + key_notes(ev) + accounting_notes(ev, self.scores_file)
+        notes += slice_notes(self.slices, config.slice_min_n)
+        notes += [f"diagnosis: {d.severity} {diagnosis_heading(d.as_dict())}" for d in self.diagnoses]
+        notes += gate_lines(self.gate_results, self.passed, slice_failed)
+        return notes
+
+
+def score(
+    gold: Source,
+    traces: Source,
+    *,
+    config: Config | None = None,
+    scores: str | os.PathLike[str] | None = None,
+    per_question: bool = False,
+    only_failures: bool = False,
+    by: Sequence[str] = (),
+    explain: Sequence[str] = (),
+    keep_rows: bool = True,
+    jobs: int | None = None,
+    **settings: Any,
+) -> Run:
+    """Score traces against a gold set, check the gates and build the report.
+
+    ``per_question`` puts the questions in the JSON report (``only_failures``: only those not
+    OK); ``by`` slices every metric by gold fields; ``explain`` keeps what ``Run.explain`` needs;
+    ``keep_rows=False`` keeps no per-question rows (a million questions in little memory: no
+    Markdown or HTML report then); ``jobs`` processes (None: all cores for inputs over 16 MB).
+    """
+    from ragscore.diagnose import diagnose, sample_targets
+    from ragscore.gates import evaluate_gates, gates_pass, unknown_gate_metric
+    from ragscore.intervals import compute_intervals
+    from ragscore.loaders.gold import CONTRACT_FIELDS, load_gold
+    from ragscore.metrics.registry import did_you_mean, lookup
+    from ragscore.parallel import choose_jobs
+    from ragscore.parallel import score as score_parts
+    from ragscore.quoting import quote
+    from ragscore.reports.document import build_document
+    from ragscore.slices import build_slices
+
+    config = _configured(config, settings)
+    gold_in, trace_in = as_input(gold, "gold"), as_input(traces, "trace")
+    explain = list(dict.fromkeys(explain))
+    per_question = per_question or only_failures
+    by = tuple(dict.fromkeys(by))
+    for path in by:
+        if path.split(".")[0] in CONTRACT_FIELDS and path != "answerable":
+            raise UsageError(f'--by {path}: slices come from fields outside the data contract (such as "category" '
+                             'or "tags.lang"), or "answerable"')
+    scores_file = _scores(scores, config) if scores is not None else None
+    # Metrics with a rule: the run's own, then scores from other evaluators (by name, or "@K" for
+    # every cutoff of one; the workers match those to the scores they find).
+    candidates = (*metric_names(config.settings),
+                  *(name for name in config.rules if not name.endswith("@K") or lookup(name.replace("@K", "@1")) is None))
+    wants = Wants(rows=per_question or bool(by) or keep_rows, explain=frozenset(explain), by=by,
+                  samples=config.samples,
+                  targets=sample_targets(tuple(dict.fromkeys(candidates)), config.rules) if config.samples else (),
+                  scores=scores_file)
+    # A mistyped qid is worth an error before the run, not after it (unless the gold set can be
+    # read only once: a pipe, standard input, records).
+    if explain and not isinstance(gold_in, Records) and _rereadable(gold_in):
+        known = load_gold(gold_in).by_qid
+        for qid in explain:
+            if qid not in known:
+                raise UsageError(f"--explain: no gold question has qid {quote(qid)}" + did_you_mean(qid, list(known)))
+    specs = [x for x in (gold_in, trace_in) if isinstance(x, str)]
+    count = choose_jobs(jobs, *specs) if len(specs) == 2 else 1
+    ev = score_parts(gold_in, trace_in, config.settings, wants, count)
+    for qid in explain:  # a gold set read once is known only now
+        if qid not in ev.explained:
+            hint = did_you_mean(qid, list(load_gold(gold_in).by_qid)) if isinstance(gold_in, str) and _rereadable(
+                gold_in) else ""
+            raise UsageError(f"--explain: no gold question has qid {quote(qid)}" + hint)
+    metrics = ev.metrics()
+    typo = unknown_gate_metric((*config.gates, *config.slice_gates), metrics, config.known_names)
+    if typo is not None:
+        raise typo
+    results = evaluate_gates(config.gates, metrics, config.settings.strict)
+    diagnoses = diagnose(metrics, config.rules, config.settings.k, ev.samples)
+    slices = build_slices(ev, by, config.slice_gates, config.slice_min_n) if by else {}
+    slice_results = [r for groups in slices.values() for s in groups.values() for r in s.gates]
+    passed = gates_pass(results) and gates_pass(slice_results)
+    doc = build_document(ev, results, passed, compute_intervals(ev), slices, questions=wants.rows,
+                         only_failures=only_failures, diagnoses=diagnoses, scores_file=scores_file)
+    return Run(ev, config, results, diagnoses, slices, passed, doc, per_question, scores_file)
+
+
+def _configured(config: Config | None, settings: Mapping[str, Any]) -> Config:
+    """The run's configuration: ``config`` (else the folder's files), with keyword settings over it."""
+    if config is None:
+        return load_config(**settings)
+    if not settings:
+        return config
+    overrides = _overrides(settings, config.overrides)
+    return _load_config(overrides, metric_names, config.gates_file, config.cwd).with_origin(
+        config.gates_file, config.cwd, overrides)
+
+
+def _rereadable(spec: str) -> bool:
+    from ragscore.loaders.jsonl import InputFile
+
+    return InputFile(spec).rereadable
+
+
+def _scores(path: str | os.PathLike[str], config: Config) -> ScoreFile:
+    """Load a --scores file; names gated or given a rule must hold numbers."""
+    from ragscore.external import KNOWN as KNOWN_SCORES
+    from ragscore.external import name_problem
+    from ragscore.loaders.scores import load_scores
+
+    named = KNOWN_SCORES | frozenset(config.rules) | {g.metric for g in (*config.gates, *config.slice_gates)}
+    scores_file = load_scores(os.fspath(path), frozenset(named))  # at most MAX_NAMES columns: the loader refuses more
+    for name in scores_file.names:
+        problem = name_problem(name)
+        if problem is not None:
+            raise InputError(scores_file.source, problem)
+    return scores_file

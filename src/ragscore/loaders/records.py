@@ -1,0 +1,60 @@
+"""Already-parsed records given to the Python API in place of a file.
+
+A gold set or a trace file may be any iterable of dicts (a DataFrame's ``to_dict("records")``,
+a generator). It is read once, in order, like a file: errors point at "record N", and its digest
+is the sha256 of the records written as canonical JSON Lines (sorted keys, no spaces), so the
+same records give the same report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from ragscore.errors import InputError
+
+
+class Records:
+    """Records read once, in order, hashing each as it goes."""
+
+    rereadable = False
+
+    def __init__(self, records: Iterable[Any], role: str) -> None:
+        self.name = self.spec = f"<{role} records>"
+        self._records: Iterable[Any] | None = records
+        self._hash = hashlib.sha256()
+
+    @property
+    def sha256(self) -> str:
+        """Return the digest of every record read so far."""
+        return self._hash.hexdigest()
+
+    def __iter__(self) -> Iterator[tuple[int, object]]:
+        """Yield ``(n, record)`` from 1; a second pass is a usage error (an iterator is spent)."""
+        records, self._records = self._records, None
+        if records is None:
+            raise InputError(self.name, "already read: records given as an iterable are read once")
+        update, dumps = self._hash.update, _CANONICAL.encode
+        for n, record in enumerate(records, 1):
+            try:
+                update(dumps(record).encode("utf-8", "surrogatepass") + b"\n")
+            except (TypeError, ValueError) as exc:
+                raise InputError(self.name, f"not JSON data: {exc}", n) from None
+            yield n, record
+
+
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def as_input(source: Any, role: str) -> str | Records:
+    """Take a path (or "-") as it is, anything else iterable as records."""
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    if isinstance(source, Records):
+        return source
+    if isinstance(source, (bytes, Mapping)) or not isinstance(source, Iterable):
+        raise TypeError(f"{role}: expected a path or an iterable of records (dicts), got {type(source).__name__}")
+    return Records(source, role)

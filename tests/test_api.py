@@ -1,0 +1,179 @@
+"""The Python API: the command line is its client, so their reports are the same bytes (issue 15)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ragscore as rs
+from conftest import ROOT, write
+
+EXAMPLES = [
+    ("examples/gold.jsonl", "examples/trace.jsonl"),
+    ("examples/alt-shape/gold.json", "examples/alt-shape/trace.jsonl"),
+    ("examples/product/gold.jsonl", "examples/product/trace.jsonl"),
+    ("examples/formats/gold.jsonl", "examples/formats/langchain.jsonl"),
+    ("examples/formats/gold.jsonl", "examples/formats/otel-genai.jsonl"),
+    ("examples/formats/ragas.jsonl", "examples/formats/ragas.jsonl"),
+]
+VARIANTS = [
+    ([], {}),
+    (["--per-question"], {"per_question": True}),
+    (["--only-failures"], {"only_failures": True}),
+    (["--metrics", "all", "--per-question"], {"metrics": ["all"], "per_question": True}),
+    (["--by", "category", "--k", "3"], {"by": ["category"], "k": 3}),
+]
+
+
+def _records(path):
+    return [json.loads(line) for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_the_readme_one_liner():
+    out = subprocess.run([sys.executable, "-c", "import ragscore; print(ragscore.score('examples/gold.jsonl', "
+                          "'examples/trace.jsonl').passed)"], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout == "True\n"
+
+
+@pytest.mark.parametrize(("options", "keywords"), VARIANTS)
+@pytest.mark.parametrize(("gold", "trace"), EXAMPLES)
+def test_the_command_lines_json_is_the_apis(ragscore, monkeypatch, gold, trace, options, keywords):
+    monkeypatch.chdir(ROOT)
+    cli = ragscore("--gold", gold, "--trace", trace, *options)
+    run = rs.score(gold, trace, **keywords)
+    assert cli.out == run.report("json")
+    assert cli.status == (0 if run.passed else 1)
+
+
+@pytest.mark.parametrize(("gold", "trace"), EXAMPLES[:3])
+def test_every_report_format_is_the_command_lines(ragscore, monkeypatch, tmp_path, gold, trace):
+    monkeypatch.chdir(ROOT)
+    files = {fmt: tmp_path / f"r.{fmt}" for fmt in ("json", "markdown", "html", "junit")}
+    cli = ragscore("--gold", gold, "--trace", trace, "--no-fail", "--format", "text", "--per-question",
+                   *(arg for fmt, path in files.items() for arg in (f"--{fmt}", str(path))))
+    run = rs.score(gold, trace, per_question=True)
+    for fmt, path in files.items():
+        assert path.read_text(encoding="utf-8") == run.report(fmt), fmt
+    assert cli.out == run.report("text")
+    assert cli.err == "".join(f"ragscore: {note}\n" for note in run.notes())
+
+
+@pytest.mark.parametrize(("gold", "trace"), EXAMPLES)
+def test_records_score_as_their_files(monkeypatch, gold, trace):
+    monkeypatch.chdir(ROOT)
+    from_files = rs.score(gold, trace, per_question=True).document
+    from_records = rs.score(_records(gold) if gold.endswith("l") else json.loads((ROOT / gold).read_text()),
+                                  iter(_records(trace)), per_question=True).document
+    assert from_records["inputs"] == {
+        "gold": {"path": "<gold records>", "sha256": from_records["inputs"]["gold"]["sha256"]},
+        "trace": {"path": "<trace records>", "sha256": from_records["inputs"]["trace"]["sha256"]},
+    }
+    del from_files["inputs"], from_records["inputs"]
+    assert json.loads(json.dumps(from_records, default=list)) == json.loads(json.dumps(from_files, default=list))
+
+
+def test_span_records_are_assembled_like_a_file(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    path = "examples/formats/openinference.jsonl"
+    a = rs.score("examples/formats/gold.jsonl", path).metrics
+    b = rs.score("examples/formats/gold.jsonl", _records(path)).metrics
+    assert a == b
+
+
+def test_records_have_a_stable_digest():
+    gold = [{"qid": "Q1", "answerable": True, "gold_claim_substr": ["30 days"]}]
+    traces = [{"qid": "Q1", "answer": "30 days"}]
+    one = rs.score(gold, traces, gates={"precision": 0.5, "chr": "off"}).document["inputs"]
+    two = rs.score([dict(reversed(list(gold[0].items())))], (t for t in traces),
+                         gates={"precision": 0.5, "chr": "off"}).document["inputs"]
+    assert one == two  # keys sorted: the same records give the same digest
+
+
+def test_errors_in_records_point_at_the_record():
+    with pytest.raises(rs.InputError) as caught:
+        rs.score([{"qid": "Q1", "answerable": True}, {"qid": "Q2"}], [])
+    assert str(caught.value) == '<gold records>, record 2: missing required field "answerable" (true or false)'
+    with pytest.raises(rs.InputError) as caught:
+        rs.score([{"qid": "Q1", "answerable": True}], [{"qid": "Q1", "answer": float("nan")}])
+    assert str(caught.value).startswith("<trace records>, record 1: not JSON data:")
+    with pytest.raises(TypeError, match="gold: expected a path or an iterable of records"):
+        rs.score({"qid": "Q1"}, [])
+
+
+@pytest.mark.parametrize(("keywords", "message"), [
+    ({"k": 0}, "k: expected a positive integer of at most 1,000,000, got 0"),
+    ({"confidence": 1.5}, "confidence: expected a number strictly between 0 and 1, got 1.5"),
+    ({"trace_format": "csv"}, "trace_format: expected one of auto, native, ragas, openinference, otel-genai, "
+                              "langchain, got 'csv'"),
+    ({"kk": 3}, "unknown setting 'kk'; did you mean \"k\"?"),
+    ({"refusal_patterns": ["("]}, "refusal_patterns: '(': "),
+    ({"fields": {"clam": "x"}}, '--map "clam=x": unknown concept "clam"'),
+])
+def test_bad_keyword_settings_are_usage_errors(monkeypatch, keywords, message):
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(rs.UsageError) as caught:
+        rs.score("examples/gold.jsonl", "examples/trace.jsonl", **keywords)
+    assert str(caught.value).startswith(message)
+
+
+def test_settings_override_a_loaded_config(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    config = rs.load_config(k=3)
+    run = rs.score("examples/gold.jsonl", "examples/trace.jsonl", config=config, gates={"precision": ">= 0.99"})
+    assert run.settings["k"] == 3 and "recall@k" in run.document and run.document["k"] == 3
+    assert [g.gate.metric for g in run.gates][:1] == ["precision"] and run.gates[0].gate.threshold == 0.99
+    assert rs.score("examples/gold.jsonl", "examples/trace.jsonl", config=config).settings["k"] == 3
+
+
+def test_a_run_without_rows_says_what_it_cannot_render(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    run = rs.score("examples/gold.jsonl", "examples/trace.jsonl", keep_rows=False)
+    assert run.report("json") and run.report("text") and run.report("junit")
+    with pytest.raises(rs.UsageError, match="markdown report lists the questions"):
+        run.report("markdown")
+    with pytest.raises(rs.UsageError, match="no per-question rows"):
+        next(run.questions())
+
+
+def test_questions_and_explanations(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    run = rs.score("examples/alt-shape/gold.json", "examples/alt-shape/trace.jsonl", explain=["LIB-07"])
+    labels = {q["qid"]: q["label"] for q in run.questions()}
+    assert labels["LIB-07"] == "FORBIDDEN" and len(labels) == 12
+    assert "FORBIDDEN" in run.explain("LIB-07")
+    with pytest.raises(rs.UsageError):
+        run.explain("LIB-01")
+
+
+# --- random data ------------------------------------------------------------------------------------
+
+_ids = st.lists(st.sampled_from(["d1", "d2", "d3"]), max_size=3)
+_gold = st.lists(st.fixed_dictionaries({
+    "answerable": st.booleans(),
+    "gold_claim_substr": st.lists(st.sampled_from(["thirty days", "ada lovelace", "x"]), max_size=2),
+    "gold_citations": _ids,
+}), min_size=1, max_size=6)
+_traces = st.lists(st.fixed_dictionaries({
+    "q": st.integers(0, 6),
+    "answer": st.sampled_from(["thirty days", "Ada Lovelace", "not in context", ""]),
+    "citations": _ids,
+    "retrieved_ids": _ids,
+}, optional={"refused": st.booleans()}), max_size=8)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(gold=_gold, traces=_traces, per_question=st.booleans())
+def test_random_runs_are_the_same_bytes_from_both_clients(ragscore, isolated, gold, traces, per_question):
+    gold = [{"qid": f"Q{i}", **g} for i, g in enumerate(gold)]
+    traces = [{"qid": f"Q{t.pop('q')}", **t} for t in (dict(t) for t in traces)]
+    write(isolated / "g.jsonl", gold)
+    write(isolated / "t.jsonl", traces)
+    cli = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--metrics", "retrieval",
+                   *(["--per-question"] if per_question else []))
+    run = rs.score("g.jsonl", "t.jsonl", metrics="retrieval", per_question=per_question)
+    assert cli.out == run.report("json")
