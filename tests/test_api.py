@@ -177,3 +177,65 @@ def test_random_runs_are_the_same_bytes_from_both_clients(ragscore, isolated, go
                    *(["--per-question"] if per_question else []))
     run = rs.score("g.jsonl", "t.jsonl", metrics="retrieval", per_question=per_question)
     assert cli.out == run.report("json")
+
+
+# --- compare and the stages -------------------------------------------------------------------------
+
+def test_compare_is_the_command_lines(ragscore, monkeypatch, tmp_path):
+    monkeypatch.chdir(ROOT)
+    args = ("--gold", "examples/product/gold.jsonl", "--baseline", "examples/product/baseline.jsonl",
+            "--trace", "examples/product/trace.jsonl")
+    cli = ragscore("compare", *args, "--markdown", str(tmp_path / "c.md"))
+    comparison = rs.compare("examples/product/gold.jsonl", "examples/product/baseline.jsonl",
+                            "examples/product/trace.jsonl")
+    assert cli.out == comparison.report("json")
+    assert (tmp_path / "c.md").read_text(encoding="utf-8") == comparison.report("markdown")
+    assert cli.err == "".join(f"ragscore: {note}\n" for note in comparison.notes())
+    assert cli.status == 1 and not comparison.passed
+    base = ragscore("--gold", "examples/product/gold.jsonl", "--trace", "examples/product/baseline.jsonl",
+                    "--per-question", "--no-fail", "-q")
+    (tmp_path / "base.json").write_text(base.out, encoding="utf-8")
+    from_report = ragscore("compare", "--gold", "examples/product/gold.jsonl", "--baseline-report",
+                           str(tmp_path / "base.json"), "--trace", "examples/product/trace.jsonl")
+    api = rs.compare("examples/product/gold.jsonl", None, "examples/product/trace.jsonl",
+                     baseline_report=tmp_path / "base.json")
+    assert from_report.out == api.report("json")
+
+
+@pytest.mark.parametrize("stage", ["ner", "classify", "link"])
+def test_the_stages_are_the_command_lines(ragscore, monkeypatch, tmp_path, stage):
+    monkeypatch.chdir(ROOT)
+    gold, pred, gates = (f"examples/stages/{stage}_gold.jsonl", f"examples/stages/{stage}_pred.jsonl",
+                         "examples/stages/gates.toml")
+    files = {fmt: tmp_path / f"r.{fmt}" for fmt in ("json", "markdown", "html", "junit")}
+    cli = ragscore(stage, "--gold", gold, "--pred", pred, "--gates-file", gates, "--format", "text",
+                   *(arg for fmt, path in files.items() for arg in (f"--{fmt}", str(path))))
+    run = getattr(rs, stage)(gold, pred, gates_file=gates)
+    assert cli.out == run.report("text")
+    for fmt, path in files.items():
+        assert path.read_text(encoding="utf-8") == run.report(fmt), fmt
+    assert cli.err == "".join(f"ragscore: {note}\n" for note in run.notes())
+    records = getattr(rs, stage)(_records(gold), _records(pred), gates_file=gates)
+    assert records.metrics == run.metrics
+
+
+def test_assert_passes_reads_like_the_report(monkeypatch):
+    from ragscore.testing import RagscoreAssertionError, assert_passes
+
+    monkeypatch.chdir(ROOT)
+    assert_passes(rs.score("examples/gold.jsonl", "examples/trace.jsonl"))
+    with pytest.raises(AssertionError) as caught:
+        assert_passes(rs.score("examples/product/gold.jsonl", "examples/product/baseline.jsonl"))
+    assert isinstance(caught.value, RagscoreAssertionError)
+    message = str(caught.value)
+    assert message.startswith("ragscore: the run failed its gates\n  FAIL precision = ")
+    assert "(gate >= 0.8)" in message and "    worst: " in message
+    with pytest.raises(AssertionError, match="REGRESSION under_refusal: worse by 0.2500"):
+        assert_passes(rs.compare("examples/product/gold.jsonl", "examples/product/baseline.jsonl",
+                                 "examples/product/trace.jsonl"))
+
+
+def test_the_testing_module_imports_no_test_framework():
+    code = "import sys, ragscore.testing, ragscore.cli; print(any(m.startswith(('pytest', '_pytest')) for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout == "False\n"

@@ -133,7 +133,7 @@ def test_baseline_report_must_hold_what_is_compared(ragscore, isolated):
 
 
 def test_a_drop_equal_to_the_allowed_one_passes():
-    from ragscore.compare import Delta, check_regressions
+    from ragscore.comparison import Delta, check_regressions
 
     deltas = {"precision": Delta(0.85, 0.83, 0.83 - 0.85, None, None)}  # 0.020000000000000018 in floats
     assert check_regressions(deltas, {"precision": 0.02}, False, 0.95)[0].status == "pass"

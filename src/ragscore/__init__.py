@@ -17,25 +17,33 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = [
+    "Comparison",
     "Config",
     "ConfigError",
     "InputError",
     "RagscoreError",
     "Run",
+    "StageRun",
     "UsageError",
     "__version__",
+    "classify",
+    "compare",
+    "link",
     "load_config",
+    "ner",
     "score",
 ]
 
 if TYPE_CHECKING:
-    from ragscore.api import Run, load_config, score
+    from ragscore.api import Comparison, Run, StageRun, classify, compare, link, load_config, ner, score
     from ragscore.config import Config
     from ragscore.errors import ConfigError, InputError, RagscoreError, UsageError
 
 # Imported on first use, so that `import ragscore` (and the command line's start) stays light.
 _HOMES = {
-    "Run": "ragscore.api", "load_config": "ragscore.api", "score": "ragscore.api", "Config": "ragscore.config",
+    **dict.fromkeys(("Comparison", "Run", "StageRun", "classify", "compare", "link", "load_config", "ner", "score"),
+                    "ragscore.api"),
+    "Config": "ragscore.config",
     "ConfigError": "ragscore.errors", "InputError": "ragscore.errors", "RagscoreError": "ragscore.errors",
     "UsageError": "ragscore.errors",
 }

@@ -360,3 +360,265 @@ def _scores(path: str | os.PathLike[str], config: Config) -> ScoreFile:
         if problem is not None:
             raise InputError(scores_file.source, problem)
     return scores_file
+
+
+# --- compare -----------------------------------------------------------------------------------------
+
+@dataclass
+class Comparison:
+    """A candidate run compared with a baseline: every metric's change, the paired tests, the regression gates."""
+
+    document: dict[str, Any] = field(repr=False)
+    baseline: Evaluation | None  # None when the baseline came from a report
+    candidate: Evaluation
+    regressions: list[Any]
+    fixed: list[str]
+    broken: list[str]
+    read_as: tuple[str, str] | None = None  # (baseline, candidate) formats, when "auto" read them differently
+    confidence: float = 0.95  # of the intervals and tests: 1 - confidence is their significance level
+
+    @property
+    def passed(self) -> bool:
+        """Whether every regression gate passed."""
+        return bool(self.document["pass"])
+
+    @property
+    def deltas(self) -> dict[str, Any]:
+        """Every metric's change, interval and p-value, as the JSON report has them."""
+        return dict(self.document["metrics"])
+
+    def render(self, format: str = "json") -> Iterator[str]:
+        """Yield the comparison in ``format`` (json or markdown), as the command line writes it."""
+        from ragscore.reports.compare_report import render_compare_markdown
+        from ragscore.reports.json_report import render_json
+
+        if format == "json":
+            return render_json(self.document)
+        if format == "markdown":
+            return render_compare_markdown(self.document, 1 - self.confidence)
+        raise UsageError(f"unknown comparison format {format!r} (formats: json, markdown)")
+
+    def report(self, format: str = "json") -> str:
+        """Return the comparison in ``format``: the command line's bytes."""
+        return "".join(self.render(format))
+
+    def notes(self) -> list[str]:
+        """The notes the command line prints on standard error (without its "ragscore: " prefix)."""
+        from ragscore.reports.markdown import fmt
+
+        notes = []
+        if self.read_as is not None:
+            notes.append(f"the baseline's traces were read as {self.read_as[0]}, the candidate's as {self.read_as[1]} "
+                         "(--trace-format auto)")
+        notes += [f"REGRESSION {r.metric}: worse by {fmt(r.worse_by)} (allowed {r.allowed:g})"
+                  for r in self.regressions if r.status == "fail"]
+        notes.append(f"{'pass' if self.passed else 'FAIL'}: {len(self.fixed)} questions fixed, {len(self.broken)} broken")
+        return notes
+
+
+def compare(
+    gold: Source,
+    baseline: Source | None,
+    candidate: Source,
+    *,
+    baseline_report: str | os.PathLike[str] | None = None,
+    config: Config | None = None,
+    jobs: int | None = None,
+    **settings: Any,
+) -> Comparison:
+    """Compare a candidate run with a baseline run (traces) or a baseline report (``baseline_report``,
+    a JSON report made with per-question results): paired tests per metric, McNemar on per-question
+    correctness, and the ``[regression]`` gates."""
+    from ragscore.comparison import check_regressions, compare_runs, mcnemar, pair_runs, run_from_evaluation, run_from_report
+    from ragscore.loaders.report import load_report
+    from ragscore.paired import score_pair
+    from ragscore.parallel import choose_jobs
+    from ragscore.parallel import score as score_parts
+    from ragscore.reports.compare_report import build_compare_document
+    from ragscore.reports.document import display_path
+
+    if (baseline is None) == (baseline_report is None):
+        raise UsageError("compare: give the baseline's traces or its report (baseline_report=), not both")
+    config = _configured(config, settings)
+    gold_in, candidate_in = as_input(gold, "gold"), as_input(candidate, "trace")
+    run_settings = config.settings
+    read_as = None
+    if baseline is not None:
+        baseline_in = as_input(baseline, "baseline")
+        specs = [x for x in (gold_in, baseline_in, candidate_in) if isinstance(x, str)]
+        count = choose_jobs(jobs, *specs) if len(specs) == 3 else 1
+        # Both runs in one pass over the gold set, question by question, without per-question rows.
+        baseline_ev, candidate_ev, paired = score_pair(gold_in, baseline_in, candidate_in, run_settings, count)
+        _check_regression_names(config, candidate_ev.metrics())
+        baseline_metrics = baseline_ev.metrics()
+        baseline_input = _input_of(baseline_ev.traces, baseline_ev.digests[1])
+        if baseline_ev.settings.trace_format != candidate_ev.settings.trace_format:
+            read_as = (baseline_ev.settings.trace_format, candidate_ev.settings.trace_format)
+    else:
+        specs = [x for x in (gold_in, candidate_in) if isinstance(x, str)]
+        count = choose_jobs(jobs, *specs) if len(specs) == 2 else 1
+        candidate_ev = score_parts(gold_in, candidate_in, run_settings, Wants(rows=True), count)
+        _check_regression_names(config, candidate_ev.metrics())
+        candidate_run = run_from_evaluation(candidate_ev)
+        report, doc = load_report(os.fspath(baseline_report))  # type: ignore[arg-type]
+        if doc["inputs"]["gold"]["sha256"] != candidate_ev.digests[0]:
+            raise InputError(report.name, "the baseline report was not made with this gold set (its gold sha256 differs)")
+        _check_same_scoring(doc["signature"], candidate_ev.settings.signature(), report.name)
+        baseline_run = run_from_report(doc, report.name)
+        baseline_metrics, baseline_input = baseline_run.metrics, {"path": display_path(report), "sha256": report.sha256}
+        lacking = [metric for metric in config.regression if metric not in baseline_run.metrics]
+        if lacking:
+            raise InputError(report.name, f"the baseline report lacks {', '.join(lacking)}, which [regression] gates: "
+                                          "remake it with the same --metrics")
+        paired = pair_runs(baseline_run, candidate_run, [row.qid for row in candidate_ev.rows or ()], run_settings)
+        baseline_ev = None
+    deltas = compare_runs(baseline_metrics, candidate_ev.metrics(), paired, run_settings)
+    test = mcnemar(paired)
+    regressions = check_regressions(deltas, config.regression, config.require_significance, run_settings.confidence,
+                                    config.directions)
+    inputs = {
+        "gold": _input_of(candidate_ev.gold, candidate_ev.digests[0]),
+        "baseline": baseline_input,
+        "trace": _input_of(candidate_ev.traces, candidate_ev.digests[1]),
+    }
+    doc = build_compare_document(inputs, run_settings, deltas, test, regressions)
+    return Comparison(doc, baseline_ev, candidate_ev, regressions, test.fixed, test.broken, read_as,
+                      run_settings.confidence)
+
+
+def _input_of(file: Any, digest: str) -> dict[str, str]:
+    from ragscore.reports.document import display_path
+
+    return {"path": display_path(file), "sha256": digest}
+
+
+def _check_regression_names(config: Config, metrics: Iterable[str]) -> None:
+    """Refuse a regression bound on a name the run never produced that looks like a typo of a known one."""
+    from ragscore.gates import unknown_gate_metric
+
+    bounds = [(metric, *config.regression_at.get(metric, ("gates.toml", None))) for metric in config.regression]
+    typo = unknown_gate_metric(bounds, metrics, config.known_names)
+    if typo is not None:
+        raise typo
+
+
+# Signature parts that do not change a score (or that differ legitimately between two reports).
+_NOT_SCORING: Final = ("ragscore", "metrics", "ci")
+# How the inputs were read, as a signature leaves it out when they were read as the contract: a
+# report read another way (a format, a mapping, refusal patterns) differs in these.
+_READ_AS_CONTRACT: Final = {"trace": "native", "trace_fields": "{}", "gold_fields": "{}", "refusal_patterns": "[]"}
+
+
+def _check_same_scoring(baseline: str, candidate: str, source: str) -> None:
+    """Refuse a baseline report scored with other settings (k, refusal tokens, cutoffs, ...)."""
+    from ragscore.quoting import shorten, visible
+
+    def parts(signature: str) -> dict[str, str]:
+        pairs = (part.partition(":") for part in signature.split("|"))
+        return {**_READ_AS_CONTRACT, **{key: value for key, _, value in pairs if key not in _NOT_SCORING}}
+
+    before, after = parts(baseline), parts(candidate)
+    differing = sorted(key for key in before.keys() & after.keys() if before[key] != after[key])
+    if differing:
+        raise InputError(source, "the baseline report was scored with other settings ("
+                                 + ", ".join(f"{key}: {visible(shorten(before[key]))} vs {visible(shorten(after[key]))}"
+                                             for key in differing) + ")")
+
+
+# --- pipeline stages ----------------------------------------------------------------------------------
+
+@dataclass
+class StageRun:
+    """One pipeline stage scored (ner, classify or link): its metrics, gates and reports."""
+
+    stage: str
+    evaluation: Any = field(repr=False)
+    gate_results: list[GateResult] = field(repr=False)
+    passed: bool
+    document: dict[str, Any] = field(repr=False)
+
+    @property
+    def metrics(self) -> dict[str, float | int | None]:
+        """Every metric of the stage by name (None where it is undefined)."""
+        return dict(self.evaluation.metrics)
+
+    @property
+    def gates(self) -> list[GateResult]:
+        """The result of every gate."""
+        return list(self.gate_results)
+
+    def render(self, format: str = "json") -> Iterator[str]:
+        """Yield the report in ``format`` (json, markdown, text, html, junit), as the command line writes it."""
+        from ragscore.stages import document
+
+        if format == "json":
+            return document.render_stage_json(self.document)
+        if format == "text":
+            return document.render_stage_text(self.document)
+        if format == "markdown":
+            from ragscore.stages.markdown import render_stage_markdown
+
+            return render_stage_markdown(self.document)
+        if format == "html":
+            from ragscore.stages.html import render_stage_html
+
+            return render_stage_html(self.document)
+        if format == "junit":
+            from ragscore.reports.junit import render_junit
+
+            return iter([render_junit(self.document)])
+        raise UsageError(f"unknown report format {format!r} (formats: {', '.join(FORMATS)})")
+
+    def report(self, format: str = "json") -> str:
+        """Return the report in ``format``: the command line's bytes."""
+        return "".join(self.render(format))
+
+    def notes(self) -> list[str]:
+        """The notes the command line prints on standard error (without its "ragscore: " prefix)."""
+        from ragscore.reports.console import gate_lines
+        from ragscore.stages.notes import accounting_notes
+
+        joined = self.evaluation.joined
+        return accounting_notes(joined.missing_ids, joined.unknown_ids, joined.duplicate_ids) + gate_lines(
+            self.gate_results, self.passed)
+
+
+def _stage(stage: str, gold: Source, pred: Source, gates: str | Mapping[str, Any] | None,
+           gates_file: str | os.PathLike[str] | None, strict: bool | None, cutoffs: Sequence[int] | None,
+           cwd: str | os.PathLike[str] | None) -> StageRun:
+    from ragscore.gates import evaluate_gates, gates_pass
+    from ragscore.stages.config import load_stage_config
+    from ragscore.stages.document import build_stage_document
+    from ragscore.stages.evaluate import evaluate_stage
+
+    if strict is not None and not isinstance(strict, bool):
+        raise UsageError(f"strict: expected true or false, got {strict!r}")
+    config = load_stage_config(
+        stage, gates=None if gates is None else _gate_spec(gates),
+        gates_file=None if gates_file is None else os.fspath(gates_file), strict=strict,
+        cutoffs=None if cutoffs is None else _checked("cutoffs", cutoffs), cwd=None if cwd is None else Path(cwd))
+    ev = evaluate_stage(config, as_input(gold, "gold"), as_input(pred, "pred"))
+    results = evaluate_gates(config.gates, ev.metrics, config.strict)
+    passed = gates_pass(results)
+    return StageRun(stage, ev, results, passed, build_stage_document(ev, config, results, passed))
+
+
+def ner(gold: Source, pred: Source, *, gates: str | Mapping[str, Any] | None = None,
+        gates_file: str | os.PathLike[str] | None = None, strict: bool | None = None,
+        cwd: str | os.PathLike[str] | None = None) -> StageRun:
+    """Score named-entity extraction: strict and partial entity matching (``[ner]`` settings apply)."""
+    return _stage("ner", gold, pred, gates, gates_file, strict, None, cwd)
+
+
+def classify(gold: Source, pred: Source, *, gates: str | Mapping[str, Any] | None = None,
+             gates_file: str | os.PathLike[str] | None = None, strict: bool | None = None,
+             cwd: str | os.PathLike[str] | None = None) -> StageRun:
+    """Score type classification: accuracy, per-class and macro/weighted F1 (``[classify]`` settings apply)."""
+    return _stage("classify", gold, pred, gates, gates_file, strict, None, cwd)
+
+
+def link(gold: Source, pred: Source, *, gates: str | Mapping[str, Any] | None = None,
+         gates_file: str | os.PathLike[str] | None = None, strict: bool | None = None,
+         cutoffs: Sequence[int] | None = None, cwd: str | os.PathLike[str] | None = None) -> StageRun:
+    """Score entity linking: hits@K and MRR over ranked candidates, NIL detection (``[link]`` settings apply)."""
+    return _stage("link", gold, pred, gates, gates_file, strict, cutoffs, cwd)

@@ -18,20 +18,22 @@ from dataclasses import dataclass, field
 from functools import partial
 from itertools import chain
 
-from ragscore.compare import Paired
+from ragscore.comparison import Paired
 from ragscore.errors import InputError
 from ragscore.evaluate import (
     Evaluation,
     PartResult,
+    Spec,
     Wants,
     detected,
     error_key,
     load_part_gold,
     merge,
     no_cycle_collection,
+    open_input,
     score_traces,
 )
-from ragscore.loaders.jsonl import InputFile, NeedsOneProcess
+from ragscore.loaders.jsonl import NeedsOneProcess
 from ragscore.metrics.answer import answer_metric_names, code_passes, question_values, unpack
 from ragscore.metrics.stats import PairSums, resampling_is_cheap
 from ragscore.parallel import run_parts
@@ -54,13 +56,13 @@ class PairedPart:
 
 
 def compare_part(
-    gold_spec: str, baseline_spec: str, trace_spec: str, settings: Settings, part: int = 0, parts: int = 1
+    gold_spec: Spec, baseline_spec: Spec, trace_spec: Spec, settings: Settings, part: int = 0, parts: int = 1
 ) -> PairedPart:
     """Judge worker ``part``'s questions in both runs; input errors come back as data."""
     out = PairedPart()
     hashed = parts == 1  # with several parts the parent hashes the inputs
-    gold_file = InputFile(gold_spec, hashed=hashed)
-    runs = ((out.candidate, InputFile(trace_spec, hashed=hashed)), (out.baseline, InputFile(baseline_spec, hashed=hashed)))
+    gold_file = open_input(gold_spec, hashed)
+    runs = ((out.candidate, open_input(trace_spec, hashed)), (out.baseline, open_input(baseline_spec, hashed)))
     phase = 0
     try:
         with no_cycle_collection():
@@ -91,7 +93,7 @@ def compare_part(
 
 
 def score_pair(
-    gold_spec: str, baseline_spec: str, trace_spec: str, settings: Settings, jobs: int
+    gold_spec: Spec, baseline_spec: Spec, trace_spec: Spec, settings: Settings, jobs: int
 ) -> tuple[Evaluation, Evaluation, Paired]:
     """Score both runs (with ``jobs`` processes) and line them up question by question."""
     specs = (gold_spec, baseline_spec, trace_spec)
@@ -103,11 +105,11 @@ def score_pair(
         parts, digests = [compare_part(*specs, settings)], None
     # No digests only when a part stopped at an input error, which the merges below raise.
     digests = digests or parts[0].digests or ("", "", "")
-    gold = InputFile(gold_spec)
+    gold = open_input(gold_spec)
     # Errors surface here, the candidate's (and the gold set's) first.
-    candidate = merge([p.candidate for p in parts], gold, InputFile(trace_spec), settings, _WANTS,
+    candidate = merge([p.candidate for p in parts], gold, open_input(trace_spec), settings, _WANTS,
                       (digests[0], digests[2]))
-    baseline = merge([p.baseline for p in parts], gold, InputFile(baseline_spec), settings, _WANTS,
+    baseline = merge([p.baseline for p in parts], gold, open_input(baseline_spec), settings, _WANTS,
                      (digests[0], digests[1]))
     return baseline, candidate, _pair(parts, settings)
 

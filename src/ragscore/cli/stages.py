@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterable
 from functools import partial
 
 from ragscore import __version__
-from ragscore.cli.common import Exit, Parser, Streams, cutoff_list, lazy, standard_output, write_requested_reports
+from ragscore.cli.common import Exit, Parser, Streams, cutoff_list, standard_output, write_requested_reports
 from ragscore.errors import UsageError
 
 _SHAPES = {
@@ -70,68 +69,23 @@ def _example_gate(stage: str) -> str:
             "link": "hits@1=0.7,mrr=0.8,nil_f1=0.5"}[stage]
 
 
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
-def _listed(ids: list[str], limit: int = 5) -> str:
-    return ", ".join(ids) if len(ids) <= limit else "e.g. " + ", ".join(ids[:limit])
-
-
-def accounting_notes(missing: list[str], unknown: list[str], duplicates: list[str]) -> list[str]:
-    """Summarise missing, unknown and replaced predictions, one line each (none when all is well).
-
-    The ids come from the input: control characters in them show as '?'.
-    """
-    from ragscore.reports.text import clean
-
-    notes = []
-    if missing:
-        notes.append(f"{_plural(len(missing), 'gold item has', 'gold items have')} no prediction "
-                     f"(scored as an empty prediction): {_listed(missing)}")
-    if unknown:
-        notes.append(f"{_plural(len(unknown), 'prediction line has', 'prediction lines have')} an id not in the gold file "
-                     f"(ignored): {_listed(unknown)}")
-    if duplicates:
-        notes.append(f"{_plural(len(duplicates), 'prediction line was', 'prediction lines were')} replaced by a later line "
-                     f"with the same id (the last counts): {_listed(duplicates)}")
-    return [clean(note) for note in notes]
-
-
 def run_stage(stage: str, args: argparse.Namespace, streams: Streams) -> Exit:
     """Score one stage, gate and report; raise RagscoreError on bad input before anything is written."""
-    from ragscore.gates import evaluate_gates, gates_pass
-    from ragscore.reports.console import gate_lines
-    from ragscore.stages.config import load_stage_config
-    from ragscore.stages.document import build_stage_document, render_stage_json, render_stage_text
-    from ragscore.stages.evaluate import evaluate_stage
-    from ragscore.stages.markdown import render_stage_markdown
+    from ragscore import api
 
     if args.gold == "-" and args.pred == "-":
         raise UsageError("only one of --gold and --pred can be '-' (standard input)")
-    config = load_stage_config(stage, gates=args.gates, gates_file=args.gates_file, strict=args.strict,
-                               cutoffs=getattr(args, "cutoffs", None))
-    ev = evaluate_stage(config, args.gold, args.pred)
-    results = evaluate_gates(config.gates, ev.metrics, config.strict)
-    passed = gates_pass(results)
-    doc = build_stage_document(ev, config, results, passed)
-    write_requested_reports(args, {
-        "json": lambda: render_stage_json(doc),
-        "markdown": lambda: render_stage_markdown(doc),
-        "html": lambda: lazy("ragscore.stages.html", "render_stage_html")(doc),
-        "junit": lambda: lazy("ragscore.reports.junit", "render_junit")(doc),
-    })
+    options = {"cutoffs": args.cutoffs} if stage == "link" else {}
+    run = getattr(api, stage)(args.gold, args.pred, gates=args.gates, gates_file=args.gates_file, strict=args.strict,
+                              **options)
+    write_requested_reports(args, {option: partial(run.render, option) for option in ("json", "markdown", "html", "junit")})
     if not args.quiet:
-        joined = ev.joined
-        for line in accounting_notes(joined.missing_ids, joined.unknown_ids, joined.duplicate_ids) + gate_lines(results, passed):
+        for line in run.notes():
             streams.note(line)
-    renderers: dict[str, Callable[[dict[str, object]], Iterable[str]]] = {
-        "json": render_stage_json, "markdown": render_stage_markdown, "text": render_stage_text,
-    }
     with standard_output(streams) as out:
-        if args.format in renderers:
-            out.writelines(renderers[args.format](doc))
-    return Exit.OK if passed or args.no_fail else Exit.GATE_FAILED
+        if args.format != "none":
+            out.writelines(run.render(args.format))
+    return Exit.OK if run.passed or args.no_fail else Exit.GATE_FAILED
 
 
 ner_parser = partial(stage_parser, "ner")

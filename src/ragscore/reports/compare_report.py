@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from ragscore import __version__
-from ragscore.compare import Delta, Mcnemar, Regression
+from ragscore.comparison import Delta, Mcnemar, Regression
 from ragscore.metrics.registry import Direction, direction_of
 from ragscore.reports.markdown import cell, code, fmt, signature_line
 from ragscore.settings import Settings

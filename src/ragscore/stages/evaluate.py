@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ragscore.loaders.records import Records
 from ragscore.stages import classify, link, ner
 from ragscore.stages.config import StageConfig
 from ragscore.stages.names import stage_specs
@@ -29,7 +30,7 @@ def _ordered(config: StageConfig, values: dict[str, float | None], joined: Joine
     return {name: values[name] for name in stage_specs(config.stage, config.cutoffs, config.hierarchy is not None)}
 
 
-def evaluate_stage(config: StageConfig, gold: str, pred: str) -> StageEvaluation:
+def evaluate_stage(config: StageConfig, gold: str | Records, pred: str | Records) -> StageEvaluation:
     """Load and join the inputs (raising InputError at the first bad line), then score the stage."""
     detail: dict[str, Any]
     if config.stage == "ner":

@@ -14,6 +14,7 @@ from typing import Generic, TypeVar
 
 from ragscore.errors import InputError
 from ragscore.loaders.jsonl import InputFile, ObjectFields, array_or_lines, describe, iter_json_array, iter_jsonl
+from ragscore.loaders.records import Records
 from ragscore.quoting import quote
 
 G = TypeVar("G")
@@ -85,10 +86,15 @@ class Joined(Generic[G, P]):
         }
 
 
-def iter_objects(file: InputFile) -> Iterator[Fields]:
-    """Yield each record of a JSON Lines file or a JSON array as ``Fields``; reject non-objects."""
-    document, lines = array_or_lines(file)
+def iter_objects(file: InputFile | Records) -> Iterator[Fields]:
+    """Yield each record of a JSON Lines file or a JSON array (or of records given to the Python
+    API) as ``Fields``; reject non-objects."""
     records: Iterator[tuple[int, int, str, object]]
+    if isinstance(file, Records):
+        yield from (Fields(value, file.name, n, 1, "") if isinstance(value, dict) else _not_object(file.name, n, value)
+                    for n, value in file)
+        return
+    document, lines = array_or_lines(file)
     if document is not None:
         records = iter_json_array(document, file.name)
     else:
@@ -99,14 +105,18 @@ def iter_objects(file: InputFile) -> Iterator[Fields]:
         yield Fields(value, file.name, line, column, text)
 
 
+def _not_object(source: str, n: int, value: object) -> Fields:
+    raise InputError(source, f"expected a JSON object, got {describe(value)}", n)
+
+
 def record_id(f: Fields) -> str:
     """Read a record's required ``id``."""
     return f.ident("id", f.require("id", "a non-empty string or an integer"))
 
 
 def load_joined(
-    gold_spec: str,
-    pred_spec: str,
+    gold_spec: str | Records,
+    pred_spec: str | Records,
     parse_gold: Callable[[Fields], G],
     parse_pred: Callable[[Fields], P],
     check_pred: Callable[[Fields, G, P], None] | None = None,
@@ -116,7 +126,8 @@ def load_joined(
     ``check_pred``, when given, checks each prediction line whose id is in the gold file against
     its gold item (raising InputError at the prediction's line), as a replaced line is too.
     """
-    gold_file, pred_file = InputFile(gold_spec), InputFile(pred_spec)
+    gold_file = gold_spec if isinstance(gold_spec, Records) else InputFile(gold_spec)
+    pred_file = pred_spec if isinstance(pred_spec, Records) else InputFile(pred_spec)
     gold: dict[str, G] = {}
     first_line: dict[str, int] = {}
     for f in iter_objects(gold_file):
@@ -147,5 +158,5 @@ def load_joined(
             joined.missing_ids.append(ident)
         joined.pairs.append((ident, item, pred_or_none))
     joined.digests = (gold_file.sha256, pred_file.sha256)
-    joined.paths = (gold_spec, pred_spec)
+    joined.paths = (gold_file.spec, pred_file.spec)
     return joined

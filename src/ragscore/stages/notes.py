@@ -1,0 +1,31 @@
+"""What the stage commands say on standard error about the joining of gold and predictions."""
+
+from __future__ import annotations
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _listed(ids: list[str], limit: int = 5) -> str:
+    return ", ".join(ids) if len(ids) <= limit else "e.g. " + ", ".join(ids[:limit])
+
+
+def accounting_notes(missing: list[str], unknown: list[str], duplicates: list[str]) -> list[str]:
+    """Summarise missing, unknown and replaced predictions, one line each (none when all is well).
+
+    The ids come from the input: control characters in them show as '?'.
+    """
+    from ragscore.reports.text import clean
+
+    notes = []
+    if missing:
+        notes.append(f"{_plural(len(missing), 'gold item has', 'gold items have')} no prediction "
+                     f"(scored as an empty prediction): {_listed(missing)}")
+    if unknown:
+        notes.append(f"{_plural(len(unknown), 'prediction line has', 'prediction lines have')} an id not in the gold file "
+                     f"(ignored): {_listed(unknown)}")
+    if duplicates:
+        notes.append(f"{_plural(len(duplicates), 'prediction line was', 'prediction lines were')} replaced by a later line "
+                     f"with the same id (the last counts): {_listed(duplicates)}")
+    return [clean(note) for note in notes]
