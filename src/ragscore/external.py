@@ -8,7 +8,6 @@ A value from a ``--scores`` file replaces the trace's value of the same name.
 from __future__ import annotations
 
 import math
-import re
 from fractions import Fraction
 from array import array
 from collections.abc import Mapping, Sequence
@@ -16,34 +15,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from ragscore.errors import InputError
-from ragscore.gates import ALIASES
 from ragscore.loaders.jsonl import describe
 from ragscore.loaders.scores import MAX_NAMES, MAX_SCORE, too_large
-from ragscore.metrics.registry import Direction, MetricSpec, lookup, register
+from ragscore.metrics import METRICS
+from ragscore.metrics.registry import SCORES as FAMILY
+from ragscore.metrics.registry import score_name_problem
 
 if TYPE_CHECKING:
     from ragscore.loaders.gold import GoldItem
     from ragscore.loaders.scores import ScoreFile
 
-FAMILY: Final = "scores"
-# Usable as a metric name in gates and reports; it starts with a letter, digit or "_", since a
-# report line may start with it and a line starting with "::" is a GitHub workflow command.
-_NAME_RE: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@:/-]*")
 _NULL: Final = -math.inf  # a value given as null: skipped, and counted as such (scores are finite)
 
-# The common names (as LLM-judged evaluation frameworks call them): known to gates before any
-# input is read, and described in reports. Any other name works as well (higher is better).
-register(
-    MetricSpec("faithfulness", Direction.HIGHER, FAMILY, "external score: claims supported by the retrieved context"),
-    MetricSpec("answer_relevancy", Direction.HIGHER, FAMILY, "external score: how directly the answer addresses the question"),
-    MetricSpec("context_recall", Direction.HIGHER, FAMILY, "external score: reference facts covered by the retrieved context"),
-    MetricSpec("context_precision", Direction.HIGHER, FAMILY, "external score: relevant passages ranked above irrelevant ones"),
-    MetricSpec("noise_sensitivity", Direction.LOWER, FAMILY, "external score: wrong claims induced by irrelevant passages"),
-    MetricSpec("factual_correctness", Direction.HIGHER, FAMILY, "external score: agreement of the claims with the reference"),
-    MetricSpec("semantic_similarity", Direction.HIGHER, FAMILY, "external score: closeness in meaning to the reference answer"),
-)
-KNOWN: Final = frozenset(("faithfulness", "answer_relevancy", "context_recall", "context_precision", "noise_sensitivity",
-                          "factual_correctness", "semantic_similarity"))
+# The common names (declared in ragscore.metrics): known to gates before any input is read, and
+# described in reports. Any other name a score may have works as well (see name_problem).
+KNOWN: Final = frozenset(METRICS.names(FAMILY))
 
 
 @dataclass(slots=True)
@@ -177,16 +163,9 @@ def check_name_count(first_lines: Sequence[Mapping[str, int]], file_names: Seque
 
 
 def name_problem(name: str) -> str | None:
-    """Say why a score name cannot be a metric's name, or None when it can."""
-    if not _NAME_RE.fullmatch(name):
-        return (f'expected score names of letters, digits and _ . @ : / -, starting with a letter, digit or _ '
-                f'(like "faithfulness"), got {describe(name)}')
-    if name in ALIASES:
-        return f'a score is named "{name}", like an alias of the ragscore metric {ALIASES[name]}: rename the score'
-    spec = lookup(name)
-    if spec is not None and spec.family != FAMILY:
-        return f'a score is named "{name}", like a ragscore metric ({spec.family}): rename the score'
-    return None
+    """Say why a score name cannot be a metric's name, or None when it can: the one rule, which
+    gates follow too (``ragscore.metrics.registry.score_name_problem``)."""
+    return score_name_problem(name)
 
 
 def totals(columns: Mapping[str, tuple[array, int]]) -> dict[str, ScoreTotals]:

@@ -11,10 +11,19 @@ from enum import StrEnum
 from typing import Final
 
 from ragscore.errors import ConfigError
-from ragscore.metrics.registry import Direction, closest, did_you_mean, direction_of, lookup, split_cutoff
+from ragscore.metrics import METRICS
+from ragscore.metrics.registry import (
+    Direction,
+    closest,
+    did_you_mean,
+    direction_of,
+    lookup,
+    score_name_problem,
+    split_cutoff,
+)
 from ragscore.quoting import show_value
 
-ALIASES: Final = {"under": "under_refusal", "over": "over_refusal", "recall@k": "full_recall@K"}
+ALIASES: Final = METRICS.aliases  # declared with the metrics ("under", "recall@k")
 
 _COMPARE: Final[dict[str, Callable[[float, float], bool]]] = {
     ">=": operator.ge,
@@ -62,7 +71,6 @@ def format_threshold(value: float) -> str:
     return f"{value:.15g}"
 
 
-_SCORE_NAME_RE: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:/-]*$")
 TYPO_CUTOFF: Final = 0.85  # a name this close to a known metric is a typo, not another evaluator's score
 
 
@@ -77,15 +85,15 @@ def resolve_metric(
 ) -> str:
     """Turn a gate's metric name (or alias) into a metric the run computes, or explain why not.
 
-    With ``external``, a name that is neither known nor close to a known one is taken as the
-    name of a score from another evaluator (the trace's "scores" or --scores), known only later.
+    With ``external``, a name that is not known but may name a score from another evaluator
+    (``score_name_problem``: the rule traces and --scores follow) is taken as one, known only later.
     """
     canonical = ALIASES[name].replace("@K", f"@{k}") if name in ALIASES else name
     names = list(available)
     if canonical in names:
         return canonical
     spec = lookup(canonical)
-    if external and spec is None and _SCORE_NAME_RE.match(canonical):
+    if external and spec is None and score_name_problem(canonical) is None:
         return canonical  # checked once the run's scores are known: see unknown_gate_metric
     if spec is not None:
         cutoff = split_cutoff(canonical)[1]

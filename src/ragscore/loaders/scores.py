@@ -22,6 +22,7 @@ from typing import Final, NamedTuple
 
 from ragscore.errors import InputError
 from ragscore.loaders.jsonl import BOM, InputFile, decode_text, describe, json_error, json_type
+from ragscore.score_names import CHARACTERS, FIRST, may_hold, spelling_fault
 
 JOIN_COLUMNS: Final = ("qid", "question", "user_input")
 # ragas' dataframe export calls the question "user_input": it joins on the question text.
@@ -32,7 +33,6 @@ _JSON_SUFFIXES: Final = (".jsonl", ".ndjson", ".json")
 _MISSING: Final = frozenset({"", "nan", "null", "none", "na", "n/a"})
 _INFINITE: Final = frozenset({"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"})
 _NUMBER_RE: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_NAME_RE: Final = re.compile(r"[A-Za-z0-9_.@:/-]+")
 _SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
 # The first column of DataFrame.to_csv() without index=False (and of a re-export of it).
 _PANDAS_INDEX: Final = frozenset({"", "Unnamed: 0"})
@@ -126,18 +126,24 @@ def _first_nonblank(lines: list[bytes]) -> int:
 
 
 def _check_name(source: str, name: str, line: int, what: str) -> None:
-    """Reject a score name that cannot serve as a metric name (in gates and reports)."""
-    if _NAME_RE.fullmatch(name):
+    """Reject a score name that cannot serve as a metric name (in gates and reports), by its spelling
+    (``ragscore.score_names``); the names ragscore keeps for its own metrics are checked once read."""
+    at = spelling_fault(name)
+    if at is None:
         return
     if not name:
         raise InputError(source, f"a score {what} has no name", line)
     readable = not _SURROGATE_RE.search(name)  # a lone surrogate cannot be printed: escape it
-    bad = next(char for char in name if not _NAME_RE.fullmatch(char))
-    why = "holds whitespace" if bad.isspace() else f"holds the character {json.dumps(bad, ensure_ascii=not readable)}"
+    bad = name[at]
+    if bad.isspace():
+        why, rule = "holds whitespace", f"use {CHARACTERS}"
+    elif may_hold(bad):  # a character that may not start a name
+        why, rule = f"starts with {json.dumps(bad)}", f"start with {FIRST}"
+    else:
+        why, rule = f"holds the character {json.dumps(bad, ensure_ascii=not readable)}", f"use {CHARACTERS}"
     raise InputError(
         source,
-        f"the score {what} {json.dumps(name, ensure_ascii=not readable)} cannot be a metric name: it {why} "
-        "(use letters, digits and _ . @ : / -)",
+        f"the score {what} {json.dumps(name, ensure_ascii=not readable)} cannot be a metric name: it {why} ({rule})",
         line,
     )
 

@@ -18,7 +18,7 @@ from typing import Final, NamedTuple
 
 from ragscore.loaders.gold import GoldItem
 from ragscore.loaders.trace import Cites, TraceView
-from ragscore.metrics.registry import Direction, MetricSpec, register
+from ragscore.metrics import METRICS
 from ragscore.metrics.text import Rule, normalise
 from ragscore.settings import Settings
 
@@ -216,25 +216,9 @@ def missing_outcome(gold: GoldItem) -> Outcome:
     ))
 
 
-def _metrics(k: int) -> tuple[str, ...]:
-    return (
-        "precision",
-        "chr",
-        "chr_answerable",
-        "under_refusal",
-        "over_refusal",
-        "containment",
-        "compliance",
-        "citation_precision",
-        "fabricated_citation_rate",
-        "forbidden_rate",
-        f"full_recall@{k}",
-    )
-
-
 def answer_metric_names(settings: Settings) -> tuple[str, ...]:
-    """Name the answer metrics in report order."""
-    return _metrics(settings.k)
+    """Name the answer metrics in report order (as ``ragscore.metrics`` declares them)."""
+    return METRICS.names("answer", (settings.k,))
 
 
 def question_values(o: Outcome, answerable: bool, settings: Settings) -> tuple[float | None, ...]:
@@ -395,31 +379,3 @@ class AnswerTally:
 
 
 _COUNTS: Final = tuple(name for name in AnswerTally.__dataclass_fields__ if name not in ("shares", "labels"))
-
-
-_RATE: Final = "rate"
-
-register(
-    MetricSpec("precision", Direction.HIGHER, "answer",
-               "answered answerable items that hit a gold citation, contain the claim and nothing forbidden, over answered items", _RATE),
-    MetricSpec("chr", Direction.HIGHER, "answer",
-               "citation hit rate: answered answerable items whose citations hit, over answered items", _RATE),
-    MetricSpec("chr_answerable", Direction.HIGHER, "answer",
-               "answered answerable items whose citations hit, over answerable items", _RATE),
-    MetricSpec("under_refusal", Direction.LOWER, "answer",
-               "unanswerable items that were answered (hallucination rate), over unanswerable items", _RATE),
-    MetricSpec("over_refusal", Direction.LOWER, "answer",
-               "answerable items that were refused (or have no trace), over answerable items", _RATE),
-    MetricSpec("containment", Direction.HIGHER, "answer",
-               "answered answerable items whose claim contains a gold substring or phrase, over answerable items", _RATE),
-    MetricSpec("compliance", Direction.HIGHER, "answer",
-               "traces that refuse or carry a citations list, over questions that have a trace", _RATE),
-    MetricSpec("citation_precision", Direction.HIGHER, "answer",
-               "mean share of cited ids that are gold citations, over answered answerable items that cite"),
-    MetricSpec("fabricated_citation_rate", Direction.LOWER, "answer",
-               "answered items citing an id they did not retrieve, over answered items", _RATE),
-    MetricSpec("forbidden_rate", Direction.LOWER, "answer",
-               "answered items whose claim contains a forbidden substring, over answered items", _RATE),
-    MetricSpec("full_recall@K", Direction.HIGHER, "answer",
-               "answerable items whose gold citations are all in the top K retrieved, over answerable items", _RATE),
-)

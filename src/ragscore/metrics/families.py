@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Protocol
 
-from ragscore.metrics.registry import Direction, MetricSpec, register
+from ragscore.metrics import METRICS
 from ragscore.metrics.retrieval import (
     retrieval_metric_names,
     retrieval_values,
@@ -182,8 +182,8 @@ class TextFamily:
     keep: frozenset[str] = frozenset({"answers"})
 
     def names(self, settings: Settings) -> tuple[str, ...]:
-        """Name the per-question metrics, then the corpus ones (as registered below)."""
-        return _TEXT_NAMES
+        """Name the per-question metrics, then the corpus ones."""
+        return METRICS.names("text")
 
     def width(self, settings: Settings) -> int:
         """Store the values and the corpus statistics."""
@@ -224,9 +224,10 @@ class TextFamily:
 
     def question_metrics(self, row: Sequence[float] | None, settings: Settings) -> dict[str, float | None]:
         """Give the per-question values; corpus scores have none."""
-        n_values = len(_TEXT_NAMES) - 2
+        names = METRICS.names("text")
+        n_values = len(names) - 2
         values = row[:n_values] if row else (None,) * n_values
-        return dict(zip(_TEXT_NAMES[:n_values], values)) | dict.fromkeys(_TEXT_NAMES[n_values:])
+        return dict(zip(names[:n_values], values)) | dict.fromkeys(names[n_values:])
 
 
 FAMILIES: Final[dict[str, Family]] = {f.name: f for f in (RetrievalFamily(), SimilarityFamily(), TextFamily())}
@@ -301,39 +302,3 @@ def enabled(names: Sequence[str]) -> Iterator[Family]:
     for name, family in FAMILIES.items():
         if name in names:
             yield family
-
-
-_RETRIEVAL_SPECS = (
-    ("precision@K", Direction.HIGHER, "relevant ids in the top K retrieved, over K (trec_eval P_K)"),
-    ("recall@K", Direction.HIGHER, "relevant ids in the top K retrieved, over all relevant ids"),
-    ("f1@K", Direction.HIGHER, "harmonic mean of precision@K and recall@K"),
-    ("hit@K", Direction.HIGHER, "share of questions with a relevant id in the top K"),
-    ("ndcg@K", Direction.HIGHER, "normalised discounted cumulative gain at K (trec_eval ndcg_cut_K, graded)"),
-    ("mrr", Direction.HIGHER, "mean reciprocal rank of the first relevant id (trec_eval recip_rank)"),
-    ("map", Direction.HIGHER, "mean average precision over all relevant ids (trec_eval map)"),
-    ("rprec", Direction.HIGHER, "precision at R, the number of relevant ids (trec_eval Rprec)"),
-    ("hybrid_log_rank", Direction.HIGHER, "alpha * recall + (1 - alpha) * mean log-rank score of the relevant ids"),
-)
-_SIMILARITY_SPECS = (
-    ("sim_precision@K", Direction.HIGHER, "retrieved items similar to a gold embedding in the top K, over K"),
-    ("sim_recall@K", Direction.HIGHER, "gold embeddings matched by one of the top K retrieved, over all gold"),
-    ("sim_f1@K", Direction.HIGHER, "harmonic mean of sim_precision@K and sim_recall@K"),
-    ("sim_hybrid_log_rank", Direction.HIGHER, "hybrid log-rank score with similarity as relevance"),
-)
-_TEXT_SPECS = (
-    ("em", "exact match with a reference answer after SQuAD normalisation (max over references)"),
-    ("token_f1", "SQuAD token F1 with the best reference answer"),
-    *((f"{kind}_{part}", f"{label} {measure} (rouge-score; the reference with the best F)")
-      for kind, label in (("rouge1", "ROUGE-1"), ("rouge2", "ROUGE-2"), ("rougeL", "ROUGE-L"), ("rougeLsum", "ROUGE-Lsum"))
-      for part, measure in (("p", "precision"), ("r", "recall"), ("f", "F1"))),
-    ("bleu", "sentence BLEU (sacrebleu defaults: 13a, exp smoothing, effective order) / 100"),
-    ("chrf", "sentence chrF (char order 6, beta 2) / 100"),
-    ("corpus_bleu", "corpus BLEU over the counted questions (summed statistics) / 100"),
-    ("corpus_chrf", "corpus chrF over the counted questions (summed statistics) / 100"),
-)
-# hit@K and em are counts over counts (Wilson intervals); corpus scores are not means at all.
-_KINDS: Final = {"hit@K": "rate", "em": "rate", "corpus_bleu": "corpus", "corpus_chrf": "corpus"}
-register(*(MetricSpec(n, d, "retrieval", text, _KINDS.get(n, "mean")) for n, d, text in _RETRIEVAL_SPECS))
-register(*(MetricSpec(n, Direction.HIGHER, "text", text, _KINDS.get(n, "mean")) for n, text in _TEXT_SPECS))
-_TEXT_NAMES: Final = tuple(name for name, _ in _TEXT_SPECS)  # the per-question values, then the 2 corpus scores
-register(*(MetricSpec(n, d, "similarity", text) for n, d, text in _SIMILARITY_SPECS))

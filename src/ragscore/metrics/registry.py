@@ -1,14 +1,22 @@
-"""The registry of metric names: direction, family and meaning, read by gates and reports."""
+"""The registry of metric names: direction, family and meaning, read by gates and reports.
+
+``Registry`` holds specs declared once; ``ragscore.metrics`` declares the scorer's (so importing
+this module, or anything that imports it, gives complete answers). The module-level functions
+answer for that default registry.
+"""
 
 from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Final
 
 from ragscore.quoting import quote
+from ragscore.score_names import CHARACTERS, FIRST, well_spelt
 
 
 class Direction(StrEnum):
@@ -36,16 +44,6 @@ class MetricSpec:
 
 _CUTOFF_RE: Final = re.compile(r"^(?P<stem>.+)@(?P<k>[1-9][0-9]*)$")
 
-_REGISTRY: dict[str, MetricSpec] = {}
-
-
-def register(*specs: MetricSpec) -> None:
-    """Add metric names; a family module calls this once at import."""
-    for spec in specs:
-        if spec.name in _REGISTRY:
-            raise ValueError(f"metric {spec.name!r} registered twice")
-        _REGISTRY[spec.name] = spec
-
 
 def split_cutoff(name: str) -> tuple[str, int | None]:
     """Split ``ndcg@10`` into (``ndcg@K``, 10); other names come back with None."""
@@ -55,29 +53,123 @@ def split_cutoff(name: str) -> tuple[str, int | None]:
     return match.group("stem") + "@K", int(match.group("k"))
 
 
-def lookup(name: str) -> MetricSpec | None:
-    """Find the spec of a concrete metric name (``full_recall@5`` finds ``full_recall@K``)."""
-    spec = _REGISTRY.get(name)
-    if spec is not None:
-        return None if spec.parametric else spec  # "ndcg@K" itself names no metric
-    template, k = split_cutoff(name)
-    spec = _REGISTRY.get(template) if k is not None else None
-    return spec if spec is not None and spec.parametric else None
-
-
 # Names of scores from other evaluators that measure a cost: time, money, tokens. Unregistered
 # names ending so (case-insensitive) are lower-is-better unless a [diagnose.NAME] direction says otherwise.
 LOWER_IS_BETTER_SUFFIXES: Final = ("_ms", "_s", "_seconds", "latency", "cost", "_usd", "tokens")
 
 
+class Registry:
+    """Metric specs declared once, by name: what each family reports, in order, and what a name means.
+
+    ``ragscore.metrics.METRICS`` holds the scorer's metrics; the stage commands hold theirs in
+    another instance (``ragscore.stages.names.STAGE_METRICS``), so neither can gate the other's.
+    """
+
+    def __init__(self, specs: Iterable[MetricSpec], aliases: Mapping[str, str] | None = None) -> None:
+        self._specs: dict[str, MetricSpec] = {}
+        for spec in specs:
+            if spec.name in self._specs:
+                raise ValueError(f"metric {spec.name!r} declared twice")
+            self._specs[spec.name] = spec
+        self.aliases: Mapping[str, str] = MappingProxyType(dict(aliases or {}))
+        for alias, target in self.aliases.items():
+            if target not in self._specs:
+                raise ValueError(f"alias {alias!r} of an undeclared metric {target!r}")
+        self._names: dict[tuple[str, tuple[int, ...]], tuple[str, ...]] = {}
+
+    def __iter__(self) -> Iterator[MetricSpec]:
+        return iter(self._specs.values())
+
+    def specs(self, family: str) -> tuple[MetricSpec, ...]:
+        """Return a family's specs in declaration (report) order."""
+        return tuple(spec for spec in self._specs.values() if spec.family == family)
+
+    def names(self, family: str, cutoffs: Sequence[int] = ()) -> tuple[str, ...]:
+        """Name a family's metrics in report order, a ``@K`` one once for each cutoff, in the order given."""
+        key = (family, tuple(cutoffs))
+        names = self._names.get(key)
+        if names is None:
+            names = self._names[key] = expand(self.specs(family), key[1])
+        return names
+
+    def lookup(self, name: str) -> MetricSpec | None:
+        """Find the spec of a concrete metric name (``full_recall@5`` finds ``full_recall@K``)."""
+        spec = self._specs.get(name)
+        if spec is not None:
+            return None if spec.parametric else spec  # "ndcg@K" itself names no metric
+        template, k = split_cutoff(name)
+        spec = self._specs.get(template) if k is not None else None
+        return spec if spec is not None and spec.parametric else None
+
+    def owner(self, name: str) -> MetricSpec | None:
+        """Find the metric whose name ``name`` is, or would be with another suffix after its ``@``
+        (``ndcg@10``, ``ndcg@K`` and ``ndcg@v2`` all belong to ``ndcg@K``)."""
+        spec = self._specs.get(name)
+        if spec is not None:
+            return spec
+        stem, at, _ = name.rpartition("@")
+        spec = self._specs.get(stem + "@K") if at else None
+        return spec if spec is not None and spec.parametric else None
+
+    def direction_of(self, name: str) -> Direction:
+        """Say which way a metric improves: its declared direction; for another evaluator's score
+        (an undeclared name), lower when the name ends as a cost does (``latency_ms``, ``total_cost``,
+        ``prompt_tokens``: see LOWER_IS_BETTER_SUFFIXES), else higher."""
+        spec = self.lookup(name)
+        if spec is not None:
+            return spec.direction
+        return Direction.LOWER if name.lower().endswith(LOWER_IS_BETTER_SUFFIXES) else Direction.HIGHER
+
+
+def expand(specs: Iterable[MetricSpec], cutoffs: Sequence[int]) -> tuple[str, ...]:
+    """Name the concrete metrics of ``specs``, in order: a ``@K`` one once for each cutoff."""
+    return tuple(
+        name for spec in specs
+        for name in ((spec.name[:-1] + str(k) for k in cutoffs) if spec.parametric else (spec.name,))
+    )
+
+
+def _metrics() -> Registry:
+    # Declared in the package's __init__, which has run whenever this module can be imported.
+    from ragscore.metrics import METRICS
+
+    return METRICS
+
+
+def lookup(name: str) -> MetricSpec | None:
+    """Find the spec of one of the scorer's metrics by a concrete name (see ``Registry.lookup``)."""
+    return _metrics().lookup(name)
+
+
 def direction_of(name: str) -> Direction:
-    """Say which way a metric improves: its registered direction; for another evaluator's score
-    (an unregistered name), lower when the name ends as a cost does (``latency_ms``, ``total_cost``,
-    ``prompt_tokens``: see LOWER_IS_BETTER_SUFFIXES), else higher."""
-    spec = lookup(name)
-    if spec is not None:
-        return spec.direction
-    return Direction.LOWER if name.lower().endswith(LOWER_IS_BETTER_SUFFIXES) else Direction.HIGHER
+    """Say which way one of the scorer's metrics, or another evaluator's score, improves."""
+    return _metrics().direction_of(name)
+
+
+SCORES: Final = "scores"  # the family of the common names of scores from other evaluators
+
+
+def score_name_problem(name: str) -> str | None:
+    """Say why a score from another evaluator cannot be called ``name``, or None when it can.
+
+    The one rule, for a trace's "scores", ``--scores`` files and the names gates take as scores:
+    spelt as ``ragscore.score_names`` says, not ending in ``@K`` (every cutoff, in diagnosis
+    rules), and not one of ragscore's metric names or aliases (nor, for a metric computed per
+    cutoff, its name with another suffix: ``ndcg@v2``). The common names (``faithfulness``) are
+    declared as scores, so they may be used.
+    """
+    if not well_spelt(name):
+        return (f"expected score names of {CHARACTERS}, starting with {FIRST} (like \"faithfulness\"), "
+                f"got {quote(name, 40)}")
+    metrics = _metrics()
+    if name in metrics.aliases:
+        return f'a score is named "{name}", like an alias of the ragscore metric {metrics.aliases[name]}: rename the score'
+    spec = metrics.owner(name)
+    if spec is not None and spec.family != SCORES:
+        return f'a score is named "{name}", like a ragscore metric ({spec.family}): rename the score'
+    if name.endswith("@K"):
+        return f'a score is named "{name}", and "@K" stands for every cutoff of a metric: rename the score'
+    return None
 
 
 def closest(name: str, candidates: list[str], cutoff: float = 0.5) -> str | None:

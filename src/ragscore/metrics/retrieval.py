@@ -22,22 +22,18 @@ import operator
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 
+from ragscore.metrics import METRICS
 from ragscore.metrics.text import normalise
-
-_PER_CUTOFF = ("precision", "recall", "f1", "hit", "ndcg")
-_OVERALL = ("mrr", "map", "rprec", "hybrid_log_rank")
-_SIM_PER_CUTOFF = ("sim_precision", "sim_recall", "sim_f1")
-_SIM_OVERALL = ("sim_hybrid_log_rank",)
 
 
 def retrieval_metric_names(cutoffs: Sequence[int]) -> tuple[str, ...]:
-    """Return the names of ``retrieval_values`` in report order."""
-    return tuple(f"{stem}@{k}" for stem in _PER_CUTOFF for k in cutoffs) + _OVERALL
+    """Return the names of ``retrieval_values`` in report order (as ``ragscore.metrics`` declares them)."""
+    return METRICS.names("retrieval", cutoffs)
 
 
 def similarity_metric_names(cutoffs: Sequence[int]) -> tuple[str, ...]:
-    """Return the names of ``similarity_values`` in report order."""
-    return tuple(f"{stem}@{k}" for stem in _SIM_PER_CUTOFF for k in cutoffs) + _SIM_OVERALL
+    """Return the names of ``similarity_values`` in report order (as ``ragscore.metrics`` declares them)."""
+    return METRICS.names("similarity", cutoffs)
 
 
 def _logrank_sum(ranks: Sequence[int], n: int, gamma: float) -> float:
@@ -82,7 +78,7 @@ def retrieval_values(
     positive = {doc: grade for doc, grade in relevance.items() if grade >= 1}
     n_rel = len(positive)
     if n == 0 or n_rel == 0:
-        return (0.0,) * (len(_PER_CUTOFF) * len(cutoffs) + len(_OVERALL))
+        return (0.0,) * len(retrieval_metric_names(cutoffs))
 
     # The one pass over the ranked list, in C: every metric depends only on where the relevant ids
     # sit, and there are few of them, so all that follows works on this short list.
@@ -220,7 +216,7 @@ def similarity_values(
     n_gold = len(gold_embeddings)
     n = len(retrieved_embeddings)
     if n_gold == 0 or n == 0:
-        return (0.0,) * (len(_SIM_PER_CUTOFF) * len(cutoffs) + len(_SIM_OVERALL))
+        return (0.0,) * len(similarity_metric_names(cutoffs))
 
     # Norms once per vector rather than once per pair; the quotient is then bit-equal to cosine().
     gold = [_scaled(g) for g in gold_embeddings]

@@ -1,15 +1,16 @@
 """The metric names of each stage, with direction and meaning: what gates resolve and reports describe.
 
-Kept apart from ``ragscore.metrics.registry`` on purpose: the stage names (``accuracy``,
-``strict_f1``, ``hits@K``) are not metrics of the main scorer, and registering them there would
-let a ``[gates]`` table of ``ragscore score`` name them.
+Declared in a registry of their own (``STAGE_METRICS``, a second ``Registry``), apart from the
+scorer's (``ragscore.metrics.METRICS``) on purpose: the stage names (``accuracy``, ``strict_f1``,
+``hits@K``) are not metrics of the main scorer, and declaring them there would let a ``[gates]``
+table of ``ragscore score`` name them.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from ragscore.metrics.registry import Direction, MetricSpec, split_cutoff
+from ragscore.metrics.registry import Direction, MetricSpec, Registry, expand
 
 H, L = Direction.HIGHER, Direction.LOWER
 
@@ -56,30 +57,18 @@ LINK: Final = (
 )
 
 
+STAGE_METRICS: Final = Registry((*NER, *CLASSIFY, *HIERARCHY, *LINK, *COUNTS))
+_HIERARCHY_NAMES: Final = frozenset(spec.name for spec in HIERARCHY)
+
+
 def stage_specs(stage: str, cutoffs: tuple[int, ...] = (), hierarchy: bool = False) -> dict[str, MetricSpec]:
     """Return the concrete metrics a run of ``stage`` computes, by name, in report order (counts last)."""
-    specs: tuple[MetricSpec, ...]
-    if stage == "ner":
-        specs = NER
-    elif stage == "classify":
-        specs = CLASSIFY + (HIERARCHY if hierarchy else ())
-    else:
-        specs = LINK
-    out: dict[str, MetricSpec] = {}
-    for spec in specs + COUNTS:
-        if spec.parametric:
-            for k in cutoffs:
-                out[spec.name.replace("@K", f"@{k}")] = spec
-        else:
-            out[spec.name] = spec
-    return out
+    specs = [spec for spec in STAGE_METRICS.specs(stage) if hierarchy or spec.name not in _HIERARCHY_NAMES]
+    specs += STAGE_METRICS.specs("counts")
+    return {name: spec for spec in specs for name in expand((spec,), cutoffs)}
 
 
 def find_spec(stage: str, name: str) -> MetricSpec | None:
     """Find a stage metric's spec by a concrete name, whatever the run's settings (``hits@7`` finds ``hits@K``)."""
-    every = {spec.name: spec for spec in (NER if stage == "ner" else CLASSIFY + HIERARCHY if stage == "classify" else LINK) + COUNTS}
-    if name in every and not every[name].parametric:
-        return every[name]
-    template, k = split_cutoff(name)
-    spec = every.get(template) if k is not None else None
-    return spec if spec is not None and spec.parametric else None
+    spec = STAGE_METRICS.lookup(name)
+    return spec if spec is not None and spec.family in (stage, "counts") else None

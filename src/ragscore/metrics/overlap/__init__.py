@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from ragscore.metrics import METRICS
+
 from .bleu import BleuStats, ChrfStats, bleu_from_statistics, bleu_statistics, chrf_from_statistics, chrf_statistics
 from .rouge import ROUGE_TYPES, rouge_multi
 from .squad import squad_scores
@@ -37,14 +39,10 @@ __all__ = [
     "text_values",
 ]
 
-_TEXT_METRICS: Final = (
-    "em",
-    "token_f1",
-    *(f"{kind}_{part}" for kind in ROUGE_TYPES for part in ("p", "r", "f")),
-    "bleu",
-    "chrf",
-)
-_CORPUS_METRICS: Final = ("corpus_bleu", "corpus_chrf")
+# The names, as ragscore.metrics declares them: the per-question values (SQuAD, ROUGE in
+# ROUGE_TYPES order, BLEU, chrF), then the corpus scores.
+_TEXT_METRICS: Final = tuple(spec.name for spec in METRICS.specs("text") if spec.kind != "corpus")
+_CORPUS_METRICS: Final = tuple(spec.name for spec in METRICS.specs("text") if spec.kind == "corpus")
 
 
 def text_metric_names() -> tuple[str, ...]:

@@ -1,0 +1,101 @@
+"""Every metric ``ragscore score`` reports, declared once: name, direction, family, kind and meaning.
+
+A name ending in ``@K`` is computed once for each cutoff K (``ndcg@K``: ``ndcg@5``, ``ndcg@10``).
+The families take the names they report, in report order, from ``METRICS`` (``METRICS.names``),
+and gates, reports and diagnoses read direction, kind and meaning from it, whatever else has
+been imported. The stage commands declare theirs apart (``ragscore.stages.names``).
+
+Kinds: "rate" (a count over a count: Wilson intervals), "mean" (of per-question values),
+"count" (not a share), "corpus" (computed over the whole run, not per question).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ragscore.metrics.registry import SCORES, Direction, MetricSpec, Registry
+
+H, L = Direction.HIGHER, Direction.LOWER
+RATE: Final = "rate"
+
+ANSWER: Final = (  # always reported (metrics/answer.py)
+    MetricSpec("precision", H, "answer",
+               "answered answerable items that hit a gold citation, contain the claim and nothing forbidden, over answered items", RATE),
+    MetricSpec("chr", H, "answer",
+               "citation hit rate: answered answerable items whose citations hit, over answered items", RATE),
+    MetricSpec("chr_answerable", H, "answer",
+               "answered answerable items whose citations hit, over answerable items", RATE),
+    MetricSpec("under_refusal", L, "answer",
+               "unanswerable items that were answered (hallucination rate), over unanswerable items", RATE),
+    MetricSpec("over_refusal", L, "answer",
+               "answerable items that were refused (or have no trace), over answerable items", RATE),
+    MetricSpec("containment", H, "answer",
+               "answered answerable items whose claim contains a gold substring or phrase, over answerable items", RATE),
+    MetricSpec("compliance", H, "answer",
+               "traces that refuse or carry a citations list, over questions that have a trace", RATE),
+    MetricSpec("citation_precision", H, "answer",
+               "mean share of cited ids that are gold citations, over answered answerable items that cite"),
+    MetricSpec("fabricated_citation_rate", L, "answer",
+               "answered items citing an id they did not retrieve, over answered items", RATE),
+    MetricSpec("forbidden_rate", L, "answer",
+               "answered items whose claim contains a forbidden substring, over answered items", RATE),
+    MetricSpec("full_recall@K", H, "answer",
+               "answerable items whose gold citations are all in the top K retrieved, over answerable items", RATE),
+)
+
+RETRIEVAL: Final = (  # --metrics retrieval (metrics/retrieval.py: trec_eval's definitions)
+    MetricSpec("precision@K", H, "retrieval", "relevant ids in the top K retrieved, over K (trec_eval P_K)"),
+    MetricSpec("recall@K", H, "retrieval", "relevant ids in the top K retrieved, over all relevant ids"),
+    MetricSpec("f1@K", H, "retrieval", "harmonic mean of precision@K and recall@K"),
+    MetricSpec("hit@K", H, "retrieval", "share of questions with a relevant id in the top K", RATE),
+    MetricSpec("ndcg@K", H, "retrieval", "normalised discounted cumulative gain at K (trec_eval ndcg_cut_K, graded)"),
+    MetricSpec("mrr", H, "retrieval", "mean reciprocal rank of the first relevant id (trec_eval recip_rank)"),
+    MetricSpec("map", H, "retrieval", "mean average precision over all relevant ids (trec_eval map)"),
+    MetricSpec("rprec", H, "retrieval", "precision at R, the number of relevant ids (trec_eval Rprec)"),
+    MetricSpec("hybrid_log_rank", H, "retrieval", "alpha * recall + (1 - alpha) * mean log-rank score of the relevant ids"),
+)
+
+SIMILARITY: Final = (  # --metrics similarity: relevance by cosine similarity of embeddings
+    MetricSpec("sim_precision@K", H, "similarity", "retrieved items similar to a gold embedding in the top K, over K"),
+    MetricSpec("sim_recall@K", H, "similarity", "gold embeddings matched by one of the top K retrieved, over all gold"),
+    MetricSpec("sim_f1@K", H, "similarity", "harmonic mean of sim_precision@K and sim_recall@K"),
+    MetricSpec("sim_hybrid_log_rank", H, "similarity", "hybrid log-rank score with similarity as relevance"),
+)
+
+TEXT: Final = (  # --metrics text (metrics/overlap): the per-question values, then the corpus scores
+    MetricSpec("em", H, "text", "exact match with a reference answer after SQuAD normalisation (max over references)", RATE),
+    MetricSpec("token_f1", H, "text", "SQuAD token F1 with the best reference answer"),
+    *(MetricSpec(f"{kind}_{part}", H, "text", f"{label} {measure} (rouge-score; the reference with the best F)")
+      for kind, label in (("rouge1", "ROUGE-1"), ("rouge2", "ROUGE-2"), ("rougeL", "ROUGE-L"), ("rougeLsum", "ROUGE-Lsum"))
+      for part, measure in (("p", "precision"), ("r", "recall"), ("f", "F1"))),
+    MetricSpec("bleu", H, "text", "sentence BLEU (sacrebleu defaults: 13a, exp smoothing, effective order) / 100"),
+    MetricSpec("chrf", H, "text", "sentence chrF (char order 6, beta 2) / 100"),
+    MetricSpec("corpus_bleu", H, "text", "corpus BLEU over the counted questions (summed statistics) / 100", "corpus"),
+    MetricSpec("corpus_chrf", H, "text", "corpus chrF over the counted questions (summed statistics) / 100", "corpus"),
+)
+
+# The common names of scores from other evaluators (as LLM-judged evaluation frameworks call
+# them): known to gates before any input is read, and described in reports. Any other name a
+# score may have (ragscore.metrics.registry.score_name_problem) works as well: see direction_of.
+EXTERNAL: Final = (
+    MetricSpec("faithfulness", H, SCORES, "external score: claims supported by the retrieved context"),
+    MetricSpec("answer_relevancy", H, SCORES, "external score: how directly the answer addresses the question"),
+    MetricSpec("context_recall", H, SCORES, "external score: reference facts covered by the retrieved context"),
+    MetricSpec("context_precision", H, SCORES, "external score: relevant passages ranked above irrelevant ones"),
+    MetricSpec("noise_sensitivity", L, SCORES, "external score: wrong claims induced by irrelevant passages"),
+    MetricSpec("factual_correctness", H, SCORES, "external score: agreement of the claims with the reference"),
+    MetricSpec("semantic_similarity", H, SCORES, "external score: closeness in meaning to the reference answer"),
+)
+
+COUNTS: Final = (  # always reported, last
+    MetricSpec("missing", L, "counts", "gold questions with no trace (scored as refusals)", "count"),
+    MetricSpec("unknown_traces", L, "counts", "trace lines whose qid or question is not in the gold set", "count"),
+    MetricSpec("duplicate_traces", L, "counts", "trace lines overridden by a later line for the same question", "count"),
+)
+
+# Other names a gate or rule may use for a metric ("recall@k": full_recall@ at the run's k).
+ALIASES: Final = {"under": "under_refusal", "over": "over_refusal", "recall@k": "full_recall@K"}
+
+METRICS: Final = Registry((*ANSWER, *RETRIEVAL, *SIMILARITY, *TEXT, *EXTERNAL, *COUNTS), ALIASES)
+
+__all__ = ["ALIASES", "METRICS", "Direction", "MetricSpec", "Registry"]
