@@ -239,3 +239,15 @@ def test_the_testing_module_imports_no_test_framework():
     code = "import sys, ragscore.testing, ragscore.cli; print(any(m.startswith(('pytest', '_pytest')) for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout == "False\n"
+
+
+def test_the_readme_python_example(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## From Python", 1)[1]
+    block = section.split("```python\n", 1)[1].split("```", 1)[0]
+    lines = [line for line in block.splitlines() if line.strip()]
+    namespace: dict = {}
+    exec("\n".join(lines[:2]), namespace)  # import ragscore; run = ragscore.score(...)
+    expression, _, printed = lines[2].partition("#")
+    assert repr(eval(expression, namespace)) == f"({printed.strip()})"
+    assert lines[3].startswith("print(run.report(")
