@@ -1,0 +1,305 @@
+"""trec_eval's measures, computed as trec_eval 9.0.7 computes them, with its names and parameters.
+
+A measure is named as on trec_eval's command line (``P``, ``ndcg_cut``, ``map``...), with
+optional parameters after a dot (``P.5,10``; ``iprec_at_recall..25,.5``); ``all_trec`` names
+every measure here. Relevance is a grade of at least the relevance level (``-l``, default 1);
+a judged document below it is a judged non-relevant one (bpref); nDCG's gain is the grade
+itself, for every positive grade, whatever the level (as in trec_eval).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from ragscore.errors import UsageError
+
+CUTOFFS: Final = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+SUCCESS_CUTOFFS: Final = (1, 5, 10)
+RECALL_LEVELS: Final = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+MIN_GEO_MEAN: Final = 0.00001  # trec_eval's floor of a value in a geometric mean
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """What every measure of one topic reads: the ranking's relevance and the judgments."""
+
+    grades: tuple[int | None, ...]  # the grade of each ranked document (None: not judged), in rank order
+    num_rel: int                    # documents judged relevant (grade >= level)
+    num_nonrel: int                 # documents judged, below the level (0 <= grade < level... see bpref)
+    positive: tuple[int, ...]       # every positive grade of the topic's judgments, for ideal DCG
+    level: int
+
+    @property
+    def relevant(self) -> list[bool]:
+        level = self.level
+        return [g is not None and g >= level for g in self.grades]
+
+
+def prepare(ranking: Sequence[str], judged: Mapping[str, int], level: int) -> Query:
+    """Line up one topic's ranking with its judgments."""
+    return Query(
+        tuple(judged.get(doc) for doc in ranking),
+        sum(1 for g in judged.values() if g >= level),
+        sum(1 for g in judged.values() if 0 <= g < level),
+        tuple(sorted((g for g in judged.values() if g > 0), reverse=True)),
+        level,
+    )
+
+
+def _rel_ranks(q: Query) -> list[int]:
+    level = q.level
+    return [rank for rank, g in enumerate(q.grades, 1) if g is not None and g >= level]
+
+
+def _ap(q: Query, cutoff: int | None = None) -> float:
+    if not q.num_rel:
+        return 0.0
+    total = 0.0
+    for i, rank in enumerate(_rel_ranks(q), 1):
+        if cutoff is not None and rank > cutoff:
+            break
+        total += i / rank
+    return total / q.num_rel
+
+
+def _precision(q: Query, k: int) -> float:
+    return sum(1 for r in _rel_ranks(q) if r <= k) / k
+
+
+def _recall(q: Query, k: int) -> float:
+    return sum(1 for r in _rel_ranks(q) if r <= k) / q.num_rel if q.num_rel else 0.0
+
+
+def _rprec(q: Query) -> float:
+    return sum(1 for r in _rel_ranks(q) if r <= q.num_rel) / q.num_rel if q.num_rel else 0.0
+
+
+def _bpref(q: Query) -> float:
+    if not q.num_rel:
+        return 0.0
+    bound = min(q.num_rel, q.num_nonrel)
+    nonrel = 0
+    total = 0.0
+    for g in q.grades:
+        if g is None or g < 0:
+            continue
+        if g >= q.level:
+            total += 1.0 - min(nonrel, q.num_rel) / bound if nonrel else 1.0
+        else:
+            nonrel += 1
+    return total / q.num_rel
+
+
+def _recip_rank(q: Query) -> float:
+    ranks = _rel_ranks(q)
+    return 1.0 / ranks[0] if ranks else 0.0
+
+
+def _iprec(q: Query, level: float, nearest: bool = False) -> float:
+    """Interpolated precision at a recall level, as trec_eval computes it: the level becomes a number
+    of relevant documents c = (long)(level * R + 0.9) (trec_eval 9.0.7 and pytrec_eval; trec_eval
+    10 rounds to the nearest, ``nearest``); the value is the best precision at any rank from the
+    c-th relevant one retrieved on (at any rank when c is 0; 0 when fewer are retrieved)."""
+    ranks = _rel_ranks(q)
+    if not ranks:
+        return 0.0
+    c = math.floor(level * q.num_rel + 0.5) if nearest else int(level * q.num_rel + 0.9)
+    if c > len(ranks):
+        return 0.0
+    start = c - 1 if c > 0 else 0
+    return max(i / rank for i, rank in enumerate(ranks[start:], start + 1))
+
+
+def _dcg(gains: Sequence[float]) -> float:
+    total = 0.0
+    for rank, gain in enumerate(gains, 1):
+        if gain > 0:
+            total += gain / math.log2(rank + 1)
+    return total
+
+
+def _ndcg(q: Query, cutoff: int | None = None) -> float:
+    gains = [g if g is not None and g > 0 else 0 for g in q.grades]
+    ideal = list(q.positive)
+    if cutoff is not None:
+        gains, ideal = gains[:cutoff], ideal[:cutoff]
+    best = _dcg(ideal)
+    return _dcg(gains) / best if best > 0 else 0.0
+
+
+def _success(q: Query, k: int) -> float:
+    ranks = _rel_ranks(q)
+    return 1.0 if ranks and ranks[0] <= k else 0.0
+
+
+def _num_rel_ret(q: Query) -> int:
+    return len(_rel_ranks(q))
+
+
+def _set_p(q: Query) -> float:
+    return _num_rel_ret(q) / len(q.grades) if q.grades else 0.0
+
+
+def _set_recall(q: Query) -> float:
+    return _num_rel_ret(q) / q.num_rel if q.num_rel else 0.0
+
+
+def _set_f(q: Query) -> float:
+    p, r = _set_p(q), _set_recall(q)
+    return 2 * p * r / (p + r) if p + r > 0 else 0.0
+
+
+# name -> (default parameters, per-query values: list of (printed name, value), summary)
+# summary: "mean" of queries, "sum" of counts, "gm" geometric mean (floored at MIN_GEO_MEAN).
+@dataclass(frozen=True, slots=True)
+class Measure:
+    name: str
+    defaults: tuple[float, ...]
+    values: Callable[[Query, tuple[float, ...]], list[tuple[str, float]]]
+    summary: str = "mean"
+    integer: bool = False
+
+
+def _cut(params: tuple[float, ...]) -> list[int]:
+    return [int(p) for p in params]
+
+
+def _level_name(level: float) -> str:
+    return f"{level:.2f}"
+
+
+MEASURES: Final[dict[str, Measure]] = {m.name: m for m in (
+    Measure("num_ret", (), lambda q, _: [("num_ret", len(q.grades))], "sum", True),
+    Measure("num_rel", (), lambda q, _: [("num_rel", q.num_rel)], "sum", True),
+    Measure("num_rel_ret", (), lambda q, _: [("num_rel_ret", _num_rel_ret(q))], "sum", True),
+    Measure("map", (), lambda q, _: [("map", _ap(q))]),
+    Measure("gm_map", (), lambda q, _: [("gm_map", _ap(q))], "gm"),
+    Measure("Rprec", (), lambda q, _: [("Rprec", _rprec(q))]),
+    Measure("bpref", (), lambda q, _: [("bpref", _bpref(q))]),
+    Measure("recip_rank", (), lambda q, _: [("recip_rank", _recip_rank(q))]),
+    Measure("iprec_at_recall", RECALL_LEVELS,
+            lambda q, p: [(f"iprec_at_recall_{_level_name(level)}", _iprec(q, level)) for level in p]),
+    # The same, with trec_eval 10's rounding of a level to a number of relevant documents.
+    Measure("iprec_at_recall_nearest", RECALL_LEVELS,
+            lambda q, p: [(f"iprec_at_recall_{_level_name(level)}", _iprec(q, level, True)) for level in p]),
+    Measure("P", CUTOFFS, lambda q, p: [(f"P_{k}", _precision(q, k)) for k in _cut(p)]),
+    Measure("recall", CUTOFFS, lambda q, p: [(f"recall_{k}", _recall(q, k)) for k in _cut(p)]),
+    Measure("ndcg", (), lambda q, _: [("ndcg", _ndcg(q))]),
+    Measure("ndcg_cut", CUTOFFS, lambda q, p: [(f"ndcg_cut_{k}", _ndcg(q, k)) for k in _cut(p)]),
+    Measure("map_cut", CUTOFFS, lambda q, p: [(f"map_cut_{k}", _ap(q, k)) for k in _cut(p)]),
+    Measure("success", SUCCESS_CUTOFFS, lambda q, p: [(f"success_{k}", _success(q, k)) for k in _cut(p)]),
+    Measure("set_P", (), lambda q, _: [("set_P", _set_p(q))]),
+    Measure("set_recall", (), lambda q, _: [("set_recall", _set_recall(q))]),
+    Measure("set_F", (), lambda q, _: [("set_F", _set_f(q))]),
+)}
+# trec_eval's default measures, and its all_trec order (of those here).
+DEFAULT: Final = ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+                  "iprec_at_recall", "P")
+ALL_TREC: Final = ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+                   "iprec_at_recall", "iprec_at_recall_nearest", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success", "set_P",
+                   "set_recall", "set_F")
+
+
+def headed(specs: Sequence[str]) -> bool:
+    """Tell whether trec_eval prints runid and num_q for these -m options (the default set and all_trec do)."""
+    return not specs or any(spec.partition(".")[0] in ("official", "all_trec") for spec in specs)
+
+
+def parse_measures(specs: Sequence[str]) -> list[tuple[Measure, tuple[float, ...]]]:
+    """Read -m options (``P.5,10``, ``all_trec``); parameters are sorted and given once, as trec_eval does."""
+    chosen: dict[str, tuple[float, ...]] = {}
+    for spec in specs or ("official",):
+        name, _, params = spec.partition(".")
+        if name in ("official", "all_trec"):
+            for default in DEFAULT if name == "official" else ALL_TREC:
+                if default != "iprec_at_recall_nearest":
+                    chosen.setdefault(default, MEASURES[default].defaults)
+            continue
+        if name not in MEASURES:
+            known = ", ".join((*MEASURES, "all_trec"))
+            raise UsageError(f"-m {spec}: unknown measure {name!r} (known: {known})")
+        measure = MEASURES[name]
+        if params:
+            if not measure.defaults:
+                raise UsageError(f"-m {spec}: {name} takes no parameters")
+            try:
+                values = tuple(sorted({float(p) for p in params.split(",") if p}))
+            except ValueError:
+                raise UsageError(f"-m {spec}: expected numbers separated by commas after {name}.") from None
+            if not values or (measure.defaults is not RECALL_LEVELS and any(v < 1 for v in values)):
+                raise UsageError(f"-m {spec}: expected positive cutoffs")
+            chosen[name] = values
+        else:
+            chosen.setdefault(name, measure.defaults)
+    order = {name: n for n, name in enumerate(ALL_TREC)}
+    return [(MEASURES[name], chosen[name]) for name in sorted(chosen, key=order.__getitem__)]
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluated:
+    """Per-topic values and the summary over topics, named as trec_eval prints them."""
+
+    run_name: str
+    per_query: dict[str, list[tuple[str, float, bool]]]  # qid -> (name, value, is an integer)
+    summary: list[tuple[str, float, bool]]
+    headed: bool = True  # runid and num_q are printed
+
+
+def evaluate(
+    qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Sequence[str]], run_name: str,
+    measures: list[tuple[Measure, tuple[float, ...]]], level: int = 1, complete: bool = False,
+) -> Evaluated:
+    """Score every topic that is judged and ranked (``complete``: every judged topic, an unranked one
+    scoring 0) and summarise over them."""
+    topics = [qid for qid in qrels if complete or qid in run]
+    per_query: dict[str, list[tuple[str, float, bool]]] = {}
+    for qid in sorted(topics, key=_topic_order):
+        q = prepare(run.get(qid, ()), qrels[qid], level)
+        per_query[qid] = [(name, value, m.integer) for m, params in measures for name, value in m.values(q, params)]
+    summary: list[tuple[str, float, bool]] = [("num_q", len(per_query), True)]
+    n = len(per_query)
+    rows = list(per_query.values())
+    index = 0
+    for m, params in measures:
+        width = len(m.values(prepare((), {}, level), params))
+        for offset in range(width):
+            column = [row[index + offset][1] for row in rows]
+            name = rows[0][index + offset][0] if rows else ""
+            if m.summary == "sum":
+                value: float = sum(column)
+            elif m.summary == "gm":
+                value = math.exp(math.fsum(math.log(max(v, MIN_GEO_MEAN)) for v in column) / n) if n else 0.0
+            else:
+                value = math.fsum(column) / n if n else 0.0
+            summary.append((name, value, m.integer))
+        index += width
+    return Evaluated(run_name, per_query, summary)
+
+
+def _topic_order(qid: str) -> bytes:
+    """trec_eval lists topics in byte order (strcmp): "10" before "9"."""
+    return qid.encode("utf-8", "surrogateescape")
+
+
+def render(ev: Evaluated, per_query: bool = False) -> str:
+    """Print as trec_eval prints: ``name <tab> topic <tab> value``, names padded to 22 characters."""
+    lines = []
+
+    def line(name: str, topic: str, value: float | str, integer: bool) -> None:
+        shown = value if isinstance(value, str) else (f"{int(value)}" if integer else f"{value:6.4f}")
+        lines.append(f"{name:<22}\t{topic}\t{shown}")
+
+    if per_query:
+        for qid, values in ev.per_query.items():
+            for name, value, integer in values:
+                if name != "gm_map":
+                    line(name, qid, value, integer)
+    if ev.headed:
+        line("runid", "all", ev.run_name, False)
+    for name, value, integer in ev.summary:
+        if ev.headed or name != "num_q":
+            line(name, "all", value, integer)
+    return "\n".join(lines) + "\n"
