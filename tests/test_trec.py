@@ -122,3 +122,25 @@ def test_unknown_measures_are_usage_errors():
         parse_measures(["ndgc"])
     with pytest.raises(UsageError, match="map takes no parameters"):
         parse_measures(["map.5"])
+
+
+# --- the command -------------------------------------------------------------------------------------
+
+def test_ragscore_trec_prints_what_trec_eval_prints(ragscore, monkeypatch):
+    monkeypatch.chdir(TREC)
+    run = ragscore("trec", "qrels.test", "results.test")
+    assert (run.status, run.out, run.err) == (0, (TREC / "out.test").read_text(), "")
+    picked = ragscore("trec", "-q", "-c", "-M100", "-m", "P.5,10", "-m", "ndcg_cut.10", "qrels.test", "results.trunc")
+    expected = (TREC / "out.test.aqcM").read_text()
+    assert picked.out == "".join(line for line in expected.splitlines(True)
+                                 if line.split("\t")[0].rstrip() in ("P_5", "P_10", "ndcg_cut_10"))
+
+
+def test_ragscore_trec_input_errors_exit_2(ragscore, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "q.txt").write_text("1 0 d1 1\n")
+    (tmp_path / "r.txt").write_text("1 Q0 d1 1 1.0 r\n1 Q0 d1 2 0.5 r\n")
+    run = ragscore("trec", "q.txt", "r.txt")
+    assert (run.status, run.err) == (2, "ragscore: error: r.txt:2:3: docno 'd1' is ranked twice for topic '1' "
+                                        "(trec_eval refuses it too)\n")
+    assert ragscore("trec", "-m", "ndgc", "q.txt", "r.txt").status == 2

@@ -15,6 +15,7 @@ from ragscore.cli.compare import compare_parser, run_compare
 from ragscore.cli.score import run_score, score_parser
 from ragscore.cli.stages import classify_parser, link_parser, ner_parser, run_classify, run_link, run_ner
 from ragscore.cli.tools import init_parser, run_init, run_schema, run_validate, schema_parser, validate_parser
+from ragscore.cli.trec import run_trec, trec_parser
 from ragscore.errors import RagscoreError
 
 __all__ = ["Exit", "main"]
@@ -29,6 +30,7 @@ COMMANDS: dict[str, tuple[Callable[[str], argparse.ArgumentParser], Callable[[ar
     "ner": (ner_parser, run_ner),
     "classify": (classify_parser, run_classify),
     "link": (link_parser, run_link),
+    "trec": (trec_parser, run_trec),
 }
 DEFAULT_COMMAND = "score"
 
