@@ -68,25 +68,31 @@ def test_the_two_iprec_roundings_differ_on_this_data():
 # --- pytrec_eval on random judgments and runs with ties ---------------------------------------------
 
 PYTREC = {"map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P", "recall", "ndcg", "ndcg_cut", "map_cut",
-          "success", "set_P", "set_recall", "set_F", "num_ret", "num_rel", "num_rel_ret"}
+          "success", "set_P", "set_recall", "set_F", "num_ret", "num_rel", "num_rel_ret", "infAP"}
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_equals_pytrec_eval(seed):
+@pytest.mark.parametrize("negative", [False, True])
+def test_equals_pytrec_eval(seed, negative):
+    """Random graded judgments (negative grades too: judged but pooled-unjudged) and runs with ties."""
     pytrec_eval = pytest.importorskip("pytrec_eval")
     rng = random.Random(seed)
+    grades = [-1, 0, 0, 0, 1, 1, 2, 3] if negative else [0, 0, 0, 1, 1, 2, 3]
+    # pytrec_eval's nDCG never returns on a negative grade (trec_eval's own output, checked
+    # above on qrels.rel_level, gives it no gain): nDCG is compared without them.
+    measures = PYTREC - {"ndcg", "ndcg_cut"} if negative else PYTREC
     qrels, run = {}, {}
     for t in range(rng.randint(1, 8)):
         docs = [f"d{rng.randint(0, 80)}" for _ in range(rng.randint(1, 60))]
-        qrels[f"q{t}"] = {doc: rng.choice([0, 0, 0, 1, 1, 2, 3]) for doc in docs}
+        qrels[f"q{t}"] = {doc: rng.choice(grades) for doc in docs}
         ranked = rng.sample(range(100), rng.randint(0, 100))
         # Few distinct scores: many ties, broken by docno descending.
         run[f"q{t}"] = {f"d{i}": float(rng.randint(0, 5)) for i in ranked}
     run = {qid: docs for qid, docs in run.items() if docs}
     level = rng.choice([1, 2])
-    reference = pytrec_eval.RelevanceEvaluator(qrels, PYTREC, relevance_level=level).evaluate(run)
+    reference = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level).evaluate(run)
     ranked = {qid: sorted(sorted(docs, reverse=True), key=docs.__getitem__, reverse=True) for qid, docs in run.items()}
-    ours = evaluate(qrels, ranked, "r", parse_measures(sorted(PYTREC)), level)
+    ours = evaluate(qrels, ranked, "r", parse_measures(sorted(measures)), level)
     assert set(ours.per_query) == set(reference)
     for qid, values in ours.per_query.items():
         for name, value, _ in values:

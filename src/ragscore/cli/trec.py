@@ -14,7 +14,7 @@ examples:
 
 measures (-m, repeatable; parameters after a dot, as in trec_eval): num_ret, num_rel, num_rel_ret,
 map, gm_map, Rprec, bpref, recip_rank, iprec_at_recall, P, recall, ndcg, ndcg_cut, map_cut,
-success, set_P, set_recall, set_F; "official" (the default set) and "all_trec" (all of these).
+success, set_P, set_recall, set_F, infAP; "official" (the default set) and "all_trec" (all of these).
 iprec_at_recall turns a recall level into a number of relevant documents as trec_eval 9 and
 pytrec_eval do; iprec_at_recall_nearest rounds as trec_eval 10 does.
 """

@@ -93,6 +93,33 @@ def _bpref(q: Query) -> float:
     return total / q.num_rel
 
 
+INFAP_EPSILON: Final = 0.00001
+
+
+def _infap(q: Query) -> float:
+    """Inferred AP (Yilmaz and Aslam), as trec_eval computes it: a document not in the judgments is
+    outside the pool (skipped); one judged with a negative grade is pooled but unjudged."""
+    total = 0.0
+    nonrel = rel = unjudged = 0
+    level = q.level
+    for j, g in enumerate(q.grades):
+        if g is None:
+            continue
+        if g < 0:
+            unjudged += 1
+        elif g < level:
+            nonrel += 1
+        else:
+            rel += 1
+            if j == 0:
+                total += 1.0
+            else:
+                fj = float(j)
+                total += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((rel - 1 + nonrel + unjudged) / fj) * (
+                    (rel - 1 + INFAP_EPSILON) / (rel - 1 + nonrel + 2 * INFAP_EPSILON))
+    return total / q.num_rel if q.num_rel else total
+
+
 def _recip_rank(q: Query) -> float:
     ranks = _rel_ranks(q)
     return 1.0 / ranks[0] if ranks else 0.0
@@ -194,13 +221,14 @@ MEASURES: Final[dict[str, Measure]] = {m.name: m for m in (
     Measure("set_P", (), lambda q, _: [("set_P", _set_p(q))]),
     Measure("set_recall", (), lambda q, _: [("set_recall", _set_recall(q))]),
     Measure("set_F", (), lambda q, _: [("set_F", _set_f(q))]),
+    Measure("infAP", (), lambda q, _: [("infAP", _infap(q))]),
 )}
 # trec_eval's default measures, and its all_trec order (of those here).
 DEFAULT: Final = ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
                   "iprec_at_recall", "P")
 ALL_TREC: Final = ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-                   "iprec_at_recall", "iprec_at_recall_nearest", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success", "set_P",
-                   "set_recall", "set_F")
+                   "iprec_at_recall", "iprec_at_recall_nearest", "P", "recall", "infAP", "ndcg", "ndcg_cut", "map_cut",
+                   "success", "set_P", "set_recall", "set_F")
 
 
 def headed(specs: Sequence[str]) -> bool:
