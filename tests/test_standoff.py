@@ -1,0 +1,60 @@
+"""BRAT standoff and TSV/CSV tables as stage records, scored to hand-checked values (issue 16)."""
+
+from __future__ import annotations
+
+import pytest
+
+import ragscore as rs
+from ragscore.errors import InputError
+from ragscore.stages.standoff import brat, classify_table, link_gold_table, link_pred_table
+
+TEXT = "Ada Lovelace met Charles Babbage in London."
+
+
+def _brat(folder, name, lines):
+    folder.mkdir(exist_ok=True)
+    (folder / f"{name}.txt").write_text(TEXT)
+    (folder / f"{name}.ann").write_text("".join(line + "\n" for line in lines))
+
+
+def test_brat_scores_to_hand_checked_values(tmp_path):
+    _brat(tmp_path / "gold", "doc1", ["T1\tPER 0 12\tAda Lovelace", "T2\tPER 17 32\tCharles Babbage",
+                                      "T3\tLOC 36 42\tLondon", "R1\tMet Arg1:T1 Arg2:T2", "#1\tNote T1\tchecked"])
+    _brat(tmp_path / "pred", "doc1", ["T1\tPER 0 3\tAda", "T2\tPER 17 32\tCharles Babbage",
+                                      "T3\tLOC 36 38;40 42\tLo on", "A1\tNegated T3"])
+    gold, pred = brat(str(tmp_path / "gold")), brat(str(tmp_path / "pred"))
+    assert pred[0]["entities"][2] == {"start": 36, "end": 42, "type": "LOC"}  # a discontinuous span: its extent
+    run = rs.ner(gold, pred)
+    # Strict: T2 and T3 (by extent) match exactly, T1 does not: 2 of 3 both ways.
+    assert run.metrics["strict_precision"] == run.metrics["strict_recall"] == pytest.approx(2 / 3)
+    # Partial: T1 overlaps Ada Lovelace with the same type too: 3 of 3.
+    assert run.metrics["partial_f1"] == 1.0
+
+
+def test_brat_errors_point_at_the_line(tmp_path):
+    _brat(tmp_path / "g", "doc1", ["T1\tPER 0 99\tAda"])
+    with pytest.raises(InputError) as caught:
+        brat(str(tmp_path / "g" / "doc1.ann"))
+    assert (caught.value.line, caught.value.message) == (1, "span 0-99 is outside the text of doc1.txt (43 characters)")
+    (tmp_path / "g" / "doc1.txt").unlink()
+    with pytest.raises(InputError, match="expected its text beside it, in doc1.txt"):
+        brat(str(tmp_path / "g" / "doc1.ann"))
+
+
+def test_classify_and_link_tables(tmp_path):
+    (tmp_path / "gold.tsv").write_text("id\tlabel\nm1\tPER\nm2\tLOC\nm3\tORG\n")
+    (tmp_path / "pred.csv").write_text("id,label\nm1,PER\nm2,ORG\nm3,ORG\n")
+    run = rs.classify(classify_table(str(tmp_path / "gold.tsv")), classify_table(str(tmp_path / "pred.csv")))
+    assert run.metrics["accuracy"] == pytest.approx(2 / 3)
+    (tmp_path / "lg.tsv").write_text("id\tmention\tkb_id\nm1\tAda\tQ7259\nm2\tFoo\tNIL\n")
+    (tmp_path / "lp.tsv").write_text("id\tkb_id\tscore\nm1\tQ1\t0.9\nm1\tQ7259\t0.8\nm2\tNIL\t\n")
+    gold, pred = link_gold_table(str(tmp_path / "lg.tsv")), link_pred_table(str(tmp_path / "lp.tsv"))
+    assert gold[1]["kb_id"] is None and pred[1] == {"id": "m2", "candidates": [], "nil": True}
+    run = rs.link(gold, pred)
+    assert run.metrics["hits@1"] == 0.0 and run.metrics["hits@3"] == 1.0 and run.metrics["mrr"] == 0.5
+
+
+def test_a_table_without_its_columns(tmp_path):
+    (tmp_path / "g.tsv").write_text("id\tclass\nm1\tPER\n")
+    with pytest.raises(InputError, match="expected the columns id, label in the header, missing label"):
+        classify_table(str(tmp_path / "g.tsv"))
