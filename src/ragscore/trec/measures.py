@@ -10,6 +10,7 @@ itself, for every positive grade, whatever the level (as in trec_eval).
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -28,30 +29,27 @@ class Query:
 
     grades: tuple[int | None, ...]  # the grade of each ranked document (None: not judged), in rank order
     num_rel: int                    # documents judged relevant (grade >= level)
-    num_nonrel: int                 # documents judged, below the level (0 <= grade < level... see bpref)
+    num_nonrel: int                 # documents judged below the level, with a grade of 0 or more (bpref)
     positive: tuple[int, ...]       # every positive grade of the topic's judgments, for ideal DCG
     level: int
-
-    @property
-    def relevant(self) -> list[bool]:
-        level = self.level
-        return [g is not None and g >= level for g in self.grades]
+    ranks: tuple[int, ...]          # the ranks of the relevant documents retrieved, ascending
 
 
 def prepare(ranking: Sequence[str], judged: Mapping[str, int], level: int) -> Query:
-    """Line up one topic's ranking with its judgments."""
+    """Line up one topic's ranking with its judgments (once: every measure reads the result)."""
+    grades = tuple(map(judged.get, ranking))
     return Query(
-        tuple(judged.get(doc) for doc in ranking),
+        grades,
         sum(1 for g in judged.values() if g >= level),
         sum(1 for g in judged.values() if 0 <= g < level),
         tuple(sorted((g for g in judged.values() if g > 0), reverse=True)),
         level,
+        tuple(rank for rank, g in enumerate(grades, 1) if g is not None and g >= level),
     )
 
 
-def _rel_ranks(q: Query) -> list[int]:
-    level = q.level
-    return [rank for rank, g in enumerate(q.grades, 1) if g is not None and g >= level]
+def _rel_ranks(q: Query) -> tuple[int, ...]:
+    return q.ranks
 
 
 def _ap(q: Query, cutoff: int | None = None) -> float:
@@ -66,15 +64,15 @@ def _ap(q: Query, cutoff: int | None = None) -> float:
 
 
 def _precision(q: Query, k: int) -> float:
-    return sum(1 for r in _rel_ranks(q) if r <= k) / k
+    return bisect_right(q.ranks, k) / k
 
 
 def _recall(q: Query, k: int) -> float:
-    return sum(1 for r in _rel_ranks(q) if r <= k) / q.num_rel if q.num_rel else 0.0
+    return bisect_right(q.ranks, k) / q.num_rel if q.num_rel else 0.0
 
 
 def _rprec(q: Query) -> float:
-    return sum(1 for r in _rel_ranks(q) if r <= q.num_rel) / q.num_rel if q.num_rel else 0.0
+    return bisect_right(q.ranks, q.num_rel) / q.num_rel if q.num_rel else 0.0
 
 
 def _bpref(q: Query) -> float:
