@@ -239,7 +239,7 @@ class Run:
     def notes(self) -> list[str]:
         """The notes the command line prints on standard error (without its "ragscore: " prefix)."""
         from ragscore.reports.console import accounting_notes, format_notes, gate_lines, key_notes, slice_notes
-        from ragscore.reports.markdown import diagnosis_heading
+        from ragscore.reports.common import diagnosis_heading
 
         ev, config = self.evaluation, self.config
         slice_failed = [f"{r.gate.metric}[{path}={label}]" for path, groups in self.slices.items()
@@ -404,7 +404,7 @@ class Comparison:
 
     def notes(self) -> list[str]:
         """The notes the command line prints on standard error (without its "ragscore: " prefix)."""
-        from ragscore.reports.markdown import fmt
+        from ragscore.reports.common import fmt
 
         notes = []
         if self.read_as is not None:

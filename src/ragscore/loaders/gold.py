@@ -23,7 +23,7 @@ from ragscore.loaders.jsonl import (
     objects_at,
 )
 from ragscore.loaders.records import Records
-from ragscore.metrics.text import MIN_NEEDLE, Rule, containment_rule, normalise
+from ragscore.text import MIN_NEEDLE, Rule, containment_rule, normalise
 from ragscore.quoting import quote
 
 # Optional fields a metric family can ask the loader to keep (see GoldItem).

@@ -8,7 +8,7 @@ from typing import Any, Final
 from ragscore import __version__
 from ragscore.comparison import Delta, Mcnemar, Regression
 from ragscore.metrics.registry import Direction, direction_of
-from ragscore.reports.markdown import cell, code, fmt, signature_line
+from ragscore.reports.common import cell, code, fmt, signature_line, verdict
 from ragscore.settings import Settings
 
 SIGNIFICANT: Final = "*"
@@ -68,10 +68,9 @@ def _signed(value: float | None) -> str:
 
 def render_compare_markdown(doc: dict[str, Any], alpha: float) -> Iterator[str]:
     """Render the comparison for a pull-request comment: deltas, marks, broken and fixed questions."""
-    verdict = "PASS" if doc["pass"] else "FAIL"
     failed = [m for m, r in doc["regressions"].items() if r["status"] == "fail"]
     detail = f"regressions in {', '.join(code(m) for m in failed)}" if failed else "no regression gate failed"
-    yield f"# ragscore compare\n\n**{verdict}**: {detail}.\n\n"
+    yield f"# ragscore compare\n\n**{verdict(doc['pass'])}**: {detail}.\n\n"
     methods = {m["method"] for m in doc["metrics"].values() if m["method"]}
     how = "paired bootstrap over questions" if methods == {"bootstrap"} else "paired normal approximation" \
         if methods == {"normal"} else "paired tests over questions"

@@ -8,10 +8,8 @@ from typing import TYPE_CHECKING
 from ragscore.evaluate import EXAMPLES, Evaluation, unreadable_hint
 from ragscore.loaders.gold import KEY_SAMPLE_LINES
 from ragscore.gates import GateResult, Status
-from ragscore.gates import format_threshold
 from ragscore.quoting import quote, shorten
-from ragscore.reports.markdown import fmt
-from ragscore.reports.text import clean
+from ragscore.reports.common import clean, fmt, gate_bound
 from ragscore.slices import SliceResult
 
 if TYPE_CHECKING:
@@ -126,8 +124,8 @@ def gate_lines(results: list[GateResult], passed: bool, slice_failed: list[str] 
         for r in results:
             unseen = "" if r.seen else (f": the run never saw {quote(r.gate.metric)} "
                                         """(no trace's "scores" and no --scores row gave it)""")
-            lines.append(f"{r.status.value.upper():7} {r.gate.metric} = {fmt(r.value)} (gate {r.gate.op} "
-                         f"{format_threshold(r.gate.threshold)}){unseen}")
+            lines.append(f"{r.status.value.upper():7} {r.gate.metric} = {fmt(r.value)} "
+                         f"(gate {gate_bound(r.gate.op, r.gate.threshold)}){unseen}")
     slice_failed = slice_failed or []
     shown = slice_failed[:EXAMPLES] + ([f"{len(slice_failed) - EXAMPLES} more"] if len(slice_failed) > EXAMPLES else [])
     failed = [r.gate.metric for r in results if r.status is Status.FAIL] + shown
@@ -157,8 +155,8 @@ def slice_notes(slices: Mapping[str, Mapping[str, SliceResult]], min_n: int) -> 
             small = [f"{len(small)} slices of {path} have fewer than min_n {min_n} questions: their gates are skipped "
                      f"(e.g. {', '.join(first)})"]
         failed = [(label, r) for label, result in groups.items() for r in result.gates if r.status is Status.FAIL]
-        lines = [f"FAIL    {r.gate.metric}[{path}={label}] = {fmt(r.value)} (gate {r.gate.op} "
-                 f"{format_threshold(r.gate.threshold)})" for label, r in failed]
+        lines = [f"FAIL    {r.gate.metric}[{path}={label}] = {fmt(r.value)} "
+                 f"(gate {gate_bound(r.gate.op, r.gate.threshold)})" for label, r in failed]
         if len(lines) > EXAMPLES:
             lines = lines[:EXAMPLES] + [f"FAIL    {len(lines) - EXAMPLES} more slice gates of {path} failed "
                                         "(every one is in the reports)"]

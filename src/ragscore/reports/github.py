@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, Final
 
-from ragscore.gates import format_threshold
 from ragscore.quoting import visible
+from ragscore.reports.common import gate_finding
 from ragscore.reports.files import ReportWriteError
-from ragscore.reports.markdown import fmt
 
 # The runner decodes these from a command's message; anything else passes as it is.
 _DATA_ESCAPES: Final = (("%", "%25"), ("\r", "%0D"), ("\n", "%0A"))
@@ -38,17 +37,6 @@ def escape_property(text: str) -> str:
     return visible(_escape(text, _PROPERTY_ESCAPES))
 
 
-def _message(metric: str, gate: Mapping[str, Any]) -> str:
-    """Say what a failed or warned gate found, against the bound it crossed."""
-    found = f"{metric} = {fmt(gate['value'])}"
-    if gate["status"] == "fail":
-        return f"{found}, expected {gate['op']} {format_threshold(gate['threshold'])}"
-    return (
-        f"{found}, expected {gate['op']} {format_threshold(gate['warn'])} to pass without a warning"
-        f" (the gate requires {gate['op']} {format_threshold(gate['threshold'])})"
-    )
-
-
 def annotations(doc: dict[str, Any]) -> list[str]:
     """Return one ``::error`` line per failed gate and one ``::warning`` line per warned gate, in gate order."""
     lines: list[str] = []
@@ -56,7 +44,7 @@ def annotations(doc: dict[str, Any]) -> list[str]:
         command = _COMMANDS.get(gate["status"])
         if command is not None:
             title = escape_property(f"ragscore gate {metric}")
-            lines.append(f"::{command} title={title}::{escape_data(_message(metric, gate))}")
+            lines.append(f"::{command} title={title}::{escape_data(gate_finding(metric, gate))}")
     return lines
 
 

@@ -24,7 +24,7 @@ from ragscore.gates import format_threshold
 from ragscore.metrics.answer import PASSING_LABELS
 from ragscore.metrics.registry import lookup
 from ragscore.quoting import visible
-from ragscore.reports.markdown import cut_for_table, diagnosis_heading, fmt
+from ragscore.reports.common import cut_for_table, diagnosis_heading, fmt, gate_rule, gates_verdict, verdict
 
 CSS: Final = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; padding: 0 1rem; color: #1a1a1a; }
@@ -89,6 +89,8 @@ CSP: Final = (
     "img-src 'none'; base-uri 'none'; form-action 'none'"
 )
 
+GATES_NOTE: Final = ('<p class="note">Bars are coloured by gate status; the solid line marks the threshold, the dashed '
+                     "line the warn level. Rates share a 0–1 axis; counts have their own, printed after the value.</p>\n")
 STATUS_COLOURS: Final = {"pass": "#2e7d32", "warn": "#ed6c02", "fail": "#c62828", "skipped": "#9e9e9e"}
 _GREY: Final = "#9e9e9e"
 _PASSING: Final = frozenset(label.value for label in PASSING_LABELS)
@@ -132,12 +134,6 @@ def yes_no(value: object) -> str:
 def status_class(status: object) -> str:
     """Map a gate status to a fixed class name, so no input reaches an attribute unescaped or a style."""
     return f"status-{status}" if status in STATUS_COLOURS else "status-unknown"
-
-
-def rule(gate: dict[str, Any]) -> str:
-    """Show a gate's rule: operator, threshold and warn level."""
-    text = f"{gate['op']} {format_threshold(gate['threshold'])}"
-    return text if gate.get("warn") is None else f"{text} (warn {gate['op']} {format_threshold(gate['warn'])})"
 
 
 def nice_ceiling(value: float) -> float:
@@ -194,7 +190,7 @@ def gate_chart(gates: dict[str, dict[str, Any]]) -> str:
         text = esc(fmt(value) if isinstance(value, (int, float)) else None)
         if end is not None:
             text += f' <tspan fill="#666">(axis 0–{format_threshold(end)})</tspan>'
-        title = f"{name}: {fmt(value) if isinstance(value, (int, float)) else 'n/a'}, gate {rule(gate)}: {gate.get('status')}"
+        title = f"{name}: {fmt(value) if isinstance(value, (int, float)) else 'n/a'}, gate {gate_rule(gate)}: {gate.get('status')}"
         out.append(_bar_row(i, name, width, colour, text, title, "gate-row"))
         y = PAD + i * ROW_H
         for level, dash in ((gate.get("threshold"), ""), (gate.get("warn"), ' stroke-dasharray="3 2"')):
@@ -232,20 +228,38 @@ def html_table(header: list[str], rows: list[list[str]], table_id: str = "") -> 
     return f"<table{ident}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}</tbody>\n</table>\n"
 
 
+def page_head(title: str) -> str:
+    """Open the page: its policy, style sheet and title (escaped already), up to the start of the body."""
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+        '<meta name="referrer" content="no-referrer">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{title}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+    )
+
+
 def verdict_html(doc: dict[str, Any]) -> str:
     """Say PASS or FAIL, and which gates failed (or how the gates ended)."""
-    gates = doc["gates"]
-    failed = [name for name, g in gates.items() if g["status"] == "fail"]
-    passed = bool(doc["pass"])
-    if failed:
-        detail = f"{len(failed)} of {len(gates)} gates failed: " + ", ".join(f"<code>{esc(n)}</code>" for n in failed)
-    elif not gates:
-        detail = "no gates are set"
-    else:
-        statuses = [g["status"] for g in gates.values()]
-        detail = ", ".join(f"{statuses.count(s)} {esc(s)}" for s in dict.fromkeys(statuses)) + f" of {len(gates)} gates"
-    return (f'<p class="verdict {"pass" if passed else "fail"}" id="verdict">{"PASS" if passed else "FAIL"}</p>\n'
+    detail = gates_verdict(doc["gates"], lambda name: f"<code>{esc(name)}</code>")
+    return (f'<p class="verdict {verdict(doc["pass"]).lower()}" id="verdict">{verdict(doc["pass"])}</p>\n'
             f'<p id="verdict-detail">{detail}.</p>\n')
+
+
+def gates_section(gates: dict[str, dict[str, Any]], note: str = "") -> str:
+    """Show the gates as a table and a chart (``note`` below the chart), or say there are none."""
+    if not gates:
+        return "<h2>Gates</h2>\n<p>No gates are set.</p>\n"
+    return "<h2>Gates</h2>\n" + html_table(["metric", "rule", "value", "status", "source"], [
+        [f"<code>{esc(name)}</code>", esc(gate_rule(g)), "#" + esc(fmt(g["value"])),
+         f'<span class="{status_class(g["status"])}">{esc(g["status"])}</span>', esc(g.get("source"))]
+        for name, g in gates.items()], "gates") + gate_chart(gates) + note
+
+
+def footer(doc: dict[str, Any]) -> str:
+    """Close the page's content with the version and the settings signature."""
+    return (f'<footer>\n<p class="note">ragscore {esc(doc.get("version", ""))}; settings: '
+            f'<code id="signature">{esc(doc["signature"])}</code></p>\n</footer>\n')
 
 
 def _summary(doc: dict[str, Any]) -> str:
@@ -308,37 +322,17 @@ def _diagnoses(diagnoses: list[dict[str, Any]]) -> str:
 
 def render_html(doc: dict[str, Any]) -> Iterator[str]:
     """Render the verdict, counts, gates with their chart, labels, metrics and questions, piece by piece."""
-    verdict = "PASS" if doc["pass"] else "FAIL"
-    yield (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
-        '<meta name="referrer" content="no-referrer">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>ragscore report: {verdict}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-        "<h1>ragscore report</h1>\n"
-    )
+    yield page_head(f"ragscore report: {verdict(doc['pass'])}") + "<h1>ragscore report</h1>\n"
     yield verdict_html(doc)
     yield "<h2>Summary</h2>\n" + _summary(doc)
-    gates = doc["gates"]
-    yield "<h2>Gates</h2>\n"
-    if gates:
-        yield html_table(["metric", "rule", "value", "status", "source"], [
-            [f"<code>{esc(name)}</code>", esc(rule(g)), "#" + esc(fmt(g["value"])),
-             f'<span class="{status_class(g["status"])}">{esc(g["status"])}</span>', esc(g.get("source"))]
-            for name, g in gates.items()], "gates")
-        yield gate_chart(gates)
-        yield ('<p class="note">Bars are coloured by gate status; the solid line marks the threshold, the dashed '
-               "line the warn level. Rates share a 0–1 axis; counts have their own, printed after the value.</p>\n")
-    else:
-        yield "<p>No gates are set.</p>\n"
+    yield gates_section(doc["gates"], GATES_NOTE)
     if doc.get("diagnoses"):
         yield _diagnoses(doc["diagnoses"])
     yield "<h2>Labels</h2>\n" + label_chart(doc["labels"])
     yield "<h2>Metrics</h2>\n" + _metrics(doc["metrics"])
     if "questions" in doc:
         yield from _questions(doc)
-    yield (f'<footer>\n<p class="note">ragscore {esc(doc.get("version", ""))}; settings: '
-           f'<code id="signature">{esc(doc["signature"])}</code></p>\n</footer>\n')
+    yield footer(doc)
     if "questions" in doc:  # the script only drives the question filter
         yield f"<script>{SCRIPT}</script>\n"
     yield "</body>\n</html>\n"

@@ -8,10 +8,9 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from ragscore.gates import format_threshold
 from ragscore.metrics.answer import PASSING_LABELS
 from ragscore.quoting import unicode_escape, visible
-from ragscore.reports.markdown import fmt
+from ragscore.reports.common import gate_finding
 
 SUITE: Final = "ragscore"
 GATE_CLASS: Final = "ragscore.gates"
@@ -32,31 +31,18 @@ def clean(value: object) -> str:
     return _FORBIDDEN_RE.sub(unicode_escape, visible(str(value)))
 
 
-def _expected(gate: Mapping[str, Any], bound: float) -> str:
-    return f"expected {clean(gate['op'])} {format_threshold(bound)}"
-
-
-def _outcome(metric: str, gate: Mapping[str, Any]) -> str:
-    """Say what the gate found, as in ``precision = 0.7000, expected >= 0.8``."""
-    return f"{clean(metric)} = {fmt(gate['value'])}, {_expected(gate, gate['threshold'])}"
-
-
 def _gate_case(metric: str, gate: Mapping[str, Any]) -> ET.Element:
     """Build one gate's testcase: a failure, a skip, a pass with a warning, or a plain pass."""
     case = ET.Element("testcase", classname=GATE_CLASS, name=clean(metric))
     status = gate["status"]
     if status == "fail":
-        message = _outcome(metric, gate)
+        message = gate_finding(metric, gate, clean)
         ET.SubElement(case, "failure", message=message, type="gate").text = message
     elif status == "skipped":
         ET.SubElement(case, "skipped", message=f"{clean(metric)} undefined (no questions counted)")
     elif status == "warn":
         # JUnit has no "passed with a warning": the test passes and its output says why it warned.
-        warning = (
-            f"warning: {clean(metric)} = {fmt(gate['value'])}, {_expected(gate, gate['warn'])} to pass without a warning"
-            f" (the gate requires {clean(gate['op'])} {format_threshold(gate['threshold'])})"
-        )
-        ET.SubElement(case, "system-out").text = warning
+        ET.SubElement(case, "system-out").text = f"warning: {gate_finding(metric, gate, clean)}"
     return case
 
 

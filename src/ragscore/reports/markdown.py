@@ -2,68 +2,30 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any, Final
 
-from ragscore.gates import format_threshold
 from ragscore.metrics.registry import lookup, split_cutoff
-from ragscore.quoting import has_unsafe, visible
+from ragscore.reports.common import (
+    cell,
+    code,
+    cut_for_table,
+    diagnosis_heading,
+    fmt,
+    gate_rule,
+    gates_verdict,
+    signature_line,
+    verdict,
+)
 
-# Characters that Markdown (or the HTML it may carry) would interpret inside a table cell.
-# Escaping [ and ] defuses links and images; & is escaped as an entity so none is decoded.
-_ACTIVE_RE: Final = re.compile(r"([\\`*_\[\]<>|~])")
-_NEWLINES_RE: Final = re.compile(r"\r\n|\r|\n")
-# What inline code can show as it is in a table cell: no backtick (it would end the code) and no pipe.
-_CODE_RE: Final = re.compile(r"[^`|]+")
-
-
-def cell(value: object) -> str:
-    """Escape a value for one Markdown table cell: no pipe, markup or control character survives.
-
-    A line break shows as ``<br>``; any other control character as an escape (``\\x1b``).
-    """
-    if value is None:
-        return "n/a"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return fmt(value)
-    text = str(value).replace("&", "&amp;")
-    if not has_unsafe(text):  # the common case, kept fast: a report can list a million questions
-        return _ACTIVE_RE.sub(r"\\\1", text)
-    return "<br>".join(_ACTIVE_RE.sub(r"\\\1", visible(line)) for line in _NEWLINES_RE.split(text))
-
-
-def code(value: object) -> str:
-    """Show a name as inline code, control characters escaped; a name code cannot hold shows as an escaped cell."""
-    text = visible(str(value))
-    return f"`{text}`" if _CODE_RE.fullmatch(text) else cell(text)
-
-
-def signature_line(signature: str) -> str:
-    """Show the settings signature as inline code (it holds refusal tokens and the seed, from the input)."""
-    return f"\nSettings: `{visible(signature).replace('`', '')}`\n"
-
-
-def fmt(value: float | int | None) -> str:
-    """Format a metric value: counts as integers, rates with four decimals, None as n/a."""
-    if value is None:
-        return "n/a"
-    if isinstance(value, int):
-        return str(value)
-    return f"{value:.4f}"
+# cell, code and fmt are re-exported: callers outside the reports have long taken them from here.
+__all__ = ["cell", "code", "fmt", "render_markdown", "unreadable_lines"]
 
 
 def _table(header: list[str], rows: list[list[object]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return lines
-
-
-def _gate_rule(gate: dict[str, Any]) -> str:
-    rule = f"{gate['op']} {format_threshold(gate['threshold'])}"
-    return rule if gate["warn"] is None else f"{rule} (warn {gate['op']} {format_threshold(gate['warn'])})"
 
 
 def _interval(intervals: dict[str, list[float] | None], name: str) -> str:
@@ -119,19 +81,6 @@ def _slices_section(slices: dict[str, dict[str, Any]]) -> list[str]:
     return out
 
 
-def cut_for_table(text: str | None, limit: int = 160) -> str | None:
-    """Cut a long claim or question for a table (the JSON report keeps it whole)."""
-    if text is None or len(text) <= limit:
-        return text
-    return text[: limit - 1].rstrip() + "…"
-
-
-def diagnosis_heading(d: dict[str, Any]) -> str:
-    """Say what crossed which threshold: 'under_refusal = 0.2500, past 0.15 (lower is better)'."""
-    return (f"{d['metric']} = {fmt(d['value'])}, past {format_threshold(d['threshold'])} "
-            f"({d['direction']} is better)" + (f", with {d['because']}" if d["because"] else ""))
-
-
 def _diagnoses_section(diagnoses: list[dict[str, Any]]) -> list[str]:
     """List each diagnosis: what crossed which threshold, likely causes, what to try, the worst questions."""
     if not diagnoses:
@@ -169,24 +118,11 @@ def unreadable_lines(counts: dict[str, Any]) -> list[str]:
 def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
     """Render the summary, gates, metrics, labels and per-question tables, line by line."""
     gates = doc["gates"]
-    failed = [name for name, g in gates.items() if g["status"] == "fail"]
-    verdict = "PASS" if doc["pass"] else "FAIL"
-    statuses = [g["status"] for g in gates.values()]
-    if failed:
-        detail = f"{len(failed)} of {len(gates)} gates failed: " + ", ".join(code(n) for n in failed)
-    elif not gates:
-        detail = "no gates"
-    elif all(status == "pass" for status in statuses):
-        detail = f"all {len(gates)} gates passed"
-    else:
-        parts = [f"{statuses.count(s)} {word}" for s, word in (("pass", "passed"), ("warn", "warned"), ("skipped", "skipped"))
-                 if s in statuses]
-        detail = "no gate failed (" + ", ".join(parts) + ")"
     counts = doc["counts"]
     out = [
         "# ragscore report",
         "",
-        f"**{verdict}**: {detail}.",
+        f"**{verdict(doc['pass'])}**: {gates_verdict(gates, code)}.",
         "",
         *_table(
             ["questions", "answered", "refused", "answerable", "unanswerable", "missing", "unknown traces", "duplicate traces"],
@@ -202,7 +138,7 @@ def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
         out += [
             "| metric | rule | value | status |",
             "|---|---|---|---|",
-            *(f"| {code(name)} | {_gate_rule(g)} | {fmt(g['value'])} | {g['status']} |" for name, g in gates.items()),
+            *(f"| {code(name)} | {gate_rule(g)} | {fmt(g['value'])} | {g['status']} |" for name, g in gates.items()),
         ]
     else:
         out.append("No gates are set.")

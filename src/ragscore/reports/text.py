@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Final
 
-from ragscore.gates import format_threshold
-from ragscore.quoting import visible
-from ragscore.reports.markdown import diagnosis_heading, fmt
+from ragscore.reports.common import aligned, clean, diagnosis_heading, fmt, metric_rows, verdict
+
+__all__ = ["clean", "render_text"]  # clean is re-exported: callers have long taken it from here
 
 _COLOURS: Final = {"pass": "32", "warn": "33", "fail": "31", "skipped": "2", "PASS": "1;32", "FAIL": "1;31"}
 
@@ -18,32 +18,17 @@ def _paint(text: str, key: str, colour: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if colour and code else text
 
 
-def clean(text: str) -> str:
-    """Keep input from moving the cursor, colouring the terminal or adding a line: show each control character as an escape."""
-    return visible(text)
-
-
 def render_text(doc: dict[str, Any], *, colour: bool = False) -> Iterator[str]:
     """Yield the summary's lines: one row per metric, with its gate and status when it has one."""
-    verdict = "PASS" if doc["pass"] else "FAIL"
+    passed = verdict(doc["pass"])
     counts = doc["counts"]
-    yield f"ragscore {_paint(verdict, verdict, colour)}  {counts['total']} questions, {doc['answered']} answered, " \
+    yield f"ragscore {_paint(passed, passed, colour)}  {counts['total']} questions, {doc['answered']} answered, " \
           f"{doc['refused']} refused, {counts['missing']} missing, {counts['unknown_traces']} unknown, " \
           f"{counts['duplicate_traces']} duplicate traces" \
           + (f", {counts['unreadable']} unreadable" if counts.get("unreadable") else "") \
           + (f", {counts['unreadable_retrieved']} with an unreadable retrieved list"
              if counts.get("unreadable_retrieved") else "") + "\n"
-    gates = doc["gates"]
-    rows = []
-    for name, value in doc["metrics"].items():
-        gate = gates.get(name)
-        rule = f"{gate['op']} {format_threshold(gate['threshold'])}" if gate else ""
-        rows.append((clean(name), fmt(value), rule, gate["status"] if gate else ""))
-    widths = [max(len(row[i]) for row in rows + [("metric", "value", "gate", "status")]) for i in range(3)]
-    yield f"{'metric':<{widths[0]}}  {'value':>{widths[1]}}  {'gate':<{widths[2]}}  status\n"
-    for name, value, rule, status in rows:
-        line = f"{name:<{widths[0]}}  {value:>{widths[1]}}  {rule:<{widths[2]}}  {_paint(status, status, colour)}"
-        yield line.rstrip() + "\n"
+    yield from aligned(metric_rows(doc["metrics"], doc["gates"]), lambda status: _paint(status, status, colour))
     labels = ", ".join(f"{label} {n}" for label, n in doc["labels"].items() if n)
     yield f"labels: {labels or 'none'}\n"
     for d in doc.get("diagnoses", []):

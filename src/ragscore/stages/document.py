@@ -19,12 +19,11 @@ from importlib.resources import files
 from typing import Any, Final
 
 from ragscore import __version__
-from ragscore.gates import GateResult, format_threshold
+from ragscore.gates import GateResult
 from ragscore.loaders.jsonl import InputFile
+from ragscore.reports.common import aligned, metric_rows, verdict
 from ragscore.reports.document import display_path
 from ragscore.reports.json_report import render_json
-from ragscore.reports.markdown import fmt
-from ragscore.reports.text import clean
 from ragscore.stages.config import StageConfig
 from ragscore.stages.evaluate import StageEvaluation
 
@@ -98,16 +97,7 @@ def render_stage_json(doc: dict[str, Any]) -> Iterator[str]:
 def render_stage_text(doc: dict[str, Any]) -> Iterator[str]:
     """Yield a compact summary: the verdict and counts, then one aligned row per metric with its gate."""
     counts = doc["counts"]
-    verdict = "PASS" if doc["pass"] else "FAIL"
-    yield (f"ragscore {doc['stage']} {verdict}  {counts['gold']} gold items, {counts['predicted']} predicted, "
+    yield (f"ragscore {doc['stage']} {verdict(doc['pass'])}  {counts['gold']} gold items, {counts['predicted']} predicted, "
            f"{counts['missing']} missing, {counts['unknown_predictions']} unknown, "
            f"{counts['duplicate_predictions']} duplicate predictions\n")
-    rows = []
-    for name, value in doc["metrics"].items():
-        gate = doc["gates"].get(name)
-        rule = f"{gate['op']} {format_threshold(gate['threshold'])}" if gate else ""
-        rows.append((clean(name), fmt(value), rule, gate["status"] if gate else ""))
-    widths = [max(len(row[i]) for row in rows + [("metric", "value", "gate", "status")]) for i in range(3)]
-    yield f"{'metric':<{widths[0]}}  {'value':>{widths[1]}}  {'gate':<{widths[2]}}  status\n"
-    for name, value, rule, status in rows:
-        yield f"{name:<{widths[0]}}  {value:>{widths[1]}}  {rule:<{widths[2]}}  {status}".rstrip() + "\n"
+    yield from aligned(metric_rows(doc["metrics"], doc["gates"]))

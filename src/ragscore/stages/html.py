@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ragscore.reports.html import CSP, CSS, esc, gate_chart, html_table, rule, status_class, verdict_html
-from ragscore.reports.markdown import fmt
+from ragscore.reports.common import fmt, verdict
+from ragscore.reports.html import esc, footer, gates_section, html_table, page_head, verdict_html
 from ragscore.stages.tables import Table, accounting_table, detail_tables, metric_table, summary_table
 
 
@@ -32,35 +32,17 @@ def _section(table: Table, table_id: str) -> str:
 
 def render_stage_html(doc: dict[str, Any]) -> Iterator[str]:
     """Render the verdict, counts, gates with their chart, metrics, the stage's tables and the accounting."""
-    verdict = "PASS" if doc["pass"] else "FAIL"
     stage = esc(doc["stage"])
-    yield (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
-        '<meta name="referrer" content="no-referrer">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>ragscore {stage} report: {verdict}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-        f"<h1>ragscore {stage} report</h1>\n"
-    )
+    yield page_head(f"ragscore {stage} report: {verdict(doc['pass'])}") + f"<h1>ragscore {stage} report</h1>\n"
     yield verdict_html(doc)
     yield _section(summary_table(doc), "counts")
     yield html_table(["input", "path", "sha256"], [[esc(role), f"<code>{esc(i['path'])}</code>", f"<code>{esc(i['sha256'])}</code>"]
                                               for role, i in doc["inputs"].items()], "inputs")
-    gates = doc["gates"]
-    yield "<h2>Gates</h2>\n"
-    if gates:
-        yield html_table(["metric", "rule", "value", "status", "source"], [
-            [f"<code>{esc(name)}</code>", esc(rule(g)), "#" + esc(fmt(g["value"])),
-             f'<span class="{status_class(g["status"])}">{esc(g["status"])}</span>', esc(g["source"])]
-            for name, g in gates.items()], "gates")
-        yield gate_chart(gates)
-    else:
-        yield "<p>No gates are set.</p>\n"
+    yield gates_section(doc["gates"])
     yield _section(metric_table(doc), "metrics")
     for n, table in enumerate(detail_tables(doc)):
         yield _section(table, f"detail-{n}")
     accounting = accounting_table(doc)
     if accounting is not None:
         yield _section(accounting, "accounting")
-    yield (f'<footer>\n<p class="note">ragscore {esc(doc["version"])}; settings: '
-           f'<code id="signature">{esc(doc["signature"])}</code></p>\n</footer>\n</body>\n</html>\n')
+    yield footer(doc) + "</body>\n</html>\n"

@@ -16,7 +16,7 @@ def accounting_notes(missing: list[str], unknown: list[str], duplicates: list[st
 
     The ids come from the input: control characters in them show as '?'.
     """
-    from ragscore.reports.text import clean
+    from ragscore.reports.common import clean
 
     notes = []
     if missing:

@@ -1,0 +1,52 @@
+"""Text normalisation and the claim-containment rule: how a claim and the gold set's text compare.
+
+A neutral module: the gold loader chooses each item's rule with it, the answer metrics apply it,
+and the reports word it; it imports nothing of ragscore.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from enum import StrEnum
+from typing import Final
+
+MIN_NEEDLE: Final = 5
+
+# [alnum][alnum, '-', white space]{4,}, with alnum in any script ([^\W_] is \w less '_').
+_PHRASE_RE: Final = re.compile(r"[^\W_](?:[^\W_]|[-\s]){4,}")
+
+
+def normalise(text: str) -> str:
+    """Return ``text`` in the form every comparison uses: Unicode NFC, then case-folded."""
+    return unicodedata.normalize("NFC", text).casefold()
+
+
+def claim_phrases(gold_claim: str) -> tuple[str, ...]:
+    """Extract the phrases of a reference claim that a correct answer must contain one of."""
+    phrases = (match.group().strip() for match in _PHRASE_RE.finditer(normalise(gold_claim)))
+    return tuple(dict.fromkeys(p for p in phrases if len(p) >= MIN_NEEDLE))
+
+
+class Rule(StrEnum):
+    """Which containment rule a gold item is checked with."""
+
+    SUBSTR = "gold_claim_substr"
+    SUBSTR_EMPTY = "gold_claim_substr (empty: nothing to check)"
+    SUBSTR_SHORT = "gold_claim_substr (every entry shorter than 5 characters)"
+    PHRASES = "gold_claim phrases"
+    NO_PHRASES = "gold_claim (no phrase of 5 or more characters)"
+    NONE = "no gold claim (nothing to check)"
+
+
+def containment_rule(substr: tuple[str, ...] | None, claim: str | None) -> tuple[Rule, tuple[str, ...]]:
+    """Choose the containment rule for a gold item and the normalised needles it looks for."""
+    if substr is not None:
+        if not substr:
+            return Rule.SUBSTR_EMPTY, ()
+        needles = tuple(dict.fromkeys(n for n in map(normalise, substr) if len(n) >= MIN_NEEDLE))
+        return (Rule.SUBSTR, needles) if needles else (Rule.SUBSTR_SHORT, ())
+    if claim is not None:
+        phrases = claim_phrases(claim)
+        return (Rule.PHRASES, phrases) if phrases else (Rule.NO_PHRASES, ())
+    return Rule.NONE, ()
