@@ -56,8 +56,8 @@ from ragscore.metrics.families import Columns, Family, enabled
 from ragscore.metrics import METRICS
 from ragscore.metrics.registry import Direction, lookup
 from ragscore.quoting import quote
-from ragscore.reports.reasons import reason
 from ragscore.settings import Settings
+from ragscore.text import Rule
 
 if TYPE_CHECKING:
     from ragscore.loaders.scores import ScoreFile
@@ -94,7 +94,8 @@ class QuestionRow(NamedTuple):
     question: str | None
     answerable: bool
     outcome: Outcome
-    reason: str
+    citations: tuple[str, ...]  # the gold citations and containment rule, which the reports' reasons name
+    rule: Rule
     family_rows: tuple[Sequence[float] | None, ...]  # one per enabled optional family
     slices: tuple[tuple[str, ...], ...] = ()           # the labels of each --by path
     scores: dict[str, float] = {}                       # external scores the question has (read-only)
@@ -435,7 +436,7 @@ def score_traces(
                 family_rows = tuple(c.row(position) for c in columns)
                 labels = tuple(slice_labels(item, path) for path in wants.by)
                 result.rows.append(QuestionRow(
-                    gold.places[position], item.qid, item.question, item.answerable, outcome, reason(outcome, item),
+                    gold.places[position], item.qid, item.question, item.answerable, outcome, item.citations, item.rule,
                     family_rows, labels,
                     {name: value for name, (column, _) in score_columns.items() if (value := column[position]) == value},
                 ))

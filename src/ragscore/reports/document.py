@@ -16,6 +16,7 @@ from ragscore.slices import SliceResult
 from ragscore.loaders.jsonl import InputFile
 from ragscore.metrics.answer import LABEL_ORDER, PASSING_LABELS, answer_metric_names, question_values
 from ragscore.metrics.families import enabled
+from ragscore.reports.reasons import reason
 
 if TYPE_CHECKING:
     from ragscore.loaders.scores import ScoreFile
@@ -69,7 +70,7 @@ class Questions:
                 entry["question"] = row.question
             entry.update(
                 label=o.label.value,
-                reason=row.reason,
+                reason=reason(o, row),
                 answerable=row.answerable,
                 answered=o.answered,
                 refused=not o.answered,

@@ -7,7 +7,7 @@ import re
 from ragscore.evaluate import Explained
 from ragscore.loaders.trace import Cites
 from ragscore.metrics.answer import Outcome
-from ragscore.metrics.text import normalise
+from ragscore.text import normalise
 from ragscore.quoting import visible
 from ragscore.reports.reasons import citation_reason, containment_reason, quote, reason, refusal_reason
 from ragscore.settings import Settings

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import json
+from typing import Protocol
 
-from ragscore.loaders.gold import GoldItem
 from ragscore.metrics.answer import Label, Miss, Outcome
-from ragscore.metrics.text import Rule
+from ragscore.text import Rule
+
+
+class Checked(Protocol):
+    """What the wording needs of a question besides its outcome: a gold item, or a question's row."""
+
+    @property
+    def citations(self) -> tuple[str, ...]: ...
+
+    @property
+    def rule(self) -> Rule: ...
 
 
 def quote(text: str) -> str:
@@ -25,7 +35,7 @@ def refusal_reason(o: Outcome) -> str:
     return f'the "{o.refused_by}" field is true'
 
 
-def citation_reason(o: Outcome, gold: GoldItem) -> str:
+def citation_reason(o: Outcome, gold: Checked) -> str:
     """Say why the citations hit or missed."""
     if o.hit_id is not None:
         return f"cited gold id {quote(o.hit_id)}"
@@ -38,7 +48,7 @@ def citation_reason(o: Outcome, gold: GoldItem) -> str:
     return o.miss.value
 
 
-def containment_reason(o: Outcome, gold: GoldItem) -> str:
+def containment_reason(o: Outcome, gold: Checked) -> str:
     """Say how the claim was checked against the gold claim."""
     if o.matched is not None:
         return f"the claim contains {quote(o.matched)}"
@@ -51,7 +61,7 @@ def containment_reason(o: Outcome, gold: GoldItem) -> str:
     return "no claim check"
 
 
-def reason(o: Outcome, gold: GoldItem) -> str:
+def reason(o: Outcome, gold: Checked) -> str:
     """Explain a label in one line."""
     label = o.label
     if label is Label.MISSING_TRACE:
