@@ -38,7 +38,7 @@ class Paired:
 
     n: int
     sums: dict[str, PairSums]
-    columns: dict[str, tuple[Column, Column]] | None
+    columns: Mapping[str, tuple[Column, Column]] | None
     fixed: list[str]   # qids right (OK or REFUSAL_OK) in the candidate only, in gold order
     broken: list[str]  # qids right in the baseline only
 
@@ -76,8 +76,8 @@ def run_from_evaluation(ev: Evaluation) -> Run:
     values: dict[str, dict[str, float | None]] = {}
     correct: dict[str, bool] = {}
     for row in ev.rows:
-        per = dict(zip(names, question_values(row.outcome, row.answerable, settings)))
-        for family, family_row in zip(families, row.family_rows):
+        per = dict(zip(names, question_values(row.outcome, row.answerable, settings), strict=True))
+        for family, family_row in zip(families, row.family_rows, strict=True):
             per.update(family.question_metrics(family_row, settings))
         for name in ev.scores:  # scores from other evaluators (None where the question has none)
             per[name] = row.scores.get(name)
@@ -157,7 +157,7 @@ def compare_runs(
             if paired.columns is not None:
                 base, cand = paired.columns[name]
                 interval, p_value = paired_bootstrap(
-                    base, cand, _mean, settings.confidence, settings.bootstrap, f"{settings.seed}:{name}"  # type: ignore[arg-type]
+                    base, cand, _mean, settings.confidence, settings.bootstrap, f"{settings.seed}:{name}"
                 )
                 method = BOOTSTRAP
             elif delta is not None:  # too many questions to resample in pure Python
@@ -165,9 +165,9 @@ def compare_runs(
                 method = NORMAL
         deltas[name] = Delta(baseline_value, candidate_value, delta, interval, p_value,
                              method=method if p_value is not None else None)
-    tested = [name for name, d in deltas.items() if d.p_value is not None]
-    adjusted = holm([deltas[name].p_value for name in tested])  # type: ignore[misc]
-    for name, p in zip(tested, adjusted):
+    tested = {name: d.p_value for name, d in deltas.items() if d.p_value is not None}
+    adjusted = holm(list(tested.values()))
+    for name, p in zip(tested, adjusted, strict=True):
         d = deltas[name]
         deltas[name] = Delta(d.baseline, d.candidate, d.delta, d.interval, d.p_value, p, d.method)
     return deltas

@@ -7,13 +7,22 @@ import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Final
 
 from ragscore.diagnose.rules import DEFAULT_SAMPLES, Rule, builtin_rules, parse_rules
 from ragscore.errors import ConfigError
 from ragscore.external import KNOWN as KNOWN_SCORES
-from ragscore.gates import ALIASES, TYPO_CUTOFF, Gate, finite_number, parse_gate_option, parse_gate_table, resolve_metric
+from ragscore.gates import (
+    ALIASES,
+    TYPO_CUTOFF,
+    Gate,
+    finite_number,
+    parse_gate_option,
+    parse_gate_table,
+    resolve_metric,
+)
 from ragscore.metrics.families import ANSWER, FAMILIES
 from ragscore.metrics.registry import Direction, closest, did_you_mean, lookup, split_cutoff
 from ragscore.quoting import quote, show_value
@@ -27,7 +36,9 @@ DEFAULT_GATES: Final = (
     Gate("missing", "<=", 0.0),
 )
 # "ner", "classify" and "link" belong to the stage commands (ragscore.stages.config); score ignores them.
-SECTIONS: Final = ("scoring", "gates", "regression", "slice_gates", "diagnose", "trace", "gold", "ner", "classify", "link")
+SECTIONS: Final = (
+    "scoring", "gates", "regression", "slice_gates", "diagnose", "trace", "gold", "ner", "classify", "link"
+)
 DEFAULT_MIN_N: Final = 20  # a slice smaller than this is reported, but its gates are skipped
 TEXT_TOKENIZERS: Final = ("reference", "unicode")  # metrics.overlap.TOKENIZERS, without importing it
 _TOML_POSITION_RE: Final = re.compile(r"^(?P<msg>.*) \(at line (?P<line>\d+), column (?P<col>\d+)\)$")
@@ -151,7 +162,10 @@ def _toml_error(exc: tomllib.TOMLDecodeError, display: str) -> ConfigError:
 
 
 def _deep_line(text: str) -> int | None:
-    """Find the line where arrays and inline tables first nest past ``_TOML_MAX_DEPTH`` (strings and comments skipped)."""
+    """Find the line where arrays and inline tables first nest past ``_TOML_MAX_DEPTH``.
+
+    Strings and comments are skipped.
+    """
     depth = 0
     for match in _TOML_NESTING_RE.finditer(text):
         token = match.group()
@@ -218,7 +232,7 @@ def _apply_scoring(settings: Settings, table: SettingsTable) -> Settings:
         if key not in readers:
             raise table.error(key, f'unknown setting "{key}"{did_you_mean(key, list(readers))}')
         changes["families" if key == "metrics" else key] = readers[key](key)
-    return replace(settings, **changes)  # type: ignore[arg-type]
+    return replace(settings, **changes)  # type: ignore[arg-type]  # each reader checked its setting's type
 
 
 def _apply_inputs(settings: Settings, tables: dict[str, SettingsTable]) -> Settings:
@@ -238,7 +252,7 @@ def _apply_inputs(settings: Settings, tables: dict[str, SettingsTable]) -> Setti
                                        + (f' (map a field in [{table.name}.fields])' if key in TRACE_CONCEPTS
                                           or key in GOLD_CONCEPTS else ""))
         if "format" in table.data:
-            changes["trace_format"] = trace_format(table.data["format"], lambda message: table.error("format", message))
+            changes["trace_format"] = trace_format(table.data["format"], partial(table.error, "format"))
         if "fields" in table.data:
             fields = table.data["fields"]
             inner = SettingsTable(fields if isinstance(fields, dict) else {}, table.source, table.text,
@@ -249,14 +263,14 @@ def _apply_inputs(settings: Settings, tables: dict[str, SettingsTable]) -> Setti
             name = f"{section}_fields"
             mapped = fields_table(fields, concepts, inner.error)
             changes[name] = tuple({**dict(getattr(settings, name)), **dict(mapped)}.items())
-    return replace(settings, **changes) if changes else settings  # type: ignore[arg-type]
+    return replace(settings, **changes) if changes else settings  # type: ignore[arg-type]  # values checked above
 
 
 def _choice(table: SettingsTable, key: str, choices: tuple[str, ...]) -> str:
     value = table.data[key]
     if value not in choices:
         raise table.error(key, f'expected "{key}" to be one of {", ".join(map(repr, choices))}, got {value!r}')
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _bad_seed(table: SettingsTable, key: str) -> str:
@@ -444,7 +458,9 @@ def load_config(
             parsed = parse_gate_table(rules, names, settings.k, table.source, table.line_of, directions, external=True)
             for metric in parsed:
                 if metric in ("unknown_traces", "duplicate_traces"):  # trace lines belong to no slice
-                    raise table.error(metric, f'"{metric}" counts trace lines, which belong to no slice: gate it in [gates]')
+                    raise table.error(
+                        metric, f'"{metric}" counts trace lines, which belong to no slice: gate it in [gates]'
+                    )
             slice_gates.update(parsed)
     gated += tuple(spec.family for metric in [*regression, *slice_gates] if (spec := lookup(metric)) is not None)
     settings = replace(settings, families=_in_order(settings.families + gated))
@@ -486,8 +502,8 @@ def _diagnose(
         if canonical not in known and canonical not in rules and lookup(canonical) is None:
             hint = closest(canonical, known + list(ALIASES), TYPO_CUTOFF)
             if hint is not None:
-                raise ConfigError(table.source, f'[{table.name}.{name}] unknown metric "{name}"; did you mean "{hint}"?',
-                                  line_of(name))
+                raise ConfigError(table.source, f'[{table.name}.{name}] unknown metric "{name}"; '
+                                                f'did you mean "{hint}"?', line_of(name))
         template, cutoff = split_cutoff(canonical)
         if cutoff is not None and canonical not in rules and template in rules:
             # One cutoff of a template rule: start from the template's causes, actions and thresholds.
@@ -502,7 +518,8 @@ def _diagnose(
                     hint = closest(metric, known, TYPO_CUTOFF)
                     if hint is not None:
                         raise ConfigError(table.source, f'[{table.name}.{rule.metric}] a case names an unknown metric '
-                                                        f'"{condition.metric}"; did you mean "{hint}"?', line_of(rule.metric))
+                                                        f'"{condition.metric}"; did you mean "{hint}"?',
+                                          line_of(rule.metric))
     return parsed, samples
 
 

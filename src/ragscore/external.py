@@ -8,10 +8,10 @@ A value from a ``--scores`` file replaces the trace's value of the same name.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import TYPE_CHECKING, Final
 
 from ragscore.errors import InputError
@@ -37,10 +37,10 @@ class ScoreColumns:
     """One part's external scores by name, one slot per question (NaN: no value)."""
 
     questions: int
-    values: dict[str, array] = field(default_factory=dict)
+    values: dict[str, array[float]] = field(default_factory=dict)
     first_lines: dict[str, int] = field(default_factory=dict)  # the trace line that named each score first
 
-    def _column(self, name: str) -> array:
+    def _column(self, name: str) -> array[float]:
         column = self.values.get(name)
         if column is None:
             column = self.values[name] = array("d", [math.nan]) * self.questions
@@ -54,8 +54,9 @@ class ScoreColumns:
     def put_trace(self, position: int, scores: object, source: str, line: int) -> None:
         """Store a trace's "scores" object (a later trace line for the question replaces it)."""
         if type(scores) is not dict:
-            raise InputError(source, f'expected "scores" to be an object of score names and numbers, got {describe(scores)}',
-                             line)
+            raise InputError(
+                source, f'expected "scores" to be an object of score names and numbers, got {describe(scores)}', line
+            )
         for name, value in scores.items():
             if name not in self.first_lines:
                 problem = name_problem(name)
@@ -71,7 +72,9 @@ class ScoreColumns:
                 raise InputError(source, f'expected "scores.{name}" to be at most {MAX_SCORE:g} in magnitude, got an '
                                          f"integer of {len(str(abs(value)))} digits", line)
             if type(value) not in (int, float) or not math.isfinite(value):
-                raise InputError(source, f'expected "scores.{name}" to be a number or null, got {describe(value)}', line)
+                raise InputError(
+                    source, f'expected "scores.{name}" to be a number or null, got {describe(value)}', line
+                )
             if abs(value) > MAX_SCORE:
                 raise InputError(source, f'expected "scores.{name}" to be {too_large(value)}', line)
             self._column(name)[position] = value
@@ -94,8 +97,8 @@ class ScoreColumns:
                 continue
             if scores.join == "question" and len(by_question[key]) > 1:
                 qids = ", ".join(items[p].qid for p in by_question[key][:5])
-                raise InputError(scores.source, f"the question text matches {len(by_question[key])} gold items ({qids}); "
-                                                "join the scores on a qid column instead", row.line)
+                raise InputError(scores.source, f"the question text matches {len(by_question[key])} gold items "
+                                                f"({qids}); join the scores on a qid column instead", row.line)
             matched.append(row.key)
             for name, value in row.values.items():
                 column = self._column(name)
@@ -105,7 +108,7 @@ class ScoreColumns:
                     column[position] = _NULL
         return matched
 
-    def finish(self) -> dict[str, tuple[array, int]]:
+    def finish(self) -> dict[str, tuple[array[float], int]]:
         """Turn nulls into gaps; return each name's per-question values and how many were null."""
         out = {}
         for name in sorted(self.values):
@@ -121,7 +124,7 @@ class ScoreColumns:
 class ScoreTotals:
     """A score's counted values (merged over parts) and its nulls."""
 
-    values: array = field(default_factory=lambda: array("d"))
+    values: array[float] = field(default_factory=lambda: array("d"))
     nulls: int = 0
 
     def __add__(self, other: ScoreTotals) -> ScoreTotals:
@@ -159,7 +162,8 @@ def check_name_count(first_lines: Sequence[Mapping[str, int]], file_names: Seque
     if len(names) > MAX_NAMES:
         extra = names[MAX_NAMES]
         raise InputError(source, f'"scores": more than {MAX_NAMES} different score names in one run (one column is '
-                                 f"kept per name and question): {describe(extra)}", first[extra][0] if extra in first else None)
+                                 f"kept per name and question): {describe(extra)}",
+                         first[extra][0] if extra in first else None)
 
 
 def name_problem(name: str) -> str | None:
@@ -168,9 +172,11 @@ def name_problem(name: str) -> str | None:
     return score_name_problem(name)
 
 
-def totals(columns: Mapping[str, tuple[array, int]]) -> dict[str, ScoreTotals]:
+def totals(columns: Mapping[str, tuple[array[float], int]]) -> dict[str, ScoreTotals]:
     """Keep each score's counted values (the NaN gaps dropped)."""
-    return {name: ScoreTotals(array("d", (v for v in column if v == v)), nulls) for name, (column, nulls) in columns.items()}
+    return {
+        name: ScoreTotals(array("d", (v for v in column if v == v)), nulls) for name, (column, nulls) in columns.items()
+    }
 
 
 def merge_totals(parts: Sequence[Mapping[str, ScoreTotals]]) -> dict[str, ScoreTotals]:

@@ -97,7 +97,8 @@ def resolve_metric(
         return canonical  # checked once the run's scores are known: see unknown_gate_metric
     if spec is not None:
         cutoff = split_cutoff(canonical)[1]
-        how = f"set k = {cutoff} (--k {cutoff})" if spec.name == "full_recall@K" else f"add {cutoff} to the cutoffs (--cutoffs)"
+        how = (f"set k = {cutoff} (--k {cutoff})" if spec.name == "full_recall@K"
+               else f"add {cutoff} to the cutoffs (--cutoffs)")
         raise ConfigError(where, f'metric "{name}" is not computed with these settings: {how}', line)
     raise ConfigError(where, f'unknown metric "{name}"{did_you_mean(name, names + list(ALIASES))}', line)
 
@@ -194,7 +195,9 @@ def parse_gate_table(
             unknown = sorted(set(spec) - {"min", "max", "warn"})
             if unknown or len(bounds) != 1:
                 raise ConfigError(
-                    source, f'"{name}": expected a table with one of min or max, and optionally warn; got keys {sorted(spec)}', line
+                    source,
+                    f'"{name}": expected a table with one of min or max, and optionally warn; got keys {sorted(spec)}',
+                    line,
                 )
             op = ">=" if bounds[0] == "min" else "<="
             threshold = _threshold(spec[bounds[0]], f'"{name}" {bounds[0]}', source, line)

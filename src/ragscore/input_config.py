@@ -1,4 +1,4 @@
-"""How inputs are read: ``[trace]`` (format and ``[trace.fields]``), ``[gold.fields]``, ``--map`` and ``--trace-format``.
+"""How inputs are read: ``[trace]`` (format and ``[trace.fields]``), ``[gold.fields]``, ``--map``, ``--trace-format``.
 
 Every path is parsed when the settings are read, so that a malformed one is an error at its line
 (or on the command line) before any input is opened.
@@ -7,6 +7,7 @@ Every path is parsed when the settings are read, so that a malformed one is an e
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Final
 
 from ragscore.errors import ConfigError, UsageError
@@ -22,7 +23,8 @@ GOLD_CONCEPTS: Final = tuple(sorted(CONTRACT_FIELDS - {"q", "gold_ids"}))
 
 def _check(concept: str, path: str, concepts: tuple[str, ...], fail: Callable[[str], Exception]) -> tuple[str, str]:
     if concept not in concepts:
-        raise fail(f"unknown concept {quote(concept)} (known: {', '.join(concepts)}){did_you_mean(concept, list(concepts))}")
+        known = ", ".join(concepts)
+        raise fail(f"unknown concept {quote(concept)} (known: {known}){did_you_mean(concept, list(concepts))}")
     try:
         parse_path(path)
     except PathError as exc:
@@ -37,8 +39,10 @@ def fields_table(
     out = []
     for concept, path in data.items():
         if not isinstance(path, str):
-            raise error(concept, f'expected "{concept}" to be a path string such as "metadata.id", got {show_value(path)}')
-        out.append(_check(concept, path, concepts, lambda message, key=concept: error(key, message)))
+            raise error(
+                concept, f'expected "{concept}" to be a path string such as "metadata.id", got {show_value(path)}'
+            )
+        out.append(_check(concept, path, concepts, partial(error, concept)))
     return tuple(out)
 
 
@@ -47,7 +51,11 @@ def trace_format(value: object, fail: Callable[[str], Exception]) -> str:
     if value not in CHOICES:
         raise fail(f"expected one of {', '.join(CHOICES)}, got {show_value(value)}"
                    + (did_you_mean(value, list(CHOICES)) if isinstance(value, str) else ""))
-    return value  # type: ignore[return-value]
+    return value
+
+
+def _map_error(option: str, message: str) -> UsageError:
+    return UsageError(f"--map {quote(option)}: {message}")
 
 
 def map_options(values: list[str]) -> tuple[tuple[str, str], ...]:
@@ -60,11 +68,7 @@ def map_options(values: list[str]) -> tuple[tuple[str, str], ...]:
         if not equals or not concept:
             raise UsageError(f"--map {quote(value)}: expected CONCEPT=PATH, such as claim=result or "
                              f"retrieved_ids=source_documents[*].metadata.id")
-
-        def fail(message: str) -> UsageError:
-            return UsageError(f"--map {quote(value)}: {message}")
-
-        _check(concept, path, concepts, fail)
+        _check(concept, path, concepts, partial(_map_error, value))
         if concept in seen:
             raise UsageError(f"--map: {concept} is mapped twice ({quote(seen[concept])}, then {quote(path)}); "
                              "give each concept one path")

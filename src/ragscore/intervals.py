@@ -68,7 +68,7 @@ def intervals_of(
             out[name] = _rate_interval(*rates[name], settings.confidence)
         else:  # citation_precision: a mean of per-question shares
             out[name] = mean_interval(name, tally.shares, settings, resample)
-    for family, columns in zip(enabled(settings.families), family_columns):
+    for family, columns in zip(enabled(settings.families), family_columns, strict=True):
         for i, name in enumerate(family.names(settings)):
             spec = lookup(name)
             kind = spec.kind if spec else "mean"

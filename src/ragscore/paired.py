@@ -22,6 +22,7 @@ from ragscore.comparison import Paired
 from ragscore.errors import InputError
 from ragscore.evaluate import (
     Evaluation,
+    Packed,
     PartResult,
     Spec,
     Wants,
@@ -48,7 +49,7 @@ class PairedPart:
 
     baseline: PartResult = field(default_factory=PartResult)
     candidate: PartResult = field(default_factory=PartResult)
-    places: array = field(default_factory=lambda: array("q"))  # gold place of each question, in order
+    places: array[int] = field(default_factory=lambda: array("q"))  # gold place of each question, in order
     fixed: list[tuple[int, str]] = field(default_factory=list)   # (place, qid)
     broken: list[tuple[int, str]] = field(default_factory=list)
     one_process: bool = False
@@ -66,11 +67,12 @@ def compare_part(
     phase = 0
     try:
         with no_cycle_collection():
-            gold = load_part_gold(gold_file, settings, _WANTS, part, parts)
+            # load_part_gold passes Records on to load_gold, which reads them, though annotated InputFile.
+            gold = load_part_gold(gold_file, settings, _WANTS, part, parts)  # type: ignore[arg-type]
             for result, _ in runs:
                 result.questions = len(gold.items)
             # The candidate first: its errors are reported before the baseline's.
-            for phase, (result, trace_file) in enumerate(runs, 1):
+            for phase, (result, trace_file) in enumerate(runs, 1):  # noqa: B007 - the except clause reads phase
                 score_traces(gold, trace_file, settings, _WANTS, part, parts, result)
     except NeedsOneProcess:
         out.one_process = True
@@ -82,9 +84,8 @@ def compare_part(
             result.error = error_key(failed, min(phase, 1))
         return out
     out.places = array("q", gold.places)
-    base, cand = out.baseline.packed, out.candidate.packed
-    assert base is not None and cand is not None
-    for position, (b, c) in enumerate(zip(base.codes, cand.codes)):
+    base, cand = _both_packed(out)
+    for position, (b, c) in enumerate(zip(base.codes, cand.codes, strict=True)):
         if code_passes(b) != code_passes(c):
             (out.broken if code_passes(b) else out.fixed).append((gold.places[position], gold.items[position].qid))
     if hashed:
@@ -97,8 +98,9 @@ def score_pair(
 ) -> tuple[Evaluation, Evaluation, Paired]:
     """Score both runs (with ``jobs`` processes) and line them up question by question."""
     specs = (gold_spec, baseline_spec, trace_spec)
-    if jobs > 1:
-        parts, digests = run_parts(partial(compare_part, *specs, settings, parts=jobs), jobs, specs)
+    paths = [spec for spec in specs if isinstance(spec, str)]  # workers split files, not records in memory
+    if jobs > 1 and len(paths) == len(specs):
+        parts, digests = run_parts(partial(compare_part, *specs, settings, parts=jobs), jobs, paths)
         if any(p.one_process for p in parts):  # a trace joins by question text: one process holds all
             parts, digests = [compare_part(*specs, settings)], None
     else:
@@ -117,20 +119,20 @@ def score_pair(
 def _pair(parts: list[PairedPart], settings: Settings) -> Paired:
     """Turn the parts' codes and values into the paired sums (and, when cheap, the columns)."""
     names = answer_metric_names(settings)
-    packed = [(p.baseline.packed, p.candidate.packed) for p in parts]
+    packed = [_both_packed(p) for p in parts]
     code_pairs: Counter[tuple[int, int]] = Counter()
     for base, cand in packed:
-        code_pairs.update(zip(base.codes, cand.codes))  # type: ignore[union-attr]
+        code_pairs.update(zip(base.codes, cand.codes, strict=True))
     table = {code: question_values(*unpack(code), settings) for pair in code_pairs for code in pair}
     # Per-question values beyond the codes: the same names in every part, except external scores,
     # which a part (or a run) may lack: it has no value for any of its questions then.
-    floats = list(dict.fromkeys(name for pair in packed for run in pair for name in run.floats))  # type: ignore[union-attr]
+    floats = list(dict.fromkeys(name for pair in packed for run in pair for name in run.floats))
     for pair in packed:
         for run in pair:
-            size = len(run.codes)  # type: ignore[union-attr]
+            size = len(run.codes)
             for name in floats:
-                if name not in run.floats:  # type: ignore[union-attr]
-                    run.floats[name] = array("d", [math.nan]) * size  # type: ignore[union-attr]
+                if name not in run.floats:
+                    run.floats[name] = array("d", [math.nan]) * size
     sums: dict[str, PairSums] = {}
     for i, name in enumerate(names):
         if name in floats:
@@ -140,34 +142,42 @@ def _pair(parts: list[PairedPart], settings: Settings) -> Paired:
         )
     for name in floats:
         sums[name] = PairSums.of(
-            array("d", chain.from_iterable(b.floats[name] for b, _ in packed)),  # type: ignore[union-attr]
-            array("d", chain.from_iterable(c.floats[name] for _, c in packed)),  # type: ignore[union-attr]
+            array("d", chain.from_iterable(b.floats[name] for b, _ in packed)),
+            array("d", chain.from_iterable(c.floats[name] for _, c in packed)),
         )
     n = sum(len(p.places) for p in parts)
     columns = None
     if resampling_is_cheap(n, settings.bootstrap):
-        columns = _columns(parts, names, floats, table)
+        columns = _columns(parts, packed, names, floats, table)
     fixed = [qid for _, qid in heapq.merge(*(p.fixed for p in parts))]
     broken = [qid for _, qid in heapq.merge(*(p.broken for p in parts))]
     ordered = {name: sums[name] for name in (*names, *floats) if name in sums}  # report order
     return Paired(n, ordered, columns, fixed, broken)
 
 
+def _both_packed(part: PairedPart) -> tuple[Packed, Packed]:
+    """Give a part's packed baseline and candidate (``_WANTS`` asks for both)."""
+    base, cand = part.baseline.packed, part.candidate.packed
+    assert base is not None and cand is not None
+    return base, cand
+
+
 def _columns(
-    parts: list[PairedPart], names: tuple[str, ...], floats: list[str], table: dict[int, tuple[float | None, ...]]
+    parts: list[PairedPart], packed: list[tuple[Packed, Packed]], names: tuple[str, ...], floats: list[str],
+    table: dict[int, tuple[float | None, ...]],
 ) -> dict[str, tuple[list[float | None], list[float | None]]]:
     """Spell out every tested metric's values in both runs, question by question in gold order."""
     order = heapq.merge(*([(place, k, i) for i, place in enumerate(p.places)] for k, p in enumerate(parts)))
     at = [(k, i) for _, k, i in order]
     columns: dict[str, tuple[list[float | None], list[float | None]]] = {}
     for side in (0, 1):
-        runs = [p.baseline.packed if side == 0 else p.candidate.packed for p in parts]
-        codes = [table[runs[k].codes[i]] for k, i in at]  # type: ignore[union-attr]
+        runs = [pair[side] for pair in packed]
+        codes = [table[runs[k].codes[i]] for k, i in at]
         for j, name in enumerate(names):
             if name not in floats:
                 columns.setdefault(name, ([], []))[side].extend(values[j] for values in codes)
         for name in floats:
-            column = [runs[k].floats[name][i] for k, i in at]  # type: ignore[union-attr]
+            column = [runs[k].floats[name][i] for k, i in at]
             columns.setdefault(name, ([], []))[side].extend(None if v != v else v for v in column)
     return columns
 

@@ -101,5 +101,5 @@ def score(gold_spec: str, trace_spec: str, settings: Settings, wants: Wants, job
     if any(p.one_process for p in parts):
         # A trace joins by question text: only a process that holds every gold item can do that.
         return evaluate(gold_spec, trace_spec, settings, wants)
-    return merge(parts, InputFile(gold_spec), InputFile(trace_spec), settings, wants,
-                 digests)  # type: ignore[arg-type]
+    pair = None if digests is None else (digests[0], digests[1])  # the gold set's, the traces'
+    return merge(parts, InputFile(gold_spec), InputFile(trace_spec), settings, wants, pair)

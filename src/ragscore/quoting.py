@@ -67,7 +67,8 @@ def json_safe(text: str) -> str:
     ``json.dumps(..., ensure_ascii=False)`` escapes the C0 controls of a string but not these;
     outside strings JSON text holds none but its own line ends, so the value read back is the same.
     """
-    if text.isascii() and "\x7f" not in text and "##[" not in text:  # the common case, kept fast: a report can list a million questions
+    # The common case, kept fast: a report can list a million questions.
+    if text.isascii() and "\x7f" not in text and "##[" not in text:
         return text
     return _UNSAFE_BUT_LINES_RE.sub(unicode_escape, text)
 

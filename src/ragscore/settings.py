@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 from ragscore import __version__

@@ -16,8 +16,8 @@ from typing import Final
 
 from ragscore.errors import UsageError
 from ragscore.evaluate import Evaluation
-from ragscore.gates import Gate, GateResult, Status, evaluate_gates
 from ragscore.external import exact_mean
+from ragscore.gates import Gate, GateResult, Status, evaluate_gates
 from ragscore.intervals import Interval, intervals_of, mean_interval
 from ragscore.loaders.gold import NONE
 from ragscore.metrics.answer import AnswerTally
@@ -84,7 +84,7 @@ def build_slices(
                 group = groups.setdefault(label, Slice(family_rows=[[] for _ in families]))
                 group.n += 1
                 group.tally.add(row.outcome, row.answerable)
-                for rows, family_row in zip(group.family_rows, row.family_rows):
+                for rows, family_row in zip(group.family_rows, row.family_rows, strict=True):
                     if family_row is not None:
                         rows.append(family_row)
                 for name, value in row.scores.items():
@@ -97,13 +97,13 @@ def build_slices(
         for label in sorted(groups, key=lambda value: (value == NONE, value)):
             group = groups[label]
             columns = []
-            for family, rows in zip(families, group.family_rows):
+            for family, rows in zip(families, group.family_rows, strict=True):
                 c = Columns(family.width(settings))
                 for family_row in rows:
                     c.values.extend(family_row)
                 columns.append(c)
             metrics = group.tally.metrics(settings)
-            for family, c in zip(families, columns):
+            for family, c in zip(families, columns, strict=True):
                 metrics.update(family.summarise(c, settings))
             intervals = intervals_of(settings, group.tally, columns, resample)
             for name in ev.scores:  # scores from other evaluators, in the run's order

@@ -37,4 +37,4 @@ over_refusal = 0.10                  # refusals of answerable questions
 missing = 0                          # gold questions without a trace
 # compliance = { min = 0.90, warn = 0.95 }   # between the two: a warning
 # "ndcg@10" = 0.60                   # naming a retrieval metric turns the family on
-"""
+"""  # noqa: E501 - the file it writes, where a pattern is one line

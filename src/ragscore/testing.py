@@ -41,7 +41,8 @@ def failure_message(run: Any, worst: int = WORST) -> str:
     for result in getattr(run, "gate_results", ()):
         if result.status.value == "fail":
             gate = result.gate
-            lines.append(f"  FAIL {gate.metric} = {fmt(result.value)} (gate {gate.op} {format_threshold(gate.threshold)})")
+            threshold = format_threshold(gate.threshold)
+            lines.append(f"  FAIL {gate.metric} = {fmt(result.value)} (gate {gate.op} {threshold})")
     for regression in getattr(run, "regressions", ()):
         if regression.status == "fail":
             lines.append(f"  REGRESSION {regression.metric}: worse by {fmt(regression.worse_by)} "

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import IO, Final
 
 from ragscore.errors import InputError
-from ragscore.loaders.gold import GoldItem, parse_gold_item
-from ragscore.loaders.jsonl import BOM, InputFile, array_or_lines, decode_line, iter_json_array, key_index
-from ragscore.loaders.near_miss import GOLD_FIELDS, TRACE_FIELDS, key_note, missed_field
 from ragscore.evaluate import Unreadable, unreadable_hint
 from ragscore.external import ScoreColumns
 from ragscore.loaders.detect import detect, detect_text, is_csv_header, looks_json
+from ragscore.loaders.gold import GoldItem, parse_gold_item
+from ragscore.loaders.jsonl import BOM, InputFile, array_or_lines, decode_line, iter_json_array, key_index
+from ragscore.loaders.near_miss import GOLD_FIELDS, TRACE_FIELDS, key_note, missed_field
 from ragscore.loaders.shapes import GoldShape, TraceShape, gold_shape, peek, ragas_csv, ragas_gold, trace_shape
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, Cites, parse_trace
 from ragscore.metrics.text import MIN_NEEDLE, normalise
@@ -41,7 +41,8 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        where = path_at_line_start(self.source) + (f":{self.line}" if self.line else "") + (f":{self.column}" if self.column else "")
+        where = (path_at_line_start(self.source) + (f":{self.line}" if self.line else "")
+                 + (f":{self.column}" if self.column else ""))
         return f"{where}: {self.severity}: {self.message}"
 
 
@@ -89,11 +90,11 @@ def _records(
 
 
 class _NearMisses:
-    """The keys of one file that are near misses of a contract field: each key once, at its first record, with a count."""
+    """The keys of one file that are near misses of a contract field: each key once, at its first record, counted."""
 
     def __init__(self, source: str, known: frozenset[str], what: str, severity: str) -> None:
         self.source, self.known, self.what, self.severity = source, known, what, severity
-        self.verdicts: dict[str, str | None] = {}  # key -> the field it is meant to be, or None
+        self.verdicts: dict[str, str] = {}  # key -> the field it is meant to be
         self.found: dict[str, tuple[int, int | None, int]] = {}  # key -> (line, column, records)
 
     def check(self, obj: object, line: int, column: int, text: str) -> None:
@@ -117,7 +118,7 @@ class _NearMisses:
         for key, (line, column, records) in self.found.items():
             more = records - 1
             tail = f" (and {more} more record{'s' * (more != 1)})" if more else ""
-            message = key_note(key, self.verdicts[key], self.what) + tail  # type: ignore[arg-type]
+            message = key_note(key, self.verdicts[key], self.what) + tail
             out.append(Problem(self.source, line, column, self.severity, message))
         return out
 
@@ -139,7 +140,8 @@ def _gold_warnings(
     if isinstance(substr, list):
         for entry in substr:
             if isinstance(entry, str) and len(normalise(entry)) < MIN_NEEDLE:
-                warnings.append(f'"gold_claim_substr" entry "{entry}" is shorter than {MIN_NEEDLE} characters and never matches')
+                warnings.append(f'"gold_claim_substr" entry "{entry}" is shorter than {MIN_NEEDLE} characters '
+                                "and never matches")
     if item.answerable and not item.citations:
         warnings.append('answerable item without "gold_citations": a citation can only hit by citing nothing')
     claims = [obj.get("gold_claim")] + (substr if isinstance(substr, list) else [])
@@ -152,7 +154,9 @@ def _gold_warnings(
                 break
             matching = next((p for p in patterns if p.search(text.strip()) is not None), None)
             if matching is not None:
-                warnings.append(f"the gold claim of an answerable item matches the refusal pattern {quote(matching.pattern)}")
+                warnings.append(
+                    f"the gold claim of an answerable item matches the refusal pattern {quote(matching.pattern)}"
+                )
                 break
     return warnings
 
@@ -187,13 +191,15 @@ def validate(gold_spec: str, trace_spec: str | None, settings: Settings, lenient
                 continue
             if item.qid in items:
                 first = items[item.qid][1]
-                problems.append(Problem(gold_file.name, line, None, ERROR, f"duplicate qid {quote(item.qid)} (first defined on line {first})"))
+                message = f"duplicate qid {quote(item.qid)} (first defined on line {first})"
+                problems.append(Problem(gold_file.name, line, None, ERROR, message))
                 continue
             items[item.qid] = (item, line)
             if item.question is not None:
                 by_question.setdefault(item.question, []).append(item.qid)
             folded.setdefault(_WHITE_SPACE_RE.sub("", normalise(item.qid)), []).append(item.qid)
-            for message in _gold_warnings(item, obj, refusals, patterns):  # type: ignore[arg-type]
+            assert type(obj) is dict  # parse_gold_item took it: a JSON object
+            for message in _gold_warnings(item, obj, refusals, patterns):
                 if shape is not None and shape.ragas and message.startswith("answerable item without"):
                     continue  # ragas samples cite nothing: their reference contexts are relevance, not citations
                 problems.append(Problem(gold_file.name, line, None, WARNING, message))
@@ -206,7 +212,9 @@ def validate(gold_spec: str, trace_spec: str | None, settings: Settings, lenient
         if len(qids) > 1:
             line = items[qids[1]][1]
             listed = ", ".join(f'"{q}"' for q in qids)
-            problems.append(Problem(gold_file.name, line, None, WARNING, f"qids differ only by case or white space: {listed}"))
+            problems.append(
+                Problem(gold_file.name, line, None, WARNING, f"qids differ only by case or white space: {listed}")
+            )
     if trace_spec is not None:
         problems += _validate_traces(InputFile(trace_spec), items, by_question, lenient, settings)
     return sorted(problems, key=lambda p: (p.source != gold_file.name, p.line or 0, p.column or 0))
@@ -230,7 +238,7 @@ def _trace_records(
     if shape is not None and (shape.spans or shape.csv):
         records: list[tuple[int, int, str, object]] = []
         try:
-            for line, column, record, obj, _ in shape.records(file, 0, 1):
+            for line, column, _record, obj, _ in shape.records(file, 0, 1):
                 records.append((line, column, "", obj))
         except InputError as exc:
             problems.append(_error(exc))
@@ -250,8 +258,8 @@ class _Lines(InputFile):
 
 
 def _validate_traces(
-    file: InputFile, items: dict[str, tuple[GoldItem, int]], by_question: dict[str, list[str]], lenient: bool = False,
-    settings: Settings = Settings(),
+    file: InputFile, items: dict[str, tuple[GoldItem, int]], by_question: dict[str, list[str]], lenient: bool,
+    settings: Settings,
 ) -> list[Problem]:
     problems: list[Problem] = []
     seen: dict[str, int] = {}
@@ -326,7 +334,9 @@ def _validate_traces(
     return problems
 
 
-def _nothing_joins(keys: dict[str, list[str]], items: dict[str, tuple[GoldItem, int]], by_question: dict[str, list[str]]) -> str:
+def _nothing_joins(
+    keys: dict[str, list[str]], items: dict[str, tuple[GoldItem, int]], by_question: dict[str, list[str]]
+) -> str:
     """Say that no trace joins a gold question, showing the first keys of both sides, by what the traces join on."""
     def first(values: list[str]) -> str:
         return "first: " + ", ".join(quote(v) for v in values[:2])

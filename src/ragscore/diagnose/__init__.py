@@ -85,7 +85,7 @@ def diagnose(
             continue
         direction = rule.better(name)
         severity = threshold = None
-        for level, bound in zip(("critical", "warning"), (rule.critical, rule.warning)):
+        for level, bound in zip(("critical", "warning"), (rule.critical, rule.warning), strict=True):
             if bound is not None and past(value, bound, direction):
                 severity, threshold = level, bound
                 break

@@ -123,7 +123,7 @@ def parse_rules(
                 changes[key] = _texts(spec[key], key, fail)
         if "cases" in spec:
             changes["cases"] = _cases(spec["cases"], fail)
-        rule = replace(rule, **changes)  # type: ignore[arg-type]
+        rule = replace(rule, **changes)  # type: ignore[arg-type]  # each value checked above
         if rule.warning is None and rule.critical is None:
             raise fail('expected a "warning" or a "critical" threshold')
         direction = rule.better(metric)
@@ -169,8 +169,9 @@ def _cases(value: object, fail: Callable[[str], ConfigError]) -> tuple[Case, ...
                 raise fail(f'expected a condition such as "chr < 0.75" (<, <=, >, >=), got {text!r}')
             threshold = _threshold(_number(match["value"]), "when", fail)
             conditions.append(Condition(match["metric"], match["op"], threshold))
-        cases.append(Case(tuple(conditions), _texts(case.get("causes", []), "causes", fail) if case.get("causes") else (),
-                          _texts(case.get("actions", []), "actions", fail) if case.get("actions") else ()))
+        causes = _texts(case.get("causes", []), "causes", fail) if case.get("causes") else ()
+        actions = _texts(case.get("actions", []), "actions", fail) if case.get("actions") else ()
+        cases.append(Case(tuple(conditions), causes, actions))
     return tuple(cases)
 
 

@@ -25,7 +25,7 @@ Found = tuple[float, str, int, float]  # (sort key, qid, position in the part, v
 def worst_questions(
     targets: Sequence[tuple[str, Direction, float]],
     n: int,
-    codes: array,
+    codes: array[int],
     code_values: Callable[[int], Sequence[float | None]],
     answer_names: Sequence[str],
     floats: Mapping[str, Sequence[float]],

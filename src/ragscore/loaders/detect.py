@@ -7,7 +7,6 @@ from typing import Final
 from ragscore.errors import InputError
 from ragscore.loaders.jsonl import BOM, decode_line
 
-
 # A record with a key of the native contract to join on and one to score is native, whatever
 # else it holds (a "context" object, a "query" field).
 _NATIVE_JOIN: Final = ("qid", "q_id", "question", "q")

@@ -42,7 +42,7 @@ class PathError(ValueError):
 class Step(NamedTuple):
     kind: int
     key: str = ""
-    index: int = 0
+    position: int = 0  # of an INDEX step (not "index": a tuple has an index method)
 
 
 class FieldPath(NamedTuple):
@@ -103,7 +103,7 @@ def parse_path(text: str) -> FieldPath:
             index = _INDEX_RE.match(text, pos)
             if index is None:
                 raise PathError("expected [N] (a list index) or [*] (every element)", pos + 1)
-            steps.append(Step(ALL) if index.group(1) else Step(INDEX, index=int(index.group(2))))
+            steps.append(Step(ALL) if index.group(1) else Step(INDEX, position=int(index.group(2))))
             pos = index.end()
             continue
         raise PathError(f"expected '.', '[' or the end of the path, got {char!r}", pos + 1)
@@ -149,9 +149,9 @@ def _walk(value: object, steps: Sequence[Step], start: int, container: bool) -> 
                     return MISSING
                 value, i = value[name], j - 1
         elif step.kind == INDEX:
-            if type(value) is not list or not -len(value) <= step.index < len(value):
+            if type(value) is not list or not -len(value) <= step.position < len(value):
                 return MISSING
-            value = value[step.index]
+            value = value[step.position]
         else:
             if type(value) is not list:  # not a list to collect from: passed on, to be seen as broken
                 return MISSING if value is None else value
@@ -197,12 +197,12 @@ def _place(root: dict[str, object], parts: list[str], value: object) -> bool:
         if n == len(parts) - 1:
             if current is not None:
                 return False
-            node[index] = value  # type: ignore[index]
+            node[index] = value  # type: ignore[index]  # an int index exactly where node is a list
             return True
         fresh: dict[str, object] | list[object] = [] if parts[n + 1].isdigit() else {}
         if current is None:
-            node[index] = current = fresh  # type: ignore[index]
+            node[index] = current = fresh  # type: ignore[index]  # as above
         elif type(current) is not type(fresh):
             return False
-        node = current  # type: ignore[assignment]
+        node = current
     return True

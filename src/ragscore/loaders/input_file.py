@@ -7,7 +7,7 @@ import hashlib
 import os
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from functools import partial
 from itertools import chain
 from typing import IO, Final
@@ -58,7 +58,7 @@ class InputFile:
             stream: IO[bytes] = sys.stdin.buffer
         else:
             try:
-                stream = open(self.spec, "rb", buffering=_BUFFER_BYTES)
+                stream = open(self.spec, "rb", buffering=_BUFFER_BYTES)  # noqa: SIM115 - _close closes it
             except FileNotFoundError:
                 raise InputError(self.name, "no such file") from None
             except IsADirectoryError:
@@ -86,7 +86,7 @@ class InputFile:
                 digest.update(chunk)
         return digest.hexdigest()
 
-    def raw_lines(self, stream: IO[bytes] | None = None) -> Iterator[bytes]:
+    def raw_lines(self, stream: IO[bytes] | None = None) -> Generator[bytes, None, None]:
         """Yield the file's lines as bytes, line ends included, updating the hash.
 
         Reads ``stream`` (from ``_open``) when given, else opens the input; closes it at the end.

@@ -6,8 +6,8 @@ import json
 import math
 import re
 import zlib
-from collections.abc import Collection, Iterator
-from typing import Final
+from collections.abc import Callable, Collection, Iterator
+from typing import Final, cast
 
 from ragscore.errors import InputError
 from ragscore.loaders.input_file import (  # re-exported: the loaders and commands read files through here
@@ -28,6 +28,8 @@ _STRING: Final = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
 # Strings are skipped so that a "NaN" inside quotes is not taken for the literal.
 _CONSTANT_RE: Final = re.compile(_STRING + r"|(-?Infinity|NaN)")
 _JSON_WS_RE: Final = re.compile(r"[ \t\n\r]*")
+# The pattern matches the empty string, so its match never returns None: typed so, with no check per element.
+_skip_ws: Final = cast("Callable[[str, int], re.Match[str]]", _JSON_WS_RE.match)
 _SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
 
 
@@ -175,7 +177,8 @@ def _decode_at(text: str, index: int, source: str, line: int, line_start: int) -
         raise InputError(source, f"invalid JSON: {detail}", line) from None
 
 
-_scan_once: Final = _DECODER.scan_once
+# The C scanner: an attribute JSONDecoder.__init__ sets, which typeshed does not declare.
+_scan_once: Final[Callable[[str, int], tuple[object, int]]] = _DECODER.scan_once  # type: ignore[attr-defined]
 
 
 def decode_line(raw: bytes, source: str, line: int) -> tuple[str, object]:
@@ -275,8 +278,8 @@ def is_mine(key: bytes | None, qid: str, part: int, parts: int) -> bool:
 
 def iter_json_array(text: str, source: str) -> Iterator[tuple[int, int, str, object]]:
     """Yield ``(line, column, element text, value)`` for each element of a top-level JSON array."""
-    skip = _JSON_WS_RE.match
-    index = skip(text).end()
+    skip = _skip_ws
+    index = skip(text, 0).end()
     line = 1 + text.count("\n", 0, index)
     if text[index : index + 1] != "[":
         raise InputError(source, "expected a JSON array of objects", line)
@@ -319,7 +322,8 @@ def objects_at(file: InputFile, lines: Collection[int]) -> dict[int, object]:
 
     For the few records a report quotes after a streaming pass that did not keep them.
     """
-    wanted, found = set(lines), {}
+    wanted = set(lines)
+    found: dict[int, object] = {}
     if not wanted:
         return found
     last = max(wanted)
@@ -366,7 +370,7 @@ def value_index(text: str, key: str) -> int | None:
 
 
 def key_index(text: str, key: str) -> int | None:
-    """Return where ``key`` itself (its opening quote) starts in the text of one JSON object, as ``value_index`` finds it."""
+    """Return where ``key`` itself (its opening quote) starts in one JSON object's text, as ``value_index`` finds it."""
     found = _key_and_value(text, key)
     return None if found is None else found[0]
 
@@ -395,6 +399,7 @@ def _key_text(token: str) -> str | None:
     if "\\" not in token:
         return token[1:-1]
     try:
-        return json.loads(token)
+        key: str = json.loads(token)  # a string token decodes to a str
     except ValueError:
         return None
+    return key

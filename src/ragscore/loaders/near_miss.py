@@ -71,7 +71,8 @@ def one_edit(a: str, b: str) -> bool:
     if a[start + 1 :] == b[start + 1 :]:  # one replaced
         return True
     # two adjacent ones swapped
-    return start + 1 < len(a) and a[start] == b[start + 1] and a[start + 1] == b[start] and a[start + 2 :] == b[start + 2 :]
+    return (start + 1 < len(a) and a[start] == b[start + 1] and a[start + 1] == b[start]
+            and a[start + 2 :] == b[start + 2 :])
 
 
 def near_miss(key: str, known: Collection[str]) -> str | None:
@@ -114,12 +115,15 @@ def missed_field(key: str, record: Mapping[str, object], known: frozenset[str]) 
     suggestion = _verdict(key, known)
     if suggestion is None:
         return None
-    if _normal(key) != _normal(suggestion) and any(name in record for name in _SAME_FIELD.get(suggestion, (suggestion,))):
+    same_field = _SAME_FIELD.get(suggestion, (suggestion,))
+    if _normal(key) != _normal(suggestion) and any(name in record for name in same_field):
         return None  # "score" beside "scores": a field of its own ("Scores" beside it is still a typo)
     return suggestion
 
 
-def near_misses(record: Mapping[str, object], line: int, found: dict[str, tuple[str, int]], known: frozenset[str]) -> None:
+def near_misses(
+    record: Mapping[str, object], line: int, found: dict[str, tuple[str, int]], known: frozenset[str]
+) -> None:
     """Add the keys of ``record`` that are typos of a field it lacks to ``found`` (key -> (field, first line))."""
     for key in record:
         if key not in known and key not in found:

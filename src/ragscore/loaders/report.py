@@ -14,7 +14,7 @@ with a right-to-left mark, a seed with a tab): it is compared, never printed as 
 from __future__ import annotations
 
 import re
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 from ragscore.errors import InputError
 from ragscore.loaders.jsonl import InputFile, decode_document, describe, json_type
@@ -31,36 +31,35 @@ def load_report(spec: str) -> tuple[InputFile, dict[str, Any]]:
     """Read a JSON report and check the parts compare reads; return the file (hashed) and the report."""
     file = InputFile(spec)
     doc = decode_document(file.read_document("a JSON report"), file.name)
-    check_report(doc, file.name)
-    return file, doc  # type: ignore[return-value]
+    return file, check_report(doc, file.name)
 
 
-def check_report(doc: object, source: str) -> None:
-    """Raise InputError at the first part of ``doc`` that compare reads and cannot use."""
+def check_report(doc: object, source: str) -> dict[str, Any]:
+    """Raise InputError at the first part of ``doc`` that compare reads and cannot use; return the report."""
     at = _Checker(source)
-    top = at.object(doc, "", "a JSON object (a ragscore report)")
+    top = at.an_object(doc, "", "a JSON object (a ragscore report)")
     if "kind" in top:  # a compare report (a score report has no kind)
         raise InputError(source, f"expected the JSON report of a score run, got a {_shown(top['kind'])} report")
-    gold = at.object(at.key(at.object(at.key(top, "inputs", ""), "inputs"), "gold", "inputs"), "inputs.gold")
+    gold = at.an_object(at.key(at.an_object(at.key(top, "inputs", ""), "inputs"), "gold", "inputs"), "inputs.gold")
     sha256 = at.key(gold, "sha256", "inputs.gold")
     if type(sha256) is not str or not _SHA256_RE.fullmatch(sha256):
         at.fail("inputs.gold.sha256", "a SHA-256 digest (64 lowercase hex digits)", sha256)
     signature = at.key(top, "signature", "")
     if type(signature) is not str or not signature.startswith("ragscore:"):
         at.fail("signature", 'the settings signature, a string that starts with "ragscore:"', signature)
-    total = at.key(at.object(at.key(top, "counts", ""), "counts"), "total", "counts")
+    total = at.key(at.an_object(at.key(top, "counts", ""), "counts"), "total", "counts")
     if type(total) is not int or total < 0:
         at.fail("counts.total", "an integer >= 0", total)
-    at.numbers(at.object(at.key(top, "metrics", ""), "metrics"), "metrics")
+    at.numbers(at.an_object(at.key(top, "metrics", ""), "metrics"), "metrics")
     questions = top.get("questions")
     if questions is None:
-        return  # not made with --per-question: compare says so
+        return top  # not made with --per-question: compare says so
     if type(questions) is not list:
         at.fail("questions", "an array", questions)
     first: dict[str, int] = {}
     for n, entry in enumerate(questions):
         path = f"questions[{n}]"
-        entry = at.object(entry, path)
+        entry = at.an_object(entry, path)
         qid = at.key(entry, "qid", path)
         if type(qid) is not str or not qid:
             at.fail(f"{path}.qid", "a non-empty string", qid)
@@ -70,7 +69,8 @@ def check_report(doc: object, source: str) -> None:
         label = at.key(entry, "label", path)
         if type(label) is not str or label not in _LABELS:
             at.fail(f"{path}.label", f"one of {', '.join(_LABELS)}", label)
-        at.numbers(at.object(at.key(entry, "metrics", path), f"{path}.metrics"), f"{path}.metrics")
+        at.numbers(at.an_object(at.key(entry, "metrics", path), f"{path}.metrics"), f"{path}.metrics")
+    return top
 
 
 class _Checker:
@@ -79,14 +79,14 @@ class _Checker:
     def __init__(self, source: str) -> None:
         self.source = source
 
-    def fail(self, path: str, expected: str, value: object) -> None:
+    def fail(self, path: str, expected: str, value: object) -> NoReturn:
         where = f"at {path}: " if path else ""
         raise InputError(self.source, f"{where}expected {expected}, got {_shown(value)}")
 
-    def object(self, value: object, path: str, expected: str = "an object") -> dict[str, Any]:
+    def an_object(self, value: object, path: str, expected: str = "an object") -> dict[str, Any]:
         if type(value) is not dict:
             self.fail(path, expected, value)
-        return value  # type: ignore[return-value]
+        return value
 
     def key(self, obj: dict[str, Any], key: str, path: str) -> object:
         if key not in obj:

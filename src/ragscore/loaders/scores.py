@@ -202,7 +202,8 @@ def csv_records(source: str, text: str) -> list[tuple[int, list[str]]]:
         detail = str(exc)
         if "unexpected end of data" in detail:
             raise InputError(
-                source, 'invalid CSV: a quoted cell is never closed (its " is in the record that starts here)', previous + 1
+                source, 'invalid CSV: a quoted cell is never closed (its " is in the record that starts here)',
+                previous + 1,
             ) from None
         if "expected after" in detail:
             detail = 'a quoted cell must end at a comma or at the end of the line (write a " inside it as "")'
@@ -242,7 +243,9 @@ def _load_csv(source: str, text: str, known: frozenset[str]) -> ScoreFile:
     def rows() -> Iterable[tuple[int, str, dict[str, float | None]]]:
         for line, cells in data:
             if len(cells) > width:
-                raise InputError(source, f"expected at most {width} cells (one per header column), got {len(cells)}", line)
+                raise InputError(
+                    source, f"expected at most {width} cells (one per header column), got {len(cells)}", line
+                )
             key = cells[key_at] if key_at < len(cells) else ""
             if not key.strip():
                 raise InputError(source, f'expected a "{join}" in every row, got an empty cell', line)
@@ -254,15 +257,19 @@ def _load_csv(source: str, text: str, known: frozenset[str]) -> ScoreFile:
                 except _NotFinite:
                     raise InputError(
                         source,
-                        f'expected "{columns[index]}" to be a finite number (or empty, null, NaN), got {describe(cell.strip())}',
+                        f'expected "{columns[index]}" to be a finite number (or empty, null, NaN), '
+                        f"got {describe(cell.strip())}",
                         line,
                     ) from None
                 except _TooLarge:
-                    raise InputError(source, f'expected "{columns[index]}" to be {too_large(float(cell))}', line) from None
+                    raise InputError(
+                        source, f'expected "{columns[index]}" to be {too_large(float(cell))}', line
+                    ) from None
                 except ValueError:
                     raise InputError(
                         source,
-                        f'expected "{columns[index]}" to be a number (or empty, null, NaN), got {describe(cell.strip())}',
+                        f'expected "{columns[index]}" to be a number (or empty, null, NaN), '
+                        f"got {describe(cell.strip())}",
                         line,
                     ) from None
             yield line, key, values
@@ -351,7 +358,9 @@ def _json_score(source: str, line: int, name: str, value: object) -> float | Non
         try:
             number = float(value)
         except OverflowError:
-            raise InputError(source, f'expected "{name}" to be a finite number or null, got a number beyond 1.8e308', line) from None
+            raise InputError(
+                source, f'expected "{name}" to be a finite number or null, got a number beyond 1.8e308', line
+            ) from None
         if abs(number) > MAX_SCORE:
             raise InputError(source, f'expected "{name}" to be {too_large(number)}', line)
         return number

@@ -13,17 +13,18 @@ default run pays nothing for it.
 from __future__ import annotations
 
 import ast
+import contextlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Final
+from typing import Any, Final, TypedDict, TypeGuard
 
 from ragscore.errors import InputError
+from ragscore.loaders.detect import detect, detect_text, is_csv_header, looks_json
 from ragscore.loaders.fieldpath import MISSING, FieldPath, lookup, parse_path, unflatten
 from ragscore.loaders.jsonl import BOM, InputFile, NeedsOneProcess, decode_line, decode_text, describe, iter_jsonl
 from ragscore.loaders.records import Records
 from ragscore.loaders.scores import csv_records
-from ragscore.loaders.detect import detect, detect_text, is_csv_header, looks_json
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS
 
 FORMATS: Final = ("native", "ragas", "openinference", "otel-genai", "langchain")
@@ -118,14 +119,15 @@ def _open_parsed(records: Records, fmt: str, mapping: tuple[tuple[str, str], ...
         rows = chain([head] if head is not None else [], rows)
     shape = trace_shape(fmt, mapping)
     if shape is None:
-        return fmt, None, rows  # type: ignore[return-value]
+        return fmt, None, rows
     if shape.spans:
         return fmt, shape, shape._assembled(rows, records.name)
     return fmt, shape, ((n, c, obj, shape.translate(obj, records.name, n), k) for n, c, _, obj, k in rows)
 
 
-def open_records(file: InputFile | Records, fmt: str, mapping: tuple[tuple[str, str], ...], part: int = 0, parts: int = 1
-                 ) -> tuple[str, TraceShape | None, Iterator[tuple[int, int, object, object, bytes | None]]]:
+def open_records(
+    file: InputFile | Records, fmt: str, mapping: tuple[tuple[str, str], ...], part: int = 0, parts: int = 1
+) -> tuple[str, TraceShape | None, Iterator[tuple[int, int, object, object, bytes | None]]]:
     """Open a trace file in its format ("auto": from its first record); return the format, its shape
     (None: the native contract, read as is) and the records."""
     if isinstance(file, Records):
@@ -139,7 +141,7 @@ def open_records(file: InputFile | Records, fmt: str, mapping: tuple[tuple[str, 
         csv_input = fmt == "ragas" and not looks_json(first)
     shape = trace_shape(fmt, mapping, csv_input)
     if shape is None:
-        return fmt, None, iter_jsonl(file, part, parts, lines)  # type: ignore[return-value]
+        return fmt, None, iter_jsonl(file, part, parts, lines)
     if parts > 1 and (shape.spans or shape.csv):
         raise NeedsOneProcess  # the spans of a trace, or a CSV record, may be anywhere in the file
     return fmt, shape, shape.records(file, part, parts, lines)
@@ -206,13 +208,13 @@ class TraceShape:
     def _assembled(self, rows: Iterator[tuple[int, int, str, object, bytes | None]], source: str
                    ) -> Iterator[tuple[int, int, object, object, bytes | None]]:
         """Group spans by trace id (the whole file: a trace's spans may be anywhere) into one record each."""
-        traces: dict[str, list[dict[str, object]]] = {}
+        traces: dict[str, list[_Span]] = {}
         for line, _column, _text, obj, _key in rows:
             if type(obj) is not dict:
                 raise InputError(source, f"expected a JSON object (a span), got {describe(obj)}", line)
             spans = _otlp_spans(obj, source, line) if "resourceSpans" in obj else [_phoenix_span(obj, source, line)]
             for span in spans:
-                traces.setdefault(span["trace"], []).append(span)  # type: ignore[arg-type]
+                traces.setdefault(span["trace"], []).append(span)
         build = _openinference_trace if self.name == "openinference" else _genai_trace
         for trace_id, spans in traces.items():
             record = build(spans, self.document_id)
@@ -230,7 +232,7 @@ class TraceShape:
                     if value is not MISSING:
                         record["qid"] = value
             line = spans[0]["line"]
-            yield line, 1, record, self.checked(record, source, line), None  # type: ignore[arg-type]
+            yield line, 1, record, self.checked(record, source, line), None
 
     def checked(self, record: dict[str, object], source: str, line: int) -> dict[str, object]:
         """Reject a record whose mapped qid cannot be a qid, naming where it was read from."""
@@ -265,7 +267,7 @@ def trace_shape(name: str, mapping: tuple[tuple[str, str], ...], csv_input: bool
     return TraceShape(name, fields, frozenset(c for c, _ in mapping), document_id, csv_input, sources)
 
 
-def _first_in_spans(spans: list[dict[str, object]], paths: tuple[FieldPath, ...], container: bool) -> object:
+def _first_in_spans(spans: list[_Span], paths: tuple[FieldPath, ...], container: bool) -> object:
     for span in spans:
         for path in paths:
             value = lookup(span["attributes"], path, container)
@@ -276,7 +278,19 @@ def _first_in_spans(spans: list[dict[str, object]], paths: tuple[FieldPath, ...]
 
 # --- spans -----------------------------------------------------------------------------------------
 
-def _phoenix_span(obj: dict[str, object], source: str, line: int) -> dict[str, object]:
+class _Span(TypedDict):
+    """One span as either exporter's layout is read: what assembling a trace needs of it."""
+
+    trace: str
+    kind: str  # the OpenInference span kind, upper case ("" when none)
+    root: bool
+    id: object
+    parent: object
+    attributes: dict[str, object]
+    line: int
+
+
+def _phoenix_span(obj: dict[str, object], source: str, line: int) -> _Span:
     """Read one span as Phoenix (or any OpenInference JSON exporter) writes it."""
     context = obj.get("context")
     trace = ((context.get("trace_id") if type(context) is dict else None) or obj.get("context.trace_id")
@@ -310,7 +324,7 @@ def _otlp_value(value: object) -> object:
         return inner
     if kind == "intValue":
         try:
-            return int(inner)  # type: ignore[arg-type]
+            return int(inner)
         except (TypeError, ValueError):
             return None
     if kind == "doubleValue":
@@ -335,14 +349,15 @@ def _otlp_attributes(items: object) -> dict[str, object]:
     return out
 
 
-def _otlp_spans(obj: dict[str, object], source: str, line: int) -> list[dict[str, object]]:
+def _otlp_spans(obj: dict[str, object], source: str, line: int) -> list[_Span]:
     """Read the spans of one OTLP/JSON line (resourceSpans -> scopeSpans -> spans)."""
-    spans = []
+    spans: list[_Span] = []
     resources = obj.get("resourceSpans")
     if type(resources) is not list:
         raise InputError(source, f'expected "resourceSpans" to be an array, got {describe(resources)}', line)
     for resource in resources:
-        scopes = resource.get("scopeSpans", resource.get("instrumentationLibrarySpans")) if type(resource) is dict else None
+        scopes = (resource.get("scopeSpans", resource.get("instrumentationLibrarySpans")) if type(resource) is dict
+                  else None)
         for scope in scopes if type(scopes) is list else ():
             for span in (scope.get("spans") if type(scope) is dict else None) or ():
                 if type(span) is not dict:
@@ -374,12 +389,12 @@ def _text_value(value: object, keys: tuple[str, ...]) -> object:
     return value
 
 
-def _attr(span: dict[str, object], path: str, container: bool = False) -> object:
+def _attr(span: _Span, path: str, container: bool = False) -> object:
     value = lookup(span["attributes"], parse_path(path), container)
     return None if value is MISSING else value
 
 
-def _sum_tokens(spans: list[dict[str, object]], paths: tuple[str, ...]) -> int | None:
+def _sum_tokens(spans: list[_Span], paths: tuple[str, ...]) -> int | None:
     total, seen = 0, False
     for span in spans:
         for path in paths:
@@ -403,7 +418,7 @@ def _documents(documents: object, document_id: tuple[FieldPath, ...], content: s
     return out
 
 
-def _openinference_trace(spans: list[dict[str, object]], document_id: tuple[FieldPath, ...]) -> dict[str, object]:
+def _openinference_trace(spans: list[_Span], document_id: tuple[FieldPath, ...]) -> dict[str, object]:
     """One pipeline run from OpenInference spans: the root's input and output, the first retriever's documents."""
     # The pipeline's root: the topmost OpenInference span (an HTTP server's span may sit above it).
     kinds = {s["id"] for s in spans if s["kind"] and s["id"]}
@@ -426,13 +441,19 @@ def _openinference_trace(spans: list[dict[str, object]], document_id: tuple[Fiel
     if retriever is not None:
         record.update(_documents(_attr(retriever, "retrieval.documents", True), document_id, "document.content"))
     scores = {}
-    for name, paths in (("input_tokens", ("llm.token_count.prompt",)), ("output_tokens", ("llm.token_count.completion",))):
+    for name, paths in (
+        ("input_tokens", ("llm.token_count.prompt",)), ("output_tokens", ("llm.token_count.completion",))
+    ):
         total = _sum_tokens(llms, paths)
         if total is not None:
             scores[name] = total
     if scores:
         record["scores"] = scores
     return record
+
+
+def _all_strings(values: list[Any]) -> TypeGuard[list[str]]:
+    return all(isinstance(value, str) for value in values)
 
 
 def _message_text(messages: object, role: str) -> str | None:
@@ -444,21 +465,20 @@ def _message_text(messages: object, role: str) -> str | None:
             parts = message.get("parts")
             if type(parts) is list:
                 texts = [p.get("content") for p in parts if type(p) is dict and p.get("type") == "text"]
-                if texts and all(isinstance(t, str) for t in texts):
-                    return "\n".join(texts)  # type: ignore[arg-type]
-            if isinstance(message.get("content"), str):
-                return message["content"]  # type: ignore[return-value]
-            return None
+                if texts and _all_strings(texts):
+                    return "\n".join(texts)
+            content = message.get("content")
+            return content if isinstance(content, str) else None
     return None
 
 
-def _genai_trace(spans: list[dict[str, object]], document_id: tuple[FieldPath, ...]) -> dict[str, object]:
+def _genai_trace(spans: list[_Span], document_id: tuple[FieldPath, ...]) -> dict[str, object]:
     """One pipeline run from OpenTelemetry GenAI spans: the retrieval span's query and documents, the
     last inference span's output message."""
-    retrieval = next((s for s in spans if "gen_ai.retrieval.documents" in s["attributes"]  # type: ignore[operator]
+    retrieval = next((s for s in spans if "gen_ai.retrieval.documents" in s["attributes"]
                       or _attr(s, '"gen_ai.operation.name"') == "retrieval"), None)
-    inference = [s for s in spans if "gen_ai.output.messages" in s["attributes"]  # type: ignore[operator]
-                 or "gen_ai.completion" in s["attributes"]]  # type: ignore[operator]
+    inference = [s for s in spans if "gen_ai.output.messages" in s["attributes"]
+                 or "gen_ai.completion" in s["attributes"]]
     record: dict[str, object] = {}
     question = _attr(retrieval, '"gen_ai.retrieval.query.text"') if retrieval else None
     if question is None and inference:
@@ -467,7 +487,7 @@ def _genai_trace(spans: list[dict[str, object]], document_id: tuple[FieldPath, .
         record["question"] = question
     if inference:
         last = inference[-1]
-        claim = _message_text(_attr(last, '"gen_ai.output.messages"', True), "assistant")
+        claim: object = _message_text(_attr(last, '"gen_ai.output.messages"', True), "assistant")
         if claim is None:
             claim = _attr(last, '"gen_ai.completion"')
         if claim is not None:
@@ -475,7 +495,9 @@ def _genai_trace(spans: list[dict[str, object]], document_id: tuple[FieldPath, .
     if retrieval is not None:
         record.update(_documents(_attr(retrieval, '"gen_ai.retrieval.documents"', True), document_id, "content"))
     scores = {}
-    for name, key in (("input_tokens", '"gen_ai.usage.input_tokens"'), ("output_tokens", '"gen_ai.usage.output_tokens"')):
+    for name, key in (
+        ("input_tokens", '"gen_ai.usage.input_tokens"'), ("output_tokens", '"gen_ai.usage.output_tokens"')
+    ):
         total = _sum_tokens(spans, (key,))
         if total is not None:
             scores[name] = total
@@ -508,14 +530,19 @@ def ragas_csv(name: str, lines: Iterator[bytes]) -> Iterator[tuple[int, dict[str
     names = [cell.strip() for cell in header]
     for line, cells in records[1:]:
         if len(cells) > len(names):
-            raise InputError(name, f"expected at most {len(names)} cells (one per header column), got {len(cells)}", line)
-        yield line, {name: _list_cell(cell) if name in _RAGAS_LIST_COLUMNS else cell for name, cell in zip(names, cells)}
+            raise InputError(name, f"expected at most {len(names)} cells (one per header column), got {len(cells)}",
+                             line)
+        # Not strict: a short row leaves its last columns out (and a strict= keyword costs every row).
+        yield line, {name: _list_cell(cell) if name in _RAGAS_LIST_COLUMNS else cell
+                     for name, cell in zip(names, cells)}  # noqa: B905
 
 
 # --- gold records ----------------------------------------------------------------------------------
 
 # Gold fields that hold lists: a mapped string becomes a one-element list (a single reference answer).
-_GOLD_LISTS: Final = frozenset({"gold_claim_substr", "gold_citations", "gold_answers", "forbidden_substr", "gold_chunks"})
+_GOLD_LISTS: Final = frozenset(
+    {"gold_claim_substr", "gold_citations", "gold_answers", "forbidden_substr", "gold_chunks"}
+)
 _GOLD_CONTAINERS: Final = _GOLD_LISTS | {"gold_relevance", "gold_embeddings"}
 _GOLD_ALIASES: Final = {"question": ("question", "q"), "gold_citations": ("gold_citations", "gold_ids")}
 # A ragas sample as a gold item: reference -> the reference claim and answer; the reference
@@ -593,10 +620,8 @@ def gold_records(
         else:
             records = iter_jsonl(file, part, parts, lines)
             if looks_json(first):
-                try:
+                with contextlib.suppress(InputError):
                     ragas = ragas_gold(decode_line(first, file.name, 1)[1])
-                except InputError:
-                    pass
     return gold_shape(mapping, ragas and trace_format in ("auto", "ragas")), records
 
 

@@ -20,7 +20,8 @@ RATE: Final = "rate"
 
 ANSWER: Final = (  # always reported (metrics/answer.py)
     MetricSpec("precision", H, "answer",
-               "answered answerable items that hit a gold citation, contain the claim and nothing forbidden, over answered items", RATE),
+               "answered answerable items that hit a gold citation, contain the claim and nothing forbidden, "
+               "over answered items", RATE),
     MetricSpec("chr", H, "answer",
                "citation hit rate: answered answerable items whose citations hit, over answered items", RATE),
     MetricSpec("chr_answerable", H, "answer",
@@ -30,7 +31,8 @@ ANSWER: Final = (  # always reported (metrics/answer.py)
     MetricSpec("over_refusal", L, "answer",
                "answerable items that were refused (or have no trace), over answerable items", RATE),
     MetricSpec("containment", H, "answer",
-               "answered answerable items whose claim contains a gold substring or phrase, over answerable items", RATE),
+               "answered answerable items whose claim contains a gold substring or phrase, over answerable items",
+               RATE),
     MetricSpec("compliance", H, "answer",
                "traces that refuse or carry a citations list, over questions that have a trace", RATE),
     MetricSpec("citation_precision", H, "answer",
@@ -52,7 +54,8 @@ RETRIEVAL: Final = (  # --metrics retrieval (metrics/retrieval.py: trec_eval's d
     MetricSpec("mrr", H, "retrieval", "mean reciprocal rank of the first relevant id (trec_eval recip_rank)"),
     MetricSpec("map", H, "retrieval", "mean average precision over all relevant ids (trec_eval map)"),
     MetricSpec("rprec", H, "retrieval", "precision at R, the number of relevant ids (trec_eval Rprec)"),
-    MetricSpec("hybrid_log_rank", H, "retrieval", "alpha * recall + (1 - alpha) * mean log-rank score of the relevant ids"),
+    MetricSpec("hybrid_log_rank", H, "retrieval",
+               "alpha * recall + (1 - alpha) * mean log-rank score of the relevant ids"),
 )
 
 SIMILARITY: Final = (  # --metrics similarity: relevance by cosine similarity of embeddings
@@ -63,10 +66,13 @@ SIMILARITY: Final = (  # --metrics similarity: relevance by cosine similarity of
 )
 
 TEXT: Final = (  # --metrics text (metrics/overlap): the per-question values, then the corpus scores
-    MetricSpec("em", H, "text", "exact match with a reference answer after SQuAD normalisation (max over references)", RATE),
+    MetricSpec("em", H, "text", "exact match with a reference answer after SQuAD normalisation (max over references)",
+               RATE),
     MetricSpec("token_f1", H, "text", "SQuAD token F1 with the best reference answer"),
     *(MetricSpec(f"{kind}_{part}", H, "text", f"{label} {measure} (rouge-score; the reference with the best F)")
-      for kind, label in (("rouge1", "ROUGE-1"), ("rouge2", "ROUGE-2"), ("rougeL", "ROUGE-L"), ("rougeLsum", "ROUGE-Lsum"))
+      for kind, label in (
+          ("rouge1", "ROUGE-1"), ("rouge2", "ROUGE-2"), ("rougeL", "ROUGE-L"), ("rougeLsum", "ROUGE-Lsum")
+      )
       for part, measure in (("p", "precision"), ("r", "recall"), ("f", "F1"))),
     MetricSpec("bleu", H, "text", "sentence BLEU (sacrebleu defaults: 13a, exp smoothing, effective order) / 100"),
     MetricSpec("chrf", H, "text", "sentence chrF (char order 6, beta 2) / 100"),
@@ -90,7 +96,8 @@ EXTERNAL: Final = (
 COUNTS: Final = (  # always reported, last
     MetricSpec("missing", L, "counts", "gold questions with no trace (scored as refusals)", "count"),
     MetricSpec("unknown_traces", L, "counts", "trace lines whose qid or question is not in the gold set", "count"),
-    MetricSpec("duplicate_traces", L, "counts", "trace lines overridden by a later line for the same question", "count"),
+    MetricSpec("duplicate_traces", L, "counts", "trace lines overridden by a later line for the same question",
+               "count"),
 )
 
 # Other names a gate or rule may use for a metric ("recall@k": full_recall@ at the run's k).

@@ -92,6 +92,7 @@ def score_question(gold: GoldItem, trace: TraceView, settings: Settings, refusal
     """
     raw = trace.claim
     claim = raw.lower() if raw.isascii() else normalise(raw)
+    refused_by: str | None
     if trace.refused is None:
         refused, refused_by = claim.strip() in refusals, "token"
     else:
@@ -150,7 +151,8 @@ def score_question(gold: GoldItem, trace: TraceView, settings: Settings, refusal
                 break
     forbidden = None
     if gold.forbidden_norm:
-        forbidden = next((raw for raw, norm in zip(gold.forbidden, gold.forbidden_norm) if norm in claim), None)
+        # Once per trace line: no strict= keyword (it costs every call), and forbidden_norm is forbidden normalised.
+        forbidden = next((raw for raw, norm in zip(gold.forbidden, gold.forbidden_norm) if norm in claim), None)  # noqa: B905
     cite_share = None
     if answerable and valid and cited:
         if len(cited) == 1:
@@ -201,7 +203,9 @@ def judge_for(settings: Settings) -> Judge:
     return judge
 
 
-def _pattern_refusal(gold: GoldItem, trace: TraceView, settings: Settings, claim: str, pattern: re.Pattern[str]) -> Outcome:
+def _pattern_refusal(
+    gold: GoldItem, trace: TraceView, settings: Settings, claim: str, pattern: re.Pattern[str]
+) -> Outcome:
     """Judge a refusal by ``pattern``: as if the claim were a refusal token, by that pattern."""
     outcome = score_question(gold, trace, settings, frozenset((claim,)))
     return outcome._replace(refused_by="pattern", matched=pattern.pattern)
@@ -308,7 +312,7 @@ class AnswerTally:
     fabricated: int = 0
     forbidden: int = 0
     full_recall: int = 0
-    shares: array = field(default_factory=lambda: array("d"))
+    shares: array[float] = field(default_factory=lambda: array("d"))
     labels: dict[Label, int] = field(default_factory=lambda: dict.fromkeys(LABEL_ORDER, 0))
 
     def add(self, o: Outcome, answerable: bool) -> None:
@@ -367,7 +371,7 @@ class AnswerTally:
             (self.forbidden, self.answered),
             (self.full_recall, self.answerable),
         )
-        return {name: pair for name, pair in zip(answer_metric_names(settings), pairs) if pair is not None}
+        return {name: pair for name, pair in zip(answer_metric_names(settings), pairs, strict=True) if pair is not None}
 
     def metrics(self, settings: Settings) -> dict[str, float | None]:
         """Return each answer metric; None where its denominator is 0."""

@@ -30,10 +30,15 @@ if TYPE_CHECKING:
 
 
 class Family(Protocol):
-    """A group of metrics computed together for each question."""
+    """A group of metrics computed together for each question (read-only: the families are frozen)."""
 
-    name: str
-    keep: frozenset[str]  # gold fields the loader must keep (see loaders.gold)
+    @property
+    def name(self) -> str:
+        """Name the family, as settings and reports spell it."""
+
+    @property
+    def keep(self) -> frozenset[str]:
+        """Name the gold fields the loader must keep (see loaders.gold)."""
 
     def names(self, settings: Settings) -> tuple[str, ...]:
         """Name the metrics, in report order."""
@@ -66,12 +71,12 @@ class _MeanFamily:
 
     def summarise(self, columns: Columns, settings: Settings) -> dict[str, float | None]:
         """Average each metric over the counted questions."""
-        return dict(zip(self.names(settings), columns.means()))
+        return dict(zip(self.names(settings), columns.means(), strict=True))
 
     def question_metrics(self, row: Sequence[float] | None, settings: Settings) -> dict[str, float | None]:
         """Pair the names with the row."""
         names = self.names(settings)
-        return dict(zip(names, row or (None,) * len(names)))
+        return dict(zip(names, row or (None,) * len(names), strict=True))
 
 
 def _relevance(item: GoldItem) -> dict[str, int]:
@@ -106,6 +111,7 @@ class RetrievalFamily(_MeanFamily):
         """Score the ranked list of an answerable question that has a relevant id."""
         if not item.answerable:
             return None
+        ranked: Sequence[str]
         if item.chunks is not None:
             retrieved = _strings(obj.get("retrieved_chunks")) if obj is not None else []
             ranked, relevance = text_relevance(item.chunks, retrieved)
@@ -211,23 +217,24 @@ class TextFamily:
 
         n_values, n_bleu, _ = _text_layout()
         means = columns.means()
-        out = dict(zip(text_metric_names(), means[:n_values]))
+        out = dict(zip(text_metric_names(), means[:n_values], strict=True))
         if not columns.counted:
             return out | dict.fromkeys(corpus_metric_names())
-        totals = [round(m * columns.counted) for m in means[n_values:]]  # integer sums, exactly
+        # Integer sums, exactly (and no mean is None: some question is counted).
+        totals = [round(m * columns.counted) for m in means[n_values:] if m is not None]
         b = totals[:n_bleu]
         stats = TextStats(
             BleuStats(b[0], b[1], tuple(b[2 : 2 + MAX_ORDER]), tuple(b[2 + MAX_ORDER :])),
             ChrfStats(tuple(totals[n_bleu:])),
         )
-        return out | dict(zip(corpus_metric_names(), corpus_values(stats)))
+        return out | dict(zip(corpus_metric_names(), corpus_values(stats), strict=True))
 
     def question_metrics(self, row: Sequence[float] | None, settings: Settings) -> dict[str, float | None]:
         """Give the per-question values; corpus scores have none."""
         names = METRICS.names("text")
         n_values = len(names) - 2
         values = row[:n_values] if row else (None,) * n_values
-        return dict(zip(names[:n_values], values)) | dict.fromkeys(names[n_values:])
+        return dict(zip(names[:n_values], values, strict=True)) | dict.fromkeys(names[n_values:])
 
 
 FAMILIES: Final[dict[str, Family]] = {f.name: f for f in (RetrievalFamily(), SimilarityFamily(), TextFamily())}
@@ -244,9 +251,9 @@ class Columns:
     """
 
     width: int
-    values: array = field(default_factory=lambda: array("d"))
-    offsets: array = field(default_factory=lambda: array("q"))
-    owners: array = field(default_factory=lambda: array("q"))
+    values: array[float] = field(default_factory=lambda: array("d"))
+    offsets: array[int] = field(default_factory=lambda: array("q"))
+    owners: array[int] = field(default_factory=lambda: array("q"))
 
     def reserve(self, questions: int) -> None:
         """Prepare for ``questions`` positions."""

@@ -163,7 +163,8 @@ def score_name_problem(name: str) -> str | None:
                 f"got {quote(name, 40)}")
     metrics = _metrics()
     if name in metrics.aliases:
-        return f'a score is named "{name}", like an alias of the ragscore metric {metrics.aliases[name]}: rename the score'
+        return (f'a score is named "{name}", like an alias of the ragscore metric {metrics.aliases[name]}: '
+                "rename the score")
     spec = metrics.owner(name)
     if spec is not None and spec.family != SCORES:
         return f'a score is named "{name}", like a ragscore metric ({spec.family}): rename the score'

@@ -237,13 +237,13 @@ def similarity_values(
 
     relevant_top = [bisect_right(relevant_ranks, k) for k in cutoffs]  # relevant items in top K
     matched_top = [bisect_right(matched_ranks, k) for k in cutoffs]  # gold items matched by top K
-    values = [a / k for a, k in zip(relevant_top, cutoffs)]
+    values = [a / k for a, k in zip(relevant_top, cutoffs, strict=True)]
     values += [b / n_gold for b in matched_top]
     # 2PR/(P+R) with P = a/K, R = b/G is 2ab/(aG + bK): exact integers, one rounding, and equal to
     # the id-based 2h/(K + R) when a = b = h. a and b are 0 together (a match is both).
     values += [
         2 * a * b / (a * n_gold + b * k) if a else 0.0
-        for a, b, k in zip(relevant_top, matched_top, cutoffs)
+        for a, b, k in zip(relevant_top, matched_top, cutoffs, strict=True)
     ]
     hybrid = (
         alpha * (len(matched_ranks) / n_gold)

@@ -31,7 +31,7 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from statistics import NormalDist
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 __all__ = [
     "bootstrap_mean_interval",
@@ -156,7 +156,7 @@ def bootstrap_mean_interval(
         per_call = max(1, _DRAWS_PER_CALL // n)
         while len(sums) < resamples:
             draws = rng.choices(population, k=n * min(per_call, resamples - len(sums)))
-            sums += map(math.fsum, zip(*[iter(draws)] * n))
+            sums += map(math.fsum, zip(*[iter(draws)] * n, strict=True))  # n draws per resample, exactly
         sums.sort()
         low, high = _percentile_interval([total / n for total in sums], confidence)
     # A resampled mean lies in [min, max] mathematically; clamping removes rounding spill,
@@ -240,10 +240,13 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
+T = TypeVar("T")  # a per-question value as paired_bootstrap's statistic reads it
+
+
 def paired_bootstrap(
-    baseline: Sequence[float],
-    candidate: Sequence[float],
-    statistic: Callable[[Sequence[float]], float | None],
+    baseline: Sequence[T],
+    candidate: Sequence[T],
+    statistic: Callable[[Sequence[T]], float | None],
     confidence: float,
     resamples: int,
     seed: str,
@@ -303,7 +306,7 @@ class PairSums(NamedTuple):
         """Sum paired per-question values (None or NaN: the run does not count the question)."""
         if len(baseline) != len(candidate):
             raise ValueError(f"baseline and candidate differ in length: {len(baseline)} != {len(candidate)}")
-        pairs = [(_counted(b), _counted(c)) for b, c in zip(baseline, candidate)]
+        pairs = [(_counted(b), _counted(c)) for b, c in zip(baseline, candidate, strict=True)]
         fsum = math.fsum
         return cls(
             len(pairs),

@@ -124,7 +124,9 @@ def category_of(label: str, hierarchy: Mapping[str, str]) -> tuple[str, str]:
     return ("label", label) if category is None else ("category", category)
 
 
-def score_classify(pairs: Sequence[tuple[str, str | None]], hierarchy: Mapping[str, str] | None = None) -> ClassifyResult:
+def score_classify(
+    pairs: Sequence[tuple[str, str | None]], hierarchy: Mapping[str, str] | None = None
+) -> ClassifyResult:
     """Count (gold label, predicted label or None for a missing prediction) pairs into a result."""
     labels = tuple(sorted({g for g, _ in pairs} | {p for _, p in pairs if p is not None}))
     index = {label: n for n, label in enumerate(labels)}

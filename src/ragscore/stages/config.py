@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from ragscore.config import read_toml, SettingsTable
+from ragscore.config import SettingsTable, read_toml
 from ragscore.errors import ConfigError
 from ragscore.gates import OFF, Gate, parse_gate_option, parse_gate_table
 from ragscore.metrics.registry import Direction, did_you_mean, split_cutoff
@@ -82,7 +82,8 @@ def _checked(value: object, source: str, text: str, name: str) -> SettingsTable:
     table = SettingsTable(value, source, text, name)
     for key in value:
         if key not in KEYS[stage]:
-            raise table.error(key, f'unknown key "{key}"{did_you_mean(key, list(KEYS[stage]))} (known: {", ".join(KEYS[stage])})')
+            known = ", ".join(KEYS[stage])
+            raise table.error(key, f'unknown key "{key}"{did_you_mean(key, list(KEYS[stage]))} (known: {known})')
     return table
 
 
@@ -94,10 +95,12 @@ def _subtable(table: SettingsTable, key: str) -> SettingsTable:
 
 
 def _hierarchy(table: SettingsTable) -> dict[str, str]:
+    hierarchy: dict[str, str] = {}
     for label, category in table.data.items():
         if not isinstance(category, str) or not category:
             raise table.error(label, f'expected the category of "{label}" to be a non-empty string, got {category!r}')
-    return dict(table.data)  # type: ignore[arg-type]
+        hierarchy[label] = category
+    return hierarchy
 
 
 def check_metric(stage: str, name: str, names: list[str], source: str, line: int | None = None) -> None:
@@ -107,7 +110,9 @@ def check_metric(stage: str, name: str, names: list[str], source: str, line: int
     spec = find_spec(stage, name)
     if spec is not None and spec.parametric:
         k = split_cutoff(name)[1]
-        raise ConfigError(source, f'metric "{name}" is not computed with these settings: add {k} to the cutoffs (--cutoffs)', line)
+        raise ConfigError(
+            source, f'metric "{name}" is not computed with these settings: add {k} to the cutoffs (--cutoffs)', line
+        )
     if spec is not None:
         raise ConfigError(source, f'metric "{name}" needs a [classify.hierarchy] table (label = "category")', line)
     raise ConfigError(source, f'unknown {stage} metric "{name}"{did_you_mean(name, names)}', line)

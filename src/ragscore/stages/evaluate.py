@@ -22,7 +22,9 @@ class StageEvaluation:
     detail: dict[str, Any]
 
 
-def _ordered(config: StageConfig, values: dict[str, float | None], joined: Joined[Any, Any]) -> dict[str, float | int | None]:
+def _ordered(
+    config: StageConfig, values: dict[str, float | None], joined: Joined[Any, Any]
+) -> dict[str, float | int | None]:
     """Put the metrics in the order of the stage's names, with the accounting counts last."""
     counts = joined.counts
     values = {**values, "missing": counts["missing"], "unknown_predictions": counts["unknown_predictions"],

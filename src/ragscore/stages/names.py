@@ -16,8 +16,10 @@ H, L = Direction.HIGHER, Direction.LOWER
 
 COUNTS: Final = (
     MetricSpec("missing", L, "counts", "gold items without a prediction (scored as an empty prediction)", "count"),
-    MetricSpec("unknown_predictions", L, "counts", "prediction lines whose id is not in the gold file (ignored)", "count"),
-    MetricSpec("duplicate_predictions", L, "counts", "prediction lines replaced by a later line with the same id", "count"),
+    MetricSpec("unknown_predictions", L, "counts", "prediction lines whose id is not in the gold file (ignored)",
+               "count"),
+    MetricSpec("duplicate_predictions", L, "counts", "prediction lines replaced by a later line with the same id",
+               "count"),
 )
 
 _NER_KINDS: Final = (
@@ -25,7 +27,8 @@ _NER_KINDS: Final = (
     ("partial", "overlapping span, same type"),
 )
 NER: Final = tuple(
-    MetricSpec(f"{avg}{kind}_{score}", H, "ner", f"{'macro-averaged' if avg else 'micro-averaged'} {score} of entities, {how}")
+    MetricSpec(f"{avg}{kind}_{score}", H, "ner",
+               f"{'macro-averaged' if avg else 'micro-averaged'} {score} of entities, {how}")
     for avg in ("", "macro_")
     for kind, how in _NER_KINDS
     for score in ("precision", "recall", "f1")

@@ -43,8 +43,8 @@ import re
 from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Iterable, Sequence
-from heapq import heappop, heappush
 from dataclasses import dataclass, field, fields
+from heapq import heappop, heappush
 from typing import Final
 
 from ragscore.loaders.jsonl import describe
@@ -117,11 +117,14 @@ def parse_pred(f: Fields) -> tuple[Entity, ...]:
 def check_pred(f: Fields, gold: Document, pred: tuple[Entity, ...]) -> None:
     """Reject a prediction whose spans end beyond the gold text, or whose own ``text`` is not the gold text."""
     if "text" in f.obj and f.obj["text"] != gold.text:
-        raise f.fail("text", "the prediction's text differs from the gold text: offsets would not refer to the same characters")
+        raise f.fail("text", "the prediction's text differs from the gold text: offsets would not refer to the same "
+                             "characters")
     length = len(gold.text)
     for n, e in enumerate(pred):
         if e.end > length:
-            raise f.fail("entities", f"expected entities[{n}].end ({e.end}) to be at most the gold text's length ({length})")
+            raise f.fail(
+                "entities", f"expected entities[{n}].end ({e.end}) to be at most the gold text's length ({length})"
+            )
 
 
 def _overlap(a: Entity, b: Entity) -> int:
@@ -214,7 +217,8 @@ def _maximum_size(gold: Sequence[Entity], pred: Sequence[Entity]) -> int:
     lost that way. Overlap with a span ending first only needs the other span to start before
     that end, so each side's candidates are a heap by end, filled in order of start.
     """
-    sides = (sorted((e.start, e.end, n) for n, e in enumerate(gold)), sorted((e.start, e.end, n) for n, e in enumerate(pred)))
+    sides = (sorted((e.start, e.end, n) for n, e in enumerate(gold)),
+             sorted((e.start, e.end, n) for n, e in enumerate(pred)))
     events = sorted([(e.end, 0, n) for n, e in enumerate(gold)] + [(e.end, 1, n) for n, e in enumerate(pred)])
     done: tuple[set[int], set[int]] = (set(), set())  # paired, or passed over with no partner
     waiting: tuple[list[tuple[int, int]], list[tuple[int, int]]] = ([], [])  # (end, n) of started spans
@@ -322,7 +326,8 @@ def match_entities(gold: Sequence[Entity], pred: Sequence[Entity]) -> Matching:
     # Step 3. A search that fails leaves the matching as it was, and no prediction it reached can
     # lead to a free one: later searches skip those ("dead") until a search succeeds. Skipping
     # them changes no search's result, only its cost.
-    roots = sorted((i for i in range(len(gold)) if i not in pred_of and found.get(i)), key=lambda i: _gold_order(gold, i))
+    roots = sorted((i for i in range(len(gold)) if i not in pred_of and found.get(i)),
+                   key=lambda i: _gold_order(gold, i))
     room: dict[str, int] = {}  # per type: pairs a maximum matching has beyond the current ones
     if roots:
         kinds = {gold[i].type for i in roots}

@@ -36,7 +36,9 @@ class Fields(ObjectFields):
             return value
         if isinstance(value, int) and not isinstance(value, bool):
             return str(value)
-        raise self.fail(key, f'expected {where or quoted(key)} to be a non-empty string or an integer, got {describe(value)}')
+        raise self.fail(
+            key, f"expected {where or quoted(key)} to be a non-empty string or an integer, got {describe(value)}"
+        )
 
     def string(self, key: str, value: object, where: str | None = None) -> str:
         """Return ``value`` when it is a string."""
@@ -137,7 +139,9 @@ def load_joined(
         gold[ident] = parse_gold(f)
         first_line[ident] = f.line
     if not gold:
-        raise InputError(gold_file.name, "no items: a gold file needs at least one (JSON Lines, or a JSON array of objects)")
+        raise InputError(
+            gold_file.name, "no items: a gold file needs at least one (JSON Lines, or a JSON array of objects)"
+        )
     preds: dict[str, P] = {}
     joined: Joined[G, P] = Joined(gold_file.name, pred_file.name, [])
     for f in iter_objects(pred_file):

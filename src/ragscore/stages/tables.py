@@ -46,11 +46,13 @@ def _ner_tables(doc: dict[str, Any]) -> list[Table]:
     per_type = Table("Per type", ("type", "gold", "predicted", "strict P", "strict R", "strict F1",
                                   "partial P", "partial R", "partial F1", "token P", "token R", "token F1"))
     for kind, s in doc["per_type"].items():
-        per_type.rows.append((kind, s["gold"], s["predicted"], s["strict_precision"], s["strict_recall"], s["strict_f1"],
+        per_type.rows.append((kind, s["gold"], s["predicted"],
+                              s["strict_precision"], s["strict_recall"], s["strict_f1"],
                               s["partial_precision"], s["partial_recall"], s["partial_f1"],
                               s["token_precision"], s["token_recall"], s["token_f1"]))
     dist = Table("Type distribution", ("type", "gold", "predicted", "over-prediction"),
-                 [(kind, d["gold"], d["predicted"], d["over_prediction"]) for kind, d in doc["type_distribution"].items()],
+                 [(kind, d["gold"], d["predicted"], d["over_prediction"])
+                  for kind, d in doc["type_distribution"].items()],
                  "over-prediction = predicted - gold: above 0 the type is predicted too often, below 0 too rarely.")
     return [per_type, dist]
 
@@ -64,7 +66,7 @@ def _classify_tables(doc: dict[str, Any]) -> list[Table]:
     labels = confusion["labels"]
     if len(labels) <= MAX_MATRIX_LABELS and "matrix" in confusion:
         tables.append(Table("Confusion matrix", ("gold \\ predicted", *labels),
-                            [(label, *row) for label, row in zip(labels, confusion["matrix"])],
+                            [(label, *row) for label, row in zip(labels, confusion["matrix"], strict=True)],
                             "Rows are gold labels, columns predicted labels; missing predictions are not cells "
                             "(see the missing column above)."))
     else:  # never a table of labels x labels: the JSON report has the matrix, or its nonzero cells
@@ -78,8 +80,8 @@ def _classify_tables(doc: dict[str, Any]) -> list[Table]:
 
 def _link_tables(doc: dict[str, Any]) -> list[Table]:
     n = doc["nil"]
-    return [Table("NIL detection", ("NIL mentions (gold)", "NIL flags (predicted)", "correct NIL flags", "mentions with a kb id"),
-                  [(n["gold"], n["predicted"], n["correct"], n["linked_mentions"])])]
+    columns = ("NIL mentions (gold)", "NIL flags (predicted)", "correct NIL flags", "mentions with a kb id")
+    return [Table("NIL detection", columns, [(n["gold"], n["predicted"], n["correct"], n["linked_mentions"])])]
 
 
 def detail_tables(doc: dict[str, Any]) -> list[Table]:

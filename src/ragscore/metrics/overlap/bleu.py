@@ -87,7 +87,10 @@ def _words(text: str, lowercase: bool) -> list[str]:
 
 def _word_ngrams(words: list[str]) -> list[Counter[Any]]:
     """Count the word n-grams of each order 1-4 (unigrams as strings, longer ones as tuples)."""
-    return [Counter(words)] + [Counter(zip(*(words[i:] for i in range(n)))) for n in range(2, MAX_ORDER + 1)]
+    # Not strict: each shifted copy is one shorter, and the n-grams end with the shortest.
+    return [Counter(words)] + [
+        Counter(zip(*(words[i:] for i in range(n)), strict=False)) for n in range(2, MAX_ORDER + 1)
+    ]
 
 
 def _clipped_matches(hypothesis: Counter[Any], reference: Counter[Any]) -> int:
@@ -236,7 +239,9 @@ def corpus_bleu(
     """
     if len(hypotheses) != len(references):
         raise ValueError("corpus BLEU needs one reference list per hypothesis")
-    stats = sum((bleu_statistics(h, r, lowercase=lowercase) for h, r in zip(hypotheses, references)), BleuStats())
+    stats = sum(
+        (bleu_statistics(h, r, lowercase=lowercase) for h, r in zip(hypotheses, references, strict=True)), BleuStats()
+    )
     return bleu_from_statistics(
         stats, smooth_method=smooth_method, smooth_value=smooth_value, effective_order=effective_order
     )
@@ -256,7 +261,9 @@ class ChrfStats:
 def _char_ngrams(text: str) -> list[Counter[str]]:
     """Count the character n-grams of orders 1-6 of ``text`` with its white space removed."""
     text = "".join(text.split())
-    return [Counter(text)] + [Counter([text[i : i + n] for i in range(len(text) - n + 1)]) for n in range(2, CHAR_ORDER + 1)]
+    return [Counter(text)] + [
+        Counter([text[i : i + n] for i in range(len(text) - n + 1)]) for n in range(2, CHAR_ORDER + 1)
+    ]
 
 
 def _chrf_percent(counts: Sequence[int], beta: float, eps_smoothing: bool) -> float:
@@ -338,7 +345,8 @@ def corpus_chrf(
     if len(hypotheses) != len(references):
         raise ValueError("corpus chrF needs one reference list per hypothesis")
     stats = sum(
-        (chrf_statistics(h, r, beta=beta, eps_smoothing=eps_smoothing) for h, r in zip(hypotheses, references)),
+        (chrf_statistics(h, r, beta=beta, eps_smoothing=eps_smoothing)
+         for h, r in zip(hypotheses, references, strict=True)),
         ChrfStats(),
     )
     return chrf_from_statistics(stats, beta=beta, eps_smoothing=eps_smoothing)

@@ -93,7 +93,7 @@ def _ngrams(tokens: list[str], n: int) -> Counter[Any]:
     """Count the n-grams of ``tokens``."""
     if n == 1:
         return Counter(tokens)
-    return Counter(zip(*(tokens[i:] for i in range(n))))
+    return Counter(zip(*(tokens[i:] for i in range(n)), strict=False))  # the shifted copies end early: not strict
 
 
 def _ngram_score(target: list[str], prediction: list[str], n: int) -> Score:
