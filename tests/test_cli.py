@@ -10,7 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-
 from conftest import EXAMPLES, ROOT, checked_report, write
 from ragscore import __version__
 

@@ -153,7 +153,7 @@ def _explicit_paired_normal(baseline, candidate, confidence):
         share = sum(counted) / n
         ratio = math.fsum(v for v in values if v is not None) / sum(counted)
         terms.append([((v - ratio) if v is not None else 0.0) / share for v in values])
-    diffs = [c - b for b, c in zip(*terms)]
+    diffs = [c - b for b, c in zip(*terms, strict=True)]
     mean = math.fsum(diffs) / n
     se = math.sqrt(math.fsum((d - mean) ** 2 for d in diffs) / (n - 1) / n)
     means = [math.fsum(v for v in values if v is not None) / sum(v is not None for v in values)
@@ -191,7 +191,7 @@ def test_paired_normal_from_sums_equals_the_question_by_question_formula(seed):
     if binary:  # 0/1 values given as counts of (baseline, candidate) pairs sum to the same
         from collections import Counter
 
-        groups = Counter((None if b is None else int(b), None if c is None else int(c)) for b, c in zip(baseline, candidate))
+        groups = Counter((None if b is None else int(b), None if c is None else int(c)) for b, c in zip(baseline, candidate, strict=True))
         assert PairSums.of_counts((b, c, k) for (b, c), k in groups.items()) == PairSums.of(baseline, candidate)
 
 

@@ -372,7 +372,7 @@ def test_per_question_reports_carry_each_questions_scores(ragscore, isolated):
 def _two_questions(folder, scores=({"faithfulness": 0.1}, {"faithfulness": 0.2})):
     write(folder / "g.jsonl", [{"qid": "a", "question": "Same?", "answerable": True},
                                {"qid": "b", "question": "Other?", "answerable": True}])
-    write(folder / "t.jsonl", [{"qid": q, "claim": "x", "scores": s} for q, s in zip("ab", scores)])
+    write(folder / "t.jsonl", [{"qid": q, "claim": "x", "scores": s} for q, s in zip("ab", scores, strict=True)])
 
 
 OFF = "missing=off,precision=off,chr=off,over=off,under=off"

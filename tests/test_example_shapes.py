@@ -59,8 +59,8 @@ from pathlib import Path
 
 import pytest
 
-from ragscore.cli import main
 from conftest import checked_report
+from ragscore.cli import main
 
 EX = Path(__file__).resolve().parents[1] / "examples" / "alt-shape"
 

@@ -17,7 +17,7 @@ TRACES = [json.loads(line) for line in (EXAMPLES / "trace.jsonl").read_text(enco
 
 
 def traces_with(name: str, values) -> list[dict]:
-    return [{**trace, "scores": {name: value}} for trace, value in zip(TRACES, values)]
+    return [{**trace, "scores": {name: value}} for trace, value in zip(TRACES, values, strict=True)]
 
 
 def test_the_suffixes():
@@ -65,7 +65,7 @@ def test_an_explicit_operator_wins():
 def test_a_bare_gate_in_gates_toml_is_a_maximum(ragscore, isolated):
     write(isolated / "gates.toml", "[gates]\nlatency_ms = 1500\ntotal_cost = 0.02\nfaithfulness = 0.5\n")
     write(isolated / "s.jsonl", [{"qid": q, "latency_ms": ms, "total_cost": cost, "faithfulness": 0.9}
-                                 for q, ms, cost in zip(QIDS, (900, 1800, 700), (0.01, 0.01, 0.04))])
+                                 for q, ms, cost in zip(QIDS, (900, 1800, 700), (0.01, 0.01, 0.04), strict=True)])
     run = ragscore("--gold", GOLD, "--trace", EXAMPLES / "trace.jsonl", "--scores", "s.jsonl")
     doc = checked_report(run.out)
     gates = doc["gates"]
@@ -73,7 +73,7 @@ def test_a_bare_gate_in_gates_toml_is_a_maximum(ragscore, isolated):
     assert (gates["total_cost"]["op"], gates["total_cost"]["status"]) == ("<=", "pass")  # 0.02 exactly: on the bound
     assert (gates["faithfulness"]["op"], gates["faithfulness"]["status"]) == (">=", "pass")
     assert run.status == 0
-    write(isolated / "s.jsonl", [{"qid": q, "latency_ms": ms} for q, ms in zip(QIDS, (900, 2800, 1700))])
+    write(isolated / "s.jsonl", [{"qid": q, "latency_ms": ms} for q, ms in zip(QIDS, (900, 2800, 1700), strict=True)])
     run = ragscore("--gold", GOLD, "--trace", EXAMPLES / "trace.jsonl", "--scores", "s.jsonl", "--format", "none",
                    "--gates", "total_cost=off,faithfulness=off")
     assert run.status == 1
@@ -95,7 +95,7 @@ def test_diagnoses_follow_the_name(ragscore, isolated):
     write(isolated / "gates.toml", "[diagnose.latency_ms]\nwarning = 800\ncritical = 2000\n"
                                    "[diagnose.judge_score]\nwarning = 0.5\n")
     write(isolated / "s.jsonl", [{"qid": q, "latency_ms": ms, "judge_score": f}
-                                 for q, ms, f in zip(QIDS, (900, 1800, 700), (0.9, 0.2, 0.1))])
+                                 for q, ms, f in zip(QIDS, (900, 1800, 700), (0.9, 0.2, 0.1), strict=True)])
     doc = checked_report(ragscore("--gold", GOLD, "--trace", EXAMPLES / "trace.jsonl", "--scores", "s.jsonl").out)
     found = {d["metric"]: d for d in doc["diagnoses"]}
     latency = found["latency_ms"]

@@ -201,13 +201,13 @@ PRESETS = [
 # Where each question's record starts in each file (hand-read from the files); native and ragas.jsonl
 # keep the gold order, one line per trace.
 TRACE_LINES = {
-    "native.jsonl": dict(zip(LABELS, [1, 2, 3, 4, 5, 6, None, 7, 8, 9])),
-    "ragas.jsonl": dict(zip(LABELS, [1, 2, 3, 4, 5, 6, None, 7, 8, 9])),
+    "native.jsonl": dict(zip(LABELS, [1, 2, 3, 4, 5, 6, None, 7, 8, 9], strict=True)),
+    "ragas.jsonl": dict(zip(LABELS, [1, 2, 3, 4, 5, 6, None, 7, 8, 9], strict=True)),
     # line 1 is the header; TP-05's response holds a line break, so its quoted cell spans lines 6-7
-    "ragas.csv": dict(zip(LABELS, [2, 3, 4, 5, 6, 8, None, 9, 10, 11])),
-    "langchain.jsonl": dict(zip(LABELS, [2, 1, 4, 3, 6, 5, None, 8, 7, 9])),    # completion order
-    "openinference.jsonl": dict(zip(LABELS, [1, 2, 8, 7, 15, 12, None, 21, 18, 26])),  # first span
-    "otel-genai.jsonl": dict(zip(LABELS, [1, 1, 2, 2, 3, 3, None, 5, 4, 6])),  # first line with a span
+    "ragas.csv": dict(zip(LABELS, [2, 3, 4, 5, 6, 8, None, 9, 10, 11], strict=True)),
+    "langchain.jsonl": dict(zip(LABELS, [2, 1, 4, 3, 6, 5, None, 8, 7, 9], strict=True)),    # completion order
+    "openinference.jsonl": dict(zip(LABELS, [1, 2, 8, 7, 15, 12, None, 21, 18, 26], strict=True)),  # first span
+    "otel-genai.jsonl": dict(zip(LABELS, [1, 1, 2, 2, 3, 3, None, 5, 4, 6], strict=True)),  # first line with a span
 }
 
 

@@ -14,16 +14,17 @@ import subprocess
 import sys
 import tracemalloc
 import zipfile
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from conftest import EXAMPLES, ROOT, write
+from ragscore.errors import InputError
 from ragscore.loaders import input_file
 from ragscore.loaders.input_file import InputFile
 from ragscore.loaders.jsonl import json_error, value_index
 from ragscore.loaders.sniff import check_text_head
-from ragscore.errors import InputError
 from ragscore.metrics.retrieval import cosine, similarity_values
 from ragscore.parallel import choose_jobs
 
@@ -258,7 +259,7 @@ def test_too_deep_nesting_after_a_long_toml_string_costs_no_memory_per_character
         line = 3 + string.count("\n")
         assert run.err == f"ragscore: error: g.toml:{line}: invalid TOML: arrays or inline tables nested too deeply to read\n"
         # The line is found in bounded memory (measured apart: tomllib runs 15 times slower traced).
-        found, peak = _peak(lambda: _deep_line(toml))
+        found, peak = _peak(partial(_deep_line, toml))
         assert found == line and peak < 300 << 20
 
 
@@ -503,16 +504,18 @@ def test_cosine_of_huge_and_tiny_vectors():
     assert cosine([5e-324, 5e-324], [5e-324, 5e-324]) == cosine([1.0, 1.0], [1.0, 1.0]) == 0.9999999999999998
     assert cosine([10**400, 0], [10**400, 0]) == 1.0  # an integer beyond a float's range
     # Scaled by powers of two, a vector has bit for bit the cosine of the vector itself.
+    def scale(u: list[float], exponent: int) -> list[float]:
+        return [math.ldexp(x, exponent) for x in u]
+
     for exponent in (600, 1000, -700, -1000):
-        scale = lambda u: [math.ldexp(x, exponent) for x in u]  # noqa: E731
-        assert cosine(scale([3.0, 4.0]), [0.0, 1.0]) == 0.8
-        assert cosine(scale([0.1, 0.7, -0.3]), [0.2, 0.5, 0.9]) == cosine([0.1, 0.7, -0.3], [0.2, 0.5, 0.9])
+        assert cosine(scale([3.0, 4.0], exponent), [0.0, 1.0]) == 0.8
+        assert cosine(scale([0.1, 0.7, -0.3], exponent), [0.2, 0.5, 0.9]) == cosine([0.1, 0.7, -0.3], [0.2, 0.5, 0.9])
 
 
 def test_ordinary_vectors_are_unchanged():
     # The values of the similarity family's tests, computed as before (no scaling at all).
     u, v = [0.1, 0.7, -0.3], [0.2, 0.5, 0.9]
-    assert cosine(u, v) == math.fsum(a * b for a, b in zip(u, v)) / (math.hypot(*u) * math.hypot(*v))
+    assert cosine(u, v) == math.fsum(a * b for a, b in zip(u, v, strict=True)) / (math.hypot(*u) * math.hypot(*v))
 
 
 def test_a_huge_vector_retrieved_as_itself_is_similar(ragscore, isolated):

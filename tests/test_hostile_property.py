@@ -75,7 +75,7 @@ def hostile_inputs(draw: Any) -> dict[str, Any]:
         "cause": "cause " + draw(hostile_text),
         "explain": draw(st.sampled_from(qids + [draw(hostile_text)])),
         "ner_gold": [{"id": i, "text": t, "entities": [{"start": 0, "end": 4, "type": draw(hostile_text) or "T"}]}
-                     for i, t in zip(ids, texts)],
+                     for i, t in zip(ids, texts, strict=True)],
         "ner_pred": [{"id": i, "entities": [{"start": 0, "end": 4, "type": draw(hostile_text) or "T"}]} for i in ids],
         "classify_gold": [{"id": i, "label": draw(hostile_text) or "L"} for i in ids],
         "classify_pred": [{"id": draw(st.sampled_from(ids + ["other"])), "label": draw(hostile_text) or "L"} for _ in ids],

@@ -166,7 +166,7 @@ def test_gate_chart_has_one_bar_per_gated_metric(product):
     rows = chart.all("g", class_="gate-row")
     assert [r.one("title").content().split(":")[0] for r in rows] == list(product["gates"])
     colours = {"pass": "#2e7d32", "fail": "#c62828"}
-    for row, gate in zip(rows, product["gates"].values()):
+    for row, gate in zip(rows, product["gates"].values(), strict=True):
         assert row.one("rect", class_="bar").attrs["fill"] == colours[gate["status"]]
         assert len(row.all("line", class_="threshold")) == (1 if gate["warn"] is None else 2)
     missing = rows[list(product["gates"]).index("missing")]

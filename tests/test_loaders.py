@@ -10,7 +10,7 @@ import pytest
 from conftest import write
 from ragscore.evaluate import evaluate
 from ragscore.loaders.gold import load_gold
-from ragscore.loaders.trace import Cites, parse_trace, parse_text_citations
+from ragscore.loaders.trace import Cites, parse_text_citations, parse_trace
 from ragscore.settings import Settings
 
 

@@ -23,8 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragscore.cli import main
 from conftest import checked_report
+from ragscore.cli import main
 
 DEFAULT_TOKEN = "not in context"
 

@@ -158,7 +158,7 @@ def test_a_pattern_refusal_is_scored_exactly_as_a_token_refusal(ragscore, isolat
                                         "gold_claim_substr": ["in paris"], "gold_citations": ["d1"]}])
     write(isolated / "t.jsonl", [{"qid": q["qid"], "retrieved_ids": ["d1"],
                                   "answer_json": {"claim": c, "citations": ["d1"]}}
-                                 for q, c in zip(GOLD + [{"qid": "A2"}], claims)])
+                                 for q, c in zip(GOLD + [{"qid": "A2"}], claims, strict=True)])
     by_pattern = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "-q", "--per-question",
                           "--refusal-pattern", "^i don.t know").json()
     by_token = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "-q", "--per-question",
@@ -219,7 +219,7 @@ def test_refusals_agree_with_a_plain_restatement(ragscore, tmp_path_factory, cla
         args += ["--refusal-pattern", p]
     run = ragscore(*args)
     assert run.status == 0, run.err
-    for q, trace in zip(run.json()["questions"], traces):
+    for q, trace in zip(run.json()["questions"], traces, strict=True):
         refused, by = _oracle_refused(trace, ["not in context"], patterns)
         assert q["refused"] is refused, (q, trace)
         if refused and by not in ("field", "token"):

@@ -35,7 +35,7 @@ def _check(result_pairs: list[tuple[str, str | None]], exp: dict[str, object]) -
 @pytest.mark.parametrize("name", sorted(VECTORS))
 def test_fixed_vectors_equal_scikit_learn(name):
     case = VECTORS[name]
-    _check(list(zip(case["gold"], case["pred"])), case["expected"])
+    _check(list(zip(case["gold"], case["pred"], strict=True)), case["expected"])
 
 
 def _sklearn_expected(gold: list[str], pred: list[str], labels: list[str]) -> dict[str, object]:
@@ -60,7 +60,7 @@ def test_random_labels_equal_scikit_learn(seed):
     n = rng.randint(1, 300)
     gold = [rng.choice(labels[: rng.randint(1, len(labels))]) for _ in range(n)]
     pred = [rng.choice(labels) if rng.random() < 0.5 else g for g in gold]
-    _check(list(zip(gold, pred)), _sklearn_expected(gold, pred, sorted(set(gold) | set(pred))))
+    _check(list(zip(gold, pred, strict=True)), _sklearn_expected(gold, pred, sorted(set(gold) | set(pred))))
 
 
 @pytest.mark.parametrize("seed", range(15))
@@ -73,7 +73,7 @@ def test_missing_predictions_equal_scikit_learn_with_a_sentinel_outside_the_labe
     present = sorted(set(gold) | {p for p in pred if p is not None})
     sentinel = "\x00missing"
     exp = _sklearn_expected(gold, [sentinel if p is None else p for p in pred], present)
-    result = score_classify(list(zip(gold, pred)))
+    result = score_classify(list(zip(gold, pred, strict=True)))
     metrics = result.metrics()
     assert metrics["accuracy"] == pytest.approx(exp["accuracy"], abs=TOL)
     for name in ("macro_precision", "macro_recall", "macro_f1", "weighted_precision", "weighted_recall", "weighted_f1"):
@@ -81,7 +81,7 @@ def test_missing_predictions_equal_scikit_learn_with_a_sentinel_outside_the_labe
     assert [list(row) for row in result.matrix] == exp["confusion"]
     per_class = result.per_class()
     assert [per_class[label]["missing"] for label in present] == [
-        sum(1 for g, p in zip(gold, pred) if g == label and p is None) for label in present]
+        sum(1 for g, p in zip(gold, pred, strict=True) if g == label and p is None) for label in present]
 
 
 def test_missing_prediction_hand_checked():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from conftest import checked_report, write
@@ -35,7 +34,7 @@ def test_means_over_answered_answerable_questions_with_references(isolated):
     counted = [q["qid"] for q in doc["questions"] if q["metrics"]["token_f1"] is not None]
     assert counted == ["a", "b", "c"]
     expected = [text_values(CLAIMS[q], next(g["gold_answers"] for g in GOLD if g["qid"] == q)) for q in counted]
-    for i, name in enumerate(("em", "token_f1", "rouge1_f", "rougeLsum_p", "bleu", "chrf")):
+    for name in ("em", "token_f1", "rouge1_f", "rougeLsum_p", "bleu", "chrf"):
         index = ("em", "token_f1", "rouge1_p", "rouge1_r", "rouge1_f", "rouge2_p", "rouge2_r", "rouge2_f", "rougeL_p",
                  "rougeL_r", "rougeL_f", "rougeLsum_p", "rougeLsum_r", "rougeLsum_f", "bleu", "chrf").index(name)
         assert doc["metrics"][name] == pytest.approx(sum(v[index] for v in expected) / 3, abs=1e-12), name
