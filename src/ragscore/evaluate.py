@@ -23,6 +23,7 @@ from ragscore.diagnose.samples import Picked, keep_worst, with_texts, worst_ques
 from ragscore.errors import InputError
 from ragscore.external import ScoreColumns, ScoreTotals, check_name_count, merge_totals
 from ragscore.external import totals as score_totals
+from ragscore.loaders.detect import detect
 from ragscore.loaders.gold import (
     KEEP_EXTRA,
     KEEP_QUESTION,
@@ -37,9 +38,9 @@ from ragscore.loaders.gold import (
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, is_mine, objects_at
 from ragscore.loaders.near_miss import TRACE_FIELDS, near_misses
 from ragscore.loaders.records import Records
-from ragscore.loaders.detect import detect
 from ragscore.loaders.shapes import TraceShape, open_records
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, TraceView, parse_trace
+from ragscore.metrics import METRICS
 from ragscore.metrics.answer import (
     LABEL_ORDER,
     AnswerTally,
@@ -53,7 +54,6 @@ from ragscore.metrics.answer import (
     unpack,
 )
 from ragscore.metrics.families import Columns, Family, enabled
-from ragscore.metrics import METRICS
 from ragscore.metrics.registry import Direction, lookup
 from ragscore.quoting import quote
 from ragscore.settings import Settings
@@ -188,8 +188,8 @@ def _first_distinct(pairs: list[tuple[int, str]]) -> list[tuple[int, str]]:
 class Packed(NamedTuple):
     """One part's questions in gold order, compactly: what a paired comparison needs of a run."""
 
-    codes: array                 # pack()'s code per question
-    floats: dict[str, array]     # per-question values not implied by the code (NaN: not counted)
+    codes: array[int]            # pack()'s code per question
+    floats: dict[str, array[float]]  # per-question values not implied by the code (NaN: not counted)
 
 
 @dataclass(slots=True)
@@ -283,7 +283,7 @@ def no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def load_part_gold(gold_file: InputFile, settings: Settings, wants: Wants, part: int, parts: int) -> GoldSet:
+def load_part_gold(gold_file: InputFile | Records, settings: Settings, wants: Wants, part: int, parts: int) -> GoldSet:
     """Load worker ``part``'s gold items, keeping the fields the metrics and reports need."""
     keep = frozenset(name for family in enabled(settings.families) for name in family.keep)
     if parts == 1 or wants.rows or wants.explain:  # a split run never joins by question text
@@ -336,41 +336,100 @@ def error_key(exc: InputError, phase: int) -> tuple[int, int, int, str, str, int
 _NOT_JUDGED: Final = 0xFFFF  # no trace seen yet (pack() codes use 12 bits)
 
 
+@dataclass(slots=True)
+class _Judged:
+    """What the join keeps of this part's questions, by gold position, until they are tallied.
+
+    Per question only a 2-byte code and a float (a later duplicate overwrites them); whole
+    outcomes only when a report lists or explains the questions; what the diagnoses quote of
+    their worst questions: the claims, or (files read by several workers, which can read them
+    again) the trace line of each question, 8 bytes instead.
+    """
+
+    codes: array[int]                     # pack()'s code; _NOT_JUDGED until a trace is seen
+    shares: array[float]                  # the citation share (NaN: none)
+    outcomes: list[Outcome | None] | None
+    families: list[Family]
+    columns: list[Columns]                # one per enabled optional family
+    external: ScoreColumns                # scores from other evaluators
+    claims: list[str | None] | None
+    trace_lines: array[int] | None
+    views: dict[int, TraceView] = field(default_factory=dict)  # the questions to explain: the last trace
+    seen: dict[int, int] = field(default_factory=dict)         # ... and how many lines they had
+    shape: TraceShape | None = None       # how a mapped trace format is read (None: the contract)
+
+
+def _judged(questions: int, settings: Settings, wants: Wants, parts: int) -> _Judged:
+    """Allocate the per-question state of a part with ``questions`` gold items."""
+    families = list(enabled(settings.families))
+    columns = [Columns(f.width(settings)) for f in families]
+    for c in columns:
+        c.reserve(questions)
+    return _Judged(
+        codes=array("H", [_NOT_JUDGED]) * questions,
+        shares=array("d", [math.nan]) * questions,
+        outcomes=[None] * questions if wants.rows or wants.explain else None,
+        families=families,
+        columns=columns,
+        external=ScoreColumns(questions),
+        claims=[None] * questions if wants.samples and parts == 1 else None,
+        trace_lines=array("q", [0]) * questions if wants.samples and parts > 1 else None,
+    )
+
+
 def score_traces(
     gold: GoldSet, traces: InputFile | Records, settings: Settings, wants: Wants, part: int, parts: int,
     result: PartResult,
 ) -> None:
     """Judge every trace line of this part against ``gold``; add the findings to ``result``."""
-    items = gold.items
-    # Per question only a 2-byte code and a float are kept (a later duplicate overwrites them);
-    # whole outcomes only when a report lists the questions.
-    codes = array("H", [_NOT_JUDGED]) * len(items)
-    shares = array("d", [math.nan]) * len(items)
-    outcomes: list[Outcome | None] | None = [None] * len(items) if wants.rows or wants.explain else None
-    accounting = result.accounting
+    judged = _judged(len(gold.items), settings, wants, parts)
+    result.trace_format, judged.shape, records = open_records(traces, settings.trace_format, settings.trace_fields,
+                                                              part, parts)
+    _join(gold, traces.name, records, judged, settings, wants, part, parts, result)
+    _judge_missing(gold, judged, settings, result)
+    _tally(judged, result.tally)
+    if wants.scores is not None:
+        result.matched_scores = judged.external.put_file(gold.items, wants.scores)
+    score_columns = judged.external.finish()
+    result.scores = score_totals(score_columns)
+    result.score_lines = judged.external.first_lines
+    if judged.outcomes is not None:
+        _rows_and_explained(gold, judged, score_columns, wants, result)
+    if wants.packed:
+        result.packed = _packed(judged, score_columns, settings)
+    if wants.samples:
+        result.samples = _samples(gold, traces, judged, score_columns, settings, wants)
+    for c in judged.columns:
+        c.offsets, c.owners = array("q"), array("q")  # positions mean nothing outside this part
+    result.columns = judged.columns
+    if judged.shape is not None:
+        result.mapped_found = {concept: judged.shape.found.get(concept, 0) for concept in judged.shape.mapped}
+
+
+def _join(
+    gold: GoldSet, name: str, records: Iterable[tuple[int, int, object, object, bytes | None]], judged: _Judged,
+    settings: Settings, wants: Wants, part: int, parts: int, result: PartResult,
+) -> None:
+    """Join each trace line to its gold question and judge it: the one pass over the traces.
+
+    Everything the loop touches is bound to a local first: it runs once per trace line.
+    """
+    items, by_qid, not_judged = gold.items, gold.by_qid, _NOT_JUDGED
+    codes, shares, outcomes, claims, trace_lines = (judged.codes, judged.shares, judged.outcomes, judged.claims,
+                                                    judged.trace_lines)
+    external, families, columns, views, seen, shape = (judged.external, judged.families, judged.columns, judged.views,
+                                                       judged.seen, judged.shape)
+    accounting, trace_keys = result.accounting, result.trace_keys
+    note_duplicate, note_unreadable, note_bad_retrieved = (accounting.note_duplicate, accounting.note_unreadable,
+                                                           accounting.note_bad_retrieved)
     refusals, judge = settings.refusal_forms(), judge_for(settings)
-    explain_at = {gold.by_qid[q] for q in wants.explain if q in gold.by_qid}
-    views: dict[int, TraceView] = {}
-    seen: dict[int, int] = {}
-    name = traces.name
-    families = list(enabled(settings.families))
-    columns = [Columns(f.width(settings)) for f in families]
-    for c in columns:
-        c.reserve(len(items))
-    by_qid, note_duplicate, not_judged = gold.by_qid, accounting.note_duplicate, _NOT_JUDGED
-    external = ScoreColumns(len(items))
-    # What the diagnoses quote of their worst questions: the claims, or (files read by several
-    # workers, which can read them again) the trace line of each question, 8 bytes instead.
-    claims: list[str | None] | None = [None] * len(items) if wants.samples and parts == 1 else None
-    trace_lines = array("q", [0]) * len(items) if wants.samples and parts > 1 else None
-    result.trace_format, shape, records = open_records(traces, settings.trace_format, settings.trace_fields, part, parts)
+    explain_at = {by_qid[q] for q in wants.explain if q in by_qid}
     document_id = DOCUMENT_ID_PATHS if shape is None else shape.document_id
-    trace_keys = result.trace_keys
-    note_unreadable, note_bad_retrieved = accounting.note_unreadable, accounting.note_bad_retrieved
     for line, _column, record, obj, key in records:
         view = parse_trace(obj, name, line, document_id)
         if shape is not None and shape.sources:
-            view = view._replace(claim_from=shape.relabel(view.claim_from), refused_from=shape.relabel(view.refused_from),
+            view = view._replace(claim_from=shape.relabel(view.claim_from),
+                                 refused_from=shape.relabel(view.refused_from),
                                  citations_from=shape.relabel(view.citations_from))
         qid = view.qid
         if parts > 1 and qid is not None and not is_mine(key, qid, part, parts):
@@ -391,7 +450,7 @@ def score_traces(
         if codes[position] != not_judged:
             note_duplicate(line, item.qid)
             external.clear(position)  # the later line replaces the whole trace, its scores too
-        scores = obj.get("scores")  # type: ignore[union-attr]
+        scores = obj.get("scores")  # type: ignore[attr-defined]
         if scores is not None:
             external.put_trace(position, scores, name, line)
         if claims is not None:
@@ -409,6 +468,10 @@ def score_traces(
             views[position] = view
             seen[position] = seen.get(position, 0) + 1
 
+
+def _judge_missing(gold: GoldSet, judged: _Judged, settings: Settings, result: PartResult) -> None:
+    """Judge each question that no trace line answered as a missing trace (a refusal)."""
+    items, codes, outcomes = gold.items, judged.codes, judged.outcomes
     for position, code in enumerate(codes):
         if code == _NOT_JUDGED:
             item = items[position]
@@ -418,60 +481,72 @@ def score_traces(
                 outcomes[position] = outcome
             if len(result.missing_ids) < EXAMPLES:
                 result.missing_ids.append((gold.places[position], item.qid))
-            for family, c in zip(families, columns):
+            for family, c in zip(judged.families, judged.columns):
                 c.put(position, family.values(item, None, None, False, settings))
-    tally = result.tally
-    for code, times in Counter(codes).items():
+
+
+def _tally(judged: _Judged, tally: AnswerTally) -> None:
+    """Add every question's packed code, and the citation shares, to the tally."""
+    for code, times in Counter(judged.codes).items():
         tally.add_packed(code, times)
-    tally.shares = array("d", (share for share in shares if share == share))  # NaN: no share
-    if wants.scores is not None:
-        result.matched_scores = external.put_file(items, wants.scores)
-    score_columns = external.finish()
-    result.scores = score_totals(score_columns)
-    result.score_lines = external.first_lines
-    if outcomes is not None:
-        for position, (item, outcome) in enumerate(zip(items, outcomes)):
-            assert outcome is not None
-            if wants.rows:
-                family_rows = tuple(c.row(position) for c in columns)
-                labels = tuple(slice_labels(item, path) for path in wants.by)
-                result.rows.append(QuestionRow(
-                    gold.places[position], item.qid, item.question, item.answerable, outcome, item.citations, item.rule,
-                    family_rows, labels,
-                    {name: value for name, (column, _) in score_columns.items() if (value := column[position]) == value},
-                ))
-            if item.qid in wants.explain:
-                result.explained[item.qid] = Explained(item, outcome, views.get(position), seen.get(position, 0))
-    if wants.packed:
-        floats = _per_question_floats(families, columns, shares, len(items), settings)
-        floats.update((name, column) for name, (column, _) in score_columns.items())  # names vary by part
-        result.packed = Packed(codes, floats)
-    if wants.samples:
-        targeted = {name for name, _, _ in wants.targets}
-        floats = _per_question_floats(families, columns, shares, len(items), settings, targeted)
-        floats.update((name, column) for name, (column, _) in score_columns.items())
-        missing = LABEL_ORDER.index(Label.MISSING_TRACE)
-        found = worst_questions(
-            wants.targets, wants.samples, codes,
-            lambda code: (*question_values(*unpack(code), settings), float(code & 7 == missing)),
-            (*answer_metric_names(settings), "missing"), floats, lambda p: items[p].qid,
-        )
-        positions = {p for picks in found.values() for _, _, p, _ in picks}
-        if claims is not None:
-            texts = {p: (items[p].question, claims[p]) for p in positions}
-        else:
-            assert trace_lines is not None
-            texts = _texts_again(gold, traces, trace_lines, positions, shape)
-        result.samples = with_texts(found, texts)
-    for c in columns:
-        c.offsets, c.owners = array("q"), array("q")  # positions mean nothing outside this part
-    result.columns = columns
-    if shape is not None:
-        result.mapped_found = {concept: shape.found.get(concept, 0) for concept in shape.mapped}
+    tally.shares = array("d", (share for share in judged.shares if share == share))  # NaN: no share
+
+
+def _rows_and_explained(
+    gold: GoldSet, judged: _Judged, score_columns: dict[str, tuple[array[float], int]], wants: Wants, result: PartResult
+) -> None:
+    """Build the per-question rows (``wants.rows``) and what ``--explain`` needs of the questions it names."""
+    assert judged.outcomes is not None
+    columns = judged.columns
+    for position, (item, outcome) in enumerate(zip(gold.items, judged.outcomes)):
+        assert outcome is not None
+        if wants.rows:
+            family_rows = tuple(c.row(position) for c in columns)
+            labels = tuple(slice_labels(item, path) for path in wants.by)
+            result.rows.append(QuestionRow(
+                gold.places[position], item.qid, item.question, item.answerable, outcome, item.citations, item.rule,
+                family_rows, labels,
+                {name: value for name, (column, _) in score_columns.items() if (value := column[position]) == value},
+            ))
+        if item.qid in wants.explain:
+            result.explained[item.qid] = Explained(item, outcome, judged.views.get(position),
+                                                   judged.seen.get(position, 0))
+
+
+def _packed(judged: _Judged, score_columns: dict[str, tuple[array[float], int]], settings: Settings) -> Packed:
+    """Keep each question's packed code and the per-question values it does not imply (for compare)."""
+    floats = _per_question_floats(judged.families, judged.columns, judged.shares, len(judged.codes), settings)
+    floats.update((name, column) for name, (column, _) in score_columns.items())  # names vary by part
+    return Packed(judged.codes, floats)
+
+
+def _samples(
+    gold: GoldSet, traces: InputFile | Records, judged: _Judged, score_columns: dict[str, tuple[array[float], int]],
+    settings: Settings, wants: Wants,
+) -> dict[str, list[Picked]]:
+    """Pick the worst questions of each metric the diagnoses target, with their questions and claims."""
+    items = gold.items
+    targeted = {name for name, _, _ in wants.targets}
+    floats = _per_question_floats(judged.families, judged.columns, judged.shares, len(items), settings, targeted)
+    floats.update((name, column) for name, (column, _) in score_columns.items())
+    missing = LABEL_ORDER.index(Label.MISSING_TRACE)
+    found = worst_questions(
+        wants.targets, wants.samples, judged.codes,
+        lambda code: (*question_values(*unpack(code), settings), float(code & 7 == missing)),
+        (*answer_metric_names(settings), "missing"), floats, lambda p: items[p].qid,
+    )
+    positions = {p for picks in found.values() for _, _, p, _ in picks}
+    if judged.claims is not None:
+        claims = judged.claims
+        texts = {p: (items[p].question, claims[p]) for p in positions}
+    else:
+        assert judged.trace_lines is not None
+        texts = _texts_again(gold, traces, judged.trace_lines, positions, judged.shape)
+    return with_texts(found, texts)
 
 
 def _texts_again(
-    gold: GoldSet, traces: InputFile, trace_lines: array, positions: set[int], shape: TraceShape | None
+    gold: GoldSet, traces: InputFile | Records, trace_lines: array[int], positions: set[int], shape: TraceShape | None
 ) -> dict[int, tuple[str | None, str | None]]:
     """Read the questions and claims of a few questions from the files again."""
     questions = questions_at(gold.source.spec, {gold.places[p] for p in positions})
@@ -483,9 +558,9 @@ def _texts_again(
 
 
 def _per_question_floats(
-    families: list[Family], columns: list[Columns], shares: array, questions: int, settings: Settings,
+    families: list[Family], columns: list[Columns], shares: array[float], questions: int, settings: Settings,
     only: set[str] | None = None,
-) -> dict[str, array]:
+) -> dict[str, array[float]]:
     """Spell out the per-question values that the packed code does not imply, by metric."""
     floats = {"citation_precision": shares}
     nan = math.nan
