@@ -1,13 +1,17 @@
-"""What the renderers share (reports/common.py)."""
+"""What the renderers share (reports/common.py) and the report options the commands share (cli/common.py)."""
 
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 
 import pytest
 
 from conftest import EXAMPLES, write
+from ragscore.cli.compare import compare_parser
+from ragscore.cli.score import score_parser
+from ragscore.cli.stages import stage_parser
 from ragscore.reports.common import code, fmt, gate_finding, gate_rule, gates_verdict, verdict
 
 STAGES = EXAMPLES / "stages"
@@ -74,3 +78,19 @@ def test_a_warned_stage_gate_is_counted_as_the_score_report_counts_it(ragscore, 
                        "--gates-file", STAGES / "gates.toml")
     assert details == {"PASS: no gate failed (2 passed, 1 warned)"}
 
+
+def _report_options(parser: argparse.ArgumentParser) -> dict[str, tuple[object, object, str | None]]:
+    return {action.option_strings[-1]: (action.choices, action.default, action.help) for action in parser._actions
+            if set(action.option_strings) & {"--format", "--json", "--markdown", "--html", "--junit", "--quiet"}}
+
+
+def test_the_commands_share_their_report_options():
+    score, stage, compare = score_parser("ragscore"), stage_parser("ner", "ragscore ner"), compare_parser("ragscore compare")
+    options = [_report_options(parser) for parser in (score, stage, compare)]
+    assert [list(o) for o in options] == [["--format", "--json", "--markdown", "--html", "--junit", "--quiet"]] * 2 + [
+        ["--format", "--json", "--markdown", "--quiet"]]
+    assert options[0]["--format"][0] == options[1]["--format"][0] == ("json", "markdown", "text", "none")
+    assert options[2]["--format"][0] == ("json", "markdown", "none")
+    assert {o["--format"][1] for o in options} == {"json"}
+    assert options[0]["--json"] == options[1]["--json"] and options[0]["--markdown"] == options[1]["--markdown"]
+    assert "comparison" in str(options[2]["--json"][2]) and "--per-question" in str(options[0]["--junit"][2])

@@ -221,6 +221,34 @@ def lazy(module: str, name: str) -> Callable[..., Any]:
 # The options that name files a command reads, and those that name reports it writes.
 INPUT_OPTIONS: Final = ("gold", "trace", "scores", "baseline", "baseline_report", "pred", "gates_file")
 REPORT_OPTIONS: Final = ("json", "markdown", "html", "junit")
+# Each report option's help, unless a command words it for what it writes.
+REPORT_HELP: Final = {
+    "json": "also write the JSON report to PATH",
+    "markdown": "also write the Markdown report to PATH",
+    "html": "also write a self-contained HTML report to PATH",
+    "junit": "also write JUnit XML to PATH: a test case per gate",
+}
+FORMAT_HELP: Final = "report printed on standard output (default: json)"
+QUIET_HELP: Final = "print no notes on standard error (errors still are)"
+
+
+def add_report_options(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup, formats: tuple[str, ...], *,
+    files: tuple[str, ...] = REPORT_OPTIONS, format_help: str = FORMAT_HELP, helps: Mapping[str, str] | None = None,
+) -> None:
+    """Add the report options the commands share: ``--format`` (of ``formats``, default json, what standard
+    output shows) and ``--json PATH``, ``--markdown PATH``, ... for each of ``files`` (of ``REPORT_OPTIONS``).
+
+    ``helps`` words an option's help for this command (a comparison, not a report).
+    """
+    parser.add_argument("--format", choices=formats, default="json", help=format_help)
+    for option in files:
+        parser.add_argument(f"--{option}", metavar="PATH", help=(helps or {}).get(option, REPORT_HELP[option]))
+
+
+def add_quiet_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, help: str = QUIET_HELP) -> None:
+    """Add ``-q``/``--quiet``: no notes on standard error."""
+    parser.add_argument("-q", "--quiet", action="store_true", help=help)
 
 
 def _identity(path: str) -> tuple[object, bool]:
@@ -272,8 +300,11 @@ def check_report_paths(args: argparse.Namespace) -> None:
                              "or another report")
 
 
-def write_requested_reports(args: argparse.Namespace, renderers: Mapping[str, Callable[[], Iterable[str]]]) -> None:
-    """Write the report of each option given (``--json PATH``, ``--markdown PATH``, ...): all of them, or none."""
+def write_requested_reports(args: argparse.Namespace, render: Callable[[str], Iterable[str]]) -> None:
+    """Write the report of each report option given (``--json PATH``, ``--markdown PATH``, ...): all of them, or none.
+
+    ``render(option)`` renders the report in that option's format.
+    """
     from ragscore.reports.files import write_reports
 
-    write_reports({getattr(args, option): render() for option, render in renderers.items() if getattr(args, option, None)})
+    write_reports({path: render(option) for option in REPORT_OPTIONS if (path := getattr(args, option, None))})

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from functools import partial
 
 from ragscore.api import compare
 from ragscore.cli.common import (
     Exit,
     Parser,
     Streams,
+    add_quiet_option,
+    add_report_options,
     confidence_level,
     count,
     note_capped_jobs,
@@ -39,9 +40,10 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
     baseline.add_argument("--baseline-report", metavar="PATH", help="a committed JSON report of the baseline, made with --per-question")
     parser.add_argument("--trace-format", choices=CHOICES, metavar="NAME", help="how both runs' traces are written: auto (default), native, ragas, openinference, otel-genai or langchain")
     parser.add_argument("--map", action="append", default=[], metavar="CONCEPT=PATH", help="read a trace concept from another path of each record, in both runs (repeatable; see score --help)")
-    parser.add_argument("--format", choices=("json", "markdown", "none"), default="json", help="report on standard output (default: json)")
-    parser.add_argument("--json", metavar="PATH", help="also write the JSON comparison to PATH")
-    parser.add_argument("--markdown", metavar="PATH", help="also write the Markdown comparison (for a pull-request comment) to PATH")
+    add_report_options(parser, ("json", "markdown", "none"), files=("json", "markdown"),
+                       format_help="report on standard output (default: json)", helps={
+                           "json": "also write the JSON comparison to PATH",
+                           "markdown": "also write the Markdown comparison (for a pull-request comment) to PATH"})
     parser.add_argument("--gates-file", metavar="PATH", help="read [scoring] and [regression] from PATH instead of ./gates.toml")
     parser.add_argument("--metrics", metavar="FAMILIES", help="optional metric families to compare as well (retrieval, similarity, text, all)")
     parser.add_argument("--bootstrap", type=count, metavar="N", help="bootstrap resamples (default 1000)")
@@ -49,7 +51,7 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--confidence", type=confidence_level, metavar="C", help="confidence of the intervals; 1 - C is the significance level (default 0.95)")
     parser.add_argument("-j", "--jobs", type=positive_int, metavar="N", help="processes to score with (default: all cores for inputs over 16 MB, else 1)")
     parser.add_argument("--no-fail", action="store_true", help="exit 0 even when a regression gate fails")
-    parser.add_argument("-q", "--quiet", action="store_true", help="print no notes on standard error")
+    add_quiet_option(parser, "print no notes on standard error")
     return parser
 
 
@@ -66,7 +68,7 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     inputs = (args.gold, args.baseline, args.trace) if args.baseline else (args.gold, args.trace)
     comparison = compare(args.gold, args.baseline, args.trace, baseline_report=args.baseline_report, config=config,
                          jobs=choose_jobs(args.jobs, *inputs))
-    write_requested_reports(args, {option: partial(comparison.render, option) for option in ("json", "markdown")})
+    write_requested_reports(args, comparison.render)
     if not args.quiet:
         for line in comparison.notes():
             streams.note(line)

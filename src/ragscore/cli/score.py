@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from functools import partial
 
 from ragscore import __version__
 from ragscore.api import score
@@ -12,6 +11,8 @@ from ragscore.cli.common import (
     Exit,
     Parser,
     Streams,
+    add_quiet_option,
+    add_report_options,
     confidence_level,
     count,
     cutoff_list,
@@ -54,6 +55,14 @@ settings and gates: built-in defaults < [tool.ragscore] in ./pyproject.toml
 """
 
 
+FORMAT_HELP = ("report printed on standard output (default: json; text: a compact summary, coloured on a terminal "
+               "unless NO_COLOR is set)")
+REPORT_HELP = {
+    "html": "also write a self-contained HTML report to PATH (charts, filterable question table)",
+    "junit": "also write JUnit XML to PATH: a test case per gate (and per question with --per-question)",
+}
+
+
 def score_parser(prog: str) -> argparse.ArgumentParser:
     parser = Parser(
         prog=prog,
@@ -70,16 +79,12 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
     inputs.add_argument("--scores", metavar="PATH", help="per-question scores from other evaluators: CSV (a qid, question or user_input column and numeric columns) or JSON Lines (qid plus numbers); each becomes a metric")
     inputs.add_argument("-j", "--jobs", type=positive_int, metavar="N", help="processes to score with (default: all cores for inputs over 16 MB, else 1)")
     out = parser.add_argument_group("reports")
-    out.add_argument("--format", choices=("json", "markdown", "text", "none"), default="json", help="report printed on standard output (default: json; text: a compact summary, coloured on a terminal unless NO_COLOR is set)")
-    out.add_argument("--json", metavar="PATH", help="also write the JSON report to PATH")
-    out.add_argument("--markdown", metavar="PATH", help="also write the Markdown report to PATH")
-    out.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report to PATH (charts, filterable question table)")
-    out.add_argument("--junit", metavar="PATH", help="also write JUnit XML to PATH: a test case per gate (and per question with --per-question)")
+    add_report_options(out, ("json", "markdown", "text", "none"), format_help=FORMAT_HELP, helps=REPORT_HELP)
     out.add_argument("--per-question", action="store_true", help="add a 'questions' list to the JSON report")
     out.add_argument("--by", action="append", metavar="FIELD", help="also report every metric per value of a gold field (a dotted path such as tags.lang; repeatable); [slice_gates] apply to each slice")
     out.add_argument("--only-failures", action="store_true", help="list only questions not labelled OK or REFUSAL_OK (implies --per-question)")
     out.add_argument("--explain", action="append", metavar="QID", help="print why question QID got its label, instead of the report (repeatable)")
-    out.add_argument("-q", "--quiet", action="store_true", help="print no notes on standard error (errors still are)")
+    add_quiet_option(out)
     gates = parser.add_argument_group("gates and settings")
     gates.add_argument("--gates", metavar="SPEC", help='gates, e.g. "precision=0.80,chr=0.75,under=0.05,over=0.10" or "ndcg@10>=0.6"; METRIC=off removes one')
     gates.add_argument("--gates-file", metavar="PATH", help="read [scoring] and [gates] from PATH instead of ./gates.toml")
@@ -132,7 +137,7 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         run = score(args.gold, args.trace, config=config, scores=args.scores, per_question=args.per_question,
                     only_failures=args.only_failures, by=args.by or (), explain=args.explain or (),
                     keep_rows=keep_rows, jobs=jobs)
-    write_requested_reports(args, {option: partial(run.render, option) for option in ("json", "markdown", "html", "junit")})
+    write_requested_reports(args, run.render)
     if os.environ.get("GITHUB_ACTIONS") == "true":  # annotations on the run, the summary on its page
         from ragscore.reports.github import annotations, append_step_summary
         from ragscore.reports.markdown import render_markdown

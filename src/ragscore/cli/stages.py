@@ -6,7 +6,16 @@ import argparse
 from functools import partial
 
 from ragscore import __version__
-from ragscore.cli.common import Exit, Parser, Streams, cutoff_list, standard_output, write_requested_reports
+from ragscore.cli.common import (
+    Exit,
+    Parser,
+    Streams,
+    add_quiet_option,
+    add_report_options,
+    cutoff_list,
+    standard_output,
+    write_requested_reports,
+)
 from ragscore.errors import UsageError
 
 _SHAPES = {
@@ -48,12 +57,8 @@ def stage_parser(stage: str, prog: str) -> argparse.ArgumentParser:
     inputs.add_argument("--gold", required=True, metavar="PATH", help="gold file: JSON Lines, or a JSON array of objects ('-' for standard input)")
     inputs.add_argument("--pred", required=True, metavar="PATH", help="predictions, same forms ('-' for standard input)")
     out = parser.add_argument_group("reports")
-    out.add_argument("--format", choices=("json", "markdown", "text", "none"), default="json", help="report printed on standard output (default: json)")
-    out.add_argument("--json", metavar="PATH", help="also write the JSON report to PATH")
-    out.add_argument("--markdown", metavar="PATH", help="also write the Markdown report to PATH")
-    out.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report to PATH")
-    out.add_argument("--junit", metavar="PATH", help="also write JUnit XML to PATH: a test case per gate")
-    out.add_argument("-q", "--quiet", action="store_true", help="print no notes on standard error (errors still are)")
+    add_report_options(out, ("json", "markdown", "text", "none"))
+    add_quiet_option(out)
     gates = parser.add_argument_group("gates and settings")
     gates.add_argument("--gates", metavar="SPEC", help=f'gates, e.g. "{_example_gate(stage)}"; METRIC=off removes one')
     gates.add_argument("--gates-file", metavar="PATH", help=f"read [{stage}] and [{stage}.gates] from PATH instead of ./gates.toml")
@@ -78,7 +83,7 @@ def run_stage(stage: str, args: argparse.Namespace, streams: Streams) -> Exit:
     options = {"cutoffs": args.cutoffs} if stage == "link" else {}
     run = getattr(api, stage)(args.gold, args.pred, gates=args.gates, gates_file=args.gates_file, strict=args.strict,
                               **options)
-    write_requested_reports(args, {option: partial(run.render, option) for option in ("json", "markdown", "html", "junit")})
+    write_requested_reports(args, run.render)
     if not args.quiet:
         for line in run.notes():
             streams.note(line)
