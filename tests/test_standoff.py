@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import ragscore as rs
@@ -58,3 +60,22 @@ def test_a_table_without_its_columns(tmp_path):
     (tmp_path / "g.tsv").write_text("id\tclass\nm1\tPER\n")
     with pytest.raises(InputError, match="expected the columns id, label in the header, missing label"):
         classify_table(str(tmp_path / "g.tsv"))
+
+
+def test_the_stage_commands_read_files_in_their_formats(ragscore, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "g.conll").write_text("Ada B-PER\nLovelace I-PER\nwrote O\n\nin O\nLondon B-LOC\n")
+    (tmp_path / "p.iob").write_text("Ada B-PER\nLovelace O\nwrote O\n\nin O\nLondon B-LOC\n")
+    run = ragscore("ner", "--gold", "g.conll", "--pred", "p.iob", "--no-fail")
+    doc = json.loads(run.out)
+    assert run.status == 0 and doc["metrics"]["strict_f1"] == 0.5  # London matches, Ada Lovelace does not
+    assert doc["inputs"]["gold"]["path"] == "g.conll"
+    _brat(tmp_path / "gb", "d", ["T1\tPER 0 12\tAda Lovelace"])
+    _brat(tmp_path / "pb", "d", ["T1\tPER 0 12\tAda Lovelace"])
+    assert json.loads(ragscore("ner", "--gold", "gb", "--pred", "pb", "--no-fail").out)["metrics"]["strict_f1"] == 1.0
+    (tmp_path / "g.tsv").write_text("id\tlabel\nm1\tPER\n")
+    (tmp_path / "p.tsv").write_text("id\tlabel\nm1\tLOC\n")
+    assert json.loads(ragscore("classify", "--gold", "g.tsv", "--pred", "p.tsv", "--no-fail").out)["metrics"]["accuracy"] == 0.0
+    wrong = ragscore("classify", "--gold", "g.tsv", "--pred", "p.tsv", "--input-format", "brat")
+    assert (wrong.status, wrong.err) == (2, "ragscore: error: classify does not read brat files (it reads JSON Lines, "
+                                            "TSV and CSV)\n")

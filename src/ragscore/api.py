@@ -583,9 +583,43 @@ class StageRun:
             self.gate_results, self.passed)
 
 
+# Stage files in their usual formats, by --input-format or by extension (JSON Lines otherwise).
+STAGE_FORMATS: Final = ("auto", "jsonl", "conll", "iob2", "iobes", "bioes", "brat", "tsv", "csv")
+_BY_EXTENSION: Final = {".conll": "conll", ".bio": "iob2", ".iob": "iob2", ".iob2": "iob2", ".iobes": "iobes",
+                        ".bioes": "bioes", ".ann": "brat", ".tsv": "tsv", ".csv": "csv"}
+
+
+def _stage_input(source: Source, stage: str, role: str, input_format: str) -> Any:
+    """Read a stage file in its format: CoNLL and BRAT for ner, TSV or CSV for classify and link."""
+    if not isinstance(source, (str, os.PathLike)) or os.fspath(source) == "-":
+        return as_input(source, role)
+    path = os.fspath(source)
+    fmt = input_format
+    if fmt == "auto":
+        fmt = "brat" if os.path.isdir(path) else _BY_EXTENSION.get(os.path.splitext(path)[1].lower(), "jsonl")
+    if fmt == "jsonl":
+        return as_input(path, role)
+    from ragscore.stages import conll, standoff
+
+    readers: dict[tuple[str, str], Any] = {
+        ("ner", "conll"): lambda: conll.records(path), ("ner", "iob2"): lambda: conll.records(path),
+        ("ner", "iobes"): lambda: conll.records(path, "IOBES"), ("ner", "bioes"): lambda: conll.records(path, "IOBES"),
+        ("ner", "brat"): lambda: standoff.brat(path),
+        ("classify", "tsv"): lambda: standoff.classify_table(path), ("classify", "csv"): lambda: standoff.classify_table(path),
+        ("link", "tsv"): lambda: (standoff.link_gold_table if role == "gold" else standoff.link_pred_table)(path),
+        ("link", "csv"): lambda: (standoff.link_gold_table if role == "gold" else standoff.link_pred_table)(path),
+    }
+    reader = readers.get((stage, fmt))
+    if reader is None:
+        raise UsageError(f"{stage} does not read {fmt} files (it reads JSON Lines"
+                         + {"ner": ", CoNLL (IOB2, IOBES) and BRAT", "classify": ", TSV and CSV",
+                            "link": ", TSV and CSV"}[stage] + ")")
+    return Records(reader(), role, name=path)
+
+
 def _stage(stage: str, gold: Source, pred: Source, gates: str | Mapping[str, Any] | None,
            gates_file: str | os.PathLike[str] | None, strict: bool | None, cutoffs: Sequence[int] | None,
-           cwd: str | os.PathLike[str] | None) -> StageRun:
+           cwd: str | os.PathLike[str] | None, input_format: str = "auto") -> StageRun:
     from ragscore.gates import evaluate_gates, gates_pass
     from ragscore.stages.config import load_stage_config
     from ragscore.stages.document import build_stage_document
@@ -597,7 +631,10 @@ def _stage(stage: str, gold: Source, pred: Source, gates: str | Mapping[str, Any
         stage, gates=None if gates is None else _gate_spec(gates),
         gates_file=None if gates_file is None else os.fspath(gates_file), strict=strict,
         cutoffs=None if cutoffs is None else _checked("cutoffs", cutoffs), cwd=None if cwd is None else Path(cwd))
-    ev = evaluate_stage(config, as_input(gold, "gold"), as_input(pred, "pred"))
+    if input_format not in STAGE_FORMATS:
+        raise UsageError(f"input_format: expected one of {', '.join(STAGE_FORMATS)}, got {input_format!r}")
+    ev = evaluate_stage(config, _stage_input(gold, stage, "gold", input_format),
+                        _stage_input(pred, stage, "pred", input_format))
     results = evaluate_gates(config.gates, ev.metrics, config.strict)
     passed = gates_pass(results)
     return StageRun(stage, ev, results, passed, build_stage_document(ev, config, results, passed))
@@ -605,20 +642,26 @@ def _stage(stage: str, gold: Source, pred: Source, gates: str | Mapping[str, Any
 
 def ner(gold: Source, pred: Source, *, gates: str | Mapping[str, Any] | None = None,
         gates_file: str | os.PathLike[str] | None = None, strict: bool | None = None,
-        cwd: str | os.PathLike[str] | None = None) -> StageRun:
-    """Score named-entity extraction: strict and partial entity matching (``[ner]`` settings apply)."""
-    return _stage("ner", gold, pred, gates, gates_file, strict, None, cwd)
+        cwd: str | os.PathLike[str] | None = None, input_format: str = "auto") -> StageRun:
+    """Score named-entity extraction: strict and partial entity matching (``[ner]`` settings apply).
+    Files may be JSON Lines, CoNLL (``.conll``, ``.bio``, ``.iob``: IOB2; ``.iobes``, ``.bioes``) or
+    BRAT (a ``.ann`` beside its ``.txt``, or a folder of them); ``input_format`` overrides the extension."""
+    return _stage("ner", gold, pred, gates, gates_file, strict, None, cwd, input_format)
 
 
 def classify(gold: Source, pred: Source, *, gates: str | Mapping[str, Any] | None = None,
              gates_file: str | os.PathLike[str] | None = None, strict: bool | None = None,
-             cwd: str | os.PathLike[str] | None = None) -> StageRun:
-    """Score type classification: accuracy, per-class and macro/weighted F1 (``[classify]`` settings apply)."""
-    return _stage("classify", gold, pred, gates, gates_file, strict, None, cwd)
+             cwd: str | os.PathLike[str] | None = None, input_format: str = "auto") -> StageRun:
+    """Score type classification: accuracy, per-class and macro/weighted F1 (``[classify]`` settings apply).
+    Files may be JSON Lines, or TSV/CSV with a header (``id, label``)."""
+    return _stage("classify", gold, pred, gates, gates_file, strict, None, cwd, input_format)
 
 
 def link(gold: Source, pred: Source, *, gates: str | Mapping[str, Any] | None = None,
          gates_file: str | os.PathLike[str] | None = None, strict: bool | None = None,
-         cutoffs: Sequence[int] | None = None, cwd: str | os.PathLike[str] | None = None) -> StageRun:
-    """Score entity linking: hits@K and MRR over ranked candidates, NIL detection (``[link]`` settings apply)."""
-    return _stage("link", gold, pred, gates, gates_file, strict, cutoffs, cwd)
+         cutoffs: Sequence[int] | None = None, cwd: str | os.PathLike[str] | None = None,
+         input_format: str = "auto") -> StageRun:
+    """Score entity linking: hits@K and MRR over ranked candidates, NIL detection (``[link]`` settings apply).
+    Files may be JSON Lines, or TSV/CSV with a header (gold ``id, mention, kb_id``; predictions
+    ``id, kb_id, score``, a row per candidate)."""
+    return _stage("link", gold, pred, gates, gates_file, strict, cutoffs, cwd, input_format)

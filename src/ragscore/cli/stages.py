@@ -6,6 +6,7 @@ import argparse
 from functools import partial
 
 from ragscore import __version__
+from ragscore.api import STAGE_FORMATS
 from ragscore.cli.common import (
     Exit,
     Parser,
@@ -24,6 +25,14 @@ _SHAPES = {
     "classify": 'gold and predictions: {"id", "label"} per line',
     "link": ('gold: {"id", "mention", "kb_id"} (kb_id null for NIL); predictions: '
              '{"id", "candidates": [{"kb_id", "score"}], "nil": true|false}'),
+}
+_FORMATS = {
+    "ner": "how both files are written: auto (default: by extension: .conll .bio .iob for CoNLL IOB2, .iobes .bioes, "
+           ".ann or a folder for BRAT, else JSON Lines), jsonl, conll, iob2, iobes, bioes or brat",
+    "classify": "how both files are written: auto (default: .tsv, .csv with a header id,label, else JSON Lines), "
+                "jsonl, tsv or csv",
+    "link": "how both files are written: auto (default: .tsv, .csv with a header: gold id,mention,kb_id; predictions "
+            "id,kb_id,score, a row per candidate; else JSON Lines), jsonl, tsv or csv",
 }
 _TITLES = {
     "ner": "Score named-entity extraction: strict and partial entity matching, token-level scores, type distribution.",
@@ -56,6 +65,8 @@ def stage_parser(stage: str, prog: str) -> argparse.ArgumentParser:
     inputs = parser.add_argument_group("inputs")
     inputs.add_argument("--gold", required=True, metavar="PATH", help="gold file: JSON Lines, or a JSON array of objects ('-' for standard input)")
     inputs.add_argument("--pred", required=True, metavar="PATH", help="predictions, same forms ('-' for standard input)")
+    inputs.add_argument("--input-format", choices=STAGE_FORMATS, default="auto", metavar="FORMAT",
+                        help=_FORMATS[stage])
     out = parser.add_argument_group("reports")
     add_report_options(out, ("json", "markdown", "text", "none"))
     add_quiet_option(out)
@@ -82,7 +93,7 @@ def run_stage(stage: str, args: argparse.Namespace, streams: Streams) -> Exit:
         raise UsageError("only one of --gold and --pred can be '-' (standard input)")
     options = {"cutoffs": args.cutoffs} if stage == "link" else {}
     run = getattr(api, stage)(args.gold, args.pred, gates=args.gates, gates_file=args.gates_file, strict=args.strict,
-                              **options)
+                              input_format=args.input_format, **options)
     write_requested_reports(args, run.render)
     if not args.quiet:
         for line in run.notes():

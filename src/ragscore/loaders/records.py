@@ -22,8 +22,9 @@ class Records:
 
     rereadable = False
 
-    def __init__(self, records: Iterable[Any], role: str) -> None:
-        self.name = self.spec = f"<{role} records>"
+    def __init__(self, records: Iterable[Any], role: str, name: str | None = None) -> None:
+        # A file read into records by another reader (CoNLL, BRAT, a table) keeps its path as its name.
+        self.name = self.spec = name if name is not None else f"<{role} records>"
         self._records: Iterable[Any] | None = records
         self._hash = hashlib.sha256()
 
