@@ -67,8 +67,7 @@ def compare_part(
     phase = 0
     try:
         with no_cycle_collection():
-            # load_part_gold passes Records on to load_gold, which reads them, though annotated InputFile.
-            gold = load_part_gold(gold_file, settings, _WANTS, part, parts)  # type: ignore[arg-type]
+            gold = load_part_gold(gold_file, settings, _WANTS, part, parts)
             for result, _ in runs:
                 result.questions = len(gold.items)
             # The candidate first: its errors are reported before the baseline's.
