@@ -13,7 +13,7 @@ from functools import partial
 from typing import Final, TypeVar
 
 from ragscore.errors import RagscoreError
-from ragscore.evaluate import Evaluation, Wants, evaluate, merge, score_part
+from ragscore.evaluate import Evaluation, Spec, Wants, evaluate, merge, score_part
 from ragscore.loaders.jsonl import STDIN, InputFile
 from ragscore.loaders.shapes import resolve, splittable
 from ragscore.settings import Settings
@@ -90,8 +90,14 @@ def run_parts(task: Callable[[int], T], jobs: int, specs: Sequence[str]) -> tupl
     return parts, digests
 
 
-def score(gold_spec: str, trace_spec: str, settings: Settings, wants: Wants, jobs: int) -> Evaluation:
-    """Score with ``jobs`` processes; the result is identical to one process's, byte for byte."""
+def score(gold_spec: Spec, trace_spec: Spec, settings: Settings, wants: Wants, jobs: int) -> Evaluation:
+    """Score with ``jobs`` processes; the result is identical to one process's, byte for byte.
+
+    Records given to the Python API are scored in one process, whatever ``jobs`` says: workers
+    split files.
+    """
+    if not isinstance(gold_spec, str) or not isinstance(trace_spec, str):
+        return evaluate(gold_spec, trace_spec, settings, wants)
     if jobs > 1:  # every worker reads the traces in the same format: the first record's
         settings = replace(settings, trace_format=resolve(settings.trace_format, trace_spec))
     if jobs <= 1 or not splittable(settings.trace_format, settings.trace_fields, trace_spec):
