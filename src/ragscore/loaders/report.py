@@ -17,9 +17,9 @@ import re
 from typing import Any, Final, NoReturn
 
 from ragscore.errors import InputError
+from ragscore.labels import LABEL_ORDER
 from ragscore.loaders.jsonl import InputFile, decode_document, describe, json_type
 from ragscore.loaders.scores import MAX_SCORE
-from ragscore.metrics.answer import LABEL_ORDER
 from ragscore.quoting import quote
 
 _SHA256_RE: Final = re.compile(r"[0-9a-f]{64}")

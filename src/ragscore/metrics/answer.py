@@ -16,37 +16,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final, NamedTuple
 
+from ragscore.labels import LABEL_ORDER, PASSING_LABELS, Label  # noqa: F401  (re-exported: the labels began here)
 from ragscore.loaders.gold import GoldItem
 from ragscore.loaders.trace import Cites, TraceView
 from ragscore.metrics import METRICS
 from ragscore.metrics.text import Rule, normalise
 from ragscore.settings import Settings
-
-
-class Label(StrEnum):
-    """The one label each question gets; the first rule that applies, in this order."""
-
-    MISSING_TRACE = "MISSING_TRACE"
-    REFUSAL_OK = "REFUSAL_OK"
-    HALLUCINATION = "HALLUCINATION"
-    OVER_REFUSAL = "OVER_REFUSAL"
-    FORBIDDEN = "FORBIDDEN"
-    NO_CITATION_HIT = "NO_CITATION_HIT"
-    CLAIM_MISMATCH = "CLAIM_MISMATCH"
-    OK = "OK"
-
-
-PASSING_LABELS: Final = frozenset({Label.OK, Label.REFUSAL_OK})
-LABEL_ORDER: Final = (
-    Label.OK,
-    Label.REFUSAL_OK,
-    Label.OVER_REFUSAL,
-    Label.HALLUCINATION,
-    Label.NO_CITATION_HIT,
-    Label.CLAIM_MISMATCH,
-    Label.FORBIDDEN,
-    Label.MISSING_TRACE,
-)
 
 
 class Miss(StrEnum):
