@@ -50,7 +50,10 @@ def load_config(path: str | os.PathLike[str] | None = None, *, cwd: str | os.Pat
     return config.with_origin(None if path is None else os.fspath(path), folder, overrides)
 
 
-def _overrides(settings: Mapping[str, Any], base: Overrides = Overrides()) -> Overrides:
+_NO_OVERRIDES: Final = Overrides()
+
+
+def _overrides(settings: Mapping[str, Any], base: Overrides = _NO_OVERRIDES) -> Overrides:
     """Turn keyword settings into command-line overrides, checking each as the command line does."""
     unknown = [name for name in settings if name not in _SETTINGS]
     if unknown:
@@ -238,8 +241,8 @@ class Run:
 
     def notes(self) -> list[str]:
         """The notes the command line prints on standard error (without its "ragscore: " prefix)."""
-        from ragscore.reports.console import accounting_notes, format_notes, gate_lines, key_notes, slice_notes
         from ragscore.reports.common import diagnosis_heading
+        from ragscore.reports.console import accounting_notes, format_notes, gate_lines, key_notes, slice_notes
 
         ev, config = self.evaluation, self.config
         slice_failed = [f"{r.gate.metric}[{path}={label}]" for path, groups in self.slices.items()
@@ -296,7 +299,8 @@ def score(
     # Metrics with a rule: the run's own, then scores from other evaluators (by name, or "@K" for
     # every cutoff of one; the workers match those to the scores they find).
     candidates = (*metric_names(config.settings),
-                  *(name for name in config.rules if not name.endswith("@K") or lookup(name.replace("@K", "@1")) is None))
+                  *(name for name in config.rules
+                    if not name.endswith("@K") or lookup(name.replace("@K", "@1")) is None))
     wants = Wants(rows=per_question or bool(by) or keep_rows, explain=frozenset(explain), by=by,
                   samples=config.samples,
                   targets=sample_targets(tuple(dict.fromkeys(candidates)), config.rules) if config.samples else (),
@@ -412,7 +416,8 @@ class Comparison:
                          "(--trace-format auto)")
         notes += [f"REGRESSION {r.metric}: worse by {fmt(r.worse_by)} (allowed {r.allowed:g})"
                   for r in self.regressions if r.status == "fail"]
-        notes.append(f"{'pass' if self.passed else 'FAIL'}: {len(self.fixed)} questions fixed, {len(self.broken)} broken")
+        notes.append(f"{'pass' if self.passed else 'FAIL'}: {len(self.fixed)} questions fixed, "
+                     f"{len(self.broken)} broken")
         return notes
 
 
@@ -429,7 +434,14 @@ def compare(
     """Compare a candidate run with a baseline run (traces) or a baseline report (``baseline_report``,
     a JSON report made with per-question results): paired tests per metric, McNemar on per-question
     correctness, and the ``[regression]`` gates."""
-    from ragscore.comparison import check_regressions, compare_runs, mcnemar, pair_runs, run_from_evaluation, run_from_report
+    from ragscore.comparison import (
+        check_regressions,
+        compare_runs,
+        mcnemar,
+        pair_runs,
+        run_from_evaluation,
+        run_from_report,
+    )
     from ragscore.loaders.report import load_report
     from ragscore.paired import score_pair
     from ragscore.parallel import choose_jobs
@@ -462,7 +474,8 @@ def compare(
         candidate_run = run_from_evaluation(candidate_ev)
         report, doc = load_report(os.fspath(baseline_report))  # type: ignore[arg-type]
         if doc["inputs"]["gold"]["sha256"] != candidate_ev.digests[0]:
-            raise InputError(report.name, "the baseline report was not made with this gold set (its gold sha256 differs)")
+            raise InputError(report.name,
+                             "the baseline report was not made with this gold set (its gold sha256 differs)")
         _check_same_scoring(doc["signature"], candidate_ev.settings.signature(), report.name)
         baseline_run = run_from_report(doc, report.name)
         baseline_metrics, baseline_input = baseline_run.metrics, {"path": display_path(report), "sha256": report.sha256}
@@ -605,7 +618,8 @@ def _stage_input(source: Source, stage: str, role: str, input_format: str) -> An
         ("ner", "conll"): lambda: conll.records(path), ("ner", "iob2"): lambda: conll.records(path),
         ("ner", "iobes"): lambda: conll.records(path, "IOBES"), ("ner", "bioes"): lambda: conll.records(path, "IOBES"),
         ("ner", "brat"): lambda: standoff.brat(path),
-        ("classify", "tsv"): lambda: standoff.classify_table(path), ("classify", "csv"): lambda: standoff.classify_table(path),
+        ("classify", "tsv"): lambda: standoff.classify_table(path),
+        ("classify", "csv"): lambda: standoff.classify_table(path),
         ("link", "tsv"): lambda: (standoff.link_gold_table if role == "gold" else standoff.link_pred_table)(path),
         ("link", "csv"): lambda: (standoff.link_gold_table if role == "gold" else standoff.link_pred_table)(path),
     }

@@ -238,13 +238,14 @@ class Evaluation:
     unmatched_scores: list[tuple[int, str]] = field(default_factory=list)  # (line, key) of --scores rows
     mapped_found: dict[str, int] = field(default_factory=dict)  # mapped concept -> records that had its path
     gold_keys: dict[str, tuple[str, int]] = field(default_factory=dict)   # near misses: key -> (field, first line)
-    trace_keys: dict[str, tuple[str, int]] = field(default_factory=dict)  # (native traces only: mapped ones name their own)
+    # (native traces only: mapped ones name their own)
+    trace_keys: dict[str, tuple[str, int]] = field(default_factory=dict)
     gold_ragas: bool = False  # the gold set was read as a ragas dataset
 
     def metrics(self) -> dict[str, float | None]:
         """Return every metric by name: answer metrics, optional families, external scores, then counts."""
         values: dict[str, float | None] = self.tally.metrics(self.settings)
-        for family, columns in zip(enabled(self.settings.families), self.columns):
+        for family, columns in zip(enabled(self.settings.families), self.columns, strict=True):
             values.update(family.summarise(columns, self.settings))
         for name, score in self.scores.items():
             values[name] = score.mean
@@ -462,7 +463,8 @@ def _join(
         shares[position] = math.nan if outcome.cite_share is None else outcome.cite_share
         if outcomes is not None:
             outcomes[position] = outcome
-        for family, c in zip(families, columns):
+        # Once per trace line: no strict= keyword (it costs every call); columns has one entry per family.
+        for family, c in zip(families, columns):  # noqa: B905
             c.put(position, family.values(item, view, obj, outcome.answered, settings))  # type: ignore[arg-type]
         if position in explain_at:
             views[position] = view
@@ -481,7 +483,8 @@ def _judge_missing(gold: GoldSet, judged: _Judged, settings: Settings, result: P
                 outcomes[position] = outcome
             if len(result.missing_ids) < EXAMPLES:
                 result.missing_ids.append((gold.places[position], item.qid))
-            for family, c in zip(judged.families, judged.columns):
+            # Once per missing question: no strict= keyword (it costs every call); one column per family.
+            for family, c in zip(judged.families, judged.columns):  # noqa: B905
                 c.put(position, family.values(item, None, None, False, settings))
 
 
@@ -498,7 +501,7 @@ def _rows_and_explained(
     """Build the per-question rows (``wants.rows``) and what ``--explain`` needs of the questions it names."""
     assert judged.outcomes is not None
     columns = judged.columns
-    for position, (item, outcome) in enumerate(zip(gold.items, judged.outcomes)):
+    for position, (item, outcome) in enumerate(zip(gold.items, judged.outcomes, strict=True)):
         assert outcome is not None
         if wants.rows:
             family_rows = tuple(c.row(position) for c in columns)
@@ -564,17 +567,18 @@ def _per_question_floats(
     """Spell out the per-question values that the packed code does not imply, by metric."""
     floats = {"citation_precision": shares}
     nan = math.nan
-    for family, c in zip(families, columns):
+    for family, c in zip(families, columns, strict=True):
         names = [name for name in family.names(settings) if _per_question(name) and (only is None or name in only)]
         if not names:
             continue
         arrays = [array("d") for _ in names]
         for position in range(questions):
             values = family.question_metrics(c.row(position), settings)
-            for name, out in zip(names, arrays):
+            # Once per question: no strict= keyword (it costs every call); arrays has one array per name.
+            for name, out in zip(names, arrays):  # noqa: B905
                 value = values.get(name)
                 out.append(nan if value is None else value)
-        floats.update(zip(names, arrays))
+        floats.update(zip(names, arrays, strict=True))
     return floats
 
 
@@ -626,14 +630,15 @@ def merge(
     tally, accounting, columns = parts[0].tally, parts[0].accounting, parts[0].columns
     for p in parts[1:]:
         tally, accounting = tally + p.tally, accounting + p.accounting
-        columns = [a + b for a, b in zip(columns, p.columns)]
+        columns = [a + b for a, b in zip(columns, p.columns, strict=True)]
     settings = replace(settings, trace_format=parts[0].trace_format)
     if accounting.unreadable_bare * 2 > accounting.lines:
         examples = accounting.unreadable_examples
         line, example = next(((n, e) for n, e in examples if e.bare), examples[0])
         raise InputError(traces.name, f"{accounting.unreadable_bare:,} of {accounting.lines:,} traces have nothing "
-                                      f"ragscore reads (no claim, refusal, retrieved list or scores; read as {settings.trace_format} "
-                                      f"format): {unreadable_hint(example, settings.trace_format)}", line)
+                                      "ragscore reads (no claim, refusal, retrieved list or scores; read as "
+                                      f"{settings.trace_format} format): "
+                                      f"{unreadable_hint(example, settings.trace_format)}", line)
     check_name_count([p.score_lines for p in parts], wants.scores.names if wants.scores else (), traces.name)
     scores = merge_totals([p.scores for p in parts])
     unmatched: list[tuple[int, str]] = []

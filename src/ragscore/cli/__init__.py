@@ -64,8 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    # A stream the shell closed (">&-") is None: like a closed pipe, what goes there is dropped.
-    streams = Streams(sys.stdout or open(os.devnull, "w"), sys.stderr or open(os.devnull, "w"))
+    # A stream the shell closed (">&-") is None: like a closed pipe, what goes there is dropped. No with:
+    # the null device stands in for the stream for as long as the process runs.
+    streams = Streams(sys.stdout or open(os.devnull, "w"), sys.stderr or open(os.devnull, "w"))  # noqa: SIM115
     if args and args[0] in COMMANDS:
         name, prog = args.pop(0), None
     else:

@@ -9,7 +9,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import IO, Any, Final, NoReturn, TextIO
@@ -46,10 +46,8 @@ class Streams:
 
     def write_err(self, line: str) -> None:
         """Print a line on standard error; when that cannot be written (``2>/dev/full``) the exit status still tells."""
-        try:
+        with suppress(OSError):
             print(line, file=self.err, flush=True)
-        except OSError:
-            pass
 
 
 def one_line(message: str) -> str:
@@ -149,7 +147,8 @@ def count(text: str) -> int:
     """Read a count option (``--k``, ``--bootstrap``): a positive integer up to MAX_CUTOFF, as in [scoring]."""
     value = positive_int(text)
     if value > MAX_CUTOFF:
-        raise argparse.ArgumentTypeError(f"expected a positive integer of at most {MAX_CUTOFF:,}, got {show_value(text)}")
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer of at most {MAX_CUTOFF:,}, got {show_value(text)}")
     return value
 
 
@@ -252,7 +251,8 @@ def add_quiet_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, 
 
 
 def _identity(path: str) -> tuple[object, bool]:
-    """Identify a file by device and inode (a file yet to be written: by its real path); say whether it is a character device.
+    """Identify a file by device and inode (a file yet to be written: by its real path); say whether it is a
+    character device.
 
     ``-`` is standard input: whatever file it was redirected from.
     """

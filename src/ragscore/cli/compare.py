@@ -37,19 +37,28 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--trace", required=True, metavar="PATH", help="the candidate run's traces")
     baseline = parser.add_mutually_exclusive_group(required=True)
     baseline.add_argument("--baseline", metavar="PATH", help="the baseline run's traces")
-    baseline.add_argument("--baseline-report", metavar="PATH", help="a committed JSON report of the baseline, made with --per-question")
-    parser.add_argument("--trace-format", choices=CHOICES, metavar="NAME", help="how both runs' traces are written: auto (default), native, ragas, openinference, otel-genai or langchain")
-    parser.add_argument("--map", action="append", default=[], metavar="CONCEPT=PATH", help="read a trace concept from another path of each record, in both runs (repeatable; see score --help)")
+    baseline.add_argument("--baseline-report", metavar="PATH",
+                          help="a committed JSON report of the baseline, made with --per-question")
+    parser.add_argument("--trace-format", choices=CHOICES, metavar="NAME",
+                        help="how both runs' traces are written: auto (default), native, ragas, openinference, "
+                             "otel-genai or langchain")
+    parser.add_argument("--map", action="append", default=[], metavar="CONCEPT=PATH",
+                        help="read a trace concept from another path of each record, in both runs (repeatable; see "
+                             "score --help)")
     add_report_options(parser, ("json", "markdown", "none"), files=("json", "markdown"),
                        format_help="report on standard output (default: json)", helps={
                            "json": "also write the JSON comparison to PATH",
                            "markdown": "also write the Markdown comparison (for a pull-request comment) to PATH"})
-    parser.add_argument("--gates-file", metavar="PATH", help="read [scoring] and [regression] from PATH instead of ./gates.toml")
-    parser.add_argument("--metrics", metavar="FAMILIES", help="optional metric families to compare as well (retrieval, similarity, text, all)")
+    parser.add_argument("--gates-file", metavar="PATH",
+                        help="read [scoring] and [regression] from PATH instead of ./gates.toml")
+    parser.add_argument("--metrics", metavar="FAMILIES",
+                        help="optional metric families to compare as well (retrieval, similarity, text, all)")
     parser.add_argument("--bootstrap", type=count, metavar="N", help="bootstrap resamples (default 1000)")
     parser.add_argument("--seed", metavar="TEXT", help="seed of the bootstrap (default 0)")
-    parser.add_argument("--confidence", type=confidence_level, metavar="C", help="confidence of the intervals; 1 - C is the significance level (default 0.95)")
-    parser.add_argument("-j", "--jobs", type=positive_int, metavar="N", help="processes to score with (default: all cores for inputs over 16 MB, else 1)")
+    parser.add_argument("--confidence", type=confidence_level, metavar="C",
+                        help="confidence of the intervals; 1 - C is the significance level (default 0.95)")
+    parser.add_argument("-j", "--jobs", type=positive_int, metavar="N",
+                        help="processes to score with (default: all cores for inputs over 16 MB, else 1)")
     parser.add_argument("--no-fail", action="store_true", help="exit 0 even when a regression gate fails")
     add_quiet_option(parser, "print no notes on standard error")
     return parser
@@ -60,7 +69,8 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     specs = [args.gold, args.trace, args.baseline or args.baseline_report]
     if specs.count("-") > 1:
         raise UsageError("only one input can be '-' (standard input)")
-    families = parse_families([n.strip() for n in args.metrics.split(",") if n.strip()], "--metrics") if args.metrics else ()
+    families = (parse_families([n.strip() for n in args.metrics.split(",") if n.strip()], "--metrics")
+                if args.metrics else ())
     overrides = Overrides(families=families, confidence=args.confidence, bootstrap=args.bootstrap, seed=args.seed,
                           trace_format=args.trace_format, trace_fields=map_options(args.map))
     config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)

@@ -72,34 +72,62 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ragscore {__version__}")
     inputs = parser.add_argument_group("inputs")
-    inputs.add_argument("--gold", required=True, metavar="PATH", help="gold set: JSON Lines, or a JSON array of objects ('-' for standard input)")
-    inputs.add_argument("--trace", required=True, metavar="PATH", help="pipeline traces, JSON Lines ('-' for standard input)")
-    inputs.add_argument("--trace-format", choices=CHOICES, metavar="NAME", help="how the traces are written: auto (default: from the first record), native, ragas, openinference, otel-genai or langchain")
-    inputs.add_argument("--map", action="append", default=[], metavar="CONCEPT=PATH", help="read a trace concept (qid, question, claim, citations, retrieved_ids, refused, retrieved_chunks, scores, document_id) from a path such as result or source_documents[*].metadata.id (repeatable)")
-    inputs.add_argument("--scores", metavar="PATH", help="per-question scores from other evaluators: CSV (a qid, question or user_input column and numeric columns) or JSON Lines (qid plus numbers); each becomes a metric")
-    inputs.add_argument("-j", "--jobs", type=positive_int, metavar="N", help="processes to score with (default: all cores for inputs over 16 MB, else 1)")
+    inputs.add_argument("--gold", required=True, metavar="PATH",
+                        help="gold set: JSON Lines, or a JSON array of objects ('-' for standard input)")
+    inputs.add_argument("--trace", required=True, metavar="PATH",
+                        help="pipeline traces, JSON Lines ('-' for standard input)")
+    inputs.add_argument("--trace-format", choices=CHOICES, metavar="NAME",
+                        help="how the traces are written: auto (default: from the first record), native, ragas, "
+                             "openinference, otel-genai or langchain")
+    inputs.add_argument("--map", action="append", default=[], metavar="CONCEPT=PATH",
+                        help="read a trace concept (qid, question, claim, citations, retrieved_ids, refused, "
+                             "retrieved_chunks, scores, document_id) from a path such as result or "
+                             "source_documents[*].metadata.id (repeatable)")
+    inputs.add_argument("--scores", metavar="PATH",
+                        help="per-question scores from other evaluators: CSV (a qid, question or user_input column "
+                             "and numeric columns) or JSON Lines (qid plus numbers); each becomes a metric")
+    inputs.add_argument("-j", "--jobs", type=positive_int, metavar="N",
+                        help="processes to score with (default: all cores for inputs over 16 MB, else 1)")
     out = parser.add_argument_group("reports")
     add_report_options(out, ("json", "markdown", "text", "none"), format_help=FORMAT_HELP, helps=REPORT_HELP)
     out.add_argument("--per-question", action="store_true", help="add a 'questions' list to the JSON report")
-    out.add_argument("--by", action="append", metavar="FIELD", help="also report every metric per value of a gold field (a dotted path such as tags.lang; repeatable); [slice_gates] apply to each slice")
-    out.add_argument("--only-failures", action="store_true", help="list only questions not labelled OK or REFUSAL_OK (implies --per-question)")
-    out.add_argument("--explain", action="append", metavar="QID", help="print why question QID got its label, instead of the report (repeatable)")
+    out.add_argument("--by", action="append", metavar="FIELD",
+                     help="also report every metric per value of a gold field (a dotted path such as tags.lang; "
+                          "repeatable); [slice_gates] apply to each slice")
+    out.add_argument("--only-failures", action="store_true",
+                     help="list only questions not labelled OK or REFUSAL_OK (implies --per-question)")
+    out.add_argument("--explain", action="append", metavar="QID",
+                     help="print why question QID got its label, instead of the report (repeatable)")
     add_quiet_option(out)
     gates = parser.add_argument_group("gates and settings")
-    gates.add_argument("--gates", metavar="SPEC", help='gates, e.g. "precision=0.80,chr=0.75,under=0.05,over=0.10" or "ndcg@10>=0.6"; METRIC=off removes one')
-    gates.add_argument("--gates-file", metavar="PATH", help="read [scoring] and [gates] from PATH instead of ./gates.toml")
+    gates.add_argument("--gates", metavar="SPEC",
+                       help='gates, e.g. "precision=0.80,chr=0.75,under=0.05,over=0.10" or "ndcg@10>=0.6"; METRIC=off '
+                            'removes one')
+    gates.add_argument("--gates-file", metavar="PATH",
+                       help="read [scoring] and [gates] from PATH instead of ./gates.toml")
     gates.add_argument("--no-fail", action="store_true", help="exit 0 even when a gate fails (report only)")
-    gates.add_argument("--strict", action="store_true", default=None, help="fail gates on undefined metrics instead of skipping them")
-    gates.add_argument("--metrics", metavar="FAMILIES", help="optional metric families to compute as well: retrieval, similarity, text, or all (comma-separated)")
-    gates.add_argument("--cutoffs", type=cutoff_list, metavar="K,K,...", help="cutoffs of the retrieval metrics (default 1,3,5,10)")
+    gates.add_argument("--strict", action="store_true", default=None,
+                       help="fail gates on undefined metrics instead of skipping them")
+    gates.add_argument("--metrics", metavar="FAMILIES",
+                       help="optional metric families to compute as well: retrieval, similarity, text, or all "
+                            "(comma-separated)")
+    gates.add_argument("--cutoffs", type=cutoff_list, metavar="K,K,...",
+                       help="cutoffs of the retrieval metrics (default 1,3,5,10)")
     gates.add_argument("--k", type=count, metavar="N", help="the k of recall@k (default 5)")
-    gates.add_argument("--confidence", type=confidence_level, metavar="C", help="confidence of the intervals (default 0.95)")
-    gates.add_argument("--bootstrap", type=count, metavar="N", help="bootstrap resamples for intervals of means (default 1000)")
+    gates.add_argument("--confidence", type=confidence_level, metavar="C",
+                       help="confidence of the intervals (default 0.95)")
+    gates.add_argument("--bootstrap", type=count, metavar="N",
+                       help="bootstrap resamples for intervals of means (default 1000)")
     gates.add_argument("--seed", metavar="TEXT", help="seed of the bootstrap (default 0): same seed, same report")
-    gates.add_argument("--refusal-token", action="append", default=[], metavar="TEXT", help="another claim that counts as a refusal (repeatable)")
-    gates.add_argument("--refusal-pattern", action="append", default=[], metavar="REGEX", help="a regular expression: a claim it matches (re.search, any case) counts as a refusal (repeatable)")
-    gates.add_argument("--no-require-claim", dest="require_claim", action="store_false", default=None, help="do not require claim containment for precision")
-    gates.add_argument("--no-scope-citations", dest="scope_citations", action="store_false", default=None, help="do not require citations to be among the retrieved ids")
+    gates.add_argument("--refusal-token", action="append", default=[], metavar="TEXT",
+                       help="another claim that counts as a refusal (repeatable)")
+    gates.add_argument("--refusal-pattern", action="append", default=[], metavar="REGEX",
+                       help="a regular expression: a claim it matches (re.search, any case) counts as a refusal "
+                            "(repeatable)")
+    gates.add_argument("--no-require-claim", dest="require_claim", action="store_false", default=None,
+                       help="do not require claim containment for precision")
+    gates.add_argument("--no-scope-citations", dest="scope_citations", action="store_false", default=None,
+                       help="do not require citations to be among the retrieved ids")
     return parser
 
 
@@ -119,7 +147,8 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         scope_citations=args.scope_citations,
         strict=args.strict,
         gates=args.gates,
-        families=parse_families([n.strip() for n in args.metrics.split(",") if n.strip()], "--metrics") if args.metrics else (),
+        families=(parse_families([n.strip() for n in args.metrics.split(",") if n.strip()], "--metrics")
+                  if args.metrics else ()),
         cutoffs=args.cutoffs,
         confidence=args.confidence,
         bootstrap=args.bootstrap,

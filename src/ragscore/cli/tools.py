@@ -11,6 +11,7 @@ from ragscore.evaluate import metric_names
 from ragscore.input_config import map_options
 from ragscore.loaders.shapes import CHOICES
 
+
 def validate_parser(prog: str) -> argparse.ArgumentParser:
     parser = Parser(
         prog=prog,
@@ -21,11 +22,16 @@ def validate_parser(prog: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("--gold", required=True, metavar="PATH", help="gold set to check ('-' for standard input)")
     parser.add_argument("--trace", metavar="PATH", help="traces to check against it")
-    parser.add_argument("--gates-file", metavar="PATH", help="read [scoring] (the refusal tokens) from PATH instead of ./gates.toml")
-    parser.add_argument("--trace-format", choices=CHOICES, metavar="NAME", help="how the traces are written: auto (default), native, ragas, openinference, otel-genai or langchain")
-    parser.add_argument("--map", action="append", default=[], metavar="CONCEPT=PATH", help="read a trace concept from another path of each record (repeatable; see score --help)")
+    parser.add_argument("--gates-file", metavar="PATH",
+                        help="read [scoring] (the refusal tokens) from PATH instead of ./gates.toml")
+    parser.add_argument("--trace-format", choices=CHOICES, metavar="NAME",
+                        help="how the traces are written: auto (default), native, ragas, openinference, otel-genai or "
+                             "langchain")
+    parser.add_argument("--map", action="append", default=[], metavar="CONCEPT=PATH",
+                        help="read a trace concept from another path of each record (repeatable; see score --help)")
     parser.add_argument("--lenient", action="store_true",
-                        help='a key one edit or a plural away from a contract field ("gold_citation") is a warning, not an error')
+                        help='a key one edit or a plural away from a contract field ("gold_citation") is a warning, '
+                             'not an error')
     parser.add_argument("-q", "--quiet", action="store_true", help="print errors only, no warnings or summary")
     return parser
 

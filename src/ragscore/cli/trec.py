@@ -29,7 +29,8 @@ def trec_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("-q", dest="per_query", action="store_true", help="also print each topic's values")
     parser.add_argument("-c", dest="complete", action="store_true",
                         help="average over every judged topic (a topic the run lacks scores 0)")
-    parser.add_argument("-M", dest="max_docs", type=positive_int, metavar="N", help="keep the first N documents of each ranking")
+    parser.add_argument("-M", dest="max_docs", type=positive_int, metavar="N",
+                        help="keep the first N documents of each ranking")
     parser.add_argument("-l", dest="level", type=int, default=1, metavar="N",
                         help="the relevance level of the binary measures (default 1)")
     parser.add_argument("-m", dest="measures", action="append", default=[], metavar="NAME",

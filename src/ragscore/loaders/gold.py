@@ -13,18 +13,18 @@ from ragscore.errors import InputError
 from ragscore.loaders.jsonl import (
     BOM,
     InputFile,
+    ObjectFields,
     array_or_lines,
     describe,
-    iter_json_array,
     is_mine,
     is_string_list,
-    ObjectFields,
+    iter_json_array,
     iter_jsonl,
     objects_at,
 )
 from ragscore.loaders.records import Records
-from ragscore.text import MIN_NEEDLE, Rule, containment_rule, normalise
 from ragscore.quoting import quote
+from ragscore.text import MIN_NEEDLE, Rule, containment_rule, normalise
 
 # Optional fields a metric family can ask the loader to keep (see GoldItem).
 KEEP_QUESTION: Final = "question"
@@ -198,7 +198,8 @@ class _Fields(ObjectFields):
             if isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool)):
                 out.append(str(v))
             else:
-                raise self.fail(key, f'expected "{key}" to be a list of ids (strings or integers), got an array holding {describe(v)}')
+                raise self.fail(key, f'expected "{key}" to be a list of ids (strings or integers), '
+                                     f'got an array holding {describe(v)}')
         return tuple(out)
 
 
@@ -242,9 +243,10 @@ def parse_gold_item(
             and "gold_embeddings" not in obj
         ):
             relevance, answers = get("gold_relevance"), get("gold_answers")
-            if (relevance is None or (type(relevance) is dict and _INT_ONLY.issuperset(map(type, relevance.values())))) and (
-                answers is None or is_string_list(answers)
-            ):
+            if (
+                relevance is None
+                or (type(relevance) is dict and _INT_ONLY.issuperset(map(type, relevance.values())))
+            ) and (answers is None or is_string_list(answers)):
                 kept = None if keep <= _ONLY_QUESTION else _kept(keep, obj, relevance, answers, None, None)
                 return tuple.__new__(GoldItem, (
                     qid, question if KEEP_QUESTION in keep else None, answerable,
@@ -283,7 +285,8 @@ def parse_gold_item_checked(
     claim = obj.get("gold_claim")
     if claim is not None and type(claim) is not str:
         raise f.fail("gold_claim", f'expected "gold_claim" to be a string, got {describe(claim)}')
-    c_key, cites = f.aliased("gold_citations", "gold_ids") if "gold_ids" in obj else ("gold_citations", obj.get("gold_citations"))
+    c_key, cites = (f.aliased("gold_citations", "gold_ids") if "gold_ids" in obj
+                    else ("gold_citations", obj.get("gold_citations")))
     citations = () if cites is None else cites if is_string_list(cites) else f.ids(c_key, cites)
     relevance = obj.get("gold_relevance")
     if relevance is not None:
@@ -356,8 +359,9 @@ def _records(file: InputFile, part: int, parts: int) -> Iterator[tuple[int, int,
 
 
 def load_gold(
-    spec: str | InputFile | Records, *, part: int = 0, parts: int = 1, keep: frozenset[str] = frozenset({KEEP_QUESTION}),
-    fields: tuple[tuple[str, str], ...] = (), trace_format: str = "native",
+    spec: str | InputFile | Records, *, part: int = 0, parts: int = 1,
+    keep: frozenset[str] = frozenset({KEEP_QUESTION}), fields: tuple[tuple[str, str], ...] = (),
+    trace_format: str = "native",
 ) -> GoldSet:
     """Read and validate a gold set (the share of worker ``part`` of ``parts``); raise at the first problem.
 
@@ -429,7 +433,8 @@ def questions_at(spec: str, places: Collection[int]) -> dict[int, str | None]:
         records = ((line, 1, "", obj) for line, obj in objects_at(file, {line_of(p) for p in wanted}).items())
     for line, column, text, obj in records:
         if place(line, column) in wanted:
-            out[place(line, column)] = parse_gold_item(obj, file.name, line, column, text, frozenset({KEEP_QUESTION})).question
+            item = parse_gold_item(obj, file.name, line, column, text, frozenset({KEEP_QUESTION}))
+            out[place(line, column)] = item.question
     return out
 
 

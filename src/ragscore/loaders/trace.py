@@ -137,12 +137,15 @@ def _join_key(obj: dict[str, object], source: str, line: int) -> tuple[str | Non
         if isinstance(value, str):
             return None, value
     looks_like = detect(obj)
-    hint = f"; the keys look like {looks_like}'s: --trace-format {looks_like} reads them" if looks_like != "native" else ""
+    hint = (f"; the keys look like {looks_like}'s: --trace-format {looks_like} reads them"
+            if looks_like != "native" else "")
     raise InputError(source, 'expected a "qid" (or "q_id") or a question text ("q" or "question") to join on' + hint,
                      line)
 
 
-def parse_trace(obj: object, source: str, line: int, document_id: tuple[FieldPath, ...] = DOCUMENT_ID_PATHS) -> TraceView:
+def parse_trace(
+    obj: object, source: str, line: int, document_id: tuple[FieldPath, ...] = DOCUMENT_ID_PATHS
+) -> TraceView:
     """Read a decoded trace; only an unjoinable line is an error, shape faults are scored."""
     if type(obj) is not dict:
         raise InputError(source, f"expected a JSON object, got {describe(obj)}", line, 1)

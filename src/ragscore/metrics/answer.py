@@ -16,7 +16,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final, NamedTuple
 
-from ragscore.labels import LABEL_ORDER, PASSING_LABELS, Label  # noqa: F401  (re-exported: the labels began here)
+# Re-exported (the `as` form says so to mypy --strict): the labels began here.
+from ragscore.labels import LABEL_ORDER as LABEL_ORDER
+from ragscore.labels import PASSING_LABELS as PASSING_LABELS
+from ragscore.labels import Label as Label
 from ragscore.loaders.gold import GoldItem
 from ragscore.loaders.trace import Cites, TraceView
 from ragscore.metrics import METRICS

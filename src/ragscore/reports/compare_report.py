@@ -78,7 +78,8 @@ def render_compare_markdown(doc: dict[str, Any], alpha: float) -> Iterator[str]:
     yield "| metric | baseline | candidate | change | interval | p (Holm) |\n|---|---|---|---|---|---|\n"
     for name, m in doc["metrics"].items():
         mark = SIGNIFICANT if m["p_adjusted"] is not None and m["p_adjusted"] < alpha else ""
-        interval = "" if m["delta_interval"] is None else f"{_signed(m['delta_interval'][0])} to {_signed(m['delta_interval'][1])}"
+        bounds = m["delta_interval"]
+        interval = "" if bounds is None else f"{_signed(bounds[0])} to {_signed(bounds[1])}"
         p = "" if m["p_adjusted"] is None else f"{m['p_adjusted']:.4f}{mark}"
         yield (f"| {code(name)} | {fmt(m['baseline'])} | {fmt(m['candidate'])} | {_signed(m['delta'])} "
                f"{_arrow(name, m['delta'])} | {interval} | {p} |\n")

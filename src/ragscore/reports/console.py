@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ragscore.evaluate import EXAMPLES, Evaluation, unreadable_hint
-from ragscore.loaders.gold import KEY_SAMPLE_LINES
 from ragscore.gates import GateResult, Status
+from ragscore.loaders.gold import KEY_SAMPLE_LINES
 from ragscore.quoting import quote, shorten
 from ragscore.reports.common import clean, fmt, gate_bound
 from ragscore.slices import SliceResult
@@ -84,18 +84,22 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
         line, example = acc.unreadable_examples[0]
         notes.append(
             f"{_plural(acc.unreadable, 'trace has', 'traces have')} no claim or refusal field (scored as empty "
-            f"answers; counts.unreadable): {ev.traces.name}:{line}: {unreadable_hint(example, ev.settings.trace_format)}"
+            f"answers; counts.unreadable): {ev.traces.name}:{line}: "
+            f"{unreadable_hint(example, ev.settings.trace_format)}"
         )
     if acc.bad_retrieved:
-        lines = ", ".join(map(str, acc.bad_retrieved_lines)) + (", ..." if acc.bad_retrieved > len(acc.bad_retrieved_lines) else "")
+        more = ", ..." if acc.bad_retrieved > len(acc.bad_retrieved_lines) else ""
+        lines = ", ".join(map(str, acc.bad_retrieved_lines)) + more
         notes.append(
             f"{_plural(acc.bad_retrieved, 'trace has', 'traces have')} a retrieved list with an entry that gives no id "
             f"(read as nothing retrieved; entries that are objects need an id, doc_id or document.id, or "
             f"--map document_id=PATH): {ev.traces.name}, line{'s' * (acc.bad_retrieved > 1)} {lines}"
         )
     if scores is not None:
-        if not scores.rows:  # a header alone: every score it names is undefined (a gate on one is skipped, or fails when strict)
-            notes.append(f"scores file {quote(scores.source)} has a header and no rows: no question has a score from it")
+        # A header alone: every score it names is undefined (a gate on one is skipped, or fails when strict).
+        if not scores.rows:
+            notes.append(f"scores file {quote(scores.source)} has a header and no rows: "
+                         "no question has a score from it")
         unmatched = ev.unmatched_scores
         if unmatched:
             notes.append(f"{_plural(len(unmatched), 'row', 'rows')} of {scores.source} "
@@ -104,7 +108,8 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
         if scores.duplicates:
             notes.append(f"{_plural(len(scores.duplicates), 'row', 'rows')} of {scores.source} "
                          f"{'was' if len(scores.duplicates) == 1 else 'were'} replaced by a later row for the same "
-                         f"question (the last counts): {_listed([k for _, k in scores.duplicates[:EXAMPLES]], len(scores.duplicates))}")
+                         "question (the last counts): "
+                         f"{_listed([k for _, k in scores.duplicates[:EXAMPLES]], len(scores.duplicates))}")
     for name, totals in ev.scores.items():
         if totals.nulls:
             notes.append(f"score {name}: {_plural(totals.nulls, 'question has', 'questions have')} null or NaN "

@@ -12,11 +12,11 @@ from ragscore.diagnose import Diagnosis
 from ragscore.evaluate import EXAMPLES, Evaluation
 from ragscore.gates import GateResult
 from ragscore.intervals import Interval
-from ragscore.slices import SliceResult
 from ragscore.loaders.jsonl import InputFile
 from ragscore.metrics.answer import LABEL_ORDER, PASSING_LABELS, answer_metric_names, question_values
 from ragscore.metrics.families import enabled
 from ragscore.reports.reasons import reason
+from ragscore.slices import SliceResult
 
 if TYPE_CHECKING:
     from ragscore.loaders.scores import ScoreFile
@@ -77,9 +77,9 @@ class Questions:
                 hit=o.hit,
                 contained=o.contained,
                 trace_line=o.line or None,
-                metrics=dict(zip(names, question_values(o, row.answerable, settings))),
+                metrics=dict(zip(names, question_values(o, row.answerable, settings), strict=True)),
             )
-            for family, values in zip(families, row.family_rows):
+            for family, values in zip(families, row.family_rows, strict=True):
                 entry["metrics"].update(family.question_metrics(values, settings))
             for name in self.ev.scores:  # scores from other evaluators; null where the question has none
                 entry["metrics"][name] = row.scores.get(name)

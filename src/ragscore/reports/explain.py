@@ -7,10 +7,10 @@ import re
 from ragscore.evaluate import Explained
 from ragscore.loaders.trace import Cites
 from ragscore.metrics.answer import Outcome
-from ragscore.text import normalise
 from ragscore.quoting import visible
 from ragscore.reports.reasons import citation_reason, containment_reason, quote, reason, refusal_reason
 from ragscore.settings import Settings
+from ragscore.text import normalise
 
 
 def _rank(retrieved: tuple[str, ...], ident: str) -> str:
@@ -50,12 +50,14 @@ def render_explanation(explained: Explained, settings: Settings, trace_name: str
     lines.append(f"claim (normalised): {quote(normalise(trace.claim))}" + ("" if trace.claim_from else " (no claim)"))
     tokens = ", ".join(map(quote, settings.refusal_tokens))
     if outcome.answered:
-        how = f'"{trace.refused_from}" is false' if trace.refused is not None else f"the claim is not a refusal token ({tokens})"
+        how = (f'"{trace.refused_from}" is false' if trace.refused is not None
+               else f"the claim is not a refusal token ({tokens})")
         if trace.refused is None and settings.refusal_patterns:
             how += f" and matches no refusal pattern ({', '.join(map(quote, settings.refusal_patterns))})"
         lines.append(f"refusal: no, {how}")
     else:
-        lines.append(f"refusal: yes, {refusal_reason(outcome)}" + (f" ({tokens})" if outcome.refused_by == "token" else "")
+        lines.append(f"refusal: yes, {refusal_reason(outcome)}"
+                     + (f" ({tokens})" if outcome.refused_by == "token" else "")
                      + _pattern_match(outcome, trace.claim))
     if trace.cites is Cites.ABSENT:
         lines.append("citations: none given (non-compliant)")
@@ -68,10 +70,12 @@ def render_explanation(explained: Explained, settings: Settings, trace_name: str
     lines.append(f"gold citations: {gold_ranks}; {len(trace.retrieved)} ids retrieved, k = {settings.k}")
     if outcome.answered:
         scope = "on" if settings.scope_citations else "off"
-        lines.append(f"citation hit: {'yes' if outcome.hit else 'no'}, {citation_reason(outcome, gold)} (scoping {scope})")
+        lines.append(f"citation hit: {'yes' if outcome.hit else 'no'}, {citation_reason(outcome, gold)} "
+                     f"(scoping {scope})")
         needles = ", ".join(map(quote, gold.needles))
         checked = f" (looked for: {needles})" if needles and outcome.matched is None else ""
-        lines.append(f"containment ({gold.rule.value}): {'yes' if outcome.contained else 'no'}, {containment_reason(outcome, gold)}{checked}")
+        lines.append(f"containment ({gold.rule.value}): {'yes' if outcome.contained else 'no'}, "
+                     f"{containment_reason(outcome, gold)}{checked}")
         if gold.forbidden:
             found = f"yes, {quote(outcome.forbidden)}" if outcome.forbidden is not None else "no"
             lines.append(f"forbidden substring: {found}")

@@ -12,6 +12,7 @@ import os
 import secrets
 import stat
 from collections.abc import Iterable, Mapping
+from contextlib import suppress
 from pathlib import Path
 
 from ragscore.errors import RagscoreError
@@ -76,7 +77,5 @@ def write_reports(files: Mapping[str, Iterable[str]]) -> None:
                 raise _failed(path, exc) from None
     finally:
         for tmp, _ in staged:
-            try:
+            with suppress(OSError):  # never created (a missing folder, a name too long) or already renamed
                 os.unlink(tmp)
-            except OSError:  # never created (a missing folder, a name too long) or already renamed
-                pass

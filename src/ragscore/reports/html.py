@@ -90,7 +90,8 @@ CSP: Final = (
 )
 
 GATES_NOTE: Final = ('<p class="note">Bars are coloured by gate status; the solid line marks the threshold, the dashed '
-                     "line the warn level. Rates share a 0–1 axis; counts have their own, printed after the value.</p>\n")
+                     "line the warn level. Rates share a 0–1 axis; counts have their own, printed after the "
+                     "value.</p>\n")
 STATUS_COLOURS: Final = {"pass": "#2e7d32", "warn": "#ed6c02", "fail": "#c62828", "skipped": "#9e9e9e"}
 _GREY: Final = "#9e9e9e"
 _PASSING: Final = frozenset(label.value for label in PASSING_LABELS)
@@ -190,7 +191,8 @@ def gate_chart(gates: dict[str, dict[str, Any]]) -> str:
         text = esc(fmt(value) if isinstance(value, (int, float)) else None)
         if end is not None:
             text += f' <tspan fill="#666">(axis 0–{format_threshold(end)})</tspan>'
-        title = f"{name}: {fmt(value) if isinstance(value, (int, float)) else 'n/a'}, gate {gate_rule(gate)}: {gate.get('status')}"
+        shown = fmt(value) if isinstance(value, (int, float)) else "n/a"
+        title = f"{name}: {shown}, gate {gate_rule(gate)}: {gate.get('status')}"
         out.append(_bar_row(i, name, width, colour, text, title, "gate-row"))
         y = PAD + i * ROW_H
         for level, dash in ((gate.get("threshold"), ""), (gate.get("warn"), ' stroke-dasharray="3 2"')):
@@ -208,8 +210,10 @@ def label_chart(labels: dict[str, int]) -> str:
     end = max([1, *labels.values()])
     out = [_svg_open(len(labels), "questions per label")]
     for i, (label, count) in enumerate(labels.items()):
-        colour = STATUS_COLOURS["pass"] if label in _PASSING else _GREY if label == "MISSING_TRACE" else STATUS_COLOURS["fail"]
-        out.append(_bar_row(i, label, TRACK_W * count / end, colour, esc(count), f"{label}: {count}", "label-row") + "</g>\n")
+        colour = (STATUS_COLOURS["pass"] if label in _PASSING else _GREY if label == "MISSING_TRACE"
+                  else STATUS_COLOURS["fail"])
+        out.append(_bar_row(i, label, TRACK_W * count / end, colour, esc(count), f"{label}: {count}", "label-row")
+                   + "</g>\n")
     out.append("</svg>\n")
     return "".join(out)
 
@@ -266,15 +270,17 @@ def _summary(doc: dict[str, Any]) -> str:
     c = doc["counts"]
     cells = [("questions", c["total"]), ("traced", c.get("traced")), ("answered", doc.get("answered")),
              ("refused", doc.get("refused")), ("answerable", doc.get("answerable")),
-             ("unanswerable", doc.get("unanswerable")), ("missing", c["missing"]), ("trace lines", c.get("trace_lines")),
-             ("unknown traces", c["unknown_traces"]), ("duplicate traces", c["duplicate_traces"])]
+             ("unanswerable", doc.get("unanswerable")), ("missing", c["missing"]),
+             ("trace lines", c.get("trace_lines")), ("unknown traces", c["unknown_traces"]),
+             ("duplicate traces", c["duplicate_traces"])]
     cells += [(label, c[key]) for label, key in (("unreadable traces", "unreadable"),
-                                                   ("unreadable retrieved lists", "unreadable_retrieved")) if c.get(key)]
+                                                 ("unreadable retrieved lists", "unreadable_retrieved")) if c.get(key)]
     out = html_table([h for h, _ in cells], [["#" + esc(v) for _, v in cells]], "counts")
     inputs = doc.get("inputs", {})
     if inputs:
-        out += html_table(["input", "path", "sha256"], [[esc(role), f"<code>{esc(i.get('path'))}</code>",
-                                                      f"<code>{esc(i.get('sha256'))}</code>"] for role, i in inputs.items()], "inputs")
+        rows = [[esc(role), f"<code>{esc(i.get('path'))}</code>", f"<code>{esc(i.get('sha256'))}</code>"]
+                for role, i in inputs.items()]
+        out += html_table(["input", "path", "sha256"], rows, "inputs")
     return out
 
 
@@ -288,13 +294,16 @@ def _metrics(metrics: dict[str, float | None]) -> str:
 
 
 def _questions(doc: dict[str, Any]) -> Iterator[str]:
-    options = "".join(f'<option value="{esc(label)}">{esc(label)} ({esc(n)})</option>' for label, n in doc["labels"].items())
+    options = "".join(f'<option value="{esc(label)}">{esc(label)} ({esc(n)})</option>'
+                      for label, n in doc["labels"].items())
     yield ('<h2>Questions</h2>\n<p id="filter" hidden><label for="label-filter">Label:</label> '
-           f'<select id="label-filter"><option value="">all labels</option>{options}</select> <span id="shown"></span></p>\n'
+           f'<select id="label-filter"><option value="">all labels</option>{options}</select> '
+           '<span id="shown"></span></p>\n'
            '<table id="questions">\n<thead><tr><th>qid</th><th>question</th><th>label</th><th>reason</th>'
            "<th>answered</th><th>hit</th></tr></thead>\n<tbody>\n")
     for q in doc["questions"]:
-        yield (f'<tr data-label="{esc(q["label"])}"><td><code>{esc(q["qid"])}</code></td><td>{esc_lines(q.get("question", ""))}</td>'
+        yield (f'<tr data-label="{esc(q["label"])}"><td><code>{esc(q["qid"])}</code></td>'
+               f'<td>{esc_lines(q.get("question", ""))}</td>'
                f'<td><code>{esc(q["label"])}</code></td><td>{esc_lines(q.get("reason", ""))}</td>'
                f'<td>{yes_no(q.get("answered"))}</td><td>{yes_no(q.get("hit"))}</td></tr>\n')
     yield "</tbody>\n</table>\n"
@@ -313,7 +322,8 @@ def _diagnoses(diagnoses: list[dict[str, Any]]) -> str:
         if d["low_samples"]:
             out.append(html_table(["worst questions", "question", "claim", "value"], [
                 [f"<code>{esc(s['qid'])}</code>", esc_lines(cut_for_table(s["question"])),
-                 esc_lines(cut_for_table(s["claim"])) if s["claim"] is not None else "(no trace)", "#" + esc(fmt(s["value"]))]
+                 esc_lines(cut_for_table(s["claim"])) if s["claim"] is not None else "(no trace)",
+                 "#" + esc(fmt(s["value"]))]
                 for s in d["low_samples"]]))
         out.append("</section>\n")
     out.append("</div>\n")

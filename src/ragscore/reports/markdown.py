@@ -52,7 +52,8 @@ def _family_section(
     if grid:
         cutoffs = sorted({k for row in grid.values() for k in row})
         out += ["| metric | " + " | ".join(f"@{k}" for k in cutoffs) + " |", "|---" * (len(cutoffs) + 1) + "|"]
-        out += [f"| {code(stem)} | " + " | ".join(fmt(row.get(k)) for k in cutoffs) + " |" for stem, row in grid.items()]
+        out += [f"| {code(stem)} | " + " | ".join(fmt(row.get(k)) for k in cutoffs) + " |"
+                for stem, row in grid.items()]
         out.append("")
     if single:
         out += [f"| metric | value | {level} |", "|---|---|---|"]
@@ -95,7 +96,8 @@ def _diagnoses_section(diagnoses: list[dict[str, Any]]) -> list[str]:
         if d["low_samples"]:
             out += ["| worst questions | question | claim | value |", "|---|---|---|---|"]
             out += [f"| {cell(s['qid'])} | {cell(cut_for_table(s['question']))} | "
-                    f"{cell(cut_for_table(s['claim'])) if s['claim'] is not None else '(no trace)'} | {fmt(s['value'])} |"
+                    f"{cell(cut_for_table(s['claim'])) if s['claim'] is not None else '(no trace)'} | "
+                    f"{fmt(s['value'])} |"
                     for s in d["low_samples"]]
         if out[-1] == "":
             out.pop()
@@ -125,7 +127,8 @@ def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
         f"**{verdict(doc['pass'])}**: {gates_verdict(gates, code)}.",
         "",
         *_table(
-            ["questions", "answered", "refused", "answerable", "unanswerable", "missing", "unknown traces", "duplicate traces"],
+            ["questions", "answered", "refused", "answerable", "unanswerable", "missing", "unknown traces",
+             "duplicate traces"],
             [[doc["counts"]["total"], doc["answered"], doc["refused"], doc["answerable"], doc["unanswerable"],
               counts["missing"], counts["unknown_traces"], counts["duplicate_traces"]]],
         ),
@@ -154,7 +157,8 @@ def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
         for name, value in by_family.pop(family, {}).items():
             spec = lookup(name)
             direction, meaning = (spec.direction.value, spec.description) if spec else ("", "")
-            out.append(f"| {code(name)} | {fmt(value)} | {_interval(intervals, name)} | {direction} | {cell(meaning)} |")
+            out.append(f"| {code(name)} | {fmt(value)} | {_interval(intervals, name)} | {direction} | "
+                       f"{cell(meaning)} |")
     for family, values in by_family.items():
         out += _family_section(family, values, intervals, level)
     out += _slices_section(doc.get("slices", {}))

@@ -33,7 +33,8 @@ def render_text(doc: dict[str, Any], *, colour: bool = False) -> Iterator[str]:
     yield f"labels: {labels or 'none'}\n"
     for d in doc.get("diagnoses", []):
         severity = d["severity"].upper()
-        yield f"{_paint(severity, 'fail' if severity == 'CRITICAL' else 'warn', colour)} {clean(diagnosis_heading(d))}\n"
+        level = "fail" if severity == "CRITICAL" else "warn"
+        yield f"{_paint(severity, level, colour)} {clean(diagnosis_heading(d))}\n"
         for cause in d["root_causes"]:
             yield f"  cause: {clean(cause)}\n"
         for action in d["suggested_actions"]:

@@ -136,7 +136,8 @@ def records(spec: str, scheme: str = "IOB2", token_column: int = 0, tag_column: 
     chosen = SCHEMES[scheme.upper()]
     out: list[dict[str, object]] = []
     for n, sentence in enumerate(sentences(file, token_column, tag_column), 1):
-        for tag, line in zip(sentence.tags, sentence.tag_lines):
+        # Once per sentence: no strict= keyword (it costs every call); tag_lines has one line per tag.
+        for tag, line in zip(sentence.tags, sentence.tag_lines):  # noqa: B905
             if tag[:1] not in chosen.prefixes:
                 raise InputError(file.name, f"tag {tag!r} is not a {chosen.name} tag (prefixes: "
                                             f"{', '.join(chosen.prefixes)})", line)

@@ -29,7 +29,8 @@ from ragscore.stages.evaluate import StageEvaluation
 
 SCHEMA_VERSION: Final = 1
 SCHEMA_FILE: Final = "stage_report.schema.json"
-DETAIL_KEYS: Final = {"ner": ("per_type", "type_distribution"), "classify": ("per_class", "confusion", "top_confusions"),
+DETAIL_KEYS: Final = {"ner": ("per_type", "type_distribution"),
+                      "classify": ("per_class", "confusion", "top_confusions"),
                       "link": ("nil",)}
 
 
@@ -76,7 +77,7 @@ def build_stage_document(
         "settings": config.settings(),
         "inputs": {
             role: {"path": display_path(InputFile(spec, hashed=False)), "sha256": digest}
-            for role, spec, digest in zip(("gold", "pred"), joined.paths, joined.digests)
+            for role, spec, digest in zip(("gold", "pred"), joined.paths, joined.digests, strict=True)
         },
         "counts": joined.counts,
         "metrics": ev.metrics,
@@ -97,7 +98,8 @@ def render_stage_json(doc: dict[str, Any]) -> Iterator[str]:
 def render_stage_text(doc: dict[str, Any]) -> Iterator[str]:
     """Yield a compact summary: the verdict and counts, then one aligned row per metric with its gate."""
     counts = doc["counts"]
-    yield (f"ragscore {doc['stage']} {verdict(doc['pass'])}  {counts['gold']} gold items, {counts['predicted']} predicted, "
+    yield (f"ragscore {doc['stage']} {verdict(doc['pass'])}  {counts['gold']} gold items, "
+           f"{counts['predicted']} predicted, "
            f"{counts['missing']} missing, {counts['unknown_predictions']} unknown, "
            f"{counts['duplicate_predictions']} duplicate predictions\n")
     yield from aligned(metric_rows(doc["metrics"], doc["gates"]))

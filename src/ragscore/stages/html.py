@@ -36,8 +36,9 @@ def render_stage_html(doc: dict[str, Any]) -> Iterator[str]:
     yield page_head(f"ragscore {stage} report: {verdict(doc['pass'])}") + f"<h1>ragscore {stage} report</h1>\n"
     yield verdict_html(doc)
     yield _section(summary_table(doc), "counts")
-    yield html_table(["input", "path", "sha256"], [[esc(role), f"<code>{esc(i['path'])}</code>", f"<code>{esc(i['sha256'])}</code>"]
-                                              for role, i in doc["inputs"].items()], "inputs")
+    yield html_table(["input", "path", "sha256"],
+                     [[esc(role), f"<code>{esc(i['path'])}</code>", f"<code>{esc(i['sha256'])}</code>"]
+                      for role, i in doc["inputs"].items()], "inputs")
     yield gates_section(doc["gates"])
     yield _section(metric_table(doc), "metrics")
     for n, table in enumerate(detail_tables(doc)):

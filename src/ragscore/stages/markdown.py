@@ -26,7 +26,8 @@ def render_stage_markdown(doc: dict[str, Any]) -> Iterator[str]:
     out += ["", "## Gates", ""]
     if doc["gates"]:
         out += ["| metric | rule | value | status |", "|---|---|---|---|"]
-        out += [f"| {cell(name)} | {gate_rule(g)} | {cell(g['value'])} | {g['status']} |" for name, g in doc["gates"].items()]
+        out += [f"| {cell(name)} | {gate_rule(g)} | {cell(g['value'])} | {g['status']} |"
+                for name, g in doc["gates"].items()]
     else:
         out.append("No gates are set.")
     out += _table(metric_table(doc))

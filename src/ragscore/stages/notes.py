@@ -23,9 +23,9 @@ def accounting_notes(missing: list[str], unknown: list[str], duplicates: list[st
         notes.append(f"{_plural(len(missing), 'gold item has', 'gold items have')} no prediction "
                      f"(scored as an empty prediction): {_listed(missing)}")
     if unknown:
-        notes.append(f"{_plural(len(unknown), 'prediction line has', 'prediction lines have')} an id not in the gold file "
-                     f"(ignored): {_listed(unknown)}")
+        notes.append(f"{_plural(len(unknown), 'prediction line has', 'prediction lines have')} "
+                     f"an id not in the gold file (ignored): {_listed(unknown)}")
     if duplicates:
-        notes.append(f"{_plural(len(duplicates), 'prediction line was', 'prediction lines were')} replaced by a later line "
-                     f"with the same id (the last counts): {_listed(duplicates)}")
+        notes.append(f"{_plural(len(duplicates), 'prediction line was', 'prediction lines were')} "
+                     f"replaced by a later line with the same id (the last counts): {_listed(duplicates)}")
     return [clean(note) for note in notes]
