@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT, checked_report
 from ragscore.cli import main
 from ragscore.reports.files import ReportWriteError
-from ragscore.reports.github import annotations, append_step_summary, escape_data, escape_property
+from ragscore.reports.github import annotation_lines, append_step_summary, escape_data, escape_property
 from ragscore.reports.markdown import render_markdown
 
 
@@ -31,7 +31,7 @@ def gate(status: str, value: float | int | None, op: str = ">=", threshold: floa
 
 
 def test_product_example_annotations_are_exact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert annotations(product_doc(tmp_path, monkeypatch)) == [
+    assert annotation_lines(product_doc(tmp_path, monkeypatch)) == [
         "::error title=ragscore gate under_refusal::under_refusal = 0.2500, expected <= 0.05",
         "::error title=ragscore gate missing::missing = 1, expected <= 0",
     ]
@@ -44,7 +44,7 @@ def test_failed_and_warned_gates_only_in_gate_order() -> None:
         "precision": gate("fail", 0.7),
         "recall": gate("skipped", None),
     }}
-    assert annotations(doc) == [
+    assert annotation_lines(doc) == [
         "::warning title=ragscore gate compliance::compliance = 0.9300, expected >= 0.95 to pass without a warning"
         " (the gate requires >= 0.9)",
         "::error title=ragscore gate precision::precision = 0.7000, expected >= 0.8",
@@ -52,7 +52,7 @@ def test_failed_and_warned_gates_only_in_gate_order() -> None:
 
 
 def test_no_gates_no_annotations() -> None:
-    assert annotations({"gates": {}}) == []
+    assert annotation_lines({"gates": {}}) == []
 
 
 def test_data_escaping() -> None:
@@ -66,7 +66,7 @@ def test_property_escaping() -> None:
 
 
 def test_annotation_escapes_title_and_message_from_input() -> None:
-    (line,) = annotations({"gates": {"odd:name,50%\nx": gate("fail", 0.5)}})
+    (line,) = annotation_lines({"gates": {"odd:name,50%\nx": gate("fail", 0.5)}})
     assert line == "::error title=ragscore gate odd%3Aname%2C50%25%0Ax::odd:name,50%25%0Ax = 0.5000, expected >= 0.8"
     # Exactly one "::" separates the properties from the message, and the line stays one line.
     assert line.count("::") == 2 and "\n" not in line and "\r" not in line

@@ -27,7 +27,7 @@ import pytest
 from conftest import checked_report
 from ragscore.cli import main
 from ragscore.reports.compare_report import render_compare_markdown
-from ragscore.reports.github import annotations, append_step_summary
+from ragscore.reports.github import annotation_lines, append_step_summary
 from ragscore.reports.html import esc, esc_lines
 from ragscore.reports.json_report import render_json
 from ragscore.reports.junit import clean as junit_clean
@@ -345,12 +345,12 @@ def test_a_file_name_that_is_not_utf8_shows_as_an_escape(tmp_path: Path) -> None
 
 def test_annotations_escape_every_piece_of_input() -> None:
     gate = {"op": ">=", "threshold": 0.8, "warn": None, "value": 0.5, "status": "fail", "source": "test"}
-    (line,) = annotations({"gates": {"m\x1b[31m\u202e,:%\r\n::error::x\t": gate}})
+    (line,) = annotation_lines({"gates": {"m\x1b[31m\u202e,:%\r\n::error::x\t": gate}})
     assert line == ("::error title=ragscore gate m\\x1b[31m\\u202e%2C%3A%25%0D%0A%3A%3Aerror%3A%3Ax\\t"
                     "::m\\x1b[31m\\u202e,:%25%0D%0A::error::x\\t = 0.5000, expected >= 0.8")
     assert_safe(line, "annotation")
     for metric in (hostile("metric"), "\u2028::error::x", "\x85::warning::y"):
-        (line,) = annotations({"gates": {metric: {**gate, "status": "warn", "warn": 0.9}}})
+        (line,) = annotation_lines({"gates": {metric: {**gate, "status": "warn", "warn": 0.9}}})
         assert_safe(line, "annotation")
         command, _, message = line[2:].partition("::")  # the runner ends the properties at the first "::"
         assert re.fullmatch("warning title=ragscore gate [^:,]+", command) and message.endswith("requires >= 0.8)")

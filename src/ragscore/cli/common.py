@@ -12,11 +12,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import IO, Any, Final, NoReturn, TextIO
+from typing import IO, TYPE_CHECKING, Any, Final, NoReturn, TextIO, TypeVar, cast, overload
 
 from ragscore.errors import RagscoreError, UsageError
 from ragscore.quoting import quote, shorten, show_value, visible
 from ragscore.settings import MAX_CUTOFF, cutoff_problem
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
+_N = TypeVar("_N")
 
 # Longest line printed on standard error; a longer one keeps its start and end.
 MESSAGE_LIMIT: Final = 2000
@@ -104,7 +109,16 @@ class Parser(argparse.ArgumentParser):
         self.register("action", None, _StoreOnce)
         self.register("action", "store", _StoreOnce)
 
-    def parse_known_args(self, args: Any = None, namespace: argparse.Namespace | None = None) -> Any:
+    # The overloads of argparse's own (typeshed's): a namespace given is the one returned.
+    @overload
+    def parse_known_args(
+        self, args: Iterable[str] | None = None, namespace: None = None
+    ) -> tuple[argparse.Namespace, list[str]]: ...
+    @overload
+    def parse_known_args(self, args: Iterable[str] | None, namespace: _N) -> tuple[_N, list[str]]: ...
+    @overload
+    def parse_known_args(self, *, namespace: _N) -> tuple[_N, list[str]]: ...
+    def parse_known_args(self, args: Iterable[str] | None = None, namespace: object = None) -> tuple[object, list[str]]:
         parsed, rest = super().parse_known_args(args, namespace)
         parsed.__dict__.pop(_GIVEN, None)
         return parsed, rest
@@ -118,7 +132,7 @@ class Parser(argparse.ArgumentParser):
         """Exit with a usage error of one line, without the usage (for errors the usage does not explain)."""
         self.exit(Exit.USAGE_ERROR, one_line(f"{self.prog}: error: {message}") + "\n")
 
-    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         # argparse ignores a failed write: --help > /dev/full would exit 0 having printed nothing.
         # A failed write on standard output is raised (main makes it one error); on standard error
         # it is dropped, so that a usage error still exits 2. A closed stream (None) takes nothing.
@@ -126,7 +140,7 @@ class Parser(argparse.ArgumentParser):
             return
         try:
             file.write(message)
-            file.flush()
+            cast("IO[str]", file).flush()  # argparse prints on sys.stdout or sys.stderr
         except OSError:
             if file is not sys.stderr:
                 raise

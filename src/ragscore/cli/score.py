@@ -168,11 +168,11 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
                     keep_rows=keep_rows, jobs=jobs)
     write_requested_reports(args, run.render)
     if os.environ.get("GITHUB_ACTIONS") == "true":  # annotations on the run, the summary on its page
-        from ragscore.reports.github import annotations, append_step_summary
+        from ragscore.reports.github import annotation_lines, append_step_summary
         from ragscore.reports.markdown import render_markdown
 
         summary = run._summary()
-        for line in annotations(summary):
+        for line in annotation_lines(summary):
             streams.write_err(line)
         if os.environ.get("GITHUB_STEP_SUMMARY"):
             append_step_summary(render_markdown(summary), os.environ["GITHUB_STEP_SUMMARY"])

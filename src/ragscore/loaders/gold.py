@@ -135,10 +135,10 @@ class GoldItem(NamedTuple):
 class GoldSet:
     """The gold items in file order, indexed by qid (and lazily by question text)."""
 
-    source: InputFile
+    source: InputFile | Records
     items: list[GoldItem]
     by_qid: dict[str, int]
-    places: array  # each item's place(line, column): its order in the file, 8 bytes per item
+    places: array[int]  # each item's place(line, column): its order in the file, 8 bytes per item
     _by_question: dict[str, int | None] | None = None
     # Keys a typo away from a contract field the record lacks ("gold_citation"), on the records
     # of the first KEY_SAMPLE_LINES lines: key -> (the field, the first line).
@@ -158,10 +158,10 @@ class GoldSet:
             self._by_question = index
         if question not in self._by_question:
             return None
-        position = self._by_question[question]
-        if position is None:
+        found = self._by_question[question]
+        if found is None:
             raise LookupError(question)
-        return position
+        return found
 
 
 class _Fields(ObjectFields):
@@ -185,7 +185,7 @@ class _Fields(ObjectFields):
     def strings(self, key: str, value: object) -> list[str]:
         """Return ``value`` when it is a list of strings; raise otherwise."""
         if is_string_list(value):
-            return value  # type: ignore[return-value]
+            return value
         bad = describe(value) if not isinstance(value, list) else f"an array holding {_first_wrong(value, str)}"
         raise self.fail(key, f'expected "{key}" to be a list of strings, got {bad}')
 
@@ -294,12 +294,11 @@ def parse_gold_item_checked(
     answers = obj.get("gold_answers")
     if answers is not None:
         answers = f.strings("gold_answers", answers)
-    forbidden = obj.get("forbidden_substr")
+    raw_forbidden = obj.get("forbidden_substr")
+    forbidden: Collection[str] = ()
     forbidden_norm: tuple[str, ...] = ()
-    if forbidden is None:
-        forbidden = ()
-    else:
-        forbidden = f.strings("forbidden_substr", forbidden)
+    if raw_forbidden is not None:
+        forbidden = f.strings("forbidden_substr", raw_forbidden)
         forbidden_norm = tuple(map(_norm, forbidden))
         if not all(entry.strip() for entry in forbidden_norm):  # "" or " " would match nearly every claim
             raise f.fail("forbidden_substr", 'expected "forbidden_substr" entries to hold more than white space')
@@ -332,7 +331,7 @@ def _embeddings(f: _Fields, value: object) -> list[list[float]]:
     if type(value) is list and value and all(type(v) is list and v for v in value):
         width = len(value[0])
         if all(len(v) == width and all(type(x) in (int, float) for x in v) for v in value):
-            return value  # type: ignore[return-value]
+            return value
     raise f.fail(
         "gold_embeddings",
         'expected "gold_embeddings" to be a non-empty list of equal-length, non-empty lists of numbers',
@@ -375,6 +374,7 @@ def load_gold(
     name = file.name
     extra_keys: dict[str, tuple[str, int]] = {}
     shape = None
+    records: Iterator[tuple[int, int, str, object, bytes | None]]
     if isinstance(file, Records):
         from ragscore.loaders.shapes import gold_shape, ragas_gold
 

@@ -7,7 +7,7 @@ import math
 import re
 import zlib
 from collections.abc import Callable, Collection, Iterator
-from typing import Final, cast
+from typing import Final, TypeGuard, cast
 
 from ragscore.errors import InputError
 from ragscore.loaders.input_file import (  # re-exported: the loaders and commands read files through here
@@ -88,7 +88,7 @@ def describe(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def is_string_list(value: object) -> bool:
+def is_string_list(value: object) -> TypeGuard[list[str]]:
     """Tell whether ``value`` is a list of strings (checked at C speed: ids run into millions)."""
     if type(value) is not list:
         return False

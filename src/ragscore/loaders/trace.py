@@ -55,7 +55,7 @@ _LIST, _ABSENT, _INVALID = Cites.LIST, Cites.ABSENT, Cites.INVALID
 def _ids(value: object) -> list[str] | tuple[str, ...] | None:
     """Return a list of ids as strings (the list itself when it holds only strings), else None."""
     if is_string_list(value):
-        return value  # type: ignore[return-value]
+        return value
     if type(value) is not list:
         return None
     out = []
@@ -79,7 +79,7 @@ def _retrieved(obj: dict[str, object], document_id: tuple[FieldPath, ...]) -> tu
     if "retrieved_ids" in obj:
         value = obj["retrieved_ids"]
         if is_string_list(value):
-            return value, False  # type: ignore[return-value]
+            return value, False
     else:
         chunks = obj.get("chunks")
         if type(chunks) is not list:

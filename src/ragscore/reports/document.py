@@ -19,12 +19,13 @@ from ragscore.reports.reasons import reason
 from ragscore.slices import SliceResult
 
 if TYPE_CHECKING:
+    from ragscore.loaders.records import Records
     from ragscore.loaders.scores import ScoreFile
 
 SCHEMA_VERSION: Final = 1
 
 
-def display_path(file: InputFile) -> str:
+def display_path(file: InputFile | Records) -> str:
     """Show an input path without leaking the machine's folders (no absolute paths in reports)."""
     if file.spec == "-":
         return "-"

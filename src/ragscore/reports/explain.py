@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ragscore.evaluate import Explained
 from ragscore.loaders.trace import Cites
@@ -13,7 +14,7 @@ from ragscore.settings import Settings
 from ragscore.text import normalise
 
 
-def _rank(retrieved: tuple[str, ...], ident: str) -> str:
+def _rank(retrieved: Sequence[str], ident: str) -> str:
     try:
         return f"rank {retrieved.index(ident) + 1}"
     except ValueError:

@@ -37,7 +37,7 @@ def escape_property(text: str) -> str:
     return visible(_escape(text, _PROPERTY_ESCAPES))
 
 
-def annotations(doc: dict[str, Any]) -> list[str]:
+def annotation_lines(doc: dict[str, Any]) -> list[str]:
     """Return one ``::error`` line per failed gate and one ``::warning`` line per warned gate, in gate order."""
     lines: list[str] = []
     for metric, gate in doc["gates"].items():

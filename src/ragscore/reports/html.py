@@ -186,7 +186,7 @@ def gate_chart(gates: dict[str, dict[str, Any]]) -> str:
         end = axis_end(name, gate)
         scale = 1.0 if end is None else end
         value = gate.get("value")
-        colour = STATUS_COLOURS.get(gate.get("status"), _GREY)
+        colour = STATUS_COLOURS.get(gate.get("status", ""), _GREY)
         width = 0.0 if not isinstance(value, (int, float)) else _x(value, scale) - TRACK_X
         text = esc(fmt(value) if isinstance(value, (int, float)) else None)
         if end is not None:

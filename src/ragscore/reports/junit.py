@@ -96,8 +96,8 @@ def render_junit(doc: dict[str, Any]) -> str:
     """Render the gates (and questions, when listed) as one JUnit test suite, UTF-8 XML text."""
     cases, failures, skipped = _cases(doc)
     counts = {"tests": str(len(cases)), "failures": str(failures), "errors": "0"}
-    root = ET.Element("testsuites", name=SUITE, **counts)
-    suite = ET.SubElement(root, "testsuite", name=SUITE, **counts, skipped=str(skipped))
+    root = ET.Element("testsuites", {"name": SUITE, **counts})
+    suite = ET.SubElement(root, "testsuite", {"name": SUITE, **counts, "skipped": str(skipped)})
     # The schema wants properties before the testcases.
     suite.append(_properties(doc))
     suite.extend(cases)

@@ -17,7 +17,7 @@ from ragscore.stages.tables import Table, accounting_table, detail_tables, metri
 def _cell(value: object) -> str:
     """Escape one value: numbers formatted and marked '#' (right-aligned), text as it is ("#1" too: see ``esc``)."""
     if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
-        return "#" + esc(fmt(value))  # type: ignore[arg-type]
+        return "#" + esc(fmt(value))
     return esc(value)
 
 

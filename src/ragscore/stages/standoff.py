@@ -16,6 +16,7 @@ import csv
 import io
 import os
 from pathlib import Path
+from typing import cast
 
 from ragscore.errors import InputError
 from ragscore.loaders.input_file import BOM, InputFile, decode_text
@@ -132,5 +133,5 @@ def link_pred_table(spec: str) -> list[dict[str, object]]:
             score = float(row["score"])
         except ValueError:
             raise InputError(spec, f"expected a number as the score, got {row['score']!r}", line) from None
-        pred["candidates"].append({"kb_id": row["kb_id"], "score": score})  # type: ignore[union-attr]
+        cast("list[dict[str, object]]", pred["candidates"]).append({"kb_id": row["kb_id"], "score": score})
     return list(preds.values())
