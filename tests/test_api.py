@@ -99,7 +99,7 @@ def test_errors_in_records_point_at_the_record():
         rs.score([{"qid": "Q1", "answerable": True}, {"qid": "Q2"}], [])
     assert str(caught.value) == '<gold records>, record 2: missing required field "answerable" (true or false)'
     with pytest.raises(rs.InputError) as caught:
-        rs.score([{"qid": "Q1", "answerable": True}], [{"qid": "Q1", "answer": float("nan")}])
+        rs.score([{"qid": "Q1", "answerable": True}], [{"qid": "Q1", "answer": float("inf")}])
     assert str(caught.value).startswith("<trace records>, record 1: not JSON data:")
     with pytest.raises(TypeError, match="gold: expected a path or an iterable of records"):
         rs.score({"qid": "Q1"}, [])
@@ -251,3 +251,39 @@ def test_the_readme_python_example(monkeypatch):
     expression, _, printed = lines[2].partition("#")
     assert repr(eval(expression, namespace)) == f"({printed.strip()})"
     assert lines[3].startswith("print(run.report(")
+
+
+# --- review fixes -------------------------------------------------------------------------------------
+
+def test_compare_fails_a_candidate_with_nothing_answered(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    gold, traces = _records("examples/gold.jsonl"), _records("examples/trace.jsonl")
+    comparison = rs.compare(gold, traces, [])
+    failed = [r for r in comparison.regressions if r.status == "fail"]
+    assert not comparison.passed and "precision" in {r.metric for r in failed}
+
+
+def test_a_spent_generator_is_an_error_not_an_empty_run(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    gold, traces = _records("examples/gold.jsonl"), _records("examples/trace.jsonl")
+    once = (t for t in traces)
+    assert rs.score(gold, once).passed
+    with pytest.raises(rs.InputError, match="already read: this iterator"):
+        rs.score(gold, once)
+
+
+def test_pandas_nan_is_a_missing_value(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    gold = [{**g, "category": float("nan")} for g in _records("examples/gold.jsonl")]
+    plain = [{**g, "category": None} for g in _records("examples/gold.jsonl")]
+    traces = _records("examples/trace.jsonl")
+    assert rs.score(gold, traces).report("json") == rs.score(plain, traces).report("json")
+
+
+def test_a_string_is_one_slice_field_or_qid_and_jobs_are_checked(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    run = rs.score("examples/product/gold.jsonl", "examples/product/trace.jsonl", by="category", explain="Q001")
+    assert list(run.slices) == ["category"] and "Q001" in run.evaluation.explained
+    with pytest.raises(rs.UsageError, match="jobs: expected a positive integer"):
+        rs.score("examples/gold.jsonl", "examples/trace.jsonl", jobs=0)
+    assert len(repr(run)) < 2000

@@ -155,8 +155,8 @@ def _gate_spec(gates: str | Mapping[str, Any]) -> str:
 class Run:
     """One scored run: its metrics, gates, diagnoses and reports."""
 
-    evaluation: Evaluation
-    config: Config
+    evaluation: Evaluation = field(repr=False)
+    config: Config = field(repr=False)
     gate_results: list[GateResult]
     diagnoses: list[Diagnosis]
     slices: dict[str, dict[str, SliceResult]]
@@ -164,6 +164,11 @@ class Run:
     document: dict[str, Any] = field(repr=False)
     per_question: bool = False
     scores_file: ScoreFile | None = None
+
+    def __repr__(self) -> str:
+        counts = self.document["counts"]
+        return (f"<ragscore.Run {'PASS' if self.passed else 'FAIL'}: {counts['total']} questions, "
+                f"precision {self.document['precision']}, chr {self.document['chr']}>")
 
     @property
     def metrics(self) -> dict[str, float | None]:
@@ -288,9 +293,10 @@ def score(
 
     config = _configured(config, settings)
     gold_in, trace_in = as_input(gold, "gold"), as_input(traces, "trace")
-    explain = list(dict.fromkeys(explain))
+    _check_jobs(jobs)
+    explain = list(dict.fromkeys([explain] if isinstance(explain, str) else explain))
     per_question = per_question or only_failures
-    by = tuple(dict.fromkeys(by))
+    by = tuple(dict.fromkeys([by] if isinstance(by, str) else by))
     for path in by:
         if path.split(".")[0] in CONTRACT_FIELDS and path != "answerable":
             raise UsageError(f'--by {path}: slices come from fields outside the data contract (such as "category" '
@@ -332,6 +338,11 @@ def score(
     doc = build_document(ev, results, passed, compute_intervals(ev), slices, questions=wants.rows,
                          only_failures=only_failures, diagnoses=diagnoses, scores_file=scores_file)
     return Run(ev, config, results, diagnoses, slices, passed, doc, per_question, scores_file)
+
+
+def _check_jobs(jobs: object) -> None:
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise UsageError(f"jobs: expected a positive integer (or None: all cores for large inputs), got {jobs!r}")
 
 
 def _configured(config: Config | None, settings: Mapping[str, Any]) -> Config:
@@ -449,6 +460,7 @@ def compare(
     from ragscore.reports.compare_report import build_compare_document
     from ragscore.reports.document import display_path
 
+    _check_jobs(jobs)
     if (baseline is None) == (baseline_report is None):
         raise UsageError("compare: give the baseline's traces or its report (baseline_report=), not both")
     config = _configured(config, settings)

@@ -209,6 +209,11 @@ def check_regressions(
     out = []
     for metric, bound in allowed.items():
         d = deltas.get(metric)
+        if d is not None and d.baseline is not None and d.candidate is None:
+            # The baseline had a value and the candidate has none (no answered question, no trace
+            # at all): not a skipped gate, or a crashed pipeline would pass.
+            out.append(Regression(metric, bound, None, None, "fail"))
+            continue
         if d is None or d.delta is None:
             out.append(Regression(metric, bound, None, None, "skipped"))
             continue

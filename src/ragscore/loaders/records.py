@@ -8,9 +8,11 @@ same records give the same report.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -38,8 +40,14 @@ class Records:
         records, self._records = self._records, None
         if records is None:
             raise InputError(self.name, "already read: records given as an iterable are read once")
+        if iter(records) is records:  # an iterator (a generator): it cannot be read again
+            with contextlib.suppress(TypeError):  # not weakly referenceable: not remembered
+                _SPENT.add(records)
         update, dumps = self._hash.update, _CANONICAL.encode
         for n, record in enumerate(records, 1):
+            if type(record) is dict and any(type(v) is float and v != v for v in record.values()):
+                # pandas writes a missing value as NaN (to_dict("records")): it is a missing value here too
+                record = {k: None if type(v) is float and v != v else v for k, v in record.items()}
             try:
                 update(dumps(record).encode("utf-8", "surrogatepass") + b"\n")
             except (TypeError, ValueError) as exc:
@@ -47,6 +55,7 @@ class Records:
             yield n, record
 
 
+_SPENT: weakref.WeakSet[Any] = weakref.WeakSet()  # iterators read once already
 _CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
@@ -56,6 +65,9 @@ def as_input(source: Any, role: str) -> str | Records:
         return os.fspath(source)
     if isinstance(source, Records):
         return source
+    if source in _SPENT:
+        raise InputError(f"<{role} records>", "already read: this iterator (a generator?) was read by an earlier "
+                                              "call; pass a list, or a new generator")
     if isinstance(source, (bytes, Mapping)) or not isinstance(source, Iterable):
         raise TypeError(f"{role}: expected a path or an iterable of records (dicts), got {type(source).__name__}")
     return Records(source, role)
