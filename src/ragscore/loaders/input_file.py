@@ -4,16 +4,18 @@
 from __future__ import annotations
 
 import hashlib
+import lzma
 import os
 import stat
 import sys
+import zlib
 from collections.abc import Generator, Iterator
 from functools import partial
 from itertools import chain
 from typing import IO, Final
 
 from ragscore.errors import InputError
-from ragscore.loaders.sniff import SNIFF_BYTES, check_text_head
+from ragscore.loaders.sniff import SNIFF_BYTES, check_text_head, decompressor
 
 STDIN: Final = "-"
 BOM: Final = b"\xef\xbb\xbf"
@@ -26,6 +28,8 @@ MAX_DOCUMENT_BYTES: Final = 1 << 30
 # Read buffer of a named input: larger than the default, which keeps reading line by line fast.
 _BUFFER_BYTES: Final = 1 << 16
 _CHUNK_BYTES: Final = 1 << 20
+# What a damaged or truncated compressed file raises while it is read.
+_DECOMPRESSION_ERRORS: Final = (EOFError, OSError, lzma.LZMAError, zlib.error)
 _ARRAY_ADVICE: Final = "write JSON Lines, which are read line by line"
 
 
@@ -37,6 +41,7 @@ class InputFile:
         self.name = "<stdin>" if spec == STDIN else spec
         self._hash = hashlib.sha256() if hashed else None
         self.head = b""  # the first bytes, once opened (empty when the stream cannot show them)
+        self.compressed = False  # gzip, bzip2 or xz, read decompressed
 
     @property
     def sha256(self) -> str:
@@ -68,7 +73,15 @@ class InputFile:
         peek = getattr(stream, "peek", None)  # an in-memory stand-in for stdin has none
         try:
             self.head = peek(SNIFF_BYTES)[:SNIFF_BYTES] if peek is not None else b""
+            opener = decompressor(self.head)
+            if opener is not None:  # gzip, bzip2 or xz: read decompressed, whatever the file's name
+                self.compressed = True
+                stream = opener(stream)  # gzip, bz2 and lzma files buffer, and peek, themselves
+                self.head = stream.peek(SNIFF_BYTES)[:SNIFF_BYTES]  # type: ignore[attr-defined]
             check_text_head(self.head, self.name)
+        except _DECOMPRESSION_ERRORS as exc:
+            self._close(stream)
+            raise InputError(self.name, f"cannot decompress: {exc}") from None
         except BaseException:
             self._close(stream)
             raise
@@ -79,9 +92,13 @@ class InputFile:
             stream.close()
 
     def digest_whole(self, block: int = 1 << 20) -> str:
-        """Read the whole file in large blocks and return its sha256 (a regular file only: it is opened again)."""
+        """Read the whole file in large blocks and return its sha256 (a regular file only: it is opened
+        again), of its content decompressed, as ``raw_lines`` hashes it."""
         digest = hashlib.sha256()
-        with open(self.spec, "rb") as stream:
+        with open(self.spec, "rb") as raw:
+            opener = decompressor(raw.read(16))
+            raw.seek(0)
+            stream: IO[bytes] = opener(raw) if opener is not None else raw
             while chunk := stream.read(block):
                 digest.update(chunk)
         return digest.hexdigest()
@@ -110,18 +127,30 @@ class InputFile:
                         raise self._too_long(number, limit)
                     update(raw)
                     yield raw
+        except _DECOMPRESSION_ERRORS as exc:
+            if not self.compressed:
+                raise
+            raise InputError(self.name, f"cannot decompress: {exc}") from None
         finally:
             self._close(stream)
 
     def _too_long(self, number: int, limit: int) -> InputError:
         return InputError(self.name, f"line longer than {limit:,} bytes (the longest line ragscore reads)", number)
 
+    def _read(self, stream: IO[bytes]) -> bytes:
+        try:
+            return stream.read(_CHUNK_BYTES)
+        except _DECOMPRESSION_ERRORS as exc:
+            if not self.compressed:
+                raise
+            raise InputError(self.name, f"cannot decompress: {exc}") from None
+
     def read_rest(self, stream: IO[bytes], what: str, advice: str = "", size: int = 0) -> bytes:
         """Read the rest of ``stream`` in chunks, updating the hash; refuse a file of more than
         ``MAX_DOCUMENT_BYTES`` (``size`` of them read already). ``what`` names the file's kind."""
         limit = MAX_DOCUMENT_BYTES  # read at each call, so that a test can lower it
         chunks = []
-        while chunk := stream.read(_CHUNK_BYTES):
+        while chunk := self._read(stream):
             size += len(chunk)
             if size > limit:
                 raise InputError(self.name, f"{what} longer than {limit:,} bytes is not read (it is held in memory "

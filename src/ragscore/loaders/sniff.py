@@ -8,20 +8,22 @@ text), or bytes that are not UTF-8 on the first line.
 
 from __future__ import annotations
 
+import bz2
 import codecs
-from typing import Final
+import gzip
+import lzma
+from collections.abc import Callable
+from typing import IO, Final, cast
 
 from ragscore.errors import InputError
 
 # How many of the first bytes are looked at (at most: a pipe may have written fewer so far).
 SNIFF_BYTES: Final = 8192
 
-_COMPRESSED: Final = "compressed input is not read yet: decompress it first"
+_COMPRESSED: Final = "ragscore reads gzip, bzip2 and xz; decompress it first"
 
 # Magic numbers: (prefix, what the file is, advice). The order matters where one prefix starts another.
 _MAGIC: Final[tuple[tuple[bytes, str, str], ...]] = (
-    (b"\x1f\x8b", "a gzip-compressed file", _COMPRESSED),
-    (b"\xfd7zXZ\x00", "an xz-compressed file", _COMPRESSED),
     (b"\x28\xb5\x2f\xfd", "a zstd-compressed file", _COMPRESSED),
     (b"\x04\x22\x4d\x18", "an lz4-compressed file", _COMPRESSED),
     (b"PK\x03\x04", "a zip archive", _COMPRESSED),
@@ -56,8 +58,17 @@ def binary_kind(head: bytes) -> tuple[str, str] | None:
     for magic, what, advice in _MAGIC:
         if head.startswith(magic):
             return what, advice
+    return None
+
+
+def decompressor(head: bytes) -> Callable[[IO[bytes]], IO[bytes]] | None:
+    """How to read a stream whose first bytes are gzip's, bzip2's or xz's magic number; None for others."""
+    if head.startswith(b"\x1f\x8b"):
+        return lambda stream: cast(IO[bytes], gzip.GzipFile(fileobj=stream, mode="rb"))
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return lambda stream: cast(IO[bytes], lzma.LZMAFile(stream, "rb"))
     if head.startswith(b"BZh") and head[3:4].isdigit() and head[4:10] == _BZIP2_BLOCK:
-        return "a bzip2-compressed file", _COMPRESSED
+        return lambda stream: cast(IO[bytes], bz2.BZ2File(stream, "rb"))
     return None
 
 

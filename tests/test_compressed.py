@@ -1,0 +1,64 @@
+"""Compressed inputs (gzip, bzip2, xz), told by their first bytes and read decompressed (issue 16)."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import json
+import lzma
+import sys
+
+import pytest
+
+from conftest import EXAMPLES
+
+PRODUCT = EXAMPLES / "product"
+COMPRESS = {"gzip": lambda data: gzip.compress(data, mtime=0), "bzip2": bz2.compress, "xz": lzma.compress}
+
+
+def _without_paths(text):
+    doc = json.loads(text)
+    for entry in doc["inputs"].values():
+        entry["path"] = ""
+    return doc
+
+
+@pytest.mark.parametrize("kind", sorted(COMPRESS))
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_compressed_input_gives_the_same_report(ragscore, isolated, kind, jobs):
+    compress = COMPRESS[kind]
+    (isolated / "g.data").write_bytes(compress((PRODUCT / "gold.jsonl").read_bytes()))  # the name says nothing
+    (isolated / "t.data").write_bytes(compress((PRODUCT / "trace.jsonl").read_bytes()))
+    plain = ragscore("--gold", PRODUCT / "gold.jsonl", "--trace", PRODUCT / "trace.jsonl", "--no-fail", "-q",
+                     "--per-question")
+    packed = ragscore("--gold", "g.data", "--trace", "t.data", "--no-fail", "-q", "--per-question", "--jobs", jobs)
+    assert packed.status == 0, packed.err
+    # The digests are of the content, decompressed: the same records, the same sha256.
+    assert _without_paths(packed.out) == _without_paths(plain.out)
+
+
+def test_compressed_standard_input(ragscore, isolated, monkeypatch):
+    data = gzip.compress((PRODUCT / "trace.jsonl").read_bytes(), mtime=0)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(data))))
+    run = ragscore("--gold", PRODUCT / "gold.jsonl", "--trace", "-", "--no-fail", "-q")
+    assert run.status == 0 and json.loads(run.out)["counts"]["trace_lines"] == 41
+
+
+def test_a_truncated_file_is_an_input_error(ragscore, isolated):
+    data = gzip.compress((PRODUCT / "trace.jsonl").read_bytes(), mtime=0)
+    (isolated / "t.gz").write_bytes(data[: len(data) // 2])
+    run = ragscore("--gold", PRODUCT / "gold.jsonl", "--trace", "t.gz")
+    assert (run.status, run.out) == (2, "")
+    assert run.err == ("ragscore: error: t.gz: cannot decompress: Compressed file ended before the end-of-stream "
+                       "marker was reached\n")
+
+
+def test_the_stage_commands_and_trec_read_compressed_files(ragscore, isolated):
+    stages = EXAMPLES / "stages"
+    (isolated / "g.gz").write_bytes(gzip.compress((stages / "classify_gold.jsonl").read_bytes(), mtime=0))
+    (isolated / "p.xz").write_bytes(lzma.compress((stages / "classify_pred.jsonl").read_bytes()))
+    plain = ragscore("classify", "--gold", stages / "classify_gold.jsonl", "--pred", stages / "classify_pred.jsonl",
+                     "--no-fail", "-q")
+    packed = ragscore("classify", "--gold", "g.gz", "--pred", "p.xz", "--no-fail", "-q")
+    assert json.loads(packed.out)["metrics"] == json.loads(plain.out)["metrics"]
