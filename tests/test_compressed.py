@@ -62,3 +62,15 @@ def test_the_stage_commands_and_trec_read_compressed_files(ragscore, isolated):
                      "--no-fail", "-q")
     packed = ragscore("classify", "--gold", "g.gz", "--pred", "p.xz", "--no-fail", "-q")
     assert json.loads(packed.out)["metrics"] == json.loads(plain.out)["metrics"]
+
+
+def test_a_compressed_json_array_gold_set_in_a_parallel_run(ragscore, isolated):
+    # The worst questions a diagnosis quotes are read again from the files: decompressed too.
+    items = [json.loads(line) for line in (PRODUCT / "gold.jsonl").read_text(encoding="utf-8").splitlines()]
+    (isolated / "g.json").write_bytes(gzip.compress(json.dumps(items).encode(), mtime=0))
+    (isolated / "plain.json").write_text(json.dumps(items), encoding="utf-8")
+    one = ragscore("--gold", "plain.json", "--trace", PRODUCT / "trace.jsonl", "--no-fail", "-q")
+    two = ragscore("--gold", "g.json", "--trace", PRODUCT / "trace.jsonl", "--no-fail", "-q", "--jobs", "2")
+    assert two.status == 0, two.err
+    assert _without_paths(two.out) == _without_paths(one.out)
+    assert json.loads(two.out)["diagnoses"][0]["low_samples"][0]["question"]

@@ -424,8 +424,11 @@ def questions_at(spec: str, places: Collection[int]) -> dict[int, str | None]:
     out: dict[int, str | None] = {}
     if not wanted:
         return out
-    with open(spec, "rb") as stream:
+    stream = file._open()  # decompressed, when it is compressed
+    try:
         start = stream.read(4096).removeprefix(BOM).lstrip(b" \t\r\n")
+    finally:
+        file._close(stream)
     if start.startswith(b"["):  # a JSON array: parse it whole again
         records: Iterator[tuple[int, int, str, object]] = (
             (line, column, text, obj) for line, column, text, obj, _ in _records(file, 0, 1))
