@@ -74,3 +74,16 @@ def test_a_compressed_json_array_gold_set_in_a_parallel_run(ragscore, isolated):
     assert two.status == 0, two.err
     assert _without_paths(two.out) == _without_paths(one.out)
     assert json.loads(two.out)["diagnoses"][0]["low_samples"][0]["question"]
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be"])
+def test_utf16_with_its_byte_order_mark_is_read(ragscore, isolated, codec):
+    text = (PRODUCT / "trace.jsonl").read_text(encoding="utf-8")
+    data = (b"\xfe\xff" if codec == "utf-16-be" else b"") + text.encode(codec)
+    (isolated / "t.jsonl").write_bytes(data)
+    (isolated / "t.jsonl.gz").write_bytes(gzip.compress(data, mtime=0))
+    plain = ragscore("--gold", PRODUCT / "gold.jsonl", "--trace", PRODUCT / "trace.jsonl", "--no-fail", "-q")
+    for name in ("t.jsonl", "t.jsonl.gz"):
+        run = ragscore("--gold", PRODUCT / "gold.jsonl", "--trace", name, "--no-fail", "-q")
+        assert run.status == 0, run.err
+        assert _without_paths(run.out) == _without_paths(plain.out)  # the sha256 of the text as UTF-8

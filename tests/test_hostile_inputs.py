@@ -55,9 +55,10 @@ COMPRESSED = "(ragscore reads gzip, bzip2 and xz; decompress it first)"
     (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", "g:1: expected text, got a PDF document"),
     (b"\x7fELF\x02\x01\x01\x00", "g:1: expected text, got an executable (ELF)"),
     (b"SQLite format 3\x00\x10\x00", "g:1: expected text, got an SQLite database"),
-    ("{}\n".encode("utf-16-le").join([b"\xff\xfe", b""]),
-     "g:1: expected UTF-8 text, got UTF-16 (it starts with the byte-order mark FF FE): save it as UTF-8"),
-    (b"\xfe\xff\x00{", "g:1: expected UTF-8 text, got UTF-16 (it starts with the byte-order mark FE FF): save it as UTF-8"),
+    # UTF-16 with its byte-order mark is read (transcoded): a record's own fault is found in it.
+    ("{}\n".encode("utf-16-le").join([b"\xff\xfe", b""]), 'g:1:1: missing required field "answerable" (true or false)'),
+    (b"\xfe\xff\xd8\x00", "g: expected UTF-16 text after its byte-order mark: 'utf-16-be' codec can't decode bytes in "
+                          "position 0-1: unexpected end of data"),
     (b"\xff\xfe\x00\x00{\x00\x00\x00",
      "g:1: expected UTF-8 text, got UTF-32 (it starts with the byte-order mark FF FE 00 00): save it as UTF-8"),
     (GOLD_LINE + b'{"qid": "b", "x": "\x00"}\n', "g:2:20: expected text, got a binary file (a NUL byte)"),

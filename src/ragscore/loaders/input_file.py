@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
+import io
 import lzma
 import os
 import stat
@@ -12,7 +14,7 @@ import zlib
 from collections.abc import Generator, Iterator
 from functools import partial
 from itertools import chain
-from typing import IO, Final
+from typing import IO, Final, cast
 
 from ragscore.errors import InputError
 from ragscore.loaders.sniff import SNIFF_BYTES, check_text_head, decompressor
@@ -78,6 +80,10 @@ class InputFile:
                 self.compressed = True
                 stream = opener(stream)  # gzip, bz2 and lzma files buffer, and peek, themselves
                 self.head = stream.peek(SNIFF_BYTES)[:SNIFF_BYTES]  # type: ignore[attr-defined]
+            encoding = utf16_encoding(self.head)
+            if encoding is not None:  # UTF-16 with its byte-order mark: read as UTF-8, transcoded
+                stream = cast(IO[bytes], _Transcoded(stream, encoding))
+                self.head = _transcoded_head(self.head, encoding)
             check_text_head(self.head, self.name)
         except _DECOMPRESSION_ERRORS as exc:
             self._close(stream)
@@ -127,6 +133,8 @@ class InputFile:
                         raise self._too_long(number, limit)
                     update(raw)
                     yield raw
+        except _BadUtf16 as exc:
+            raise InputError(self.name, f"expected UTF-16 text after its byte-order mark: {exc}") from None
         except _DECOMPRESSION_ERRORS as exc:
             if not self.compressed:
                 raise
@@ -140,6 +148,8 @@ class InputFile:
     def _read(self, stream: IO[bytes]) -> bytes:
         try:
             return stream.read(_CHUNK_BYTES)
+        except _BadUtf16 as exc:
+            raise InputError(self.name, f"expected UTF-16 text after its byte-order mark: {exc}") from None
         except _DECOMPRESSION_ERRORS as exc:
             if not self.compressed:
                 raise
@@ -167,6 +177,48 @@ class InputFile:
             return decode_text(self.read_rest(stream, what).removeprefix(BOM), self.name, 1)
         finally:
             self._close(stream)
+
+
+def utf16_encoding(head: bytes) -> str | None:
+    """The codec of a UTF-16 input with a byte-order mark (UTF-32's starts like UTF-16 LE's: not it)."""
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return None
+    return "utf-16" if head.startswith((b"\xff\xfe", b"\xfe\xff")) else None
+
+
+def _transcoded_head(head: bytes, encoding: str) -> bytes:
+    return codecs.getincrementaldecoder(encoding)(errors="replace").decode(head).encode("utf-8", "surrogatepass")
+
+
+class _Transcoded(io.RawIOBase):
+    """A UTF-16 stream read as UTF-8 bytes (the lines, the hash and every error then see UTF-8)."""
+
+    def __init__(self, stream: IO[bytes], encoding: str) -> None:
+        super().__init__()
+        self._text = io.TextIOWrapper(stream, encoding=encoding, errors="strict", newline="")
+
+    def readable(self) -> bool:
+        return True
+
+    def readline(self, size: int | None = -1) -> bytes:
+        try:
+            return self._text.readline(-1 if size is None or size < 0 else size).encode("utf-8", "surrogatepass")
+        except UnicodeDecodeError as exc:
+            raise _BadUtf16(str(exc)) from None
+
+    def read(self, size: int | None = -1) -> bytes:
+        try:
+            return self._text.read(-1 if size is None or size < 0 else size).encode("utf-8", "surrogatepass")
+        except UnicodeDecodeError as exc:
+            raise _BadUtf16(str(exc)) from None
+
+    def close(self) -> None:
+        self._text.close()
+        super().close()
+
+
+class _BadUtf16(ValueError):
+    """Bytes that are not UTF-16 in a file that starts with its byte-order mark."""
 
 
 def array_or_lines(file: InputFile) -> tuple[str | None, Iterator[bytes]]:
