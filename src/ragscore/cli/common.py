@@ -322,3 +322,11 @@ def write_requested_reports(args: argparse.Namespace, render: Callable[[str], It
     from ragscore.reports.files import write_reports
 
     write_reports({path: render(option) for option in REPORT_OPTIONS if (path := getattr(args, option, None))})
+
+
+def add_trace_options(group: Any, format_help: str, map_help: str) -> None:
+    """Add --trace-format and --map (how trace records are read) to a parser or one of its groups."""
+    from ragscore.loaders.shapes import CHOICES
+
+    group.add_argument("--trace-format", choices=CHOICES, metavar="NAME", help=format_help)
+    group.add_argument("--map", action="append", default=[], metavar="CONCEPT=PATH", help=map_help)

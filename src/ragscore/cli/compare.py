@@ -11,6 +11,7 @@ from ragscore.cli.common import (
     Streams,
     add_quiet_option,
     add_report_options,
+    add_trace_options,
     confidence_level,
     count,
     note_capped_jobs,
@@ -22,7 +23,6 @@ from ragscore.config import Overrides, load_config, parse_families
 from ragscore.errors import UsageError
 from ragscore.evaluate import metric_names
 from ragscore.input_config import map_options
-from ragscore.loaders.shapes import CHOICES
 from ragscore.parallel import choose_jobs
 
 
@@ -39,12 +39,10 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
     baseline.add_argument("--baseline", metavar="PATH", help="the baseline run's traces")
     baseline.add_argument("--baseline-report", metavar="PATH",
                           help="a committed JSON report of the baseline, made with --per-question")
-    parser.add_argument("--trace-format", choices=CHOICES, metavar="NAME",
-                        help="how both runs' traces are written: auto (default), native, ragas, openinference, "
-                             "otel-genai or langchain")
-    parser.add_argument("--map", action="append", default=[], metavar="CONCEPT=PATH",
-                        help="read a trace concept from another path of each record, in both runs (repeatable; see "
-                             "score --help)")
+    add_trace_options(parser, "how both runs' traces are written: auto (default), native, ragas, openinference, "
+                              "otel-genai or langchain",
+                      "read a trace concept from another path of each record, in both runs (repeatable; see "
+                      "score --help)")
     add_report_options(parser, ("json", "markdown", "none"), files=("json", "markdown"),
                        format_help="report on standard output (default: json)", helps={
                            "json": "also write the JSON comparison to PATH",

@@ -13,6 +13,7 @@ from ragscore.cli.common import (
     Streams,
     add_quiet_option,
     add_report_options,
+    add_trace_options,
     confidence_level,
     count,
     cutoff_list,
@@ -25,7 +26,6 @@ from ragscore.config import Overrides, load_config, parse_families
 from ragscore.errors import UsageError
 from ragscore.evaluate import metric_names
 from ragscore.input_config import map_options
-from ragscore.loaders.shapes import CHOICES
 from ragscore.parallel import choose_jobs
 from ragscore.progress import progress_line
 from ragscore.quoting import quote
@@ -76,13 +76,11 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
                         help="gold set: JSON Lines, or a JSON array of objects ('-' for standard input)")
     inputs.add_argument("--trace", required=True, metavar="PATH",
                         help="pipeline traces, JSON Lines ('-' for standard input)")
-    inputs.add_argument("--trace-format", choices=CHOICES, metavar="NAME",
-                        help="how the traces are written: auto (default: from the first record), native, ragas, "
-                             "openinference, otel-genai or langchain")
-    inputs.add_argument("--map", action="append", default=[], metavar="CONCEPT=PATH",
-                        help="read a trace concept (qid, question, claim, citations, retrieved_ids, refused, "
-                             "retrieved_chunks, scores, document_id) from a path such as result or "
-                             "source_documents[*].metadata.id (repeatable)")
+    add_trace_options(inputs, "how the traces are written: auto (default: from the first record), native, ragas, "
+                              "openinference, otel-genai or langchain",
+                      "read a trace concept (qid, question, claim, citations, retrieved_ids, refused, "
+                      "retrieved_chunks, scores, document_id) from a path such as result or "
+                      "source_documents[*].metadata.id (repeatable)")
     inputs.add_argument("--scores", metavar="PATH",
                         help="per-question scores from other evaluators: CSV (a qid, question or user_input column "
                              "and numeric columns) or JSON Lines (qid plus numbers); each becomes a metric")

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from ragscore.cli.common import Exit, Parser, Streams, one_line, standard_output
+from ragscore.cli.common import Exit, Parser, Streams, add_trace_options, one_line, standard_output
 from ragscore.config import Overrides, load_config
 from ragscore.errors import UsageError
 from ragscore.evaluate import metric_names
 from ragscore.input_config import map_options
-from ragscore.loaders.shapes import CHOICES
 
 
 def validate_parser(prog: str) -> argparse.ArgumentParser:
@@ -24,11 +23,9 @@ def validate_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--trace", metavar="PATH", help="traces to check against it")
     parser.add_argument("--gates-file", metavar="PATH",
                         help="read [scoring] (the refusal tokens) from PATH instead of ./gates.toml")
-    parser.add_argument("--trace-format", choices=CHOICES, metavar="NAME",
-                        help="how the traces are written: auto (default), native, ragas, openinference, otel-genai or "
-                             "langchain")
-    parser.add_argument("--map", action="append", default=[], metavar="CONCEPT=PATH",
-                        help="read a trace concept from another path of each record (repeatable; see score --help)")
+    add_trace_options(parser, "how the traces are written: auto (default), native, ragas, openinference, otel-genai "
+                              "or langchain",
+                      "read a trace concept from another path of each record (repeatable; see score --help)")
     parser.add_argument("--lenient", action="store_true",
                         help='a key one edit or a plural away from a contract field ("gold_citation") is a warning, '
                              'not an error')

@@ -133,12 +133,8 @@ class InputFile:
                         raise self._too_long(number, limit)
                     update(raw)
                     yield raw
-        except _BadUtf16 as exc:
-            raise InputError(self.name, f"expected UTF-16 text after its byte-order mark: {exc}") from None
-        except _DECOMPRESSION_ERRORS as exc:
-            if not self.compressed:
-                raise
-            raise InputError(self.name, f"cannot decompress: {exc}") from None
+        except (_BadUtf16, *_DECOMPRESSION_ERRORS) as exc:
+            raise self._unreadable(exc) from None
         finally:
             self._close(stream)
 
@@ -148,12 +144,16 @@ class InputFile:
     def _read(self, stream: IO[bytes]) -> bytes:
         try:
             return stream.read(_CHUNK_BYTES)
-        except _BadUtf16 as exc:
-            raise InputError(self.name, f"expected UTF-16 text after its byte-order mark: {exc}") from None
-        except _DECOMPRESSION_ERRORS as exc:
-            if not self.compressed:
-                raise
-            raise InputError(self.name, f"cannot decompress: {exc}") from None
+        except (_BadUtf16, *_DECOMPRESSION_ERRORS) as exc:
+            raise self._unreadable(exc) from None
+
+    def _unreadable(self, exc: Exception) -> Exception:
+        """Say why a transcoded or decompressed stream could not be read (anything else as it is)."""
+        if isinstance(exc, _BadUtf16):
+            return InputError(self.name, f"expected UTF-16 text after its byte-order mark: {exc}")
+        if self.compressed:
+            return InputError(self.name, f"cannot decompress: {exc}")
+        return exc
 
     def read_rest(self, stream: IO[bytes], what: str, advice: str = "", size: int = 0) -> bytes:
         """Read the rest of ``stream`` in chunks, updating the hash; refuse a file of more than
