@@ -35,9 +35,10 @@ DEFAULT_GATES: Final = (
     Gate("over_refusal", "<=", 0.10),
     Gate("missing", "<=", 0.0),
 )
-# "ner", "classify" and "link" belong to the stage commands (ragscore.stages.config); score ignores them.
+# "ner", "classify" and "link" belong to the stage commands (ragscore.stages.config), "trec" to ragscore trec
+# (ragscore.trec.config); score ignores them.
 SECTIONS: Final = (
-    "scoring", "gates", "regression", "slice_gates", "diagnose", "trace", "gold", "ner", "classify", "link"
+    "scoring", "gates", "regression", "slice_gates", "diagnose", "trace", "gold", "ner", "classify", "link", "trec"
 )
 DEFAULT_MIN_N: Final = 20  # a slice smaller than this is reported, but its gates are skipped
 TEXT_TOKENIZERS: Final = ("reference", "unicode")  # metrics.overlap.TOKENIZERS, without importing it
