@@ -401,7 +401,7 @@ def test_the_readme_examples(ragscore, isolated):
                         'none of the gold set\'s (first: "Q1", "Q2")')
     for line in lines:
         assert f"`{line}`" in readme
-    repeated = ragscore("--gold", "g.jsonl", "--trace", "a.jsonl", "--trace", "b.jsonl")
+    repeated = ragscore("--trace", "t.jsonl", "--gold", "a.jsonl", "--gold", "b.jsonl")
     assert f"`{repeated.err.strip()}`" in readme
     unseen = ragscore("--gold", EXAMPLES_GOLD, "--trace", EXAMPLES_TRACE, "--gates", "latency_ms=1500", "--format", "none")
     line = next(line for line in unseen.err.splitlines() if "latency_ms" in line)

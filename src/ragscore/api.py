@@ -24,7 +24,8 @@ from ragscore.config import Config, Overrides, parse_families
 from ragscore.config import load_config as _load_config
 from ragscore.errors import InputError, UsageError
 from ragscore.evaluate import Evaluation, Wants, metric_names
-from ragscore.loaders.records import Records, as_input
+from ragscore.loaders.records import Records, as_input, as_traces
+from ragscore.loaders.shards import Shards
 
 if TYPE_CHECKING:
     from ragscore.diagnose import Diagnosis
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     from ragscore.slices import SliceResult
 
 Source = str | os.PathLike[str] | Iterable[Mapping[str, Any]]
+# Traces may also be several files read as one: a glob, a folder, or a list of paths (and globs).
+TraceSource = Source | Sequence[str | os.PathLike[str]] | Shards
 
 FORMATS: Final = ("json", "markdown", "text", "html", "junit")
 # Keyword settings and what they set (see Overrides).
@@ -208,7 +211,7 @@ class Run:
         if qid not in self.evaluation.explained:
             raise UsageError(f"no explanation kept for {qid!r}: score with explain=[{qid!r}]")
         ev = self.evaluation
-        return render_explanation(ev.explained[qid], ev.settings, ev.traces.name)
+        return render_explanation(ev.explained[qid], ev.settings, ev.traces)
 
     def _summary(self) -> dict[str, Any]:
         doc = self.document
@@ -261,7 +264,7 @@ class Run:
 
 def score(
     gold: Source,
-    traces: Source,
+    traces: TraceSource,
     *,
     config: Config | None = None,
     scores: str | os.PathLike[str] | None = None,
@@ -292,7 +295,7 @@ def score(
     from ragscore.slices import build_slices
 
     config = _configured(config, settings)
-    gold_in, trace_in = as_input(gold, "gold"), as_input(traces, "trace")
+    gold_in, trace_in = as_input(gold, "gold"), as_traces(traces)
     _check_jobs(jobs)
     explain = list(dict.fromkeys([explain] if isinstance(explain, str) else explain))
     per_question = per_question or only_failures
@@ -318,7 +321,7 @@ def score(
         for qid in explain:
             if qid not in known:
                 raise UsageError(f"--explain: no gold question has qid {quote(qid)}" + did_you_mean(qid, list(known)))
-    specs = [x for x in (gold_in, trace_in) if isinstance(x, str)]
+    specs = [x for x in (gold_in, trace_in) if not isinstance(x, Records)]
     count = choose_jobs(jobs, *specs) if len(specs) == 2 else 1
     ev = score_parts(gold_in, trace_in, config.settings, wants, count)
     for qid in explain:  # a gold set read once is known only now
@@ -434,8 +437,8 @@ class Comparison:
 
 def compare(
     gold: Source,
-    baseline: Source | None,
-    candidate: Source,
+    baseline: TraceSource | None,
+    candidate: TraceSource,
     *,
     baseline_report: str | os.PathLike[str] | None = None,
     config: Config | None = None,
@@ -464,12 +467,12 @@ def compare(
     if (baseline is None) == (baseline_report is None):
         raise UsageError("compare: give the baseline's traces or its report (baseline_report=), not both")
     config = _configured(config, settings)
-    gold_in, candidate_in = as_input(gold, "gold"), as_input(candidate, "trace")
+    gold_in, candidate_in = as_input(gold, "gold"), as_traces(candidate)
     run_settings = config.settings
     read_as = None
     if baseline is not None:
-        baseline_in = as_input(baseline, "baseline")
-        specs = [x for x in (gold_in, baseline_in, candidate_in) if isinstance(x, str)]
+        baseline_in = as_traces(baseline, "baseline")
+        specs = [x for x in (gold_in, baseline_in, candidate_in) if not isinstance(x, Records)]
         count = choose_jobs(jobs, *specs) if len(specs) == 3 else 1
         # Both runs in one pass over the gold set, question by question, without per-question rows.
         baseline_ev, candidate_ev, paired = score_pair(gold_in, baseline_in, candidate_in, run_settings, count)
@@ -479,7 +482,7 @@ def compare(
         if baseline_ev.settings.trace_format != candidate_ev.settings.trace_format:
             read_as = (baseline_ev.settings.trace_format, candidate_ev.settings.trace_format)
     else:
-        specs = [x for x in (gold_in, candidate_in) if isinstance(x, str)]
+        specs = [x for x in (gold_in, candidate_in) if not isinstance(x, Records)]
         count = choose_jobs(jobs, *specs) if len(specs) == 2 else 1
         candidate_ev = score_parts(gold_in, candidate_in, run_settings, Wants(rows=True), count)
         _check_regression_names(config, candidate_ev.metrics())

@@ -39,6 +39,7 @@ from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, is_mine, objects_
 from ragscore.loaders.near_miss import TRACE_FIELDS, near_misses
 from ragscore.loaders.records import Records
 from ragscore.loaders.shapes import TraceShape, open_records
+from ragscore.loaders.shards import Shards
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, TraceView, parse_trace
 from ragscore.metrics import METRICS
 from ragscore.metrics.answer import (
@@ -63,7 +64,8 @@ if TYPE_CHECKING:
     from ragscore.loaders.scores import ScoreFile
 
 EXAMPLES = 5  # ids quoted in a one-line summary such as "3 unknown traces: a, b, c"
-Spec = str | Records  # an input: a path ("-": standard input), or records given to the Python API
+# An input: a path ("-": standard input), several trace files read as one, or records given to the Python API.
+Spec = str | Shards | Records
 COUNT_METRICS = METRICS.names("counts")
 
 
@@ -299,10 +301,18 @@ def score_part(
     gold_spec: Spec, trace_spec: Spec, settings: Settings, wants: Wants, part: int = 0, parts: int = 1
 ) -> PartResult:
     """Score worker ``part``'s share of the questions; errors come back as data, not raised."""
+    # With several parts the parent hashes the inputs, so the workers need not.
+    return score_files(open_input(gold_spec, parts == 1), open_input(trace_spec, parts == 1), settings, wants, part,
+                       parts)
+
+
+def score_files(
+    gold_file: InputFile | Records, trace_file: InputFile | Records, settings: Settings, wants: Wants, part: int = 0,
+    parts: int = 1,
+) -> PartResult:
+    """Score part ``part`` of the questions from inputs opened for it (see ``score_part``)."""
     result = PartResult()
     phase = 0
-    # With several parts the parent hashes the inputs, so the workers need not.
-    gold_file, trace_file = open_input(gold_spec, parts == 1), open_input(trace_spec, parts == 1)
     try:
         if parts > 1 and wants.scores is not None and wants.scores.join == "question":
             raise NeedsOneProcess  # scores joined by question text: one process holds every question
@@ -317,7 +327,9 @@ def score_part(
     except NeedsOneProcess:
         result.one_process = True
     except InputError as exc:
-        result.error = error_key(detected(exc, settings.trace_format, result.trace_format) if phase else exc, phase)
+        if phase:
+            exc = detected(exc, settings.trace_format, result.trace_format)
+        result.error = error_key(exc, phase, trace_file.located(exc) if phase else exc)
     return result
 
 
@@ -329,9 +341,13 @@ def detected(exc: InputError, asked: str, used: str) -> InputError:
                                   "--trace-format names the format)", exc.line, exc.column)
 
 
-def error_key(exc: InputError, phase: int) -> tuple[int, int, int, str, str, int | None, int | None]:
-    """Describe an input error so that errors sort by file (``phase``), then by position."""
-    return (phase, exc.line or 0, exc.column or 0, exc.source, exc.message, exc.line, exc.column)
+def error_key(
+    exc: InputError, phase: int, shown: InputError | None = None
+) -> tuple[int, int, int, str, str, int | None, int | None]:
+    """Describe an input error so that errors sort by file (``phase``), then by position in the
+    stream; ``shown`` is the error as it is raised (at its own file's line, of several files)."""
+    shown = shown or exc
+    return (phase, exc.line or 0, exc.column or 0, shown.source, shown.message, shown.line, shown.column)
 
 
 _NOT_JUDGED: Final = 0xFFFF  # no trace seen yet (pack() codes use 12 bits)
@@ -552,6 +568,7 @@ def _texts_again(
     gold: GoldSet, traces: InputFile | Records, trace_lines: array[int], positions: set[int], shape: TraceShape | None
 ) -> dict[int, tuple[str | None, str | None]]:
     """Read the questions and claims of a few questions from the files again."""
+    assert isinstance(gold.source.spec, str)  # a gold set is one file
     questions = questions_at(gold.source.spec, {gold.places[p] for p in positions})
     objects = objects_at(InputFile(traces.spec, hashed=False), {trace_lines[p] for p in positions if trace_lines[p]})
     if shape is not None:  # a mapped format that could be split between workers: per-record
@@ -635,10 +652,10 @@ def merge(
     if accounting.unreadable_bare * 2 > accounting.lines:
         examples = accounting.unreadable_examples
         line, example = next(((n, e) for n, e in examples if e.bare), examples[0])
-        raise InputError(traces.name, f"{accounting.unreadable_bare:,} of {accounting.lines:,} traces have nothing "
-                                      "ragscore reads (no claim, refusal, retrieved list or scores; read as "
-                                      f"{settings.trace_format} format): "
-                                      f"{unreadable_hint(example, settings.trace_format)}", line)
+        raise traces.located(InputError(
+            traces.name, f"{accounting.unreadable_bare:,} of {accounting.lines:,} traces have nothing ragscore reads "
+                         f"(no claim, refusal, retrieved list or scores; read as {settings.trace_format} format): "
+                         f"{unreadable_hint(example, settings.trace_format)}", line))
     check_name_count([p.score_lines for p in parts], wants.scores.names if wants.scores else (), traces.name)
     scores = merge_totals([p.scores for p in parts])
     unmatched: list[tuple[int, str]] = []
@@ -671,8 +688,8 @@ def _first_lines(found: Iterable[dict[str, tuple[str, int]]]) -> dict[str, tuple
 
 def evaluate(gold_spec: Spec, trace_spec: Spec, settings: Settings, wants: Wants = Wants()) -> Evaluation:
     """Score a trace file against a gold set in one process, in one streaming pass."""
-    part = score_part(gold_spec, trace_spec, settings, wants)
-    return merge([part], open_input(gold_spec), open_input(trace_spec), settings, wants)
+    gold, traces = open_input(gold_spec), open_input(trace_spec)
+    return merge([score_files(gold, traces, settings, wants)], gold, traces, settings, wants)
 
 
 def open_input(spec: Spec, hashed: bool = True) -> InputFile | Records:

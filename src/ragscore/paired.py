@@ -35,6 +35,7 @@ from ragscore.evaluate import (
     score_traces,
 )
 from ragscore.loaders.jsonl import NeedsOneProcess
+from ragscore.loaders.records import Records
 from ragscore.metrics.answer import answer_metric_names, code_passes, question_values, unpack
 from ragscore.metrics.stats import PairSums, resampling_is_cheap
 from ragscore.parallel import run_parts
@@ -80,7 +81,7 @@ def compare_part(
         # A gold error belongs to both runs; merge() raises it (phase 0) before any trace error.
         for result in (out.candidate, out.baseline) if phase == 0 else (runs[phase - 1][0],):
             failed = exc if phase == 0 else detected(exc, settings.trace_format, result.trace_format)
-            result.error = error_key(failed, min(phase, 1))
+            result.error = error_key(failed, min(phase, 1), runs[phase - 1][1].located(failed) if phase else failed)
         return out
     out.places = array("q", gold.places)
     base, cand = _both_packed(out)
@@ -97,9 +98,10 @@ def score_pair(
 ) -> tuple[Evaluation, Evaluation, Paired]:
     """Score both runs (with ``jobs`` processes) and line them up question by question."""
     specs = (gold_spec, baseline_spec, trace_spec)
-    paths = [spec for spec in specs if isinstance(spec, str)]  # workers split files, not records in memory
+    paths = [spec for spec in specs if not isinstance(spec, Records)]  # workers split files, not records in memory
     if jobs > 1 and len(paths) == len(specs):
-        parts, digests = run_parts(partial(compare_part, *specs, settings, parts=jobs), jobs, paths)
+        parts, files = run_parts(partial(compare_part, *specs, settings, parts=jobs), jobs, paths)
+        digests = None if files is None else (files[0].sha256, files[1].sha256, files[2].sha256)
         if any(p.one_process for p in parts):  # a trace joins by question text: one process holds all
             parts, digests = [compare_part(*specs, settings)], None
     else:

@@ -12,10 +12,12 @@ from dataclasses import replace
 from functools import partial
 from typing import Final, TypeVar
 
-from ragscore.errors import RagscoreError
+from ragscore.errors import InputError, RagscoreError
 from ragscore.evaluate import Evaluation, Spec, Wants, evaluate, merge, score_part
 from ragscore.loaders.jsonl import STDIN, InputFile
+from ragscore.loaders.records import Records
 from ragscore.loaders.shapes import resolve, splittable
+from ragscore.loaders.shards import Shards, paths_of
 from ragscore.settings import Settings
 
 # Below this many input bytes, starting processes costs more than it saves.
@@ -39,12 +41,13 @@ def max_jobs() -> int:
     return JOBS_PER_CORE * available_cores()
 
 
-def choose_jobs(requested: int | None, *specs: str) -> int:
+def choose_jobs(requested: int | None, *specs: str | Shards) -> int:
     """Decide how many processes to use: 1 for standard input, pipes or small files, else all cores."""
-    if STDIN in specs:
+    paths = [path for spec in specs for path in paths_of(spec)]
+    if STDIN in paths:
         return 1
     try:
-        stats = [os.stat(spec) for spec in specs]
+        stats = [os.stat(path) for path in paths]
     except (OSError, ValueError):
         return 1  # a missing file: the loader reports it
     if not all(stat.S_ISREG(s.st_mode) for s in stats):
@@ -61,11 +64,13 @@ def _ignore_interrupt() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def run_parts(task: Callable[[int], T], jobs: int, specs: Sequence[str]) -> tuple[list[T], tuple[str, ...] | None]:
+def run_parts(
+    task: Callable[[int], T], jobs: int, specs: Sequence[str | Shards]
+) -> tuple[list[T], tuple[InputFile, ...] | None]:
     """Run ``task`` for parts 0..jobs-1 in worker processes, hashing the input files meanwhile.
 
-    Returns the parts' results in order and the sha256 of each of ``specs`` (None when one of
-    them cannot be read: a worker reports that).
+    Returns the parts' results in order and each of ``specs`` read whole and hashed (None when
+    one of them cannot be read: a worker reports that).
     """
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
@@ -82,12 +87,14 @@ def run_parts(task: Callable[[int], T], jobs: int, specs: Sequence[str]) -> tupl
             signal.signal(signal.SIGTERM, previous)
     with pool:
         pending = pool.map_async(task, range(jobs), chunksize=1)
+        files: tuple[InputFile, ...] | None = tuple(InputFile(spec) for spec in specs)
         try:  # the parent hashes the inputs while the workers score them
-            digests: tuple[str, ...] | None = tuple(InputFile(spec).digest_whole() for spec in specs)
-        except OSError:
-            digests = None
+            for file in files or ():
+                file.digest_whole()
+        except (OSError, InputError):
+            files = None
         parts = pending.get()
-    return parts, digests
+    return parts, files
 
 
 def score(gold_spec: Spec, trace_spec: Spec, settings: Settings, wants: Wants, jobs: int) -> Evaluation:
@@ -96,16 +103,18 @@ def score(gold_spec: Spec, trace_spec: Spec, settings: Settings, wants: Wants, j
     Records given to the Python API are scored in one process, whatever ``jobs`` says: workers
     split files.
     """
-    if not isinstance(gold_spec, str) or not isinstance(trace_spec, str):
+    if isinstance(gold_spec, Records) or isinstance(trace_spec, Records):
         return evaluate(gold_spec, trace_spec, settings, wants)
     if jobs > 1:  # every worker reads the traces in the same format: the first record's
         settings = replace(settings, trace_format=resolve(settings.trace_format, trace_spec))
     if jobs <= 1 or not splittable(settings.trace_format, settings.trace_fields, trace_spec):
         return evaluate(gold_spec, trace_spec, settings, wants)
     task = partial(score_part, gold_spec, trace_spec, settings, wants, parts=jobs)
-    parts, digests = run_parts(task, jobs, (gold_spec, trace_spec))
+    parts, files = run_parts(task, jobs, (gold_spec, trace_spec))
     if any(p.one_process for p in parts):
         # A trace joins by question text: only a process that holds every gold item can do that.
         return evaluate(gold_spec, trace_spec, settings, wants)
-    pair = None if digests is None else (digests[0], digests[1])  # the gold set's, the traces'
-    return merge(parts, InputFile(gold_spec), InputFile(trace_spec), settings, wants, pair)
+    if files is None:  # an input could not be read whole: a worker's error says why
+        return merge(parts, InputFile(gold_spec), InputFile(trace_spec), settings, wants)
+    gold, traces = files
+    return merge(parts, gold, traces, settings, wants, (gold.sha256, traces.sha256))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO, Final
 
 from ragscore.errors import InputError
@@ -20,6 +20,7 @@ from ragscore.loaders.gold import GoldItem, parse_gold_item
 from ragscore.loaders.jsonl import BOM, InputFile, array_or_lines, decode_line, iter_json_array, key_index
 from ragscore.loaders.near_miss import GOLD_FIELDS, TRACE_FIELDS, key_note, missed_field
 from ragscore.loaders.shapes import GoldShape, TraceShape, gold_shape, peek, ragas_csv, ragas_gold, trace_shape
+from ragscore.loaders.shards import Shards
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, Cites, parse_trace
 from ragscore.metrics.text import MIN_NEEDLE, normalise
 from ragscore.quoting import path_at_line_start, quote
@@ -161,7 +162,9 @@ def _gold_warnings(
     return warnings
 
 
-def validate(gold_spec: str, trace_spec: str | None, settings: Settings, lenient: bool = False) -> list[Problem]:
+def validate(
+    gold_spec: str, trace_spec: str | Shards | None, settings: Settings, lenient: bool = False
+) -> list[Problem]:
     """Check a gold set (and traces, when given); return every problem found, in file order.
 
     A key that is a near miss of a contract field (``gold_citation``) is an error, or with
@@ -215,9 +218,20 @@ def validate(gold_spec: str, trace_spec: str | None, settings: Settings, lenient
             problems.append(
                 Problem(gold_file.name, line, None, WARNING, f"qids differ only by case or white space: {listed}")
             )
-    if trace_spec is not None:
-        problems += _validate_traces(InputFile(trace_spec), items, by_question, lenient, settings)
-    return sorted(problems, key=lambda p: (p.source != gold_file.name, p.line or 0, p.column or 0))
+    trace_file = None if trace_spec is None else InputFile(trace_spec)
+    if trace_file is not None:
+        problems += _validate_traces(trace_file, items, by_question, lenient, settings)
+    problems.sort(key=lambda p: (p.source != gold_file.name, p.line or 0, p.column or 0))
+    if trace_file is not None and isinstance(trace_spec, Shards):  # each at its own file's line
+        problems = [_located(p, trace_file) for p in problems]
+    return problems
+
+
+def _located(problem: Problem, traces: InputFile) -> Problem:
+    if problem.source != traces.name or problem.line is None:
+        return problem
+    source, line = traces.locate(problem.line)
+    return replace(problem, source=source, line=line)
 
 
 def _trace_records(
@@ -231,6 +245,10 @@ def _trace_records(
         first, _ = peek(iter(raw))
         fmt = detect_text(first) if fmt == "auto" else fmt
         csv_input = fmt == "ragas" and not looks_json(first)
+        if csv_input and isinstance(file.spec, Shards):  # each file's header would read as a record
+            problems.append(Problem(file.spec.paths[0], None, None, ERROR, "a CSV file cannot be read as one of "
+                                                                           "several trace files"))
+            return None, []
         file = _Lines(file, raw)
     else:
         csv_input = False

@@ -23,6 +23,7 @@ from ragscore.config import Overrides, load_config, parse_families
 from ragscore.errors import UsageError
 from ragscore.evaluate import metric_names
 from ragscore.input_config import map_options
+from ragscore.loaders.shards import expand
 from ragscore.parallel import choose_jobs
 
 
@@ -34,9 +35,11 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
         "correctness, and the [regression] gates of gates.toml.",
     )
     parser.add_argument("--gold", required=True, metavar="PATH", help="the gold set both runs answered")
-    parser.add_argument("--trace", required=True, metavar="PATH", help="the candidate run's traces")
+    parser.add_argument("--trace", required=True, action="append", metavar="PATH",
+                        help="the candidate run's traces (repeatable, a quoted glob or a folder: read as one)")
     baseline = parser.add_mutually_exclusive_group(required=True)
-    baseline.add_argument("--baseline", metavar="PATH", help="the baseline run's traces")
+    baseline.add_argument("--baseline", action="append", metavar="PATH",
+                          help="the baseline run's traces (repeatable, a quoted glob or a folder: read as one)")
     baseline.add_argument("--baseline-report", metavar="PATH",
                           help="a committed JSON report of the baseline, made with --per-question")
     add_trace_options(parser, "how both runs' traces are written: auto (default), native, ragas, openinference, "
@@ -64,7 +67,7 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
 
 def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     """Score both runs (or read the baseline's report), compare them, check the regression gates."""
-    specs = [args.gold, args.trace, args.baseline or args.baseline_report]
+    specs = [args.gold, *args.trace, *(args.baseline or [args.baseline_report])]
     if specs.count("-") > 1:
         raise UsageError("only one input can be '-' (standard input)")
     families = (parse_families([n.strip() for n in args.metrics.split(",") if n.strip()], "--metrics")
@@ -73,8 +76,10 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
                           trace_format=args.trace_format, trace_fields=map_options(args.map))
     config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)
     note_capped_jobs(args, streams)
-    inputs = (args.gold, args.baseline, args.trace) if args.baseline else (args.gold, args.trace)
-    comparison = compare(args.gold, args.baseline, args.trace, baseline_report=args.baseline_report, config=config,
+    traces = expand(args.trace)
+    baseline = expand(args.baseline, "--baseline") if args.baseline else None
+    inputs = (args.gold, traces) if baseline is None else (args.gold, baseline, traces)
+    comparison = compare(args.gold, baseline, traces, baseline_report=args.baseline_report, config=config,
                          jobs=choose_jobs(args.jobs, *inputs))
     write_requested_reports(args, comparison.render)
     if not args.quiet:

@@ -26,6 +26,7 @@ from ragscore.config import Overrides, load_config, parse_families
 from ragscore.errors import UsageError
 from ragscore.evaluate import metric_names
 from ragscore.input_config import map_options
+from ragscore.loaders.shards import expand
 from ragscore.parallel import choose_jobs
 from ragscore.progress import progress_line
 from ragscore.quoting import quote
@@ -74,8 +75,9 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
     inputs = parser.add_argument_group("inputs")
     inputs.add_argument("--gold", required=True, metavar="PATH",
                         help="gold set: JSON Lines, or a JSON array of objects ('-' for standard input)")
-    inputs.add_argument("--trace", required=True, metavar="PATH",
-                        help="pipeline traces, JSON Lines ('-' for standard input)")
+    inputs.add_argument("--trace", required=True, action="append", metavar="PATH",
+                        help="pipeline traces, JSON Lines ('-' for standard input); repeatable, or a quoted glob "
+                             "('logs/*.jsonl.gz') or a folder: the files are read in sorted order as one stream")
     add_trace_options(inputs, "how the traces are written: auto (default: from the first record), native, ragas, "
                               "openinference, otel-genai or langchain",
                       "read a trace concept (qid, question, claim, citations, retrieved_ids, refused, "
@@ -131,7 +133,7 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
 
 def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     """Score, gate and report; raise RagscoreError on bad input before anything is written."""
-    if [args.gold, args.trace, args.scores].count("-") > 1:
+    if [args.gold, *args.trace, args.scores].count("-") > 1:
         raise UsageError("only one of --gold, --trace and --scores can be '-' (standard input)")
     for pattern in args.refusal_pattern:
         problem = refusal_pattern_problem(pattern)
@@ -156,12 +158,13 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     )
     config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)
     note_capped_jobs(args, streams)
-    jobs = choose_jobs(args.jobs, args.gold, args.trace)
+    traces = expand(args.trace)
+    jobs = choose_jobs(args.jobs, args.gold, traces)
     label = f"scoring with {jobs} processes" if jobs > 1 else "scoring"
     keep_rows = bool(args.per_question or args.only_failures or args.markdown or args.html or args.by
                      or args.format == "markdown")
     with progress_line(streams.err, label, enabled=not args.quiet and streams.err.isatty()):
-        run = score(args.gold, args.trace, config=config, scores=args.scores, per_question=args.per_question,
+        run = score(args.gold, traces, config=config, scores=args.scores, per_question=args.per_question,
                     only_failures=args.only_failures, by=args.by or (), explain=args.explain or (),
                     keep_rows=keep_rows, jobs=jobs)
     write_requested_reports(args, run.render)

@@ -9,6 +9,7 @@ from ragscore.config import Overrides, load_config
 from ragscore.errors import UsageError
 from ragscore.evaluate import metric_names
 from ragscore.input_config import map_options
+from ragscore.loaders.shards import expand
 
 
 def validate_parser(prog: str) -> argparse.ArgumentParser:
@@ -20,7 +21,8 @@ def validate_parser(prog: str) -> argparse.ArgumentParser:
         "warnings flag data that can never score well.",
     )
     parser.add_argument("--gold", required=True, metavar="PATH", help="gold set to check ('-' for standard input)")
-    parser.add_argument("--trace", metavar="PATH", help="traces to check against it")
+    parser.add_argument("--trace", action="append", metavar="PATH",
+                        help="traces to check against it (repeatable, a quoted glob or a folder: read as one)")
     parser.add_argument("--gates-file", metavar="PATH",
                         help="read [scoring] (the refusal tokens) from PATH instead of ./gates.toml")
     add_trace_options(parser, "how the traces are written: auto (default), native, ragas, openinference, otel-genai "
@@ -37,11 +39,12 @@ def run_validate(args: argparse.Namespace, streams: Streams) -> Exit:
     """List every problem of the inputs; exit 2 when any is an error."""
     from ragscore.validate import ERROR, validate
 
-    if args.gold == "-" and args.trace == "-":
+    if args.gold == "-" and "-" in (args.trace or ()):
         raise UsageError("only one of --gold and --trace can be '-' (standard input)")
+    traces = expand(args.trace) if args.trace else None
     overrides = Overrides(trace_format=args.trace_format, trace_fields=map_options(args.map))
     settings = load_config(overrides, metric_names, args.gates_file).settings
-    problems = validate(args.gold, args.trace, settings, lenient=args.lenient)
+    problems = validate(args.gold, traces, settings, lenient=args.lenient)
     errors = sum(p.severity == ERROR for p in problems)
     with standard_output(streams) as out:
         for problem in problems:

@@ -11,12 +11,14 @@ import os
 import stat
 import sys
 import zlib
-from collections.abc import Generator, Iterator
+from bisect import bisect_right
+from collections.abc import Callable, Generator, Iterator
 from functools import partial
 from itertools import chain
 from typing import IO, Final, cast
 
 from ragscore.errors import InputError
+from ragscore.loaders.shards import Shards
 from ragscore.loaders.sniff import SNIFF_BYTES, check_text_head, decompressor
 
 STDIN: Final = "-"
@@ -36,14 +38,18 @@ _ARRAY_ADVICE: Final = "write JSON Lines, which are read line by line"
 
 
 class InputFile:
-    """An input file (or standard input) read once, as raw lines, hashing what is read."""
+    """An input file (or standard input, or several files read as one) read once, as raw lines,
+    hashing what is read."""
 
-    def __init__(self, spec: str, *, hashed: bool = True) -> None:
+    def __init__(self, spec: str | Shards, *, hashed: bool = True) -> None:
         self.spec = spec
-        self.name = "<stdin>" if spec == STDIN else spec
+        self.name = "<stdin>" if spec == STDIN else str(spec)
         self._hash = hashlib.sha256() if hashed else None
         self.head = b""  # the first bytes, once opened (empty when the stream cannot show them)
         self.compressed = False  # gzip, bzip2 or xz, read decompressed
+        # Several files: the line each one starts at in the stream, and each one's sha256, as read.
+        self.starts: list[int] = []
+        self.members: list[tuple[str, str]] = []
 
     @property
     def sha256(self) -> str:
@@ -53,14 +59,42 @@ class InputFile:
 
     @property
     def rereadable(self) -> bool:
-        """Tell whether the input can be read a second time: a regular file (not '-', a pipe or a device)."""
+        """Tell whether the input can be read a second time: regular files (not '-', a pipe or a device)."""
+        paths = self.spec.paths if isinstance(self.spec, Shards) else (self.spec,)
         try:
-            return self.spec != STDIN and stat.S_ISREG(os.stat(self.spec).st_mode)
+            return STDIN not in paths and all(stat.S_ISREG(os.stat(path).st_mode) for path in paths)
         except (OSError, ValueError):
             return False
 
+    def locate(self, line: int) -> tuple[str, int]:
+        """Say which file, and which of its lines, a line of the stream is (several files read as one)."""
+        if isinstance(self.spec, Shards) and not self.starts:  # not read in this process: count its lines
+            counter = InputFile(self.spec, hashed=False)
+            with counter._open() as stream:
+                while counter._read(stream):
+                    pass
+            self.starts, self.members = counter.starts, [(path, "") for path, _ in counter.members]
+        if not self.starts:
+            return self.name, line
+        index = max(bisect_right(self.starts, line) - 1, 0)
+        return self.members[index][0] if index < len(self.members) else self.name, line - self.starts[index] + 1
+
+    def where(self, line: int) -> str:
+        """Name a line of the stream as ``file:line``."""
+        name, number = self.locate(line)
+        return f"{name}:{number}"
+
+    def located(self, exc: InputError) -> InputError:
+        """The same error, at its file's own line when the stream holds several files."""
+        if not isinstance(self.spec, Shards) or exc.source != self.name or exc.line is None:
+            return exc
+        name, line = self.locate(exc.line)
+        return InputError(name, exc.message, line, exc.column)
+
     def _open(self) -> IO[bytes]:
         """Open the input and check its first bytes (binary input is refused before a line is read)."""
+        if isinstance(self.spec, Shards):
+            return cast(IO[bytes], _Concatenated(self, self.spec.paths))
         if self.spec == STDIN:
             stream: IO[bytes] = sys.stdin.buffer
         else:
@@ -100,11 +134,16 @@ class InputFile:
     def digest_whole(self, block: int = 1 << 20) -> str:
         """Read the whole file in large blocks and return its sha256 (a regular file only: it is opened
         again), of its content decompressed, as ``raw_lines`` hashes it."""
-        digest = hashlib.sha256()
+        digest = self._hash = hashlib.sha256()
+        if isinstance(self.spec, Shards):
+            with self._open() as stream:
+                while chunk := self._read(stream, block):
+                    digest.update(chunk)
+            return digest.hexdigest()
         with open(self.spec, "rb") as raw:
             opener = decompressor(raw.read(16))
             raw.seek(0)
-            stream: IO[bytes] = opener(raw) if opener is not None else raw
+            stream = opener(raw) if opener is not None else raw
             while chunk := stream.read(block):
                 digest.update(chunk)
         return digest.hexdigest()
@@ -141,9 +180,9 @@ class InputFile:
     def _too_long(self, number: int, limit: int) -> InputError:
         return InputError(self.name, f"line longer than {limit:,} bytes (the longest line ragscore reads)", number)
 
-    def _read(self, stream: IO[bytes]) -> bytes:
+    def _read(self, stream: IO[bytes], size: int = _CHUNK_BYTES) -> bytes:
         try:
-            return stream.read(_CHUNK_BYTES)
+            return stream.read(size)
         except (_BadUtf16, *_DECOMPRESSION_ERRORS) as exc:
             raise self._unreadable(exc) from None
 
@@ -215,6 +254,120 @@ class _Transcoded(io.RawIOBase):
     def close(self) -> None:
         self._text.close()
         super().close()
+
+
+class _Concatenated(io.RawIOBase):
+    """Several files read one after the other as one stream of lines (``--trace`` given several times).
+
+    Each file is opened as a file on its own is (decompressed, transcoded, its first bytes checked);
+    a file whose last line has no line end gets one, so that it does not run into the next file's
+    first line; a UTF-8 byte-order mark at the start of a later file is left out. The owner learns
+    the line each file starts at and, when it hashes, each file's sha256.
+    """
+
+    def __init__(self, owner: InputFile, paths: tuple[str, ...]) -> None:
+        super().__init__()
+        self._owner, self._paths = owner, paths
+        self._index = -1
+        self._file: InputFile | None = None
+        self._stream: IO[bytes] | None = None
+        self._hash: hashlib._Hash | None = None
+        self._lines = 0  # line ends given out so far
+        self._last = b""  # the last byte given out of the current file
+        owner.starts.clear()
+        owner.members.clear()
+        self._advance()
+        owner.head = self._file.head if self._file is not None else b""
+
+    def readable(self) -> bool:
+        return True
+
+    def _advance(self) -> None:
+        """Close the current file and open the next one (if any)."""
+        self._finish()
+        self._index += 1
+        if self._index >= len(self._paths):
+            return
+        path = self._paths[self._index]
+        self._file = InputFile(path, hashed=False)
+        stream = self._file._open()
+        self._stream = stream
+        head = self._file.head
+        if head.removeprefix(BOM).lstrip(b" \t\r\n")[:1] == b"[":
+            self._stream = None
+            stream.close()
+            raise InputError(path, "a JSON array cannot be read as one of several trace files: write JSON Lines "
+                                   "(one record per line)")
+        self._hash = hashlib.sha256() if self._owner._hash is not None else None
+        self._owner.starts.append(self._lines + 1)
+        self._owner.members.append((path, ""))
+        self._last = b""
+        if self._index and head.startswith(BOM):
+            skipped = self._call(stream.read, len(BOM))
+            if self._hash is not None:
+                self._hash.update(skipped)
+
+    def _finish(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+            if self._hash is not None:
+                path, _ = self._owner.members[-1]
+                self._owner.members[-1] = (path, self._hash.hexdigest())
+
+    def _call(self, read: Callable[[int], bytes], size: int) -> bytes:
+        try:
+            return read(size)
+        except (_BadUtf16, *_DECOMPRESSION_ERRORS) as exc:
+            assert self._file is not None
+            raise self._file._unreadable(exc) from None
+
+    def _more(self) -> bool:
+        """Tell whether the current file's last line needs a line end: another file follows it."""
+        return self._last not in (b"", b"\n") and self._index + 1 < len(self._paths)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        limit = -1 if size is None else size
+        while self._stream is not None:
+            line = self._call(self._stream.readline, limit)
+            if line:
+                if self._hash is not None:
+                    self._hash.update(line)
+                self._last = line[-1:]
+                if line[-1] == 10:
+                    self._lines += 1
+                elif (limit < 0 or len(line) < limit) and self._more():  # the file's last line
+                    line += b"\n"
+                    self._lines += 1
+                    self._last = b"\n"
+                return line
+            self._advance()
+        return b""
+
+    def read(self, size: int | None = -1) -> bytes:
+        limit = -1 if size is None else size
+        while self._stream is not None:
+            chunk = self._call(self._stream.read, limit)
+            if chunk:
+                if self._hash is not None:
+                    self._hash.update(chunk)
+                self._lines += chunk.count(b"\n")
+                self._last = chunk[-1:]
+                return chunk
+            end = self._more()
+            self._lines += end
+            self._advance()
+            if end:
+                return b"\n"
+        return b""
+
+    def close(self) -> None:
+        try:
+            if self._stream is not None:
+                self._stream.close()
+                self._stream = None
+        finally:
+            super().close()
 
 
 class _BadUtf16(ValueError):

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ragscore.errors import InputError
+from ragscore.loaders.shards import Shards, expand
 
 
 class Records:
@@ -34,6 +35,18 @@ class Records:
     def sha256(self) -> str:
         """Return the digest of every record read so far."""
         return self._hash.hexdigest()
+
+    def locate(self, line: int) -> tuple[str, int]:
+        """Name record ``line`` as (input, number), as ``InputFile.locate`` names a line."""
+        return self.name, line
+
+    def where(self, line: int) -> str:
+        """Name record ``line`` as reports name a line of a file."""
+        return f"{self.name}:{line}"
+
+    def located(self, exc: InputError) -> InputError:
+        """The error as it is (records are one input; see ``InputFile.located``)."""
+        return exc
 
     def __iter__(self) -> Iterator[tuple[int, object]]:
         """Yield ``(n, record)`` from 1; a second pass is a usage error (an iterator is spent)."""
@@ -63,6 +76,22 @@ def as_input(source: Any, role: str) -> str | Records:
     """Take a path (or "-") as it is, anything else iterable as records."""
     if isinstance(source, (str, os.PathLike)):
         return os.fspath(source)
+    return _records(source, role)
+
+
+def as_traces(source: Any, role: str = "trace") -> str | Shards | Records:
+    """Take traces as ``as_input`` takes an input, or several files read as one: a glob, a folder,
+    or a list of paths (and globs)."""
+    if isinstance(source, (str, os.PathLike)):
+        return expand([os.fspath(source)])
+    if isinstance(source, (list, tuple)) and source and all(isinstance(s, (str, os.PathLike)) for s in source):
+        return expand([os.fspath(s) for s in source])
+    if isinstance(source, Shards):
+        return source
+    return _records(source, role)
+
+
+def _records(source: Any, role: str) -> Records:
     if isinstance(source, Records):
         return source
     if source in _SPENT:

@@ -25,6 +25,7 @@ from ragscore.loaders.fieldpath import MISSING, FieldPath, lookup, parse_path, u
 from ragscore.loaders.jsonl import BOM, InputFile, NeedsOneProcess, decode_line, decode_text, describe, iter_jsonl
 from ragscore.loaders.records import Records
 from ragscore.loaders.scores import csv_records
+from ragscore.loaders.shards import Shards
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS
 
 FORMATS: Final = ("native", "ragas", "openinference", "otel-genai", "langchain")
@@ -91,7 +92,7 @@ def peek(lines: Iterator[bytes]) -> tuple[bytes, Iterator[bytes]]:
     return b"", iter(head)
 
 
-def resolve(fmt: str, spec: str) -> str:
+def resolve(fmt: str, spec: str | Shards) -> str:
     """Resolve "auto" for a rereadable input from its first line (the run reads it again, whole)."""
     if fmt != "auto":
         return fmt
@@ -99,7 +100,7 @@ def resolve(fmt: str, spec: str) -> str:
     return detect_text(first)
 
 
-def splittable(fmt: str, mapping: tuple[tuple[str, str], ...], spec: str) -> bool:
+def splittable(fmt: str, mapping: tuple[tuple[str, str], ...], spec: str | Shards) -> bool:
     """Tell whether workers can split a trace file of this (resolved) format by record."""
     if fmt in SPAN_FORMATS:
         return False
@@ -139,6 +140,9 @@ def open_records(
         if fmt == "auto":
             fmt = detect_text(first)
         csv_input = fmt == "ragas" and not looks_json(first)
+        if csv_input and isinstance(file.spec, Shards):  # each file's header would read as a record
+            raise InputError(file.spec.paths[0], "a CSV file cannot be read as one of several trace files: give one "
+                                                 "CSV file, or write JSON Lines")
     shape = trace_shape(fmt, mapping, csv_input)
     if shape is None:
         return fmt, None, iter_jsonl(file, part, parts, lines)

@@ -8,11 +8,14 @@ from typing import TYPE_CHECKING
 from ragscore.evaluate import EXAMPLES, Evaluation, unreadable_hint
 from ragscore.gates import GateResult, Status
 from ragscore.loaders.gold import KEY_SAMPLE_LINES
+from ragscore.loaders.shards import Shards
 from ragscore.quoting import quote, shorten
 from ragscore.reports.common import clean, fmt, gate_bound
 from ragscore.slices import SliceResult
 
 if TYPE_CHECKING:
+    from ragscore.loaders.jsonl import InputFile
+    from ragscore.loaders.records import Records
     from ragscore.loaders.scores import ScoreFile
     from ragscore.settings import Settings
 
@@ -49,12 +52,19 @@ def format_notes(asked: Settings, used: Settings, ev: Evaluation | None = None) 
 def key_notes(ev: Evaluation) -> list[str]:
     """Name the keys of the gold set and traces that are a typo away from a contract field ("gold_citation")."""
     notes = []
-    for source, what, keys in ((ev.gold.name, "gold", ev.gold_keys), (ev.traces.name, "trace", ev.trace_keys)):
+    for where, what, keys in ((ev.gold.where, "gold", ev.gold_keys), (ev.traces.where, "trace", ev.trace_keys)):
         for key, (suggestion, line) in sorted(keys.items(), key=lambda pair: (pair[1][1], pair[0])):
-            notes.append(f"{source}:{line}: {quote(key)} is not a field of the {what} contract (ignored): did you "
+            notes.append(f"{where(line)}: {quote(key)} is not a field of the {what} contract (ignored): did you "
                          f"mean {quote(suggestion)}? (score checks the first {KEY_SAMPLE_LINES:,} lines; "
                          "ragscore validate checks every record)")
     return notes
+
+
+def _lines_of(file: InputFile | Records, lines: list[int]) -> str:
+    """Name lines of an input: "file, lines 3, 9"; of several files read as one, "a:3, b:9"."""
+    if isinstance(file.spec, Shards):
+        return ", ".join(map(file.where, lines))
+    return f"{file.name}, line{'s' * (len(lines) > 1)} {', '.join(map(str, lines))}"
 
 
 def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[str]:
@@ -84,16 +94,15 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
         line, example = acc.unreadable_examples[0]
         notes.append(
             f"{_plural(acc.unreadable, 'trace has', 'traces have')} no claim or refusal field (scored as empty "
-            f"answers; counts.unreadable): {ev.traces.name}:{line}: "
+            f"answers; counts.unreadable): {ev.traces.where(line)}: "
             f"{unreadable_hint(example, ev.settings.trace_format)}"
         )
     if acc.bad_retrieved:
         more = ", ..." if acc.bad_retrieved > len(acc.bad_retrieved_lines) else ""
-        lines = ", ".join(map(str, acc.bad_retrieved_lines)) + more
         notes.append(
             f"{_plural(acc.bad_retrieved, 'trace has', 'traces have')} a retrieved list with an entry that gives no id "
             f"(read as nothing retrieved; entries that are objects need an id, doc_id or document.id, or "
-            f"--map document_id=PATH): {ev.traces.name}, line{'s' * (acc.bad_retrieved > 1)} {lines}"
+            f"--map document_id=PATH): {_lines_of(ev.traces, acc.bad_retrieved_lines)}{more}"
         )
     if scores is not None:
         # A header alone: every score it names is undefined (a gate on one is skipped, or fails when strict).

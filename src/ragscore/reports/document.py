@@ -13,6 +13,7 @@ from ragscore.evaluate import EXAMPLES, Evaluation
 from ragscore.gates import GateResult
 from ragscore.intervals import Interval
 from ragscore.loaders.jsonl import InputFile
+from ragscore.loaders.shards import Shards
 from ragscore.metrics.answer import LABEL_ORDER, PASSING_LABELS, answer_metric_names, question_values
 from ragscore.metrics.families import enabled
 from ragscore.reports.reasons import reason
@@ -26,16 +27,35 @@ SCHEMA_VERSION: Final = 1
 
 
 def display_path(file: InputFile | Records) -> str:
-    """Show an input path without leaking the machine's folders (no absolute paths in reports)."""
-    if file.spec == "-":
+    """Show an input path without leaking the machine's folders (no absolute paths in reports);
+    several files read as one show as the paths, globs and folders named, comma-separated."""
+    if isinstance(file.spec, Shards):
+        return ", ".join(map(shown_path, file.spec.specs))
+    return shown_path(file.spec)
+
+
+def shown_path(spec: str) -> str:
+    """Show one path (or "-") as ``display_path`` does."""
+    if spec == "-":
         return "-"
-    path = Path(file.spec)
+    path = Path(spec)
     if not path.is_absolute():
         return path.as_posix()
     try:
         return Path(os.path.relpath(path)).as_posix() if path.is_relative_to(Path.cwd()) else path.name
     except ValueError:  # another drive on Windows
         return path.name
+
+
+def input_paths(ev: Evaluation) -> dict[str, dict[str, Any]]:
+    """The inputs' paths and sha256; several trace files read as one list each file too."""
+    inputs: dict[str, dict[str, Any]] = {
+        role: {"path": display_path(f), "sha256": digest}
+        for role, f, digest in (("gold", ev.gold, ev.digests[0]), ("trace", ev.traces, ev.digests[1]))
+    }
+    if isinstance(ev.traces, InputFile) and ev.traces.members:
+        inputs["trace"]["files"] = [{"path": shown_path(path), "sha256": digest} for path, digest in ev.traces.members]
+    return inputs
 
 
 def _gates(results: list[GateResult]) -> dict[str, dict[str, Any]]:
@@ -118,10 +138,7 @@ def build_document(
         "version": __version__,
         "signature": ev.settings.signature(),
         "settings": ev.settings.as_dict(),
-        "inputs": {
-            role: {"path": display_path(f), "sha256": digest}
-            for role, f, digest in (("gold", ev.gold, ev.digests[0]), ("trace", ev.traces, ev.digests[1]))
-        },
+        "inputs": input_paths(ev),
         "counts": {
             "total": ev.questions,
             "traced": ev.questions - tally.missing,

@@ -6,6 +6,8 @@ import re
 from collections.abc import Sequence
 
 from ragscore.evaluate import Explained
+from ragscore.loaders.jsonl import InputFile
+from ragscore.loaders.records import Records
 from ragscore.loaders.trace import Cites
 from ragscore.metrics.answer import Outcome
 from ragscore.quoting import visible
@@ -34,8 +36,9 @@ def _lines(lines: list[str]) -> str:
     return "".join(visible(line) + "\n" for line in lines)
 
 
-def render_explanation(explained: Explained, settings: Settings, trace_name: str) -> str:
+def render_explanation(explained: Explained, settings: Settings, traces: InputFile | Records) -> str:
     """Walk through the rules for one question, in the order the label rules apply."""
+    trace_name = traces.name
     gold, outcome, trace = explained.item, explained.outcome, explained.trace
     duplicates = explained.lines - 1
     lines = [f"qid: {gold.qid}"]
@@ -47,7 +50,8 @@ def render_explanation(explained: Explained, settings: Settings, trace_name: str
         lines.append(f"trace: none in {trace_name}; scored as a refusal")
         return _lines(lines)
     later = f" (the last of {duplicates + 1} lines for this question)" if duplicates else ""
-    lines.append(f"trace: {trace_name} line {trace.line}{later}")
+    trace_name, line = traces.locate(trace.line)
+    lines.append(f"trace: {trace_name} line {line}{later}")
     lines.append(f"claim (normalised): {quote(normalise(trace.claim))}" + ("" if trace.claim_from else " (no claim)"))
     tokens = ", ".join(map(quote, settings.refusal_tokens))
     if outcome.answered:

@@ -162,5 +162,5 @@ def load_joined(
             joined.missing_ids.append(ident)
         joined.pairs.append((ident, item, pred_or_none))
     joined.digests = (gold_file.sha256, pred_file.sha256)
-    joined.paths = (gold_file.spec, pred_file.spec)
+    joined.paths = (str(gold_file.spec), str(pred_file.spec))
     return joined

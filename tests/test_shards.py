@@ -1,0 +1,209 @@
+"""Several trace files read as one (issue 16): --trace given more than once, a quoted glob, a folder."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import random
+
+import pytest
+
+import ragscore
+from conftest import EXAMPLES, write
+
+PRODUCT = EXAMPLES / "product"
+
+
+def _gold_and_traces(n=300, seed=7):
+    """A gold set and a trace file with duplicates, unknown qids, unreadable traces and blank lines."""
+    rng = random.Random(seed)
+    gold, traces = [], []
+    for i in range(n):
+        qid = f"q{i:04d}"
+        answerable = rng.random() < 0.8
+        gold.append({"qid": qid, "question": f"question {i}?", "answerable": answerable,
+                     "gold_claim_substr": [f"fact {i}"] if answerable else [],
+                     "gold_citations": [f"d{i}"] if answerable else []})
+    for i in rng.sample(range(n), n - 20) + [rng.randrange(n) for _ in range(30)]:
+        roll = rng.random()
+        if roll < 0.05:
+            traces.append(_trace(f"stray{i}", "x"))
+        elif roll < 0.08:
+            traces.append({"qid": f"q{i:04d}", "answer_text": "no claim field"})
+        elif roll < 0.2:
+            traces.append(_trace(f"q{i:04d}", "not in context"))
+        else:
+            right = rng.random() < 0.7
+            traces.append(_trace(f"q{i:04d}", f"It is fact {i}." if right else "Something else.",
+                                 [f"d{i}"] if right else [f"d{i + 1}"],
+                                 retrieved_ids=[f"d{j}" for j in rng.sample(range(n), 4)] + [f"d{i}"]))
+    return gold, traces
+
+
+def _trace(qid, claim, citations=(), **fields):
+    """A trace in the native contract: the answer under answer_json."""
+    return {"qid": qid, "answer_json": {"claim": claim, "citations": list(citations)}, **fields}
+
+
+def _lines(records):
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def _split(text, parts):
+    lines = text.splitlines(keepends=True)
+    size = -(-len(lines) // parts)
+    return ["".join(lines[i * size:(i + 1) * size]) for i in range(parts)]
+
+
+def _without_inputs(doc):
+    return {key: value for key, value in doc.items() if key != "inputs"}
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_seven_gzip_shards_as_a_glob_give_the_plain_files_report(ragscore, isolated, jobs):
+    gold, traces = _gold_and_traces()
+    write(isolated / "gold.jsonl", gold)
+    text = _lines(traces)
+    (isolated / "trace.jsonl").write_text(text, encoding="utf-8")
+    (isolated / "logs").mkdir()
+    for n, shard in enumerate(_split(text, 7)):
+        (isolated / "logs" / f"trace-{n}.jsonl.gz").write_bytes(gzip.compress(shard.encode(), mtime=0))
+    options = ["--no-fail", "-q", "--per-question", "--metrics", "all"]
+    plain = ragscore("--gold", "gold.jsonl", "--trace", "trace.jsonl", *options)
+    sharded = ragscore("--gold", "gold.jsonl", "--trace", "logs/trace-*.jsonl.gz", "--jobs", jobs, *options)
+    assert sharded.status == plain.status == 0, sharded.err
+    doc, expected = sharded.json(), plain.json()
+    assert _without_inputs(doc) == _without_inputs(expected)
+    assert doc["counts"]["duplicate_traces"] > 0 and doc["counts"]["unknown_traces"] > 0
+    assert doc["counts"]["unreadable"] > 0
+    # The stream's digest is the plain file's; each file is listed with its own.
+    assert doc["inputs"]["trace"]["sha256"] == expected["inputs"]["trace"]["sha256"]
+    assert doc["inputs"]["trace"]["path"] == "logs/trace-*.jsonl.gz"
+    assert [f["path"] for f in doc["inputs"]["trace"]["files"]] == [f"logs/trace-{n}.jsonl.gz" for n in range(7)]
+    assert [f["sha256"] for f in doc["inputs"]["trace"]["files"]] == [
+        hashlib.sha256(shard.encode()).hexdigest() for shard in _split(text, 7)]
+    # The same, byte for byte, with the other number of processes, from a folder, and as options.
+    again = ragscore("--gold", "gold.jsonl", "--trace", "logs", "--jobs", "3" if jobs == "1" else "1", *options)
+    assert _without_inputs(again.json()) == _without_inputs(doc)
+    assert again.json()["inputs"]["trace"]["files"] == doc["inputs"]["trace"]["files"]
+    listed = ragscore("--gold", "gold.jsonl", *[x for n in range(7) for x in ("--trace", f"logs/trace-{n}.jsonl.gz")],
+                      "--jobs", jobs, *options)
+    assert _without_inputs(listed.json()) == _without_inputs(doc)
+
+
+def test_the_order_of_files_is_the_order_of_the_last_line_that_counts(ragscore, isolated):
+    write(isolated / "gold.jsonl", [{"qid": "q1", "answerable": True, "gold_claim_substr": ["paris"],
+                                     "gold_citations": ["d1"]}])
+    write(isolated / "b.jsonl", [_trace("q1", "Paris", ["d1"], retrieved_ids=["d1"])])
+    write(isolated / "a.jsonl", [_trace("q1", "Lyon", ["d1"], retrieved_ids=["d1"])])
+    # sorted: a then b, so b's (correct) trace counts; given as options: the order given.
+    by_glob = ragscore("--gold", "gold.jsonl", "--trace", "[ab].jsonl", "-q", "--no-fail").json()
+    assert by_glob["labels"]["OK"] == 1
+    reversed_ = ragscore("--gold", "gold.jsonl", "--trace", "b.jsonl", "--trace", "a.jsonl", "-q", "--no-fail").json()
+    assert reversed_["labels"]["OK"] == 0 and reversed_["counts"]["duplicate_traces"] == 1
+
+
+def test_a_file_without_a_last_line_end_does_not_run_into_the_next(ragscore, isolated):
+    write(isolated / "gold.jsonl", [{"qid": f"q{i}", "answerable": False} for i in range(3)])
+    (isolated / "t1.jsonl").write_text('{"qid": "q0", "answer_json": {"claim": "not in context"}}', encoding="utf-8")
+    # A later file's UTF-8 byte-order mark is left out, as a first file's is.
+    (isolated / "t2.jsonl").write_bytes(b'\xef\xbb\xbf{"qid": "q1", "answer_json": {"claim": "not in context"}}\n'
+                                        b'{"qid": "q2", "answer_json": {"claim": "not in context"}}')
+    run = ragscore("--gold", "gold.jsonl", "--trace", "t1.jsonl", "--trace", "t2.jsonl", "-q")
+    assert run.status == 0, run.err
+    assert run.json()["counts"]["trace_lines"] == 3 and run.json()["refused"] == 3
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_error_names_the_file_and_its_own_line(ragscore, isolated, jobs):
+    gold, traces = _gold_and_traces(n=40)
+    write(isolated / "gold.jsonl", gold)
+    shards = _split(_lines(traces), 4)
+    broken = shards[2].splitlines(keepends=True)
+    broken[1] = '{"qid": "q0001", "claim": "x",}\n'
+    shards[2] = "".join(broken)
+    for n, shard in enumerate(shards):
+        (isolated / f"t{n}.jsonl").write_text(shard, encoding="utf-8")
+    run = ragscore("--gold", "gold.jsonl", "--trace", "t*.jsonl", "--jobs", jobs)
+    assert run.status == 2 and run.out == ""
+    assert run.err.startswith("ragscore: error: t2.jsonl:2:31: invalid JSON"), run.err
+    # validate says the same, at the same place.
+    checked = ragscore("validate", "--gold", "gold.jsonl", "--trace", "t*.jsonl", "-q")
+    assert checked.status == 2 and "t2.jsonl:2:31: error: invalid JSON" in checked.out, checked.out
+
+
+def test_notes_and_explanations_name_the_file_and_its_own_line(ragscore, isolated):
+    write(isolated / "gold.jsonl", [{"qid": f"q{i}", "answerable": False} for i in range(4)])
+    write(isolated / "t1.jsonl", [_trace("q0", "not in context"), _trace("q1", "not in context")])
+    write(isolated / "t2.jsonl", [_trace("q2", "not in context"), {"qid": "q3", "output_text": "no claim"},
+                                  _trace("q2", "not in context", retrieved_ids=[{"score": 1}])])
+    run = ragscore("--gold", "gold.jsonl", "--trace", "t1.jsonl", "--trace", "t2.jsonl", "--no-fail")
+    assert "counts.unreadable): t2.jsonl:2: its keys are" in run.err, run.err
+    assert "or --map document_id=PATH): t2.jsonl:3\n" in run.err, run.err
+    explained = ragscore("--gold", "gold.jsonl", "--trace", "t1.jsonl", "--trace", "t2.jsonl", "--explain", "q2")
+    assert "trace: t2.jsonl line 3 (the last of 2 lines for this question)" in explained.out, explained.out
+
+
+def test_what_cannot_be_read_as_several_files_is_an_error(ragscore, isolated):
+    write(isolated / "gold.jsonl", [{"qid": "q0", "answerable": False}])
+    write(isolated / "t.jsonl", [_trace("q0", "not in context")])
+    cases = [
+        (["--trace", "nothing-*.jsonl"], "nothing-*.jsonl: no file matches this pattern"),
+        (["--trace", "t.jsonl", "--trace", "./t.jsonl"], "--trace: ./t.jsonl is named twice (through t.jsonl and "
+                                                         "./t.jsonl); each file is read once"),
+        (["--trace", "t.jsonl", "--trace", "-"], "--trace -: standard input cannot be one of several trace inputs"),
+    ]
+    (isolated / "empty").mkdir()
+    (isolated / "empty" / "_SUCCESS").write_text("")
+    (isolated / "empty" / ".part-0.crc").write_bytes(b"\x00\x01")
+    cases.append((["--trace", "empty"], "empty: the folder holds no file to read (hidden files and names starting "
+                                        "with _ are left out)"))
+    (isolated / "arr.json").write_text('[{"qid": "q0", "claim": "x"}]')
+    cases.append((["--trace", "t.jsonl", "--trace", "arr.json"], "arr.json: a JSON array cannot be read as one of "
+                                                                 "several trace files: write JSON Lines"))
+    (isolated / "r1.csv").write_text("user_input,response\nq,not in context\n")
+    (isolated / "r2.csv").write_text("user_input,response\nq,not in context\n")
+    cases.append((["--trace", "r*.csv", "--trace-format", "ragas"], "r1.csv: a CSV file cannot be read as one of "
+                                                                    "several trace files"))
+    for options, message in cases:
+        run = ragscore("--gold", "gold.jsonl", *options)
+        assert run.status == 2 and message in run.err, (options, run.err)
+        assert "Traceback" not in run.err
+
+
+def test_a_folder_skips_hidden_and_underscore_files(ragscore, isolated):
+    write(isolated / "gold.jsonl", [{"qid": "q0", "answerable": False}, {"qid": "q1", "answerable": False}])
+    out = isolated / "spark-out"
+    out.mkdir()
+    write(out / "part-00000.json", [_trace("q0", "not in context")])
+    write(out / "part-00001.json", [_trace("q1", "not in context")])
+    (out / "_SUCCESS").write_text("")
+    (out / ".part-00000.json.crc").write_bytes(b"\x00\x01crc")
+    doc = ragscore("--gold", "gold.jsonl", "--trace", "spark-out", "-q").json()
+    assert doc["refused"] == 2
+    assert [f["path"] for f in doc["inputs"]["trace"]["files"]] == ["spark-out/part-00000.json",
+                                                                   "spark-out/part-00001.json"]
+
+
+def test_a_glob_that_matches_one_file_reads_it_as_named(ragscore, isolated):
+    write(isolated / "gold.jsonl", [{"qid": "q0", "answerable": False}])
+    write(isolated / "t.jsonl", [_trace("q0", "not in context")])
+    doc = ragscore("--gold", "gold.jsonl", "--trace", "t.*", "-q").json()
+    assert doc["inputs"]["trace"] == {"path": "t.jsonl", "sha256": doc["inputs"]["trace"]["sha256"]}
+
+
+def test_the_python_api_and_compare_take_several_files(isolated):
+    text = (PRODUCT / "trace.jsonl").read_text(encoding="utf-8")
+    for n, shard in enumerate(_split(text, 3)):
+        (isolated / f"t{n}.jsonl").write_text(shard, encoding="utf-8")
+    base = (PRODUCT / "baseline.jsonl").read_text(encoding="utf-8")
+    for n, shard in enumerate(_split(base, 2)):
+        (isolated / f"b{n}.jsonl").write_text(shard, encoding="utf-8")
+    plain = ragscore.score(PRODUCT / "gold.jsonl", PRODUCT / "trace.jsonl")
+    listed = ragscore.score(PRODUCT / "gold.jsonl", [isolated / "t0.jsonl", "t1.jsonl", "t[2].jsonl"])
+    globbed = ragscore.score(PRODUCT / "gold.jsonl", "t*.jsonl")
+    assert listed.metrics == globbed.metrics == plain.metrics
+    compared = ragscore.compare(PRODUCT / "gold.jsonl", "b*.jsonl", "t*.jsonl")
+    expected = ragscore.compare(PRODUCT / "gold.jsonl", PRODUCT / "baseline.jsonl", PRODUCT / "trace.jsonl")
+    assert compared.deltas == expected.deltas
