@@ -87,3 +87,45 @@ def test_utf16_with_its_byte_order_mark_is_read(ragscore, isolated, codec):
         run = ragscore("--gold", PRODUCT / "gold.jsonl", "--trace", name, "--no-fail", "-q")
         assert run.status == 0, run.err
         assert _without_paths(run.out) == _without_paths(plain.out)  # the sha256 of the text as UTF-8
+
+
+@pytest.mark.parametrize(("text", "codec", "hint"), [
+    ("{\"qid\": \"café\"}\n", "cp1252", "the text looks like Windows-1252 or Latin-1: save it as UTF-8, e.g. iconv -f "
+                                        "WINDOWS-1252 -t UTF-8"),
+    ("{\"qid\": \"“smart” – quotes\"}\n", "cp1252", "the text looks like Windows-1252 or Latin-1"),
+    ("{\"qid\": \"naïve Größe\"}\n", "latin-1", "the text looks like Windows-1252 or Latin-1"),
+    ("{\"qid\": \"日本語のテキスト\"}\n", "shift_jis", "the text looks like an East Asian encoding such as Shift_JIS, "
+                                                   "GBK, EUC-KR or Big5: save it as UTF-8"),
+    ("{\"qid\": \"中文文本\"}\n", "gbk", "the text looks like an East Asian encoding"),
+    ("{\"qid\": \"한국어 텍스트\"}\n", "euc_kr", "the text looks like an East Asian encoding"),
+])
+@pytest.mark.parametrize("line", [1, 2])
+def test_bytes_that_are_not_utf8_name_the_likely_encoding(ragscore, isolated, text, codec, hint, line):
+    # On the first line the first bytes tell; on a later one, the line as it is read.
+    first = b'{"qid": "ok", "answerable": false}\n' if line == 2 else b""
+    (isolated / "g.jsonl").write_bytes(first + text.encode(codec))
+    run = ragscore("--gold", "g.jsonl", "--trace", EXAMPLES / "trace.jsonl")
+    column = len(text[: next(i for i, c in enumerate(text) if not c.isascii())]) + 1
+    bad = text.encode(codec)[column - 1]
+    assert run.status == 2 and run.err.startswith(f"ragscore: error: g.jsonl:{line}:{column}: expected UTF-8 text, "
+                                                  f"got byte 0x{bad:02x} ({hint}"), run.err
+    assert run.err.count("\n") == 1
+
+
+@pytest.mark.parametrize(("raw", "where"), [
+    (b"\xff", "1:10: expected UTF-8 text, got byte 0xff"),
+    (b"\xde\xad\xbe\xef", "1:11: expected UTF-8 text, got byte 0xbe"),  # de ad is valid UTF-8
+    ("é".encode() + b"\x93\x8a", "1:11: expected UTF-8 text, got byte 0x93"),
+])
+def test_bytes_of_no_likely_encoding_get_no_guess(ragscore, isolated, raw, where):
+    # A lone byte, random bytes, and UTF-8 mixed with other bytes: nothing is likely, nothing is said.
+    (isolated / "g.jsonl").write_bytes(b'{"qid": "' + raw + b'"}\n')
+    run = ragscore("--gold", "g.jsonl", "--trace", EXAMPLES / "trace.jsonl")
+    assert (run.status, run.err) == (2, f"ragscore: error: g.jsonl:{where}\n")
+
+
+def test_utf16_without_its_byte_order_mark_is_named(ragscore, isolated):
+    (isolated / "g.jsonl").write_bytes('{"qid": "a", "answerable": false}\n'.encode("utf-16-le"))
+    run = ragscore("--gold", "g.jsonl", "--trace", EXAMPLES / "trace.jsonl")
+    assert run.err == ("ragscore: error: g.jsonl:1:2: expected text, got a binary file (UTF-16 text without its "
+                       "byte-order mark, it seems: save it as UTF-8)\n")

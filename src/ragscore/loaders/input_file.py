@@ -19,7 +19,7 @@ from typing import IO, Final, cast
 
 from ragscore.errors import InputError
 from ragscore.loaders.shards import Shards
-from ragscore.loaders.sniff import SNIFF_BYTES, check_text_head, decompressor
+from ragscore.loaders.sniff import SNIFF_BYTES, check_text_head, decompressor, encoding_hint
 
 STDIN: Final = "-"
 BOM: Final = b"\xef\xbb\xbf"
@@ -408,11 +408,11 @@ def decode_text(raw: bytes, source: str, line: int) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        before = raw[: exc.start]
-        line += before.count(b"\n")
-        column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8")) + 1
-        raise InputError(
-            source, f"expected UTF-8 text, got byte 0x{raw[exc.start]:02x}", line, column
-        ) from None
+        start = raw.rfind(b"\n", 0, exc.start) + 1  # the bad line's, within a whole document
+        end = raw.find(b"\n", exc.start)
+        line += raw.count(b"\n", 0, start)
+        column = len(raw[start : exc.start].decode("utf-8")) + 1
+        hint = encoding_hint(raw[start : end if end >= 0 else len(raw)])
+        raise InputError(source, f"expected UTF-8 text, got byte 0x{raw[exc.start]:02x}{hint}", line, column) from None
 
 

@@ -95,11 +95,69 @@ def check_text_head(head: bytes, source: str) -> None:
         line = before.count(b"\n") + 1
         start = before.rfind(b"\n") + 1
         column = len(before[start:].decode("utf-8", "replace")) + 1
-        raise InputError(source, "expected text, got a binary file (a NUL byte)", line, column)
+        what = ("UTF-16 text without its byte-order mark, it seems: save it as UTF-8" if _utf16_without_bom(head)
+                else "a NUL byte")
+        raise InputError(source, f"expected text, got a binary file ({what})", line, column)
     first = head.split(b"\n", 1)[0]
     try:
         # Incremental: a character that the end of the head cuts in two is not an error.
         codecs.getincrementaldecoder("utf-8")().decode(first, final=b"\n" in head)
     except UnicodeDecodeError as exc:
         column = len(first[: exc.start].decode("utf-8")) + 1
-        raise InputError(source, f"expected UTF-8 text, got byte 0x{first[exc.start]:02x}", 1, column) from None
+        raise InputError(source, f"expected UTF-8 text, got byte 0x{first[exc.start]:02x}{encoding_hint(first)}", 1,
+                         column) from None
+
+
+# What the bytes 0x80-0xff of Windows-1252 (and so of Latin-1, from 0xa0) decode to in text
+# written in it: letters of Western European languages and typographic punctuation. A line
+# whose bytes past ASCII are all of these was most likely written in that encoding.
+_WESTERN: Final = frozenset(
+    "ÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖØÙÚÛÜÝÞßàáâãäåæçèéêëìíîïðñòóôõöøùúûüýþ"
+    "ŠšŒœŽžŸ€‘’‚“”„–—…•™«»°£©®§¿¡\xa0·´¨ªº²³¹µ¶¸¼½¾"
+)
+_EAST_ASIAN: Final = ("shift_jis", "gbk", "euc_kr", "big5")
+
+
+def encoding_hint(raw: bytes) -> str:
+    """Name the likely encoding of bytes that are not UTF-8 (a line of them), as a parenthesis
+    for an error message; empty when nothing is likely.
+
+    Windows-1252 (or Latin-1) when every byte past ASCII reads there as a Western European letter
+    or typographic punctuation and none is part of valid UTF-8; an East Asian encoding when the
+    line reads in one of them as ideographs, Hangul or kana only (three of them at least).
+    """
+    high = bytes(b for b in raw if b >= 0x80)
+    try:
+        western = raw.decode("cp1252")
+    except UnicodeDecodeError:
+        western = None
+    if (western is not None and all(c in _WESTERN for c in western if ord(c) >= 0x80)
+            and raw.decode("utf-8", "ignore").isascii()):
+        return " (the text looks like Windows-1252 or Latin-1: save it as UTF-8, e.g. iconv -f WINDOWS-1252 -t UTF-8)"
+    if len(high) >= 6:  # three characters at least: fewer read as ideographs by chance
+        for codec in _EAST_ASIAN:
+            try:
+                text = raw.decode(codec)
+            except UnicodeDecodeError:
+                continue
+            if all(_east_asian(c) for c in text if ord(c) >= 0x80):
+                return " (the text looks like an East Asian encoding such as Shift_JIS, GBK, EUC-KR or Big5: " \
+                       "save it as UTF-8)"
+    return ""
+
+
+def _east_asian(char: str) -> bool:
+    """Tell whether a character is an ideograph, Hangul, kana, or CJK punctuation or full-width form."""
+    code = ord(char)
+    return 0x3000 <= code <= 0x9FFF or 0xAC00 <= code <= 0xD7AF or 0xFF00 <= code <= 0xFFEF
+
+
+def _utf16_without_bom(head: bytes) -> bool:
+    """Tell whether bytes look like ASCII text in UTF-16 (every other byte zero) with no byte-order mark."""
+    even, odd = head[0::2], head[1::2]
+    for zeros, text in ((odd, even), (even, odd)):
+        text = text[: len(zeros)]
+        if (len(zeros) >= 4 and zeros.count(0) >= 0.9 * len(zeros)
+                and sum(32 <= b < 127 or b in b"\t\r\n" for b in text) >= 0.9 * len(text)):
+            return True
+    return False
