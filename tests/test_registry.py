@@ -118,8 +118,9 @@ def test_the_stage_commands_have_a_registry_of_their_own():
 
 # One rule for a score's name --------------------------------------------------------------------
 
+# "hit" is the stem of hit@K but no metric ("ndcg" is one: trec_eval's nDCG of the whole list).
 SCORE_NAMES = ["judge@v2", "judge@5", "judge@gpt-4.1", "9lives", "llm/judge:gpt-4.1", "a.b-c", "_x", "faithfulness",
-               "accuracy", "ndcg", "hits@5", "latency_ms"]
+               "accuracy", "hit", "hits@5", "latency_ms"]
 NOT_SCORE_NAMES = ["::add-mask::x", "-x", ".x", "@x", "my score", "f1%", "", "ndcg@v2", "ndcg@K", "ndcg@0",
                    "judge@K", "full_recall@x"]
 
@@ -140,6 +141,7 @@ def test_a_name_no_score_may_have_cannot_be_gated_as_one(name):
 @pytest.mark.parametrize(("name", "metric"), [
     ("precision", "precision"), ("ndcg@10", "ndcg@10"), ("full_recall@5", "full_recall@5"), ("missing", "missing"),
     ("under", "under_refusal"), ("over", "over_refusal"), ("recall@k", "full_recall@5"),
+    ("ndcg", "ndcg"), ("bpref", "bpref"), ("map@10", "map@10"),
 ])
 def test_a_ragscore_name_is_a_metric_to_gates_and_no_score_name(name, metric):
     assert name_problem(name) is not None

@@ -37,6 +37,8 @@ TREC_TO_OURS = {
     "recip_rank": "mrr",
     "Rprec": "rprec",
 }
+# Measures the shared vectors do not hold: checked against trec_eval's own output and pytrec_eval.
+TREC_TO_OURS_MORE = {"map_cut": "map", "ndcg": "ndcg", "bpref": "bpref"}
 _MEASURE_RE = re.compile(r"^(?P<stem>[A-Za-z_]+?)(?:_(?P<k>[0-9]+))?$")
 
 
@@ -45,7 +47,7 @@ def ours(measure: str) -> str:
     match = _MEASURE_RE.match(measure)
     assert match is not None, measure
     stem, k = match.group("stem"), match.group("k")
-    return TREC_TO_OURS[stem] + (f"@{k}" if k else "")
+    return (TREC_TO_OURS | TREC_TO_OURS_MORE)[stem] + (f"@{k}" if k else "")
 
 
 def cutoffs_of(measures: Sequence[str]) -> tuple[int, ...]:
@@ -71,7 +73,8 @@ def scored(ranked: Sequence[str], relevance: Mapping[str, int], cutoffs: Sequenc
 def test_names_are_grouped_by_metric_then_cutoff() -> None:
     assert retrieval_metric_names((1, 3)) == (
         "precision@1", "precision@3", "recall@1", "recall@3", "f1@1", "f1@3",
-        "hit@1", "hit@3", "ndcg@1", "ndcg@3", "mrr", "map", "rprec", "hybrid_log_rank",
+        "hit@1", "hit@3", "ndcg@1", "ndcg@3", "map@1", "map@3", "mrr", "map", "rprec", "ndcg", "bpref",
+        "hybrid_log_rank",
     )  # fmt: skip
     assert similarity_metric_names((2, 5)) == (
         "sim_precision@2", "sim_precision@5", "sim_recall@2", "sim_recall@5",
@@ -127,6 +130,23 @@ def test_shared_vectors_cover_every_trec_measure_we_map() -> None:
     assert stems == set(TREC_TO_OURS)
 
 
+def test_shared_vectors_new_measures_against_pytrec_eval(pytrec_eval: ModuleType) -> None:
+    # The vectors were made before bpref, ndcg and map@K were here: pytrec_eval gives them now,
+    # at each case's relevance level, on the same qrels and run (ties in score included).
+    for case in VECTORS["cases"]:
+        level = case["relevance_level"]
+        for qid, qrels, expected in _vector_checks(case):
+            cutoffs = cutoffs_of(list(expected))
+            measures = {"bpref", "ndcg", f"map_cut.{','.join(map(str, cutoffs))}"}
+            evaluator = pytrec_eval.RelevanceEvaluator({qid: qrels}, measures, relevance_level=level)
+            reference = evaluator.evaluate({qid: case["run"][qid]})[qid]
+            ranked = trec_order(case["run"][qid])
+            got = scored(ranked, at_level(qrels, level), cutoffs) | {"ndcg": scored(ranked, qrels, cutoffs)["ndcg"]}
+            assert len(reference) == 2 + len(cutoffs)
+            for measure, value in reference.items():
+                assert got[ours(measure)] == pytest.approx(value, abs=1e-9), (case["name"], qid, measure)
+
+
 def test_vector_tie_order_is_docno_descending() -> None:
     # The vectors' convention, checked directly: 'd9' > 'd10' byte-wise, so d9 ranks first.
     assert trec_order({"d10": 1.0, "d9": 1.0, "d1": 0.5}) == ["d9", "d10", "d1"]
@@ -137,11 +157,11 @@ def test_vector_tie_order_is_docno_descending() -> None:
 # trec_eval's own test data (usnistgov/trec_eval test/)
 
 
-def _read_run() -> dict[str, dict[str, float]]:
-    """Read results.test as qid -> docno -> score."""
+def _read_run(name: str = "results.test") -> dict[str, dict[str, float]]:
+    """Read a run (results.test) as qid -> docno -> score."""
     run: dict[str, dict[str, float]] = defaultdict(dict)
-    for line in (TREC / "results.test").read_text(encoding="utf-8").splitlines():
-        qid, _q0, docno, _rank, score, _tag = line.split()
+    for line in (TREC / name).read_text(encoding="utf-8").splitlines():
+        qid, _q0, docno, _rank, score = line.split()[:5]  # trec_eval ignores what follows the score
         run[qid][docno] = float(score)  # the rank column is ignored, as trec_eval does
     return dict(run)
 
@@ -168,7 +188,9 @@ def _read_out() -> dict[str, float]:
 
 RUN = _read_run()
 OUT = _read_out()
-OUT_MEASURES = [m for m in OUT if (match := _MEASURE_RE.match(m)) and match.group("stem") in TREC_TO_OURS]
+OUT_MEASURES = [
+    m for m in OUT if (match := _MEASURE_RE.match(m)) and match.group("stem") in TREC_TO_OURS | TREC_TO_OURS_MORE
+]
 
 
 def test_out_test_was_made_with_qrels_test() -> None:
@@ -181,7 +203,7 @@ def test_out_test_was_made_with_qrels_test() -> None:
     assert n_rel(_read_qrels("qrels.rel_level")) == 559
     assert OUT["num_q"] == len(RUN) and OUT["num_ret"] == sum(map(len, RUN.values()))
     # out.test is trec_eval's default measure set: no recall_k, ndcg_cut_k or success_k in it.
-    assert sorted({ours(m).split("@")[0] for m in OUT_MEASURES}) == ["map", "mrr", "precision", "rprec"]
+    assert sorted({ours(m).split("@")[0] for m in OUT_MEASURES}) == ["bpref", "map", "mrr", "precision", "rprec"]
 
 
 def test_trec_eval_out_test() -> None:
@@ -210,6 +232,49 @@ def test_trec_eval_run_has_score_ties_that_the_order_decides() -> None:
     pytest.fail("no score ties in results.test")
 
 
+def at_level(qrels: Mapping[str, int], level: int) -> dict[str, int]:
+    """Judgments that at relevance level 1 mean what ``qrels`` means at ``level``: a grade below
+    the level but not negative becomes 0 (judged non-relevant, for bpref); others are kept."""
+    return {doc: 0 if 0 <= grade < level else grade for doc, grade in qrels.items()}
+
+
+# trec_eval -m all_trec -q outputs: (file, qrels, run, -l level, -M depth). With -c, every judged
+# topic is averaged, one with no run scoring 0: as score counts a question with no trace.
+TREC_Q_OUTPUTS = [
+    ("out.test.aq", "qrels.test", "results.test", 1, None),
+    ("out.test.aqc", "qrels.test", "results.trunc", 1, None),
+    ("out.test.aqcM", "qrels.test", "results.trunc", 1, 100),
+    ("out.test.aql", "qrels.rel_level", "results.test", 2, None),
+]
+NEW_MEASURES = re.compile(r"^(bpref|ndcg|map_cut_[0-9]+)$")
+
+
+@pytest.mark.parametrize("out, qrels_file, run_file, level, depth", TREC_Q_OUTPUTS, ids=[o[0] for o in TREC_Q_OUTPUTS])
+def test_bpref_ndcg_and_map_cut_equal_trec_eval_output(
+    out: str, qrels_file: str, run_file: str, level: int, depth: int | None
+) -> None:
+    printed: dict[str, dict[str, float]] = defaultdict(dict)  # topic -> measure -> value
+    for line in (TREC / out).read_text(encoding="utf-8").splitlines():
+        measure, topic, value = line.split()
+        if NEW_MEASURES.match(measure):
+            printed[topic][measure] = float(value)
+    qrels, run = _read_qrels(qrels_file), _read_run(run_file)
+    topics = sorted(t for t in printed if t != "all")
+    assert topics == sorted(qrels) and len(printed["all"]) == 11  # bpref, ndcg, map_cut_5 ... 1000
+    cutoffs = cutoffs_of(list(printed["all"]))
+    per_topic = {}
+    for qid in topics:
+        ranked = trec_order(run.get(qid, {}))[:depth]
+        binary = scored(ranked, at_level(qrels[qid], level), cutoffs)
+        per_topic[qid] = binary | {"ndcg": scored(ranked, qrels[qid], cutoffs)["ndcg"]}  # nDCG ignores the level
+    for topic, measures in printed.items():
+        for measure, value in measures.items():
+            name = ours(measure)
+            got = (math.fsum(v[name] for v in per_topic.values()) / len(per_topic) if topic == "all"
+                   else per_topic[topic][name])
+            assert got == pytest.approx(value, abs=5e-5 + 1e-12), (out, topic, measure)  # 4 decimals printed
+
+
 # ---------------------------------------------------------------------------------------------
 # pytrec_eval, the reference
 
@@ -222,7 +287,10 @@ def pytrec_eval() -> ModuleType:
 
 def _pytrec_measures(cutoffs: Sequence[int]) -> set[str]:
     ks = ",".join(map(str, cutoffs))
-    return {f"ndcg_cut.{ks}", f"P.{ks}", f"recall.{ks}", f"success.{ks}", "map", "recip_rank", "Rprec"}
+    return {
+        f"ndcg_cut.{ks}", f"P.{ks}", f"recall.{ks}", f"success.{ks}", f"map_cut.{ks}",
+        "map", "recip_rank", "Rprec", "ndcg", "bpref",
+    }  # fmt: skip
 
 
 def _reference(pytrec_eval: ModuleType, qrels: Mapping[str, int], scores: Mapping[str, float], cutoffs: Sequence[int]):
@@ -277,6 +345,26 @@ def test_matches_pytrec_eval(pytrec_eval: ModuleType, case: tuple[dict[str, int]
     scores = {doc: float(len(unique) - i) for i, doc in enumerate(unique)}
     expected = _reference(pytrec_eval, qrels, scores, cutoffs)
     _assert_matches(scored(ranked, qrels, cutoffs), expected, case)
+
+
+@st.composite
+def tied_runs(draw: st.DrawFn) -> tuple[dict[str, int], dict[str, float], tuple[int, ...]]:
+    """Draw graded qrels and a scored run whose scores tie often (few distinct values)."""
+    qrels, _, cutoffs = draw(judged_runs())
+    docs = draw(st.lists(st.sampled_from(DOCS + UNJUDGED), max_size=16, unique=True))
+    scores = {doc: draw(st.sampled_from([0.5, 1.0, 2.0, -1.0])) for doc in docs}
+    return qrels, scores, cutoffs
+
+
+@settings(max_examples=300, deadline=None)
+@given(tied_runs())
+def test_matches_pytrec_eval_with_ties_in_score(
+    pytrec_eval: ModuleType, case: tuple[dict[str, int], dict[str, float], tuple[int, ...]]
+) -> None:
+    # pytrec_eval orders the scored run itself; ours gets trec_order's list (ties: docno descending).
+    qrels, scores, cutoffs = case
+    expected = _reference(pytrec_eval, qrels, scores, cutoffs)
+    _assert_matches(scored(trec_order(scores), qrels, cutoffs), expected, case)
 
 
 @settings(max_examples=300, deadline=None)
@@ -362,6 +450,81 @@ def test_negative_grades_are_not_penalties_in_ndcg() -> None:
     assert with_negative == unjudged
     assert with_negative["ndcg@3"] == pytest.approx(1 / math.log2(3))
     assert with_negative["rprec"] == 0.0  # R = 1: only rank 1 counts
+
+
+# ---------------------------------------------------------------------------------------------
+# bpref, ndcg and map@K, by hand
+
+
+BY_HAND = {"r1": 1, "r2": 2, "r3": 1, "n1": 0, "n2": 0, "neg": -1}
+RANKED_BY_HAND = ["n1", "r1", "neg", "u", "n2", "r2"]  # u is unjudged
+
+
+def test_bpref_by_hand() -> None:
+    # R = 3 (r1, r2, r3), judged non-relevant N_J = 2 (n1, n2: grade 0), bound min(R, N_J) = 2;
+    # neg (grade -1) and u (unjudged) are skipped. r1 has n1 above it: 1 - 1/2; r2 has n1 and n2
+    # above it: 1 - 2/2 = 0; r3 is not retrieved. bpref = (1/2 + 0 + 0) / 3 = 1/6.
+    assert scored(RANKED_BY_HAND, BY_HAND, (1,))["bpref"] == pytest.approx(1 / 6, abs=1e-15)
+    # More judged non-relevant ids than relevant ones: the bound is R = 1, and n_r is capped at R.
+    many = {"r": 1, "n1": 0, "n2": 0, "n3": 0, "n4": 0}
+    assert scored(["n1", "n2", "r"], many, (1,))["bpref"] == 0.0
+    assert scored(["r", "n1", "n2"], many, (1,))["bpref"] == 1.0
+    # R = 2, N_J = 3, bound 2: r below one non-relevant id gives 1 - 1/2; s is not retrieved.
+    assert scored(["n1", "r"], {"r": 1, "s": 1, "n1": 0, "n2": 0, "n3": 0}, (1,))["bpref"] == 0.25
+
+
+def test_bpref_without_judged_non_relevant_ids_is_the_share_retrieved() -> None:
+    # Citations only (every judged id relevant, nothing graded 0): each relevant id retrieved adds
+    # 1 wherever it ranks, so bpref = relevant ids retrieved / R; unjudged ids above cost nothing.
+    assert scored(["x", "y", "a", "z"], {"a": 1, "b": 1}, (1,))["bpref"] == 0.5
+    assert scored(["a", "b"], {"a": 1, "b": 1}, (1,))["bpref"] == 1.0
+
+
+def test_grade_zero_differs_from_unjudged_only_in_bpref() -> None:
+    judged_zero = scored(["z", "r"], {"z": 0, "r": 1}, (1, 3))
+    unjudged = scored(["z", "r"], {"r": 1}, (1, 3))
+    assert judged_zero["bpref"] == 0.0 and unjudged["bpref"] == 1.0
+    assert {k: v for k, v in judged_zero.items() if k != "bpref"} == {k: v for k, v in unjudged.items() if k != "bpref"}
+
+
+def test_ndcg_by_hand() -> None:
+    # Gains: r1 (grade 1) at rank 2, r2 (grade 2) at rank 6. Ideal ranking: 2, 1, 1 (r3 counts
+    # though not retrieved): IDCG = 2 + 1/log2 3 + 1/2.
+    dcg = 1 / math.log2(3) + 2 / math.log2(7)
+    idcg = 2 + 1 / math.log2(3) + 1 / 2
+    values = scored(RANKED_BY_HAND, BY_HAND, (3, 10))
+    assert values["ndcg"] == pytest.approx(dcg / idcg, abs=1e-15)
+    assert values["ndcg"] == pytest.approx(0.429056, abs=1e-6)
+    # ndcg@3 sees r1 only; ndcg@10 sees the whole list and the whole ideal ranking: it is ndcg.
+    assert values["ndcg@3"] == pytest.approx((1 / math.log2(3)) / idcg, abs=1e-15)
+    assert values["ndcg@10"] == values["ndcg"]
+
+
+def test_ndcg_ideal_is_not_truncated_by_the_list_length() -> None:
+    # One relevant id of two retrieved at rank 1: DCG = 1, IDCG = 1 + 1/log2 3 (both relevant ids).
+    assert scored(["a"], {"a": 1, "b": 1}, (1,))["ndcg"] == pytest.approx(1 / (1 + 1 / math.log2(3)), abs=1e-15)
+    # ndcg@1 truncates the ideal at 1, so it is 1.
+    assert scored(["a"], {"a": 1, "b": 1}, (1,))["ndcg@1"] == 1.0
+
+
+def test_map_at_k_by_hand() -> None:
+    # Relevant retrieved at ranks 2 (r1) and 6 (r2), R = 3: precision there is 1/2 and 2/6.
+    values = scored(RANKED_BY_HAND, BY_HAND, (1, 3, 6, 100))
+    assert values["map@1"] == 0.0
+    assert values["map@3"] == pytest.approx((1 / 2) / 3, abs=1e-15)  # divided by R, not by min(R, K)
+    assert values["map@6"] == pytest.approx((1 / 2 + 2 / 6) / 3, abs=1e-15)  # 5/18
+    assert values["map@6"] == values["map@100"] == values["map"]
+
+
+def test_new_metrics_with_an_empty_list_or_duplicates() -> None:
+    empty = scored([], {"a": 1, "n": 0}, (1, 5))
+    assert (empty["bpref"], empty["ndcg"], empty["map@1"], empty["map@5"]) == (0.0, 0.0, 0.0, 0.0)
+    # [n, n, a, a] is [n, a]: a at rank 2 below one judged non-relevant id (R = N_J = 1): bpref 0;
+    # map@2 = (1/2) / 1; ndcg = (1/log2 3) / 1.
+    repeated = scored(["n", "n", "a", "a"], {"a": 1, "n": 0}, (1, 2))
+    assert repeated == scored(["n", "a"], {"a": 1, "n": 0}, (1, 2))
+    assert (repeated["bpref"], repeated["map@1"], repeated["map@2"]) == (0.0, 0.0, 0.5)
+    assert repeated["ndcg"] == pytest.approx(1 / math.log2(3), abs=1e-15)
 
 
 def test_unsorted_cutoffs_keep_their_order() -> None:

@@ -51,9 +51,16 @@ RETRIEVAL: Final = (  # --metrics retrieval (metrics/retrieval.py: trec_eval's d
     MetricSpec("f1@K", H, "retrieval", "harmonic mean of precision@K and recall@K"),
     MetricSpec("hit@K", H, "retrieval", "share of questions with a relevant id in the top K", RATE),
     MetricSpec("ndcg@K", H, "retrieval", "normalised discounted cumulative gain at K (trec_eval ndcg_cut_K, graded)"),
+    MetricSpec("map@K", H, "retrieval",
+               "mean average precision with only the top K retrieved, over all relevant ids (trec_eval map_cut_K)"),
     MetricSpec("mrr", H, "retrieval", "mean reciprocal rank of the first relevant id (trec_eval recip_rank)"),
     MetricSpec("map", H, "retrieval", "mean average precision over all relevant ids (trec_eval map)"),
     MetricSpec("rprec", H, "retrieval", "precision at R, the number of relevant ids (trec_eval Rprec)"),
+    MetricSpec("ndcg", H, "retrieval",
+               "normalised discounted cumulative gain of the whole list (trec_eval ndcg, graded)"),
+    MetricSpec("bpref", H, "retrieval",
+               "binary preference: relevant ids retrieved, each worth less for every id graded 0 (judged "
+               "non-relevant) ranked above it (trec_eval bpref)"),
     MetricSpec("hybrid_log_rank", H, "retrieval",
                "alpha * recall + (1 - alpha) * mean log-rank score of the relevant ids"),
 )

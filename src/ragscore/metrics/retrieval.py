@@ -7,9 +7,12 @@ Pure functions: no I/O, no state. The id-based metrics follow trec_eval 9.0.x se
 * an id is relevant when its grade is >= 1; grades 0 and below are not relevant, negative grades
   are trec_eval's "judged but unjudged" (not counted in R, zero gain), and ids missing from
   ``relevance`` are unjudged non-relevant;
+* an id graded 0 is judged non-relevant (trec_eval's judged grade below the relevance level, not
+  negative): only ``bpref`` tells it from a negative grade or an id missing from ``relevance``;
 * ``ndcg@K`` is trec_eval ``ndcg_cut_K``: linear gain = grade (only grades > 0 count, so a
   negative grade is never a penalty), discount log2(rank + 1), ideal DCG from every positive
-  grade in ``relevance`` (retrieved or not) sorted descending and truncated at K.
+  grade in ``relevance`` (retrieved or not) sorted descending and truncated at K; ``ndcg`` is
+  trec_eval ``ndcg``, the same over the whole list with the whole ideal ranking.
 
 Callers order a scored run before calling; trec_eval's order is score descending, ties by
 docno descending (byte-wise ``strcmp``), never the rank column.
@@ -59,8 +62,14 @@ def retrieval_values(
     relevant ids in the top K of the de-duplicated list: ``precision@K`` = h_K / K (K even when
     fewer are retrieved), ``recall@K`` = h_K / R, ``f1@K`` = 2 h_K / (K + R) (their harmonic
     mean; 0 when h_K = 0), ``hit@K`` = 1 if h_K > 0, ``ndcg@K`` = trec_eval ``ndcg_cut_K``,
+    ``map@K`` = sum of precision at each relevant rank <= K / R (trec_eval ``map_cut_K``),
     ``mrr`` = 1 / rank of the first relevant id, ``map`` = sum of precision at each relevant
-    retrieved rank / R, ``rprec`` = h_R / R.
+    retrieved rank / R, ``rprec`` = h_R / R, ``ndcg`` = trec_eval ``ndcg`` (no cutoff).
+
+    ``bpref`` is trec_eval's: with N_J the ids graded 0 (judged non-relevant), each relevant
+    retrieved id r adds 1 - min(n_r, R) / min(R, N_J), n_r the ids graded 0 ranked above it (1
+    when n_r = 0), and the sum is divided by R. Negative grades and ids missing from
+    ``relevance`` are skipped; with no id graded 0, bpref = relevant ids retrieved / R.
 
     ``hybrid_log_rank`` = alpha * recall + (1 - alpha) * sum(logrank(rank_r, N)) / R over the
     relevant retrieved ids r, where recall is over the WHOLE de-duplicated list (all N retrieved,
@@ -73,38 +82,50 @@ def retrieval_values(
     # id take no rank, as in a trec_eval run (which cannot hold a docno twice per topic).
     docs = dict.fromkeys(ranked)
     n = len(docs)
-    # Only positive grades matter anywhere: relevance is grade >= 1, and trec_eval's nDCG gives
-    # grades <= 0 zero gain and leaves them out of the ideal ranking.
-    positive = {doc: grade for doc, grade in relevance.items() if grade >= 1}
-    n_rel = len(positive)
+    # Only grades >= 0 matter anywhere: relevance is grade >= 1, grade 0 is judged non-relevant
+    # (bpref), and trec_eval's nDCG gives grades <= 0 zero gain and leaves them out of the ideal
+    # ranking, while bpref skips negative grades as it skips unjudged ids.
+    judged = {doc: grade for doc, grade in relevance.items() if grade >= 0}
+    ideal = sorted((grade for grade in judged.values() if grade), reverse=True)
+    n_rel = len(ideal)
     if n == 0 or n_rel == 0:
         return (0.0,) * len(retrieval_metric_names(cutoffs))
+    n_nonrel = len(judged) - n_rel
 
-    # The one pass over the ranked list, in C: every metric depends only on where the relevant ids
+    # The one pass over the ranked list, in C: every metric depends only on where the judged ids
     # sit, and there are few of them, so all that follows works on this short list.
-    found = [(rank, doc) for rank, doc in enumerate(docs, 1) if doc in positive]
+    found = [(rank, doc) for rank, doc in enumerate(docs, 1) if doc in judged]
     log2 = math.log2
     log1p = math.log1p
-    ranks: list[int] = []
+    ranks: list[int] = []  # ranks of the relevant retrieved ids, ascending
     dcg_prefix = [0.0]  # dcg_prefix[j]: DCG of the first j relevant retrieved ids
+    ap_prefix = [0.0]  # ap_prefix[j]: sum of precision at the ranks of the first j
     dcg = 0.0
     ap_sum = 0.0
     log_sum = 0.0  # sum of ln(1 + gamma(rank - 1)), the numerators of the log-rank terms
-    for i, (rank, doc) in enumerate(found, 1):
+    nonrel = 0  # ids graded 0 ranked so far (bpref)
+    bound = min(n_rel, n_nonrel)
+    bpref_sum = 0.0
+    for rank, doc in found:
+        grade = judged[doc]
+        if not grade:
+            nonrel += 1
+            continue
         ranks.append(rank)
         # Same summation order as trec_eval (rank by rank), so the values agree to the ulp.
-        dcg += positive[doc] / log2(rank + 1)
+        dcg += grade / log2(rank + 1)
         dcg_prefix.append(dcg)
-        ap_sum += i / rank
+        ap_sum += len(ranks) / rank
+        ap_prefix.append(ap_sum)
         log_sum += log1p(gamma * (rank - 1))
+        bpref_sum += 1.0 - min(nonrel, n_rel) / bound if nonrel else 1.0
     n_hit = len(ranks)
 
-    # Ideal DCG prefixes, only as deep as the deepest cutoff needs (trec_eval truncates at K).
-    ideal = sorted(positive.values(), reverse=True)
+    # Ideal DCG prefixes over the whole ideal ranking (trec_eval's ndcg; ndcg_cut_K truncates at K).
     idcg_prefix = [0.0]
     idcg = 0.0
-    for i in range(min(max(cutoffs, default=0), n_rel)):
-        idcg += ideal[i] / log2(i + 2)
+    for i, grade in enumerate(ideal):
+        idcg += grade / log2(i + 2)
         idcg_prefix.append(idcg)
 
     precision: list[float] = []
@@ -112,6 +133,7 @@ def retrieval_values(
     f1: list[float] = []
     hit: list[float] = []
     ndcg: list[float] = []
+    map_cut: list[float] = []
     for k in cutoffs:
         h = bisect_right(ranks, k)  # relevant ids in the top k
         precision.append(h / k)
@@ -120,13 +142,17 @@ def retrieval_values(
         f1.append(2 * h / (k + n_rel))
         hit.append(1.0 if h else 0.0)
         ndcg.append(dcg_prefix[h] / idcg_prefix[min(k, n_rel)])
+        map_cut.append(ap_prefix[h] / n_rel)
 
     mrr = 1.0 / ranks[0] if ranks else 0.0
     rprec = bisect_right(ranks, n_rel) / n_rel
     # logrank is 0/0 for a one-item list; its only rank is the best one, worth 1.
     logrank_sum = n_hit if n == 1 else n_hit - log_sum / log1p(gamma * (n - 1))
     hybrid = alpha * (n_hit / n_rel) + (1.0 - alpha) * logrank_sum / n_rel
-    return (*precision, *recall, *f1, *hit, *ndcg, mrr, ap_sum / n_rel, rprec, hybrid)
+    return (
+        *precision, *recall, *f1, *hit, *ndcg, *map_cut,
+        mrr, ap_sum / n_rel, rprec, dcg / idcg, bpref_sum / n_rel, hybrid,
+    )
 
 
 def text_relevance(
