@@ -65,8 +65,42 @@ def test_counted_questions_and_zero_for_missing_or_empty(tmp_path):
     assert doc["metrics"]["recall@3"] == pytest.approx((1 + 1 + 0 + 0) / 4, abs=1e-12)
     # AP: a = (1/2 + 2/3) / 2, b = 1/2.
     assert doc["metrics"]["map"] == pytest.approx(((1 / 2 + 2 / 3) / 2 + 1 / 2) / 4, abs=1e-12)
+    # bpref: a has nothing graded 0 (citations), both retrieved: 1; b's d5 (grade -1) is skipped and
+    # nothing graded 0 is above d3: 1. ndcg: a = (1/log2 3 + 1/log2 4) / (1 + 1/log2 3); b = (2/log2 3) / 2.
+    assert doc["metrics"]["bpref"] == 0.5
+    ndcg_a = (1 / math.log2(3) + 1 / 2) / (1 + 1 / math.log2(3))
+    assert doc["metrics"]["ndcg"] == pytest.approx((ndcg_a + 1 / math.log2(3)) / 4, abs=1e-12)
+    assert doc["metrics"]["map@1"] == 0.0 and doc["metrics"]["map@3"] == doc["metrics"]["map"]
     counted = [q["qid"] for q in doc["questions"] if q["metrics"]["mrr"] is not None]
     assert counted == ["a", "b", "c", "d"]
+    for name in ("bpref", "ndcg", "map@10"):
+        assert [q["metrics"][name] for q in doc["questions"]][4:] == [None, None], name  # e, f not counted
+        assert doc["intervals"][name] is not None, name
+    by_qid = {q["qid"]: q["metrics"] for q in doc["questions"]}
+    assert (by_qid["a"]["bpref"], by_qid["b"]["bpref"], by_qid["c"]["bpref"], by_qid["d"]["bpref"]) == (1, 1, 0, 0)
+    assert by_qid["b"]["ndcg"] == pytest.approx(1 / math.log2(3), abs=1e-15)
+
+
+def test_judged_non_relevant_ids_lower_bpref(tmp_path):
+    gold = [{"qid": "a", "answerable": True, "gold_relevance": {"r": 1, "s": 1, "n1": 0, "n2": 0, "n3": 0}}]
+    traces = [{"qid": "a", "retrieved_ids": ["n1", "r", "u", "n2", "s"], "answer_json": {"claim": "c", "citations": []}}]
+    metrics = _run(tmp_path, gold, traces, "--metrics", "retrieval", "--cutoffs", "2")["metrics"]
+    # R = 2, N_J = 3 (grade 0), bound 2; u is unjudged. r: 1 - 1/2; s: 1 - 2/2 = 0 -> bpref = 1/4.
+    assert metrics["bpref"] == 0.25
+    assert metrics["map@2"] == pytest.approx((1 / 2) / 2) and metrics["map"] == pytest.approx((1 / 2 + 2 / 5) / 2)
+
+
+def test_gates_on_bpref_ndcg_and_map_at_k(ragscore, isolated):
+    gold, trace = EXAMPLES / "gold.jsonl", EXAMPLES / "trace.jsonl"
+    doc = ragscore("--gold", gold, "--trace", trace, "--gates", "bpref>=0.5,ndcg>=0.9,map@3>=0.2", "--no-fail").json()
+    assert doc["settings"]["metrics"] == ["answer", "retrieval"]  # a gate on them turns the family on
+    statuses = {name: doc["gates"][name]["status"] for name in ("bpref", "ndcg", "map@3")}
+    assert statuses == {"bpref": "pass", "ndcg": "fail", "map@3": "pass"}
+    assert doc["metrics"]["ndcg"] == pytest.approx(doc["metrics"]["ndcg@10"])  # nothing ranked below 10 here
+    run = ragscore("--gold", gold, "--trace", trace, "--gates", "bpre>=0.5")
+    assert (run.status, run.err) == (2, 'ragscore: error: --gates: unknown metric "bpre"; did you mean "bpref"?\n')
+    run = ragscore("--gold", gold, "--trace", trace, "--gates", "map@7>=0.5")
+    assert run.status == 2 and 'metric "map@7" is not computed with these settings: add 7 to the cutoffs' in run.err
 
 
 def test_relevance_by_chunk_text(tmp_path):
@@ -125,11 +159,13 @@ def test_means_equal_pytrec_eval(tmp_path_factory, case):
     for t in traces:
         ranked = list(dict.fromkeys(t["retrieved_ids"]))
         run[t["qid"]] = {doc_id: float(len(ranked) - r) for r, doc_id in enumerate(ranked)}
-    measures = {"map", "recip_rank", "Rprec", "P.1,3,5,10", "recall.1,3,5,10", "ndcg_cut.1,3,5,10"}
+    measures = {"map", "recip_rank", "Rprec", "bpref", "ndcg", "P.1,3,5,10", "recall.1,3,5,10", "ndcg_cut.1,3,5,10",
+                "map_cut.1,3,5,10"}
     scored = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate({q: r for q, r in run.items() if r})
-    pairs = {"mrr": "recip_rank", "map": "map", "rprec": "Rprec"}
+    pairs = {"mrr": "recip_rank", "map": "map", "rprec": "Rprec", "bpref": "bpref", "ndcg": "ndcg"}
     pairs.update({f"{ours}@{k}": f"{theirs}_{k}" for k in CUTOFFS
-                  for ours, theirs in (("precision", "P"), ("recall", "recall"), ("ndcg", "ndcg_cut"))})
+                  for ours, theirs in (("precision", "P"), ("recall", "recall"), ("ndcg", "ndcg_cut"),
+                                       ("map", "map_cut"))})
     for ours, theirs in pairs.items():
         # Questions with no trace or nothing retrieved score 0 (pytrec_eval leaves them out).
         expected = math.fsum(scored[q][theirs] for q in scored) / len(qrels)
