@@ -1,0 +1,43 @@
+"""trec_eval's text output for several runs at once: its lines, with one value column per run.
+
+trec_eval scores one run. Given several, ``ragscore trec`` prints trec_eval's lines
+(``measure <tab> topic <tab> value``) with a value for each run, in the order given, so that
+column i of the ``all`` lines is what trec_eval prints for run i: a ``runid`` line first (a header,
+whatever the measures), then with ``-q`` each topic's lines (``-`` for a run that did not score
+the topic), then ``num_q`` (when trec_eval prints it) and the summaries. The paired tests are in
+the reports (``--format``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragscore.trec.measures import Evaluated
+
+
+def _shown(value: float, integer: bool) -> str:
+    return f"{int(value)}" if integer else f"{value:6.4f}"
+
+
+def render_runs(runs: Sequence[Evaluated], per_query: bool = False) -> str:
+    """Print trec_eval's output for every run side by side (``runs`` evaluated with the same measures)."""
+    lines = []
+
+    def line(name: str, topic: str, values: Sequence[str]) -> None:
+        lines.append(f"{name:<22}\t{topic}\t" + "\t".join(values))
+
+    line("runid", "all", [ev.run_name for ev in runs])
+    if per_query:
+        topics = sorted({qid for ev in runs for qid in ev.per_query},
+                        key=lambda qid: qid.encode("utf-8", "surrogateescape"))
+        for qid in topics:
+            rows = [ev.per_query.get(qid) for ev in runs]
+            names = next(row for row in rows if row is not None)
+            for index, (name, _, _) in enumerate(names):
+                if name != "gm_map":
+                    line(name, qid, ["-" if row is None else _shown(row[index][1], row[index][2]) for row in rows])
+    first = next((ev for ev in runs if ev.per_query), runs[0])  # a run that scored nothing has no names
+    for index, (name, _, _) in enumerate(first.summary):
+        if runs[0].headed or name != "num_q":
+            line(name, "all", [_shown(ev.summary[index][1], ev.summary[index][2]) for ev in runs])
+    return "\n".join(lines) + "\n"
