@@ -49,7 +49,7 @@ def _meaning(name: str) -> str:
 
 
 def _direction(name: str) -> Direction | None:
-    """Which way a metric improves; None for the counts of documents (num_ret, num_rel), which neither improve nor worsen."""
+    """Which way a metric improves; None for num_ret and num_rel, counts that neither improve nor worsen."""
     named = resolve(name)
     return None if named is None or not named.ranks else named.direction
 
@@ -200,8 +200,8 @@ def render_trec_html(doc: dict[str, Any]) -> Iterator[str]:
             [_html_code(doc["run_id"]), *(_num(v) for v in _summary_row(doc["run_id"], doc["counts"])[1:])]],
             "counts")
         sources = [("qrels", doc["inputs"]["qrels"]), ("run", doc["inputs"]["run"])]
-    yield ("<h2>Inputs</h2>\n" if compared else "") + html_table(["input", "path", "sha256"], [[esc(role), _html_code(i["path"]), _html_code(i["sha256"])]
-                                                   for role, i in sources], "inputs")
+    inputs = [[esc(role), _html_code(i["path"]), _html_code(i["sha256"])] for role, i in sources]
+    yield ("<h2>Inputs</h2>\n" if compared else "") + html_table(["input", "path", "sha256"], inputs, "inputs")
     yield gates_section(gates, GATES_NOTE)
     if not compared:
         yield "<h2>Metrics</h2>\n" + html_table(["metric", "trec_eval", "value", "meaning"], [
