@@ -397,3 +397,21 @@ def test_input_errors_keep_their_place_in_every_format(ragscore, tmp_path, monke
             assert (run.status, run.out, run.err) == (
                 2, "", "ragscore: error: r.txt:2:5: expected a number as the score, got 'x'\n")
             assert not (tmp_path / "out.json").exists()
+
+
+def test_runs_that_score_no_query(ragscore, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "q.txt").write_text("1 0 a 1\n2 0 b 1\n")
+    (tmp_path / "empty.txt").write_text("")
+    (tmp_path / "other.txt").write_text("9 Q0 a 1 1.0 r\n")
+    text = ragscore("trec", "-m", "map", "-m", "P.5", "q.txt", "empty.txt", "other.txt")
+    assert (text.status, text.out) == (0, "runid                 \tall\t\tr\nmap                   \tall\t0.0000\t0.0000\n"
+                                          "P_5                   \tall\t0.0000\t0.0000\n")
+    doc = report(ragscore("trec", "-m", "map", "--format", "json", "--quiet", "q.txt", "empty.txt", "other.txt").out)
+    assert doc["counts"] == {"judged": 2, "paired": 0}
+    assert doc["comparisons"][0]["metrics"]["map"]["p_value"] is None
+    assert [r["counts"]["missing"] for r in doc["runs"]] == [2, 2]
+    markdown = ragscore("trec", "-m", "map", "--format", "markdown", "--quiet", "q.txt", "empty.txt", "other.txt").out
+    assert "| `empty.txt` (baseline) | `empty.txt` | 0 | 0.0000 | 2 | 0 |" in markdown  # no run id: its path
+    complete = report(ragscore("trec", "-c", "-m", "map", "--format", "json", "q.txt", "empty.txt", "other.txt").out)
+    assert complete["counts"]["paired"] == 2 and complete["comparisons"][0]["metrics"]["map"]["p_value"] == 1.0

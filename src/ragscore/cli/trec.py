@@ -183,9 +183,11 @@ def run_trec(args: argparse.Namespace, streams: Streams) -> Exit:
             streams.note(note)
     with standard_output(streams) as out:
         if args.format == "text":
-            shown = [dataclasses.replace(printed(s.evaluated, s.columns, columns(asked, args.level)),
-                                         headed=headed(args.measures)) for s in scored]
-            out.write(render(shown[0], args.per_query) if len(shown) == 1 else render_runs(shown, args.per_query))
+            named = columns(asked, args.level)
+            shown = [dataclasses.replace(printed(s.evaluated, s.columns, named), headed=headed(args.measures))
+                     for s in scored]
+            out.write(render(shown[0], args.per_query) if len(shown) == 1
+                      else render_runs(shown, args.per_query, [n.trec or n.name for n in named]))
         elif args.format != "none" and doc is not None:
             from ragscore.reports.trec_report import render_trec
 

@@ -19,8 +19,11 @@ def _shown(value: float, integer: bool) -> str:
     return f"{int(value)}" if integer else f"{value:6.4f}"
 
 
-def render_runs(runs: Sequence[Evaluated], per_query: bool = False) -> str:
-    """Print trec_eval's output for every run side by side (``runs`` evaluated with the same measures)."""
+def render_runs(runs: Sequence[Evaluated], per_query: bool = False, names: Sequence[str] | None = None) -> str:
+    """Print trec_eval's output for every run side by side (``runs`` evaluated with the same measures).
+
+    ``names`` are those of the summary lines after num_q (an evaluation that scored no topic has none).
+    """
     lines = []
 
     def line(name: str, topic: str, values: Sequence[str]) -> None:
@@ -32,12 +35,13 @@ def render_runs(runs: Sequence[Evaluated], per_query: bool = False) -> str:
                         key=lambda qid: qid.encode("utf-8", "surrogateescape"))
         for qid in topics:
             rows = [ev.per_query.get(qid) for ev in runs]
-            names = next(row for row in rows if row is not None)
-            for index, (name, _, _) in enumerate(names):
+            scored = next(row for row in rows if row is not None)
+            for index, (name, _, _) in enumerate(scored):
                 if name != "gm_map":
                     line(name, qid, ["-" if row is None else _shown(row[index][1], row[index][2]) for row in rows])
     first = next((ev for ev in runs if ev.per_query), runs[0])  # a run that scored nothing has no names
-    for index, (name, _, _) in enumerate(first.summary):
+    shown = [name for name, _, _ in first.summary] if names is None else ["num_q", *names]
+    for index, name in enumerate(shown):
         if runs[0].headed or name != "num_q":
             line(name, "all", [_shown(ev.summary[index][1], ev.summary[index][2]) for ev in runs])
     return "\n".join(lines) + "\n"
