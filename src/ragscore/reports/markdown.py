@@ -47,7 +47,7 @@ def _family_section(
         if k is None:
             single[name] = value
         else:
-            grid.setdefault(stem.removesuffix("@K"), {})[k] = value
+            grid.setdefault(stem, {})[k] = value  # "ndcg@K": not the "ndcg" of the whole list below
     out = ["", f"## {family.capitalize()}", ""]
     if grid:
         cutoffs = sorted({k for row in grid.values() for k in row})
