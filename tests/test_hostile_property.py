@@ -20,6 +20,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ragscore.external import name_problem
 from test_report_safety import assert_safe, run
 
 PIECES = ("\n::error::forged", "\r\n::warning::x", "::add-mask::secret", "\n::stop-commands::tok", "%0A::error::",
@@ -32,7 +33,7 @@ file_name = hostile_text.map(lambda s: s.replace("\x00", "").replace("/", "") + 
 # Score names are restricted (letters, digits, "_ . @ : / -", first a letter, digit or "_"): the
 # hostile part is what the rule still lets through, ":" and "@" included.
 score_name = st.from_regex(r"[a-z_][a-z0-9_.@:/-]{0,12}", fullmatch=True).filter(
-    lambda name: name not in {"precision", "chr", "mrr", "map", "em", "bleu", "chrf", "missing", "under", "over"})
+    lambda name: name_problem(name) is None and name not in {"under", "over"})
 kb_id = hostile_text.map(lambda s: "Q" + s)
 
 
