@@ -88,7 +88,7 @@ def _arrow(name: str, delta: float | None) -> str:
     """Say whether a change is better or worse for this metric (an arrow alone cannot)."""
     if delta is None:
         return ""
-    if not delta:
+    if abs(delta) < 1e-12:  # 0.3 over two queries against 0.3 over three: equal, up to the last bit
         return "="
     direction = _direction(name)
     if direction is None:
