@@ -247,4 +247,7 @@ def test_schema_command_prints_either_report_schema(ragscore) -> None:
     stage = ragscore("schema", "stage").out
     assert stage == files("ragscore.stages").joinpath("stage_report.schema.json").read_text(encoding="utf-8")
     assert json.loads(stage)["$schema"].startswith("https://json-schema.org/")
+    trec = ragscore("schema", "trec").out
+    assert trec == files("ragscore.trec").joinpath("trec_report.schema.json").read_text(encoding="utf-8")
+    assert json.loads(trec)["$schema"].startswith("https://json-schema.org/")
     assert ragscore("schema", "other").status == 2

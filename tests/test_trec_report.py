@@ -418,3 +418,32 @@ def test_runs_that_score_no_query(ragscore, tmp_path, monkeypatch):
     assert "| `empty.txt` (baseline) | `empty.txt` | 0 | 0.0000 | 2 | 0 |" in markdown  # no run id: its path
     complete = report(ragscore("trec", "-c", "-m", "map", "--format", "json", "q.txt", "empty.txt", "other.txt").out)
     assert complete["counts"]["paired"] == 2 and complete["comparisons"][0]["metrics"]["map"]["p_value"] == 1.0
+
+
+def test_the_readme_console_example(ragscore, monkeypatch):
+    """The README's `ragscore trec` session is what the commands print, byte for byte."""
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("$ cd tests/data/trec_eval_test\n")
+    block = readme[start: readme.index("```", start)]
+    commands = re.split(r"^\$ ", block, flags=re.M)[1:]
+    monkeypatch.chdir(TREC)
+    session = []
+    for command in commands:
+        line, _, shown = command.partition("\n")
+        while line.endswith("\\"):
+            more, _, shown = shown.partition("\n")
+            line = line[:-1] + more.strip()
+        session.append((line, shown))
+    assert [line for line, _ in session][0] == "cd tests/data/trec_eval_test"
+    status = None
+    for line, shown in session[1:]:
+        if line == "echo $?":
+            assert shown == f"{int(status)}\n"
+            continue
+        args = [a.strip('"') for a in re.findall(r'"[^"]*"|\S+', line)]
+        assert args[:2] == ["ragscore", "trec"]
+        run = ragscore(*args[1:])
+        status = run.status
+        assert run.out == shown, line

@@ -79,19 +79,22 @@ def run_init(args: argparse.Namespace, streams: Streams) -> Exit:
 
 def schema_parser(prog: str) -> argparse.ArgumentParser:
     parser = Parser(prog=prog, description="Print the JSON Schema of a JSON report.")
-    parser.add_argument("report", nargs="?", choices=("score", "stage"), default="score",
-                        help="score: the score command's report (default); stage: the report of ner, classify and link")
+    parser.add_argument("report", nargs="?", choices=("score", "stage", "trec"), default="score",
+                        help="score: the score command's report (default); stage: the report of ner, classify and "
+                             "link; trec: the report of ragscore trec --format json")
     return parser
 
 
 def run_schema(args: argparse.Namespace, streams: Streams) -> Exit:
     """Print a JSON report's schema, as shipped in the package."""
-    if args.report == "stage":
+    if args.report in ("stage", "trec"):
         from importlib.resources import files
 
-        from ragscore.stages.document import SCHEMA_FILE
+        from ragscore.stages.document import SCHEMA_FILE as STAGE_SCHEMA
+        from ragscore.trec.document import SCHEMA_FILE as TREC_SCHEMA
 
-        text = files("ragscore.stages").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+        package, name = ("ragscore.stages", STAGE_SCHEMA) if args.report == "stage" else ("ragscore.trec", TREC_SCHEMA)
+        text = files(package).joinpath(name).read_text(encoding="utf-8")
     else:
         from ragscore.schema import schema_text
 
