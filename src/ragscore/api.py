@@ -8,9 +8,10 @@
 ``gold`` and ``traces`` are paths (``"-"`` for standard input) or iterables of already-parsed
 records (dicts: a DataFrame's ``to_dict("records")``, a generator); errors in those point at
 "record N". ``traces`` may also be a glob, a folder or a list of paths: the files are read in
-order as one stream, as ``--trace`` given several times reads them. Settings come from ``./pyproject.toml`` and ``./gates.toml`` as for the command line
-(``load_config`` reads them once; pass its result as ``config=``), and keyword settings override
-them: ``score(gold, traces, k=10, gates={"precision": 0.9}, metrics=["retrieval"])``.
+order as one stream, as ``--trace`` given several times reads them. Settings come from
+``./pyproject.toml`` and ``./gates.toml`` as for the command line (``load_config`` reads them
+once; pass its result as ``config=``), and keyword settings override them:
+``score(gold, traces, k=10, gates={"precision": 0.9}, metrics=["retrieval"])``.
 """
 
 from __future__ import annotations
