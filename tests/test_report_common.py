@@ -94,3 +94,19 @@ def test_the_commands_share_their_report_options():
     assert {o["--format"][1] for o in options} == {"json"}
     assert options[0]["--json"] == options[1]["--json"] and options[0]["--markdown"] == options[1]["--markdown"]
     assert "comparison" in str(options[2]["--json"][2]) and "--per-question" in str(options[0]["--junit"][2])
+
+
+def test_a_change_is_marked_better_or_worse_and_last_bits_are_no_change():
+    from ragscore.metrics.registry import Direction
+    from ragscore.reports.common import change_mark
+
+    assert change_mark(0.25, Direction.HIGHER) == "▲ better"
+    assert change_mark(-0.25, Direction.HIGHER) == "▼ worse"
+    assert change_mark(0.25, Direction.LOWER) == "▲ worse"
+    assert change_mark(-0.25, Direction.LOWER) == "▼ better"
+    assert change_mark(2, None) == "▲"
+    # 0.3 as a mean of two values against one of three differs in the last bits: no change shown
+    assert change_mark(1e-15, Direction.HIGHER) == change_mark(-1e-15, Direction.LOWER) == "="
+    assert change_mark(1e-9, Direction.HIGHER) == "▲ better"
+    assert change_mark(0.0, Direction.HIGHER) == "="
+    assert change_mark(None, Direction.HIGHER) == ""

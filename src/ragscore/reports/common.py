@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from ragscore.gates import format_threshold
+from ragscore.metrics.registry import Direction
 from ragscore.quoting import has_unsafe, visible
 
 # Characters that Markdown (or the HTML it may carry) would interpret inside a table cell.
@@ -145,3 +146,17 @@ def aligned(rows: list[tuple[str, str, str, str]], paint: Callable[[str], str] =
     for name, value, rule, status in rows:
         lines.append(f"{name:<{widths[0]}}  {value:>{widths[1]}}  {rule:<{widths[2]}}  {paint(status)}".rstrip() + "\n")
     return lines
+
+
+def change_mark(delta: float | None, direction: Direction | None) -> str:
+    """Mark a change of a metric: "▲ better", "▼ worse" (an arrow alone cannot say which), "=" for
+    none up to the last bits (a mean over 2 values against one over 3), a bare arrow for a count
+    that is neither better nor worse when it moves; empty for no change computed."""
+    if delta is None:
+        return ""
+    if abs(delta) < 1e-12:
+        return "="
+    arrow = "▲" if delta > 0 else "▼"
+    if direction is None:
+        return arrow
+    return arrow + (" better" if (delta > 0) == (direction is Direction.HIGHER) else " worse")

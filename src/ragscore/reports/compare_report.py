@@ -7,8 +7,8 @@ from typing import Any, Final
 
 from ragscore import __version__
 from ragscore.comparison import Delta, Mcnemar, Regression
-from ragscore.metrics.registry import Direction, direction_of
-from ragscore.reports.common import cell, code, fmt, signature_line, verdict
+from ragscore.metrics.registry import direction_of
+from ragscore.reports.common import cell, change_mark, code, fmt, signature_line, verdict
 from ragscore.settings import Settings
 
 SIGNIFICANT: Final = "*"
@@ -52,12 +52,7 @@ def build_compare_document(
 
 def _arrow(name: str, delta: float | None) -> str:
     """Say whether a move is better or worse for this metric (an arrow alone cannot)."""
-    if delta is None:
-        return ""
-    if not delta:
-        return "="
-    better = (delta > 0) == (direction_of(name) is Direction.HIGHER)
-    return ("▲ better" if delta > 0 else "▼ better") if better else ("▲ worse" if delta > 0 else "▼ worse")
+    return change_mark(delta, direction_of(name))
 
 
 def _signed(value: float | None) -> str:

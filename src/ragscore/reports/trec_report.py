@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from ragscore.metrics.registry import Direction
 from ragscore.quoting import json_safe
-from ragscore.reports.common import cell, code, fmt, gate_rule, gates_verdict, signature_line, verdict
+from ragscore.reports.common import cell, change_mark, code, fmt, gate_rule, gates_verdict, signature_line, verdict
 from ragscore.reports.html import GATES_NOTE, esc, footer, gates_section, html_table, page_head, verdict_html
 from ragscore.reports.junit import render_junit
 from ragscore.trec.document import run_labels
@@ -86,15 +86,7 @@ def _signed(value: float | None) -> str:
 
 def _arrow(name: str, delta: float | None) -> str:
     """Say whether a change is better or worse for this metric (an arrow alone cannot)."""
-    if delta is None:
-        return ""
-    if abs(delta) < 1e-12:  # 0.3 over two queries against 0.3 over three: equal, up to the last bit
-        return "="
-    direction = _direction(name)
-    if direction is None:
-        return "▲" if delta > 0 else "▼"
-    better = (delta > 0) == (direction is Direction.HIGHER)
-    return ("▲" if delta > 0 else "▼") + (" better" if better else " worse")
+    return change_mark(delta, _direction(name))
 
 
 def _how(doc: dict[str, Any]) -> str:
