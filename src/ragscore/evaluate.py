@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from ragscore.diagnose import Sample
@@ -631,24 +632,66 @@ def _per_question(name: str) -> bool:
     return spec is None or spec.kind not in ("count", "corpus")
 
 
+def combine(parts: Sequence[PartResult]) -> PartResult:
+    """Add up the results of disjoint parts of the questions into one: in any grouping and any
+    order, the same result (counts add; values are kept, to be summed exactly or sorted; examples
+    and picks keep what the whole would keep). Input errors keep the one that comes first."""
+    if len(parts) == 1:
+        return parts[0]
+    out = PartResult(questions=sum(p.questions for p in parts), one_process=any(p.one_process for p in parts),
+                     trace_format=parts[0].trace_format, gold_ragas=parts[0].gold_ragas, digests=parts[0].digests)
+    errors = [p.error for p in parts if p.error is not None]
+    if errors:  # finish() raises it (or says that there are no questions): nothing else is needed
+        out.error = min(errors)
+        return out
+    out.tally, out.accounting, out.columns = parts[0].tally, parts[0].accounting, parts[0].columns
+    for p in parts[1:]:
+        out.tally, out.accounting = out.tally + p.tally, out.accounting + p.accounting
+        out.columns = [a + b for a, b in zip(out.columns, p.columns, strict=True)]
+    out.missing_ids = sorted(pair for p in parts for pair in p.missing_ids)[:EXAMPLES]
+    out.rows = list(heapq.merge(*(p.rows for p in parts)))
+    out.explained = {qid: e for p in parts for qid, e in p.explained.items()}
+    out.samples = {name: sorted(chain.from_iterable(p.samples.get(name, ()) for p in parts), key=_pick_order)
+                   for name in dict.fromkeys(name for p in parts for name in p.samples)}
+    out.scores = merge_totals([p.scores for p in parts])
+    out.matched_scores = sorted({key for p in parts for key in p.matched_scores})
+    # The first line of each score name; names first met on one line stay in that line's order.
+    first: dict[str, tuple[int, int]] = {}
+    for p in parts:
+        for index, (name, line) in enumerate(p.score_lines.items()):
+            first[name] = min(first.get(name, (line, index)), (line, index))
+    out.score_lines = {name: first[name][0] for name in sorted(first, key=first.__getitem__)}
+    out.mapped_found = {concept: sum(p.mapped_found.get(concept, 0) for p in parts)
+                        for concept in parts[0].mapped_found}
+    out.gold_keys = _first_lines(p.gold_keys for p in parts)
+    out.trace_keys = _first_lines(p.trace_keys for p in parts)
+    return out
+
+
+def _pick_order(pick: Picked) -> tuple[float, str]:
+    return pick[0], pick[1]
+
+
 def merge(
     parts: list[PartResult], gold: InputFile | Records, traces: InputFile | Records, settings: Settings, wants: Wants,
     digests: tuple[str, str] | None = None,
 ) -> Evaluation:
     """Add up the parts; raise the error that comes first in the files, as one process would."""
-    errors = [p.error for p in parts if p.error is not None]
-    questions = sum(p.questions for p in parts)
-    gold_errors = [e for e in errors if e[0] == 0]
-    if gold_errors or (errors and questions):
-        _phase, _l, _c, source, message, line, column = min(gold_errors or errors)
+    return finish(combine(parts), gold, traces, settings, wants, digests)
+
+
+def finish(
+    part: PartResult, gold: InputFile | Records, traces: InputFile | Records, settings: Settings, wants: Wants,
+    digests: tuple[str, str] | None = None,
+) -> Evaluation:
+    """Turn the result of every part, added up, into the judged run (or raise its input error)."""
+    if part.error is not None and (part.error[0] == 0 or part.questions):
+        _phase, _l, _c, source, message, line, column = part.error
         raise InputError(source, message, line, column)
-    if not questions:
+    if not part.questions:
         raise InputError(gold.name, NO_QUESTIONS)
-    tally, accounting, columns = parts[0].tally, parts[0].accounting, parts[0].columns
-    for p in parts[1:]:
-        tally, accounting = tally + p.tally, accounting + p.accounting
-        columns = [a + b for a, b in zip(columns, p.columns, strict=True)]
-    settings = replace(settings, trace_format=parts[0].trace_format)
+    accounting = part.accounting
+    settings = replace(settings, trace_format=part.trace_format)
     if accounting.unreadable_bare * 2 > accounting.lines:
         examples = accounting.unreadable_examples
         line, example = next(((n, e) for n, e in examples if e.bare), examples[0])
@@ -656,23 +699,18 @@ def merge(
             traces.name, f"{accounting.unreadable_bare:,} of {accounting.lines:,} traces have nothing ragscore reads "
                          f"(no claim, refusal, retrieved list or scores; read as {settings.trace_format} format): "
                          f"{unreadable_hint(example, settings.trace_format)}", line))
-    check_name_count([p.score_lines for p in parts], wants.scores.names if wants.scores else (), traces.name)
-    scores = merge_totals([p.scores for p in parts])
+    check_name_count([part.score_lines], wants.scores.names if wants.scores else (), traces.name)
     unmatched: list[tuple[int, str]] = []
     if wants.scores is not None:
-        matched = {key for p in parts for key in p.matched_scores}
+        matched = set(part.matched_scores)
         unmatched = sorted((row.line, key) for key, row in wants.scores.rows.items() if key not in matched)
-    missing = sorted(pair for p in parts for pair in p.missing_ids)[:EXAMPLES]
-    rows = list(heapq.merge(*(p.rows for p in parts))) if wants.rows else None
-    explained = {qid: e for p in parts for qid, e in p.explained.items()}
-    digests = digests or parts[0].digests
+    digests = digests or part.digests
     assert digests is not None  # a single part reads both files whole; parallel runs pass them
     return Evaluation(
-        gold, traces, digests, settings, questions, tally, accounting, [q for _, q in missing], rows, explained,
-        columns, keep_worst([p.samples for p in parts], wants.samples), scores, unmatched,
-        gold_keys=_first_lines(p.gold_keys for p in parts), trace_keys=_first_lines(p.trace_keys for p in parts),
-        mapped_found={concept: sum(p.mapped_found.get(concept, 0) for p in parts) for concept in parts[0].mapped_found},
-        gold_ragas=parts[0].gold_ragas,
+        gold, traces, digests, settings, part.questions, part.tally, accounting, [q for _, q in part.missing_ids],
+        part.rows if wants.rows else None, part.explained, part.columns, keep_worst([part.samples], wants.samples),
+        part.scores, unmatched, gold_keys=part.gold_keys, trace_keys=part.trace_keys, mapped_found=part.mapped_found,
+        gold_ragas=part.gold_ragas,
     )
 
 
