@@ -10,7 +10,12 @@ else is the same measure.
 
 from __future__ import annotations
 
+import bz2
 import dataclasses
+import gzip
+import hashlib
+import io
+import lzma
 import random
 
 import pytest
@@ -150,3 +155,140 @@ def test_ragscore_trec_input_errors_exit_2(ragscore, tmp_path, monkeypatch):
     assert (run.status, run.err) == (2, "ragscore: error: r.txt:2:3: docno 'd1' is ranked twice for topic '1' "
                                         "(trec_eval refuses it too)\n")
     assert ragscore("trec", "-m", "ndgc", "q.txt", "r.txt").status == 2
+
+
+# --- the fast reader reads what the line-by-line reader reads ------------------------------------------
+
+def _reference_run(text):
+    """The run as trec_eval ranks it, read the plain way: every line's fields, a dict per topic, two sorts."""
+    scored, name = {}, None
+    for line in text.removeprefix("\ufeff").split("\n"):
+        fields = line.split()
+        if not fields:
+            continue
+        name = fields[5] if name is None else name
+        scored.setdefault(fields[0], {})[fields[2]] = float(fields[4])
+    ranked = {}
+    for qid, docs in scored.items():
+        order = sorted(docs, key=lambda doc: doc.encode("utf-8"), reverse=True)
+        ranked[qid] = sorted(order, key=docs.__getitem__, reverse=True)
+    return name or "", ranked
+
+
+def _random_run(rng, layout):
+    """A random run: ties, topics in pieces and out of order, the separators and line ends of ``layout``."""
+    lines = []
+    for t in range(rng.randint(1, 12)):
+        qid = rng.choice(["1", "2", "10", "q\u00e9", f"t{t}"])
+        docs = rng.sample(range(300), rng.randint(1, 120))
+        for rank, d in enumerate(docs, 1):
+            doc = f"d{d}" if d % 7 else f"d\u00e9{d}"
+            score = rng.choice([f"{rng.randint(0, 9)}", f"{rng.uniform(-5, 5):.3f}", "1e1", "-0.0", "0"])
+            lines.append([qid, "Q0", doc, str(rank), score, rng.choice(["tag", "other"])])
+    seen, kept = set(), []
+    for fields in lines:  # a docno once per topic
+        if (fields[0], fields[2]) not in seen:
+            seen.add((fields[0], fields[2]))
+            kept.append(fields)
+    if layout == "shuffled":
+        rng.shuffle(kept)
+    sep = {"tabs": "\t", "spaces": "  "}.get(layout, " ")
+    end = "\r\n" if layout == "crlf" else "\n"
+    text = end.join(sep.join(fields) for fields in kept) + (end if rng.random() < 0.5 else "")
+    if layout == "blank lines":
+        text = "\n" + text.replace("\n", "\n\n", 3)
+    if layout == "bom":
+        text = "\ufeff" + text
+    return text
+
+
+@pytest.mark.parametrize("layout", ["plain", "shuffled", "tabs", "spaces", "crlf", "blank lines", "bom"])
+@pytest.mark.parametrize("seed", range(6))
+def test_the_run_reader_ranks_as_trec_eval_ranks(tmp_path, monkeypatch, layout, seed):
+    import ragscore.trec.files as files
+
+    text = _random_run(random.Random(seed), layout)
+    path = tmp_path / "run.txt"
+    path.write_bytes(text.encode("utf-8"))
+    name, ranked = _reference_run(text)
+    if layout != "blank lines":  # read by the fast reader (a blank line sends a file to the line-by-line one)
+        monkeypatch.setattr(files, "_read_run_lines", None)
+    for block in (17, 300, 1 << 16):  # blocks that cut topics anywhere
+        monkeypatch.setattr(files, "_BLOCK_BYTES", block)
+        run = read_run(str(path))
+        assert (run.name, dict(run.topics), run.sha256) == (name, ranked, hashlib.sha256(path.read_bytes()).hexdigest())
+    truncated = read_run(str(path), max_docs=3)
+    assert dict(truncated.topics) == {qid: docs[:3] for qid, docs in ranked.items()}
+
+
+@pytest.mark.parametrize("compress", [gzip.compress, bz2.compress, lzma.compress])
+def test_a_compressed_run_reads_as_the_plain_file(tmp_path, compress):
+    text = _random_run(random.Random(3), "plain").encode()
+    (tmp_path / "plain").write_bytes(text)
+    (tmp_path / "packed").write_bytes(compress(text))
+    plain, packed = read_run(str(tmp_path / "plain")), read_run(str(tmp_path / "packed"))
+    assert (packed.name, dict(packed.topics), packed.sha256) == (plain.name, dict(plain.topics), plain.sha256)
+
+
+def test_a_run_on_standard_input(monkeypatch):
+    text = _random_run(random.Random(4), "plain")
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    run = read_run("-")
+    assert (run.source, run.name, dict(run.topics)) == ("<stdin>", *_reference_run(text))
+
+
+@pytest.mark.parametrize("cores", [1, 2])
+def test_a_large_run_is_read_in_two_processes_as_in_one(tmp_path, monkeypatch, cores):
+    import ragscore.trec.files as files
+
+    monkeypatch.setattr(files, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(files, "_cores", lambda: cores)
+    in_two = []
+    read_in_two = files._read_in_two
+    monkeypatch.setattr(files, "_read_in_two", lambda *args: in_two.append(read_in_two(*args)) or in_two[-1])
+    for layout in ("plain", "shuffled", "tabs"):  # shuffled: topics on both sides of the middle
+        text = _random_run(random.Random(5), layout)
+        if layout != "shuffled":  # each topic's lines together
+            text = "\n".join(sorted(text.splitlines(), key=lambda line: line.split()[0])) + "\n"
+        (tmp_path / "run.txt").write_text(text, encoding="utf-8")
+        run = read_run(str(tmp_path / "run.txt"))
+        assert (run.name, dict(run.topics)) == _reference_run(text)
+        assert run.sha256 == hashlib.sha256(text.encode()).hexdigest()
+    # Two processes read the plain and tab-separated files; the shuffled one is read again in one.
+    assert [read is not None for read in in_two] == ([True, False, True] if cores == 2 else [])
+
+
+@pytest.mark.parametrize(("line", "message", "column"), [
+    ("7 Q0 d5 9 1.0 r", "docno 'd5' is ranked twice for topic '7' (trec_eval refuses it too)", 3),
+    ("7 Q0 x 9 inf r", "expected a finite score, got 'inf'", 5),
+    ("7 Q0 x 9 1,5 r", "expected a number as the score, got '1,5'", 5),
+    ("7 Q0 x 9", "expected a TREC run line (qid iter docno rank score run_tag), got 4 fields", None),
+])
+@pytest.mark.parametrize("cores", [1, 2])
+def test_an_error_far_into_a_run_names_its_line(tmp_path, monkeypatch, line, message, column, cores):
+    import ragscore.trec.files as files
+
+    monkeypatch.setattr(files, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(files, "_cores", lambda: cores)
+    lines = [f"{q} Q0 d{d} {d} {1 / (d + 1)} r" for q in range(1, 9) for d in range(400)]
+    lines.insert(3000, line)
+    (tmp_path / "r.txt").write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError) as caught:
+        read_run(str(tmp_path / "r.txt"))
+    assert (caught.value.message, caught.value.line, caught.value.column) == (message, 3001, column)
+
+
+def test_qrels_read_fast_as_line_by_line(tmp_path, monkeypatch):
+    import ragscore.trec.files as files
+
+    rng = random.Random(6)
+    lines = [f"{rng.choice(['1', '2', '10'])}{rng.choice([' ', chr(9)])}0 d{rng.randint(0, 50)} {rng.choice([-1, 0, 1, 2, 3])}"
+             for _ in range(500)]
+    (tmp_path / "q.txt").write_text("\n".join(lines) + "\n")
+    expected = {}
+    for line in lines:
+        qid, _, doc, grade = line.split()
+        expected.setdefault(qid, {})[doc] = int(grade)  # the last grade counts
+    monkeypatch.setattr(files, "_BLOCK_BYTES", 100)
+    qrels = read_qrels(str(tmp_path / "q.txt"))
+    assert qrels.topics == expected and qrels.sha256 == hashlib.sha256((tmp_path / "q.txt").read_bytes()).hexdigest()

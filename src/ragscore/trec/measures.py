@@ -10,9 +10,10 @@ itself, for every positive grade, whatever the level (as in trec_eval).
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress, count
 from typing import Final
 
 from ragscore.errors import UsageError
@@ -25,38 +26,41 @@ MIN_GEO_MEAN: Final = 0.00001  # trec_eval's floor of a value in a geometric mea
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """What every measure of one topic reads: the ranking's relevance and the judgments."""
+    """What every measure of one topic reads: where its judged documents are ranked, and the judgments."""
 
-    grades: tuple[int | None, ...]  # the grade of each ranked document (None: not judged), in rank order
-    num_rel: int                    # documents judged relevant (grade >= level)
-    num_nonrel: int                 # documents judged below the level, with a grade of 0 or more (bpref)
-    positive: tuple[int, ...]       # every positive grade of the topic's judgments, for ideal DCG
+    retrieved: int                      # documents ranked (num_ret)
+    judged: tuple[tuple[int, int], ...]  # (rank, grade) of each judged document ranked, by rank
+    num_rel: int                        # documents judged relevant (grade >= level)
+    num_nonrel: int                     # documents judged below the level, with a grade of 0 or more (bpref)
+    positive: tuple[int, ...]           # every positive grade of the topic's judgments, descending, for ideal DCG
     level: int
-    ranks: tuple[int, ...]          # the ranks of the relevant documents retrieved, ascending
+    ranks: tuple[int, ...]              # the ranks of the relevant documents retrieved, ascending
 
 
 def prepare(ranking: Sequence[str], judged: Mapping[str, int], level: int) -> Query:
     """Line up one topic's ranking with its judgments (once: every measure reads the result)."""
-    grades = tuple(map(judged.get, ranking))
+    # The ranks of the judged documents, found in one pass over the ranking at C speed: a grade of 0 is
+    # falsy, so a lookup in a dict of True values tells judged from unjudged.
+    hits = compress(count(1), map(dict.fromkeys(judged, True).get, ranking))
+    pairs = tuple([(rank, judged[ranking[rank - 1]]) for rank in hits])
+    grades = sorted(judged.values())
+    below = bisect_left(grades, level)
     return Query(
-        grades,
-        sum(1 for g in judged.values() if g >= level),
-        sum(1 for g in judged.values() if 0 <= g < level),
-        tuple(sorted((g for g in judged.values() if g > 0), reverse=True)),
+        len(ranking),
+        pairs,
+        len(grades) - below,
+        max(0, below - bisect_left(grades, 0)),
+        tuple(reversed(grades[bisect_right(grades, 0):])),
         level,
-        tuple(rank for rank, g in enumerate(grades, 1) if g is not None and g >= level),
+        tuple([rank for rank, grade in pairs if grade >= level]),
     )
-
-
-def _rel_ranks(q: Query) -> tuple[int, ...]:
-    return q.ranks
 
 
 def _ap(q: Query, cutoff: int | None = None) -> float:
     if not q.num_rel:
         return 0.0
     total = 0.0
-    for i, rank in enumerate(_rel_ranks(q), 1):
+    for i, rank in enumerate(q.ranks, 1):
         if cutoff is not None and rank > cutoff:
             break
         total += i / rank
@@ -81,8 +85,8 @@ def _bpref(q: Query) -> float:
     bound = min(q.num_rel, q.num_nonrel)
     nonrel = 0
     total = 0.0
-    for g in q.grades:
-        if g is None or g < 0:
+    for _, g in q.judged:
+        if g < 0:
             continue
         if g >= q.level:
             total += 1.0 - min(nonrel, q.num_rel) / bound if nonrel else 1.0
@@ -100,9 +104,8 @@ def _infap(q: Query) -> float:
     total = 0.0
     nonrel = rel = unjudged = 0
     level = q.level
-    for j, g in enumerate(q.grades):
-        if g is None:
-            continue
+    for rank, g in q.judged:
+        j = rank - 1
         if g < 0:
             unjudged += 1
         elif g < level:
@@ -119,7 +122,7 @@ def _infap(q: Query) -> float:
 
 
 def _recip_rank(q: Query) -> float:
-    ranks = _rel_ranks(q)
+    ranks = q.ranks
     return 1.0 / ranks[0] if ranks else 0.0
 
 
@@ -128,7 +131,7 @@ def _iprec(q: Query, level: float, nearest: bool = False) -> float:
     of relevant documents c = (long)(level * R + 0.9) (trec_eval 9.0.7 and pytrec_eval; trec_eval
     10 rounds to the nearest, ``nearest``); the value is the best precision at any rank from the
     c-th relevant one retrieved on (at any rank when c is 0; 0 when fewer are retrieved)."""
-    ranks = _rel_ranks(q)
+    ranks = q.ranks
     if not ranks:
         return 0.0
     c = math.floor(level * q.num_rel + 0.5) if nearest else int(level * q.num_rel + 0.9)
@@ -147,25 +150,30 @@ def _dcg(gains: Sequence[float]) -> float:
 
 
 def _ndcg(q: Query, cutoff: int | None = None) -> float:
-    gains = [g if g is not None and g > 0 else 0 for g in q.grades]
-    ideal = list(q.positive)
-    if cutoff is not None:
-        gains, ideal = gains[:cutoff], ideal[:cutoff]
+    ideal = q.positive if cutoff is None else q.positive[:cutoff]
     best = _dcg(ideal)
-    return _dcg(gains) / best if best > 0 else 0.0
+    if best <= 0:
+        return 0.0
+    total = 0.0  # the DCG of the ranking: the same sums, in the same order, as _dcg of every rank's gain
+    for rank, g in q.judged:
+        if cutoff is not None and rank > cutoff:
+            break
+        if g > 0:
+            total += g / math.log2(rank + 1)
+    return total / best
 
 
 def _success(q: Query, k: int) -> float:
-    ranks = _rel_ranks(q)
+    ranks = q.ranks
     return 1.0 if ranks and ranks[0] <= k else 0.0
 
 
 def _num_rel_ret(q: Query) -> int:
-    return len(_rel_ranks(q))
+    return len(q.ranks)
 
 
 def _set_p(q: Query) -> float:
-    return _num_rel_ret(q) / len(q.grades) if q.grades else 0.0
+    return _num_rel_ret(q) / q.retrieved if q.retrieved else 0.0
 
 
 def _set_recall(q: Query) -> float:
@@ -197,7 +205,7 @@ def _level_name(level: float) -> str:
 
 
 MEASURES: Final[dict[str, Measure]] = {m.name: m for m in (
-    Measure("num_ret", (), lambda q, _: [("num_ret", len(q.grades))], "sum", True),
+    Measure("num_ret", (), lambda q, _: [("num_ret", q.retrieved)], "sum", True),
     Measure("num_rel", (), lambda q, _: [("num_rel", q.num_rel)], "sum", True),
     Measure("num_rel_ret", (), lambda q, _: [("num_rel_ret", _num_rel_ret(q))], "sum", True),
     Measure("map", (), lambda q, _: [("map", _ap(q))]),
