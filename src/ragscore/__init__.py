@@ -21,6 +21,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "InputError",
+    "Partial",
     "RagscoreError",
     "Run",
     "StageRun",
@@ -28,21 +29,39 @@ __all__ = [
     "__version__",
     "classify",
     "compare",
+    "finalize",
     "link",
     "load_config",
     "ner",
+    "owner",
+    "partial",
     "score",
 ]
 
 if TYPE_CHECKING:
-    from ragscore.api import Comparison, Run, StageRun, classify, compare, link, load_config, ner, score
+    from ragscore.api import (
+        Comparison,
+        Run,
+        StageRun,
+        classify,
+        compare,
+        finalize,
+        link,
+        load_config,
+        ner,
+        owner,
+        partial,
+        score,
+    )
     from ragscore.config import Config
     from ragscore.errors import ConfigError, InputError, RagscoreError, UsageError
+    from ragscore.partials import Partial
 
 # Imported on first use, so that `import ragscore` (and the command line's start) stays light.
 _HOMES = {
-    **dict.fromkeys(("Comparison", "Run", "StageRun", "classify", "compare", "link", "load_config", "ner", "score"),
-                    "ragscore.api"),
+    **dict.fromkeys(("Comparison", "Run", "StageRun", "classify", "compare", "finalize", "link", "load_config", "ner",
+                     "owner", "partial", "score"), "ragscore.api"),
+    "Partial": "ragscore.partials",
     "Config": "ragscore.config",
     "ConfigError": "ragscore.errors", "InputError": "ragscore.errors", "RagscoreError": "ragscore.errors",
     "UsageError": "ragscore.errors",

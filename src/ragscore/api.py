@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from ragscore.diagnose import Diagnosis
     from ragscore.gates import GateResult
     from ragscore.loaders.scores import ScoreFile
+    from ragscore.partials import Partial
+    from ragscore.partials import Source as PartialSource
     from ragscore.slices import SliceResult
 
 Source = str | os.PathLike[str] | Iterable[Mapping[str, Any]]
@@ -285,37 +287,20 @@ def score(
     ``keep_rows=False`` keeps no per-question rows (a million questions in little memory: no
     Markdown or HTML report then); ``jobs`` processes (None: all cores for inputs over 16 MB).
     """
-    from ragscore.diagnose import diagnose, sample_targets
-    from ragscore.gates import evaluate_gates, gates_pass, unknown_gate_metric
-    from ragscore.intervals import compute_intervals
-    from ragscore.loaders.gold import CONTRACT_FIELDS, load_gold
-    from ragscore.metrics.registry import did_you_mean, lookup
+    from ragscore.loaders.gold import load_gold
+    from ragscore.metrics.registry import did_you_mean
     from ragscore.parallel import choose_jobs
     from ragscore.parallel import score as score_parts
     from ragscore.quoting import quote
-    from ragscore.reports.document import build_document
-    from ragscore.slices import build_slices
 
     config = _configured(config, settings)
     gold_in, trace_in = as_input(gold, "gold"), as_traces(traces)
     _check_jobs(jobs)
     explain = list(dict.fromkeys([explain] if isinstance(explain, str) else explain))
     per_question = per_question or only_failures
-    by = tuple(dict.fromkeys([by] if isinstance(by, str) else by))
-    for path in by:
-        if path.split(".")[0] in CONTRACT_FIELDS and path != "answerable":
-            raise UsageError(f'--by {path}: slices come from fields outside the data contract (such as "category" '
-                             'or "tags.lang"), or "answerable"')
+    by = _slice_paths(by)
     scores_file = _scores(scores, config) if scores is not None else None
-    # Metrics with a rule: the run's own, then scores from other evaluators (by name, or "@K" for
-    # every cutoff of one; the workers match those to the scores they find).
-    candidates = (*metric_names(config.settings),
-                  *(name for name in config.rules
-                    if not name.endswith("@K") or lookup(name.replace("@K", "@1")) is None))
-    wants = Wants(rows=per_question or bool(by) or keep_rows, explain=frozenset(explain), by=by,
-                  samples=config.samples,
-                  targets=sample_targets(tuple(dict.fromkeys(candidates)), config.rules) if config.samples else (),
-                  scores=scores_file)
+    wants = _wants(config, per_question or bool(by) or keep_rows, by, scores_file, frozenset(explain))
     # A mistyped qid is worth an error before the run, not after it (unless the gold set can be
     # read only once: a pipe, standard input, records).
     if explain and not isinstance(gold_in, Records) and _rereadable(gold_in):
@@ -331,18 +316,58 @@ def score(
             hint = did_you_mean(qid, list(load_gold(gold_in).by_qid)) if isinstance(gold_in, str) and _rereadable(
                 gold_in) else ""
             raise UsageError(f"--explain: no gold question has qid {quote(qid)}" + hint)
+    return _run_of(ev, config, wants, per_question, only_failures, scores_file)
+
+
+def _run_of(ev: Evaluation, config: Config, wants: Wants, per_question: bool, only_failures: bool,
+            scores_file: ScoreFile | None) -> Run:
+    """Gate, diagnose, slice and report a judged run (scored in one go, or merged from partials)."""
+    from ragscore.diagnose import diagnose
+    from ragscore.gates import evaluate_gates, gates_pass, unknown_gate_metric
+    from ragscore.intervals import compute_intervals
+    from ragscore.reports.document import build_document
+    from ragscore.slices import build_slices
+
     metrics = ev.metrics()
     typo = unknown_gate_metric((*config.gates, *config.slice_gates), metrics, config.known_names)
     if typo is not None:
         raise typo
     results = evaluate_gates(config.gates, metrics, config.settings.strict)
     diagnoses = diagnose(metrics, config.rules, config.settings.k, ev.samples)
-    slices = build_slices(ev, by, config.slice_gates, config.slice_min_n) if by else {}
+    slices = build_slices(ev, wants.by, config.slice_gates, config.slice_min_n) if wants.by else {}
     slice_results = [r for groups in slices.values() for s in groups.values() for r in s.gates]
     passed = gates_pass(results) and gates_pass(slice_results)
     doc = build_document(ev, results, passed, compute_intervals(ev), slices, questions=wants.rows,
                          only_failures=only_failures, diagnoses=diagnoses, scores_file=scores_file)
     return Run(ev, config, results, diagnoses, slices, passed, doc, per_question, scores_file)
+
+
+def _slice_paths(by: str | Sequence[str]) -> tuple[str, ...]:
+    """The gold fields to slice by, checked (fields outside the data contract, or "answerable")."""
+    from ragscore.loaders.gold import CONTRACT_FIELDS
+
+    paths = tuple(dict.fromkeys([by] if isinstance(by, str) else by))
+    for path in paths:
+        if path.split(".")[0] in CONTRACT_FIELDS and path != "answerable":
+            raise UsageError(f'--by {path}: slices come from fields outside the data contract (such as "category" '
+                             'or "tags.lang"), or "answerable"')
+    return paths
+
+
+def _wants(config: Config, rows: bool, by: tuple[str, ...], scores_file: ScoreFile | None,
+           explain: frozenset[str] = frozenset()) -> Wants:
+    """What a run keeps beyond its totals: rows, slices, and the worst questions of every metric with a rule."""
+    from ragscore.diagnose import sample_targets
+    from ragscore.metrics.registry import lookup
+
+    # Metrics with a rule: the run's own, then scores from other evaluators (by name, or "@K" for
+    # every cutoff of one; the workers match those to the scores they find).
+    candidates = (*metric_names(config.settings),
+                  *(name for name in config.rules
+                    if not name.endswith("@K") or lookup(name.replace("@K", "@1")) is None))
+    return Wants(rows=rows, explain=explain, by=by, samples=config.samples,
+                 targets=sample_targets(tuple(dict.fromkeys(candidates)), config.rules) if config.samples else (),
+                 scores=scores_file)
 
 
 def _check_jobs(jobs: object) -> None:
@@ -696,3 +721,175 @@ def link(gold: Source, pred: Source, *, gates: str | Mapping[str, Any] | None = 
     Files may be JSON Lines, or TSV/CSV with a header (gold ``id, mention, kb_id``; predictions
     ``id, kb_id, score``, a row per candidate)."""
     return _stage("link", gold, pred, gates, gates_file, strict, cutoffs, cwd, input_format)
+
+
+# --- partials: a run scored part by part (on several machines), then merged ----------------------------
+
+def owner(qid: str, parts: int) -> int:
+    """Return the part (0 to ``parts`` - 1) that scores question ``qid``: route its traces there.
+
+    The split ``--jobs`` uses: the CRC-32 of the qid's UTF-8 bytes, modulo ``parts``.
+    """
+    from ragscore.loaders.jsonl import owner as owner_of
+
+    if not isinstance(qid, str):
+        raise TypeError(f"qid: expected a string, got {type(qid).__name__}")
+    _check_part((0, parts))
+    return owner_of(qid, parts)
+
+
+def _check_part(part: object) -> tuple[int, int]:
+    if (not isinstance(part, tuple) or len(part) != 2
+            or any(isinstance(x, bool) or not isinstance(x, int) for x in part) or not 0 <= part[0] < part[1]):
+        raise UsageError(f"part: expected (index, parts) with 0 <= index < parts, got {part!r}")
+    return part[0], part[1]
+
+
+def partial(
+    gold: Source,
+    traces: TraceSource,
+    part: tuple[int, int] = (0, 1),
+    *,
+    config: Config | None = None,
+    scores: str | os.PathLike[str] | None = None,
+    per_question: bool = False,
+    by: Sequence[str] = (),
+    keep_rows: bool = False,
+    **settings: Any,
+) -> Partial:
+    """Score part ``part`` = (index, parts) of a run: the questions whose ``owner(qid, parts)`` is
+    ``index``, and their traces. Files are read whole (each part skips the other parts' lines);
+    records (an engine's partition) must hold this part's traces only. Merge the parts with
+    ``Partial.merge`` and report with ``finalize``: the same report as ``score`` in one process.
+
+    ``per_question``, ``by`` and ``keep_rows`` keep the per-question rows that per-question, slice,
+    Markdown and HTML reports need (a part's rows are held in memory and written to its JSON).
+    """
+    from ragscore.evaluate import open_input, score_files
+    from ragscore.partials import Partial
+
+    config = _configured(config, settings)
+    index, parts = _check_part(part)
+    gold_in, trace_in = as_input(gold, "gold"), as_traces(traces)
+    by = _slice_paths(by)
+    scores_file = _scores(scores, config) if scores is not None else None
+    wants = _wants(config, per_question or bool(by) or keep_rows, by, scores_file)
+    gold_file, trace_file = open_input(gold_in), open_input(trace_in)
+    result = score_files(gold_file, trace_file, config.settings,
+                         replace(wants, routed=isinstance(trace_in, Records)), index, parts)
+    if result.one_process:
+        raise UsageError("these traces cannot be scored in parts: some have no qid (they join their question by its "
+                         "text, which only a process holding every gold item can do) or repeat their \"qid\" key; "
+                         "give every trace one qid, or make one partial of the whole run (part (0, 1))")
+    if result.error is not None:
+        _phase, _l, _c, source, message, line, column = result.error
+        raise InputError(source, message, line, column)
+    result.digests = (gold_file.sha256, trace_file.sha256)
+    return Partial(parts, (index,), config.settings, replace(wants, scores=None), _source_of(gold_file),
+                   {index: _source_of(trace_file)}, None if scores is None else _scores_source(os.fspath(scores)),
+                   result)
+
+
+def _source_of(file: Any) -> PartialSource:
+    """Name an input read by a partial as the merged report will."""
+    from ragscore.partials import Source as PartialSource
+    from ragscore.reports.document import display_path, shown_path
+
+    if isinstance(file, Records):
+        return PartialSource(file.name, file.sha256, records=True)
+    if isinstance(file.spec, Shards):
+        return PartialSource(display_path(file), file.sha256, specs=tuple(map(shown_path, file.spec.specs)),
+                             files=tuple((shown_path(path), digest) for path, digest in file.members),
+                             starts=tuple(file.starts))
+    return PartialSource(display_path(file), file.sha256)
+
+
+def _scores_source(path: str) -> PartialSource:
+    from ragscore.loaders.jsonl import InputFile
+    from ragscore.partials import Source as PartialSource
+    from ragscore.reports.document import shown_path
+
+    return PartialSource(shown_path(path), InputFile(path).digest_whole())
+
+
+def finalize(
+    merged: Partial,
+    *,
+    config: Config | None = None,
+    scores: str | os.PathLike[str] | None = None,
+    per_question: bool = False,
+    only_failures: bool = False,
+    **settings: Any,
+) -> Run:
+    """Report a run from its partials, merged (``Partial.merge``): gates, diagnoses, slices and every
+    report format, byte for byte as ``score`` gives them in one process.
+
+    The scoring settings are the partials'; ``config`` (else ``./gates.toml`` and
+    ``./pyproject.toml``) and keyword settings (``gates``, ``strict``) give the gates and the
+    diagnosis rules. ``scores`` is the --scores file the partials were made with, when they were.
+    """
+    from ragscore.evaluate import finish
+    from ragscore.loaders.jsonl import InputFile
+    from ragscore.partials import missing_parts, trace_source
+
+    lacking = missing_parts(merged)
+    if lacking is not None:
+        raise UsageError(f"merge: {lacking}: a report needs every part")
+    config = _merge_config(merged, config, settings)
+    per_question = per_question or only_failures
+    if per_question and not merged.wants.rows:
+        raise UsageError("merge: the partials keep no per-question rows: make them with per-question rows "
+                         "(ragscore partial --per-question, or --rows)")
+    if (scores is None) != (merged.scores is None):
+        raise UsageError("merge: the partials were made with a --scores file: give it to merge too" if scores is None
+                         else "merge: the partials were made without a --scores file")
+    scores_file = None
+    if scores is not None:
+        scores_file = _scores(scores, config)
+        assert merged.scores is not None
+        if InputFile(os.fspath(scores)).digest_whole() != merged.scores.sha256:
+            raise UsageError(f"merge: {os.fspath(scores)} is not the --scores file the partials were made with "
+                             f"({merged.scores.path}: another sha256)")
+    wants = _wants(config, merged.wants.rows, merged.wants.by, scores_file)
+    if (wants.samples, wants.targets) != (merged.wants.samples, merged.wants.targets):
+        raise UsageError("merge: the diagnosis rules ([diagnose] of the gates file) are not those the partials "
+                         "were made with: merge with the same gates file")
+    traces = trace_source(merged)
+    ev = finish(merged.result, _stub(merged.gold, "gold"), _stub(traces, "trace"), config.settings, wants,
+                (merged.gold.sha256, traces.sha256))
+    return _run_of(ev, config, wants, per_question, only_failures, scores_file)
+
+
+def _merge_config(merged: Partial, config: Config | None, settings: Mapping[str, Any]) -> Config:
+    """The gates and rules of a merge, over the partials' scoring settings."""
+    from ragscore.metrics.families import FAMILIES
+
+    s = merged.settings
+    if config is None:
+        base = Overrides(k=s.k, cutoffs=s.cutoffs, families=s.families, confidence=s.confidence,
+                         bootstrap=s.bootstrap, seed=s.seed, strict=s.strict, trace_format=s.trace_format,
+                         trace_fields=s.trace_fields)
+        overrides = _overrides(settings, base)
+        config = _load_config(overrides, metric_names, None, None).with_origin(None, None, overrides)
+    else:
+        config = _configured(config, settings)
+    extra = [name for name in FAMILIES if name in config.settings.families and name not in s.families]
+    if extra:
+        raise UsageError(f"merge: the gates need the {', '.join(extra)} metrics, which the partials were not "
+                         f"scored with: make the partials with --metrics {','.join((*s.families, *extra))}")
+    if config.settings.k != s.k:
+        raise UsageError(f"merge: the gates are read with k {config.settings.k}, the partials were scored with k {s.k}")
+    return replace(config, settings=replace(s, strict=config.settings.strict))
+
+
+def _stub(source: PartialSource, role: str) -> Any:
+    """An input of a merged run as the reports name it (never read again)."""
+    from ragscore.loaders.jsonl import InputFile
+
+    if source.records:
+        return Records((), role, name=source.path)
+    if source.specs:
+        file = InputFile(Shards(tuple(path for path, _ in source.files), source.specs))
+        file.members, file.starts = list(source.files), list(source.starts)
+        return file
+    return InputFile(source.path)

@@ -36,7 +36,7 @@ from ragscore.loaders.gold import (
     questions_at,
     slice_labels,
 )
-from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, is_mine, objects_at
+from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, is_mine, objects_at, owner
 from ragscore.loaders.near_miss import TRACE_FIELDS, near_misses
 from ragscore.loaders.records import Records
 from ragscore.loaders.shapes import TraceShape, open_records
@@ -87,6 +87,7 @@ class Wants:
     samples: int = 0          # the worst questions to pick per metric in ``targets`` (diagnoses)
     targets: tuple[tuple[str, Direction, float], ...] = ()  # (metric, direction, bound past which to pick)
     scores: ScoreFile | None = None  # a --scores file to join to the questions
+    routed: bool = False  # the traces were routed to their part already: one of another part is an error
 
 
 class QuestionRow(NamedTuple):
@@ -451,6 +452,10 @@ def _join(
                                  citations_from=shape.relabel(view.citations_from))
         qid = view.qid
         if parts > 1 and qid is not None and not is_mine(key, qid, part, parts):
+            if wants.routed:
+                raise InputError(name, f"the trace of qid {quote(qid)} belongs to part {owner(qid, parts) + 1} of "
+                                       f"{parts}, not {part + 1}: route each trace to ragscore.owner(qid, {parts})",
+                                 line)
             continue
         # Counted by the worker that owns the line (another one may have parsed it too).
         if view.claim_from is None and view.refused_from is None:

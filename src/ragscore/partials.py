@@ -1,0 +1,343 @@
+"""Partial results: one part of the questions scored on its own, written as versioned JSON, and
+merged with the other parts into the run that ``ragscore score`` gives in one process.
+
+Part ``i`` of ``n`` holds the questions whose qid ``owner(qid, n)`` gives ``i`` (the split
+``--jobs`` uses), and the trace lines for them. A partial keeps what the reports need of its
+questions: integer counts, the per-question values that sums and intervals are made from
+(summed with ``math.fsum`` and resampled in sorted order, so no grouping or order of merging
+changes a bit), the statistics of corpus metrics, the worst-question candidates of every
+diagnosis, the accounting with its examples, and, when asked for, the per-question rows.
+
+The JSON is a contract: ``{"format": "ragscore-partial", "version": 1, ...}``; a reader refuses
+another version. Floats are written as JSON numbers (shortest repr: read back bit for bit), NaN
+as null, infinities as the strings "inf" and "-inf".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Final
+
+from ragscore import __version__
+from ragscore.diagnose import Sample
+from ragscore.errors import InputError, UsageError
+from ragscore.evaluate import Accounting, PartResult, QuestionRow, Unreadable, Wants, combine
+from ragscore.external import ScoreTotals
+from ragscore.labels import Label
+from ragscore.metrics.answer import AnswerTally, Miss, Outcome
+from ragscore.metrics.families import Columns
+from ragscore.metrics.registry import Direction
+from ragscore.settings import Settings
+from ragscore.text import Rule
+
+FORMAT: Final = "ragscore-partial"
+# The integer counts of an AnswerTally (its shares and labels are written apart).
+_COUNTS: Final = tuple(name for name in AnswerTally.__dataclass_fields__ if name not in ("shares", "labels"))
+VERSION: Final = 1
+
+
+@dataclass(frozen=True)
+class Source:
+    """An input as the partials name it: its path as shown in reports, its sha256, and, for several
+    trace files read as one, each file and the line it starts at."""
+
+    path: str
+    sha256: str
+    records: bool = False  # records given to the Python API, not a file
+    specs: tuple[str, ...] = ()  # several files: the paths, globs and folders named
+    files: tuple[tuple[str, str], ...] = ()  # several files: (path, sha256) of each
+    starts: tuple[int, ...] = ()  # several files: the stream's line each one starts at
+
+
+@dataclass
+class Partial:
+    """The result of some of the ``parts`` parts of a run, ready to merge with the others."""
+
+    parts: int
+    covers: tuple[int, ...]  # the parts held (0-based: what ragscore.owner gives), ascending
+    settings: Settings
+    wants: Wants
+    gold: Source
+    traces: dict[int, Source]  # by part: a file's digest is the same in every part, records' are not
+    scores: Source | None  # the --scores file (merge reads it again: it must be the same)
+    result: PartResult = field(repr=False)
+
+    def merge(self, other: Partial) -> Partial:
+        """Add another partial of the same run (same settings, gold set and parts) to this one."""
+        return merge_partials([self, other])
+
+    @property
+    def complete(self) -> bool:
+        """Whether every part of the run is here."""
+        return self.covers == tuple(range(self.parts))
+
+    def to_json(self) -> str:
+        """Write the partial as versioned JSON (one line)."""
+        return json.dumps(_encode(self), ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "<partial>") -> Partial:
+        """Read a partial written by ``to_json`` (an InputError names what is wrong)."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(source, f"not a ragscore partial: invalid JSON ({exc.msg})", exc.lineno,
+                             exc.colno) from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise InputError(source, f'not a ragscore partial (expected "format": "{FORMAT}")')
+        if data.get("version") != VERSION:
+            raise InputError(source, f"a ragscore partial of version {data.get('version')!r}; this ragscore "
+                                     f"({__version__}) reads version {VERSION}: make the partials again with it")
+        try:
+            return _decode(data)
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise InputError(source, f"a damaged ragscore partial: {type(exc).__name__}: {exc}") from None
+
+
+def merge_partials(partials: Sequence[Partial], names: Sequence[str] | None = None) -> Partial:
+    """Merge partials of one run; an error names what differs or which part is held twice."""
+    names = list(names) if names is not None else [f"partial {n + 1}" for n in range(len(partials))]
+    if not partials:
+        raise UsageError("merge: no partial given")
+    first, first_name = partials[0], names[0]
+    seen: dict[int, str] = {}
+    for partial, name in zip(partials, names, strict=True):
+        problem = _differs(first, partial)
+        if problem is not None:
+            raise UsageError(f"merge: {name} and {first_name} are not parts of one run: {problem}")
+        for part in partial.covers:
+            if part in seen:
+                raise UsageError(f"merge: part {part + 1}/{first.parts} is in both {seen[part]} and {name}")
+            seen[part] = name
+    ordered = sorted(zip(partials, names, strict=True), key=lambda pair: pair[0].covers[0])
+    traces = {part: source for partial, _ in ordered for part, source in partial.traces.items()}
+    return replace(first, covers=tuple(sorted(seen)), traces=dict(sorted(traces.items())),
+                   result=combine([partial.result for partial, _ in ordered]))
+
+
+def missing_parts(partial: Partial) -> str | None:
+    """Name the parts a merged partial still lacks (None when it is complete)."""
+    lacking = [str(part + 1) for part in range(partial.parts) if part not in partial.covers]
+    if not lacking:
+        return None
+    shown = ", ".join(lacking[:10]) + (", ..." if len(lacking) > 10 else "")
+    return f"part{'s' * (len(lacking) > 1)} {shown} of {partial.parts} missing"
+
+
+def trace_source(partial: Partial) -> Source:
+    """The traces of a complete run: a file's source (the same in every part), or for records, one
+    digest of every part's (the sha256 of their digests, one line each, in part order)."""
+    sources = list(partial.traces.values())
+    if all(source == sources[0] for source in sources):
+        return sources[0]
+    joined = "".join(f"{part + 1}/{partial.parts} {source.sha256}\n" for part, source in partial.traces.items())
+    return replace(sources[0], sha256=hashlib.sha256(joined.encode()).hexdigest())
+
+
+def _differs(a: Partial, b: Partial) -> str | None:
+    """Say how two partials differ where parts of one run must agree (None when they agree)."""
+    if a.parts != b.parts:
+        return f"one has {a.parts} parts, the other {b.parts}"
+    if a.settings != b.settings:
+        changed = [key for key, value in a.settings.as_dict().items() if b.settings.as_dict()[key] != value]
+        return "scored with other settings (" + ", ".join(changed or ["version"]) + ")"
+    if a.gold.sha256 != b.gold.sha256:
+        return f"other gold sets (sha256 {a.gold.sha256[:12]}… and {b.gold.sha256[:12]}…)"
+    if a.wants != b.wants:
+        fields = [name for name in ("rows", "by", "samples", "targets")
+                  if getattr(a.wants, name) != getattr(b.wants, name)]
+        return "made with other options (" + ", ".join(fields) + ")"
+    if (a.scores is None) != (b.scores is None) or (a.scores and b.scores and a.scores.sha256 != b.scores.sha256):
+        return "other --scores files"
+    return None
+
+
+# --- writing -------------------------------------------------------------------------------------
+
+
+def _num(value: float) -> float | str | None:
+    if math.isnan(value):
+        return None
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+def _nums(values: Iterable[float]) -> list[float | str | None]:
+    return [_num(v) for v in values]
+
+
+def _source(source: Source) -> dict[str, Any]:
+    out: dict[str, Any] = {"path": source.path, "sha256": source.sha256}
+    if source.records:
+        out["records"] = True
+    if source.specs:
+        out["specs"] = list(source.specs)
+        out["files"] = [list(pair) for pair in source.files]
+        out["starts"] = list(source.starts)
+    return out
+
+
+def _outcome(o: Outcome) -> list[Any]:
+    return [o.label.value, o.answered, o.refused_by, o.hit, o.contained, o.forbidden, o.compliant, o.fabricated,
+            o.full_recall, None if o.cite_share is None else _num(o.cite_share), o.hit_id,
+            None if o.miss is None else o.miss.name, o.miss_id, o.matched, o.line]
+
+
+def _row(r: QuestionRow) -> list[Any]:
+    return [r.place, r.qid, r.question, r.answerable, _outcome(r.outcome), list(r.citations), r.rule.name,
+            [None if row is None else _nums(row) for row in r.family_rows], [list(s) for s in r.slices],
+            {name: _num(v) for name, v in r.scores.items()}]
+
+
+def _encode(p: Partial) -> dict[str, Any]:
+    r = p.result
+    if r.explained or r.packed is not None or r.one_process or r.error is not None:
+        raise UsageError("a partial keeps no explanation, comparison or error")  # the callers make sure
+    acc = r.accounting
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "ragscore": __version__,
+        "signature": p.settings.signature(),
+        "parts": p.parts,
+        "covers": list(p.covers),
+        "settings": p.settings.as_dict(),
+        "options": {"rows": p.wants.rows, "by": list(p.wants.by), "samples": p.wants.samples,
+                    "targets": [[m, d.value, _num(bound)] for m, d, bound in p.wants.targets]},
+        "gold": _source(p.gold),
+        "traces": {str(part): _source(source) for part, source in p.traces.items()},
+        "scores": None if p.scores is None else _source(p.scores),
+        "result": {
+            "questions": r.questions,
+            "trace_format": r.trace_format,
+            "gold_ragas": r.gold_ragas,
+            "tally": {**{name: getattr(r.tally, name) for name in _COUNTS},
+                      "labels": {label.value: n for label, n in r.tally.labels.items()},
+                      "shares": _nums(r.tally.shares)},
+            "accounting": {
+                "lines": acc.lines, "unknown": acc.unknown, "duplicates": acc.duplicates,
+                "unknown_ids": [list(x) for x in acc.unknown_ids],
+                "duplicate_ids": [list(x) for x in acc.duplicate_ids],
+                "unreadable": acc.unreadable, "unreadable_bare": acc.unreadable_bare,
+                "unreadable_examples": [[line, list(u.keys), u.bare, u.looks_like]
+                                        for line, u in acc.unreadable_examples],
+                "bad_retrieved": acc.bad_retrieved, "bad_retrieved_lines": list(acc.bad_retrieved_lines),
+            },
+            "missing_ids": [list(x) for x in r.missing_ids],
+            "columns": [{"width": c.width, "values": _nums(c.values)} for c in r.columns],
+            "samples": {name: [[_num(key), qid, s.question, s.claim, _num(s.value)] for key, qid, s in picks]
+                        for name, picks in r.samples.items()},
+            "scores": {name: {"values": _nums(t.values), "nulls": t.nulls} for name, t in r.scores.items()},
+            "matched_scores": list(r.matched_scores),
+            "score_lines": dict(r.score_lines),
+            "mapped_found": dict(r.mapped_found),
+            "gold_keys": {key: list(v) for key, v in r.gold_keys.items()},
+            "trace_keys": {key: list(v) for key, v in r.trace_keys.items()},
+            "digests": None if r.digests is None else list(r.digests),
+            "rows": [_row(row) for row in r.rows],
+        },
+    }
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+def _float(value: Any) -> float:
+    if value is None:
+        return math.nan
+    if isinstance(value, str):
+        if value not in ("inf", "-inf"):
+            raise ValueError(f"expected a number, got {value!r}")
+        return float(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"expected a number, got {type(value).__name__}")
+    return float(value)
+
+
+def _floats(values: Any) -> array[float]:
+    return array("d", map(_float, values))
+
+
+def _settings(data: dict[str, Any]) -> Settings:
+    metrics = list(data["metrics"])
+    if not metrics or metrics[0] != "answer":
+        raise ValueError("settings.metrics must start with \"answer\"")
+    return Settings(
+        refusal_tokens=tuple(data["refusal_tokens"]), k=int(data["k"]), cutoffs=tuple(data["cutoffs"]),
+        require_claim=bool(data["require_claim"]), scope_citations=bool(data["scope_citations"]),
+        strict=bool(data["strict"]), families=tuple(metrics[1:]), hybrid_alpha=float(data["hybrid_alpha"]),
+        hybrid_gamma=float(data["hybrid_gamma"]), similarity_threshold=float(data["similarity_threshold"]),
+        stemmer=bool(data["stemmer"]), text_tokenizer=str(data["text_tokenizer"]),
+        confidence=float(data["confidence"]), bootstrap=int(data["bootstrap"]), seed=str(data["seed"]),
+        refusal_patterns=tuple(data["refusal_patterns"]), trace_format=str(data["trace_format"]),
+        trace_fields=tuple(data["trace_fields"].items()), gold_fields=tuple(data["gold_fields"].items()),
+    )
+
+
+def _read_source(data: dict[str, Any]) -> Source:
+    return Source(str(data["path"]), str(data["sha256"]), bool(data.get("records", False)),
+                  tuple(data.get("specs", ())), tuple((str(p), str(s)) for p, s in data.get("files", ())),
+                  tuple(int(n) for n in data.get("starts", ())))
+
+
+def _read_outcome(v: list[Any]) -> Outcome:
+    (label, answered, refused_by, hit, contained, forbidden, compliant, fabricated, full_recall, share, hit_id,
+     miss, miss_id, matched, line) = v
+    return Outcome(Label(label), answered, refused_by, hit, contained, forbidden, compliant, fabricated, full_recall,
+                   None if share is None else _float(share), hit_id, None if miss is None else Miss[miss], miss_id,
+                   matched, line)
+
+
+def _read_row(v: list[Any]) -> QuestionRow:
+    place, qid, question, answerable, outcome, citations, rule, family_rows, slices, scores = v
+    return QuestionRow(place, qid, question, answerable, _read_outcome(outcome), tuple(citations), Rule[rule],
+                       tuple(None if row is None else tuple(map(_float, row)) for row in family_rows),
+                       tuple(tuple(s) for s in slices), {name: _float(x) for name, x in scores.items()})
+
+
+def _decode(data: dict[str, Any]) -> Partial:
+    settings = _settings(data["settings"])
+    if settings.signature() != data["signature"]:
+        raise ValueError("the signature does not match the settings")
+    options = data["options"]
+    wants = Wants(rows=bool(options["rows"]), by=tuple(options["by"]), samples=int(options["samples"]),
+                  targets=tuple((str(m), Direction(d), _float(b)) for m, d, b in options["targets"]))
+    parts, covers = int(data["parts"]), tuple(int(n) for n in data["covers"])
+    if parts < 1 or not covers or list(covers) != sorted(set(covers)) or not 0 <= covers[0] <= covers[-1] < parts:
+        raise ValueError(f"covers {list(covers)} is not a set of parts of {parts}")
+    r = data["result"]
+    tally = AnswerTally()
+    for name in _COUNTS:
+        setattr(tally, name, int(r["tally"][name]))
+    tally.labels = {label: int(r["tally"]["labels"][label.value]) for label in tally.labels}
+    tally.shares = _floats(r["tally"]["shares"])
+    a = r["accounting"]
+    accounting = Accounting(
+        int(a["lines"]), int(a["unknown"]), int(a["duplicates"]), [(int(n), str(q)) for n, q in a["unknown_ids"]],
+        [(int(n), str(q)) for n, q in a["duplicate_ids"]], int(a["unreadable"]), int(a["unreadable_bare"]),
+        [(int(n), Unreadable(tuple(keys), bool(bare), str(like))) for n, keys, bare, like in a["unreadable_examples"]],
+        int(a["bad_retrieved"]), [int(n) for n in a["bad_retrieved_lines"]])
+    result = PartResult(
+        questions=int(r["questions"]), tally=tally, accounting=accounting,
+        missing_ids=[(int(n), str(q)) for n, q in r["missing_ids"]], rows=[_read_row(v) for v in r["rows"]],
+        columns=[Columns(int(c["width"]), _floats(c["values"])) for c in r["columns"]],
+        digests=None if r["digests"] is None else (str(r["digests"][0]), str(r["digests"][1])),
+        samples={name: [(_float(key), str(qid), Sample(str(qid), question, claim, _float(value)))
+                        for key, qid, question, claim, value in picks] for name, picks in r["samples"].items()},
+        scores={name: ScoreTotals(_floats(t["values"]), int(t["nulls"])) for name, t in r["scores"].items()},
+        matched_scores=[str(k) for k in r["matched_scores"]],
+        score_lines={k: int(n) for k, n in r["score_lines"].items()},
+        trace_format=str(r["trace_format"]), mapped_found={k: int(n) for k, n in r["mapped_found"].items()},
+        gold_keys={k: (str(f), int(n)) for k, (f, n) in r["gold_keys"].items()},
+        trace_keys={k: (str(f), int(n)) for k, (f, n) in r["trace_keys"].items()},
+        gold_ragas=bool(r["gold_ragas"]),
+    )
+    return Partial(parts, covers, settings, wants, _read_source(data["gold"]),
+                   {int(part): _read_source(source) for part, source in data["traces"].items()},
+                   None if data["scores"] is None else _read_source(data["scores"]), result)
