@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 from ragscore.cli.common import Exit, Streams, check_report_paths, one_line, silence_stdout
 from ragscore.cli.compare import compare_parser, run_compare
+from ragscore.cli.distributed import merge_parser, partial_parser, run_merge, run_partial
 from ragscore.cli.score import run_score, score_parser
 from ragscore.cli.stages import classify_parser, link_parser, ner_parser, run_classify, run_link, run_ner
 from ragscore.cli.tools import init_parser, run_init, run_schema, run_validate, schema_parser, validate_parser
@@ -31,6 +32,8 @@ COMMANDS: dict[str, tuple[Callable[[str], argparse.ArgumentParser], Callable[[ar
     "classify": (classify_parser, run_classify),
     "link": (link_parser, run_link),
     "trec": (trec_parser, run_trec),
+    "partial": (partial_parser, run_partial),
+    "merge": (merge_parser, run_merge),
 }
 DEFAULT_COMMAND = "score"
 

@@ -232,7 +232,7 @@ def lazy(module: str, name: str) -> Callable[..., Any]:
 
 
 # The options that name files a command reads, and those that name reports it writes.
-INPUT_OPTIONS: Final = ("gold", "trace", "scores", "baseline", "baseline_report", "pred", "gates_file")
+INPUT_OPTIONS: Final = ("gold", "trace", "scores", "baseline", "baseline_report", "pred", "gates_file", "partials")
 REPORT_OPTIONS: Final = ("json", "markdown", "html", "junit")
 # Each report option's help, unless a command words it for what it writes.
 REPORT_HELP: Final = {
@@ -288,11 +288,11 @@ def check_report_paths(args: argparse.Namespace) -> None:
         value = getattr(args, option, None)
         for path in (value if isinstance(value, list) else [value]):
             if path:
-                inputs.append((f"--{option.replace('_', '-')}", path))
+                inputs.append(("PARTIAL" if option == "partials" else f"--{option.replace('_', '-')}", path))
     if getattr(args, "gates_file", None) is None:  # read from the folder ragscore runs in
         inputs += [(name, name) for name in ("gates.toml", "pyproject.toml") if os.path.exists(name)]
-    reports = [(f"--{option}", getattr(args, option)) for option in REPORT_OPTIONS
-               if getattr(args, option, None) is not None]
+    reports = [(f"--{option}", getattr(args, option)) for option in (*REPORT_OPTIONS, "output")
+               if getattr(args, option, None) not in (None, "-")]
     for option, path in reports:
         if not path.strip():
             raise UsageError(f"{option}: expected a file path, got {quote(path)}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 from ragscore import __version__
 from ragscore.api import score
@@ -49,6 +50,9 @@ commands:
   ner        score named-entity extraction (strict and partial matching)
   classify   score entity type classification (accuracy, per-class and macro/weighted F1)
   link       score entity linking (hits@K, MRR, NIL detection)
+  trec       score a TREC run against qrels as trec_eval does (reports and gates with --format)
+  partial    score one part of a run (ragscore.owner(qid, N)) and write a partial result
+  merge      merge every part's partial result into the run's reports, as score writes them
 
 exit status: 0 every gate passed, 1 a gate failed, 2 usage or input error, 3 internal error.
 settings and gates: built-in defaults < [tool.ragscore] in ./pyproject.toml
@@ -73,6 +77,24 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ragscore {__version__}")
     inputs = parser.add_argument_group("inputs")
+    add_scoring_inputs(inputs)
+    inputs.add_argument("-j", "--jobs", type=positive_int, metavar="N",
+                        help="processes to score with (default: all cores for inputs over 16 MB, else 1)")
+    out = parser.add_argument_group("reports")
+    add_report_options(out, ("json", "markdown", "text", "none"), format_help=FORMAT_HELP, helps=REPORT_HELP)
+    out.add_argument("--per-question", action="store_true", help="add a 'questions' list to the JSON report")
+    add_by_option(out)
+    out.add_argument("--only-failures", action="store_true",
+                     help="list only questions not labelled OK or REFUSAL_OK (implies --per-question)")
+    out.add_argument("--explain", action="append", metavar="QID",
+                     help="print why question QID got its label, instead of the report (repeatable)")
+    add_quiet_option(out)
+    add_setting_options(parser.add_argument_group("gates and settings"))
+    return parser
+
+
+def add_scoring_inputs(inputs: Any) -> None:
+    """Add the inputs of a scored run: --gold, --trace (repeatable), how traces are read, --scores."""
     inputs.add_argument("--gold", required=True, metavar="PATH",
                         help="gold set: JSON Lines, or a JSON array of objects ('-' for standard input)")
     inputs.add_argument("--trace", required=True, action="append", metavar="PATH",
@@ -86,28 +108,29 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
     inputs.add_argument("--scores", metavar="PATH",
                         help="per-question scores from other evaluators: CSV (a qid, question or user_input column "
                              "and numeric columns) or JSON Lines (qid plus numbers); each becomes a metric")
-    inputs.add_argument("-j", "--jobs", type=positive_int, metavar="N",
-                        help="processes to score with (default: all cores for inputs over 16 MB, else 1)")
-    out = parser.add_argument_group("reports")
-    add_report_options(out, ("json", "markdown", "text", "none"), format_help=FORMAT_HELP, helps=REPORT_HELP)
-    out.add_argument("--per-question", action="store_true", help="add a 'questions' list to the JSON report")
-    out.add_argument("--by", action="append", metavar="FIELD",
-                     help="also report every metric per value of a gold field (a dotted path such as tags.lang; "
-                          "repeatable); [slice_gates] apply to each slice")
-    out.add_argument("--only-failures", action="store_true",
-                     help="list only questions not labelled OK or REFUSAL_OK (implies --per-question)")
-    out.add_argument("--explain", action="append", metavar="QID",
-                     help="print why question QID got its label, instead of the report (repeatable)")
-    add_quiet_option(out)
-    gates = parser.add_argument_group("gates and settings")
+
+
+def add_by_option(group: Any) -> None:
+    """Add --by (slices by a gold field)."""
+    group.add_argument("--by", action="append", metavar="FIELD",
+                       help="also report every metric per value of a gold field (a dotted path such as tags.lang; "
+                            "repeatable); [slice_gates] apply to each slice")
+
+
+def add_setting_options(gates: Any, *, no_fail: bool = True, scoring: bool = True) -> None:
+    """Add the gates (--gates, --gates-file, --no-fail, --strict) and, with ``scoring``, the settings
+    that change a score (--metrics, --cutoffs, --k, intervals, refusals, containment and scope)."""
     gates.add_argument("--gates", metavar="SPEC",
                        help='gates, e.g. "precision=0.80,chr=0.75,under=0.05,over=0.10" or "ndcg@10>=0.6"; METRIC=off '
                             'removes one')
     gates.add_argument("--gates-file", metavar="PATH",
                        help="read [scoring] and [gates] from PATH instead of ./gates.toml")
-    gates.add_argument("--no-fail", action="store_true", help="exit 0 even when a gate fails (report only)")
+    if no_fail:
+        gates.add_argument("--no-fail", action="store_true", help="exit 0 even when a gate fails (report only)")
     gates.add_argument("--strict", action="store_true", default=None,
                        help="fail gates on undefined metrics instead of skipping them")
+    if not scoring:
+        return
     gates.add_argument("--metrics", metavar="FAMILIES",
                        help="optional metric families to compute as well: retrieval, similarity, text, or all "
                             "(comma-separated)")
@@ -128,18 +151,11 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
                        help="do not require claim containment for precision")
     gates.add_argument("--no-scope-citations", dest="scope_citations", action="store_false", default=None,
                        help="do not require citations to be among the retrieved ids")
-    return parser
 
 
-def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
-    """Score, gate and report; raise RagscoreError on bad input before anything is written."""
-    if [args.gold, *args.trace, args.scores].count("-") > 1:
-        raise UsageError("only one of --gold, --trace and --scores can be '-' (standard input)")
-    for pattern in args.refusal_pattern:
-        problem = refusal_pattern_problem(pattern)
-        if problem is not None:
-            raise UsageError(f"--refusal-pattern {quote(pattern)}: {problem}")
-    overrides = Overrides(
+def overrides_of(args: argparse.Namespace) -> Overrides:
+    """The settings the options of a scored run give (see ``add_setting_options``)."""
+    return Overrides(
         k=args.k,
         refusal_tokens=tuple(t for t in args.refusal_token if t.strip()),
         refusal_patterns=tuple(args.refusal_pattern),
@@ -156,6 +172,17 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         trace_format=args.trace_format,
         trace_fields=map_options(args.map),
     )
+
+
+def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
+    """Score, gate and report; raise RagscoreError on bad input before anything is written."""
+    if [args.gold, *args.trace, args.scores].count("-") > 1:
+        raise UsageError("only one of --gold, --trace and --scores can be '-' (standard input)")
+    for pattern in args.refusal_pattern:
+        problem = refusal_pattern_problem(pattern)
+        if problem is not None:
+            raise UsageError(f"--refusal-pattern {quote(pattern)}: {problem}")
+    overrides = overrides_of(args)
     config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)
     note_capped_jobs(args, streams)
     traces = expand(args.trace)
