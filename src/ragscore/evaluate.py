@@ -291,7 +291,7 @@ def no_cycle_collection() -> Iterator[None]:
 def load_part_gold(gold_file: InputFile | Records, settings: Settings, wants: Wants, part: int, parts: int) -> GoldSet:
     """Load worker ``part``'s gold items, keeping the fields the metrics and reports need."""
     keep = frozenset(name for family in enabled(settings.families) for name in family.keep)
-    if parts == 1 or wants.rows or wants.explain:  # a split run never joins by question text
+    if parts == 1 or wants.rows or wants.explain or wants.routed:  # a split run never joins by question text
         keep |= {KEEP_QUESTION}
     if wants.by:
         keep |= {KEEP_EXTRA}
@@ -391,8 +391,9 @@ def _judged(questions: int, settings: Settings, wants: Wants, parts: int) -> _Ju
         families=families,
         columns=columns,
         external=ScoreColumns(questions),
-        claims=[None] * questions if wants.samples and parts == 1 else None,
-        trace_lines=array("q", [0]) * questions if wants.samples and parts > 1 else None,
+        # A part of a split file reads the few claims it quotes again; records cannot be read again.
+        claims=[None] * questions if wants.samples and (parts == 1 or wants.routed) else None,
+        trace_lines=array("q", [0]) * questions if wants.samples and parts > 1 and not wants.routed else None,
     )
 
 

@@ -107,7 +107,7 @@ def merge_partials(partials: Sequence[Partial], names: Sequence[str] | None = No
     first, first_name = partials[0], names[0]
     seen: dict[int, str] = {}
     for partial, name in zip(partials, names, strict=True):
-        problem = _differs(first, partial)
+        problem = _differs(partial, first)
         if problem is not None:
             raise UsageError(f"merge: {name} and {first_name} are not parts of one run: {problem}")
         for part in partial.covers:

@@ -1,0 +1,250 @@
+"""Partial results that merge (issue 17): ragscore partial / merge, and the Python API behind them."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import re
+import zlib
+
+import pytest
+
+import ragscore
+from conftest import write
+from ragscore import owner as owner_of
+from ragscore.errors import InputError, UsageError
+from test_shards import _gold_and_traces, _lines, _split
+
+
+def _data(folder, n=160, seed=3):
+    """A run with every kind of trouble: duplicates, unknown and missing traces, unreadable ones,
+    graded relevance, reference answers, a category to slice by, and scores from other evaluators."""
+    rng = random.Random(seed)
+    gold, traces = _gold_and_traces(n, seed)
+    for item in gold:
+        item["category"] = rng.choice(["billing", "shipping", "returns"])
+        item["reference_answer"] = f"It is fact {item['qid'][1:]}."
+        if item["answerable"]:
+            item["gold_relevance"] = {item["gold_citations"][0]: 2, f"d{rng.randrange(n)}": 1}
+    for trace in traces:
+        if rng.random() < 0.5 and trace["qid"].startswith("q"):
+            trace["scores"] = {"faithfulness": round(rng.random(), 3)}
+    write(folder / "gold.jsonl", gold)
+    (folder / "trace.jsonl").write_text(_lines(traces), encoding="utf-8")
+    scores = "qid,judge\n" + "".join(f"{g['qid']},{rng.random():.4f}\n" for g in gold[::3])
+    (folder / "scores.csv").write_text(scores, encoding="utf-8")
+    return gold, traces
+
+
+OPTIONS = ["--metrics", "all", "--by", "category", "--scores", "scores.csv"]
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3, 5, 8])
+def test_merging_the_parts_gives_the_one_process_report(ragscore, isolated, parts):
+    _data(isolated)
+    paths = []
+    for index in range(1, parts + 1):
+        path = f"part-{index}-of-{parts}.json"
+        made = ragscore("partial", "--gold", "gold.jsonl", "--trace", "trace.jsonl", "--part", f"{index}/{parts}",
+                        "-o", path, "--per-question", "-q", *OPTIONS)
+        assert (made.status, made.out) == (0, ""), made.err
+        paths.append(path)
+    random.Random(parts).shuffle(paths)  # any order
+    for report in (["--per-question"], ["--format", "markdown"], ["--format", "text"], ["--only-failures"]):
+        expected = ragscore("--gold", "gold.jsonl", "--trace", "trace.jsonl", *OPTIONS, *report)
+        merged = ragscore("merge", *paths, "--scores", "scores.csv", *report)
+        assert merged.status == expected.status == 1
+        assert merged.out == expected.out, report
+        assert merged.err == expected.err
+    assert '"category"' in expected.out  # the slices are there
+
+
+def test_every_grouping_of_merges_gives_the_same_bytes(isolated):
+    _data(isolated)
+    parts = [ragscore.partial("gold.jsonl", "trace.jsonl", (i, 6), metrics="all", per_question=True)
+             for i in range(6)]
+    one = ragscore.score("gold.jsonl", "trace.jsonl", metrics="all", per_question=True).report()
+    left = parts[0]
+    for p in parts[1:]:
+        left = left.merge(p)
+    right = parts[5]
+    for p in reversed(parts[:5]):
+        right = p.merge(right)
+    pairs = [parts[i].merge(parts[i + 1]) for i in (0, 2, 4)]
+    nested = pairs[2].merge(pairs[0]).merge(pairs[1])
+    through_json = [ragscore.Partial.from_json(p.to_json()) for p in (pairs[1], parts[0], parts[1], pairs[2])]
+    rebuilt = through_json[0].merge(through_json[1]).merge(through_json[2]).merge(through_json[3])
+    for merged in (left, right, nested, rebuilt):
+        assert merged.complete
+        assert ragscore.finalize(merged, per_question=True).report() == one
+
+
+def test_sharded_compressed_traces_merge_with_their_files_listed(ragscore, isolated):
+    _data(isolated)
+    (isolated / "logs").mkdir()
+    for n, shard in enumerate(_split((isolated / "trace.jsonl").read_text(encoding="utf-8"), 4)):
+        (isolated / "logs" / f"t{n}.jsonl.gz").write_bytes(gzip.compress(shard.encode(), mtime=0))
+    for index in (1, 2, 3):
+        assert ragscore("partial", "--gold", "gold.jsonl", "--trace", "logs/*.gz", "--part", f"{index}/3",
+                        "-o", f"p{index}.json", "-q").status == 0
+    merged = ragscore("merge", "p3.json", "p1.json", "p2.json")
+    expected = ragscore("--gold", "gold.jsonl", "--trace", "logs/*.gz")
+    assert merged.out == expected.out and merged.err == expected.err
+    assert [f["path"] for f in merged.json()["inputs"]["trace"]["files"]] == [f"logs/t{n}.jsonl.gz" for n in range(4)]
+
+
+def test_an_engine_routes_records_by_owner(isolated):
+    """What a Spark, Dask or Ray job does: each partition holds its part's traces, as records."""
+    gold, traces = _data(isolated)
+    n = 4
+    partitions = [[] for _ in range(n)]
+    for trace in traces:
+        partitions[ragscore.owner(trace["qid"], n)].append(trace)
+    parts = [ragscore.partial(gold, records, (i, n), metrics="all") for i, records in enumerate(partitions)]
+    merged = parts[0]
+    for p in parts[1:]:
+        merged = merged.merge(ragscore.Partial.from_json(p.to_json()))
+    run = ragscore.finalize(merged)
+    expected = ragscore.score(gold, traces, metrics="all")
+    assert run.metrics == expected.metrics and run.intervals == expected.intervals
+    assert run.document["counts"] == expected.document["counts"]
+    assert run.document["labels"] == expected.document["labels"]
+    assert run.document["diagnoses"] == expected.document["diagnoses"]
+    # Notes quote the first unknown and duplicate traces by record number, which is each
+    # partition's own: the same notes, the examples in another order.
+    def shown(notes):
+        return [re.sub(r"<trace records>:\d+", "<trace records>:N", note.split(": e.g.")[0]) for note in notes]
+
+    assert shown(run.notes()) == shown(expected.notes())
+    # The traces' digest is one of the parts' digests (records have no file to hash as a whole).
+    assert run.document["inputs"]["gold"] == expected.document["inputs"]["gold"]
+    assert run.document["inputs"]["trace"]["path"] == "<trace records>"
+    # A record routed to the wrong partition is an error, not a question silently left out.
+    stray = partitions[1] + [partitions[2][0]]
+    with pytest.raises(InputError) as caught:
+        ragscore.partial(gold, stray, (1, n))
+    qid = partitions[2][0]["qid"]
+    assert str(caught.value) == (f"<trace records>, record {len(stray)}: the trace of qid \"{qid}\" belongs to part 3 "
+                                 f"of 4, not 2: route each trace to ragscore.owner(qid, 4)")
+
+
+def test_owner_is_the_split_of_jobs():
+    for qid in ["q1", "Q-0042", "é", "東京", ""]:
+        for n in (1, 2, 7, 64):
+            assert ragscore.owner(qid, n) == zlib.crc32(qid.encode("utf-8", "surrogatepass")) % n
+    with pytest.raises(UsageError):
+        ragscore.owner("q1", 0)
+    with pytest.raises(TypeError):
+        ragscore.owner(1, 2)
+
+
+def _partials(ragscore, parts=3, *extra, prefix="p"):
+    paths = []
+    for index in range(1, parts + 1):
+        path = f"{prefix}{index}.json"
+        run = ragscore("partial", "--gold", "gold.jsonl", "--trace", "trace.jsonl", "--part", f"{index}/{parts}",
+                       "-o", path, "-q", *extra)
+        assert run.status == 0, run.err
+        paths.append(path)
+    return paths
+
+
+def test_merging_what_is_not_one_run_is_an_error_naming_the_cause(ragscore, isolated):
+    gold, _ = _data(isolated)
+    p1, p2, p3 = _partials(ragscore)
+    cases = [
+        ([p1, p2], "merge: part 3 of 3 missing: a report needs every part"),
+        ([p1], "merge: parts 2, 3 of 3 missing: a report needs every part"),
+        ([p1, p2, p3, p2], "merge: part 2/3 is in both p2.json and p2.json"),
+    ]
+    _partials(ragscore, 2, prefix="two")
+    cases.append(([p1, "two2.json"], "merge: two2.json and p1.json are not parts of one run: one has 2 parts, the "
+                                      "other 3"))
+    cases.append((["two1.json", p2], "merge: p2.json and two1.json are not parts of one run: one has 3 parts, the "
+                                     "other 2"))
+    _partials(ragscore, 3, "--k", "3", prefix="k")
+    cases.append(([p1, p2, "k3.json"], "merge: k3.json and p1.json are not parts of one run: scored with other "
+                                       "settings (k)"))
+    write(isolated / "gold.jsonl", gold[:-1])
+    _partials(ragscore, 3, prefix="g")
+    cases.append(([p1, p2, "g3.json"], "merge: g3.json and p1.json are not parts of one run: other gold sets"))
+    for paths, message in cases:
+        run = ragscore("merge", *paths)
+        assert run.status == 2 and run.out == "", paths
+        assert run.err.startswith(f"ragscore: error: {message}"), (paths, run.err)
+
+
+def test_what_a_merge_cannot_give_is_an_error(ragscore, isolated):
+    _data(isolated)
+    paths = _partials(ragscore)
+    expectations = [
+        (["--format", "markdown"], "merge: a Markdown or HTML report lists the questions, and the partials keep no "
+                                   "rows: make them with --rows (or --per-question)"),
+        (["--per-question"], "merge: the partials keep no per-question rows: make them with per-question rows "
+                             "(ragscore partial --per-question, or --rows)"),
+        (["--gates", "ndcg@10>=0.5"], "merge: the gates need the retrieval metrics, which the partials were not "
+                                      "scored with: make the partials with --metrics retrieval"),
+        (["--scores", "scores.csv"], "merge: the partials were made without a --scores file"),
+    ]
+    for options, message in expectations:
+        run = ragscore("merge", *paths, *options)
+        assert (run.status, run.out, run.err) == (2, "", f"ragscore: error: {message}\n"), options
+    with_scores = _partials(ragscore, 3, "--scores", "scores.csv", prefix="s")
+    run = ragscore("merge", *with_scores)
+    assert run.err == "ragscore: error: merge: the partials were made with a --scores file: give it to merge too\n"
+    (isolated / "other.csv").write_text("qid,judge\nq0001,0.5\n", encoding="utf-8")
+    run = ragscore("merge", *with_scores, "--scores", "other.csv")
+    assert run.err == ("ragscore: error: merge: other.csv is not the --scores file the partials were made with "
+                       "(scores.csv: another sha256)\n")
+    (isolated / "gates.toml").write_text("[diagnose]\nsamples = 2\n", encoding="utf-8")
+    run = ragscore("merge", *paths)
+    assert run.err == ("ragscore: error: merge: the diagnosis rules ([diagnose] of the gates file) are not those "
+                       "the partials were made with: merge with the same gates file\n")
+
+
+def test_a_partial_file_that_is_not_one_is_an_input_error(ragscore, isolated):
+    _data(isolated)
+    (p1,) = _partials(ragscore, 1)
+    doc = json.loads((isolated / p1).read_text(encoding="utf-8"))
+    cases = {
+        "junk.json": ("{not json", "junk.json:1:2: not a ragscore partial: invalid JSON (Expecting property name "
+                                   "enclosed in double quotes)"),
+        "report.json": (ragscore("--gold", "gold.jsonl", "--trace", "trace.jsonl").out,
+                        'report.json: not a ragscore partial (expected "format": "ragscore-partial")'),
+        "future.json": (json.dumps({**doc, "version": 2}),
+                        "future.json: a ragscore partial of version 2; this ragscore (0.1.0) reads version 1: make "
+                        "the partials again with it"),
+        "damaged.json": (json.dumps({**doc, "result": {**doc["result"], "tally": {}}}),
+                         "damaged.json: a damaged ragscore partial: KeyError: 'answered'"),
+        "tampered.json": (json.dumps({**doc, "settings": {**doc["settings"], "k": 3}}),
+                          "tampered.json: a damaged ragscore partial: ValueError: the signature does not match the "
+                          "settings"),
+    }
+    for name, (text, message) in cases.items():
+        (isolated / name).write_text(text, encoding="utf-8")
+        run = ragscore("merge", name)
+        assert (run.status, run.out, run.err) == (2, "", f"ragscore: error: {message}\n"), name
+
+
+def test_partial_usage_errors(ragscore, isolated):
+    _data(isolated)
+    for part, shown in (("0/3", "'0/3'"), ("4/3", "'4/3'"), ("x", "'x'"), ("1/0", "'1/0'")):
+        run = ragscore("partial", "--gold", "gold.jsonl", "--trace", "trace.jsonl", "--part", part, "-o", "p.json")
+        assert run.status == 2 and f"expected I/N with 1 <= I <= N (part I of N), got {shown}" in run.err
+    run = ragscore("partial", "--gold", "gold.jsonl", "--trace", "trace.jsonl", "--part", "1/2", "-o", "gold.jsonl")
+    assert run.status == 2 and "a report never overwrites an input" in run.err
+    # Traces that join by question text cannot be split; one part of one is the whole run.
+    write(isolated / "byq.jsonl", [{"question": "question 1?", "answer_json": {"claim": "not in context"}}])
+    run = ragscore("partial", "--gold", "gold.jsonl", "--trace", "byq.jsonl", "--part", "1/2", "-o", "p.json")
+    assert run.status == 2 and "these traces cannot be scored in parts: some have no qid" in run.err
+    whole = ragscore("partial", "--gold", "gold.jsonl", "--trace", "byq.jsonl", "--part", "1/1", "-o", "p.json")
+    assert whole.status == 0, whole.err
+    assert ragscore("merge", "p.json", "-q").out == ragscore("--gold", "gold.jsonl", "--trace", "byq.jsonl").out
+    # An input error is the part's, with its file and line; the output file is left as it was.
+    before = (isolated / "p.json").read_bytes()
+    (isolated / "bad.jsonl").write_text('{"qid": "q0001",}\n', encoding="utf-8")
+    owner = owner_of("q0001", 2) + 1
+    run = ragscore("partial", "--gold", "gold.jsonl", "--trace", "bad.jsonl", "--part", f"{owner}/2", "-o", "p.json")
+    assert run.status == 2 and run.err.startswith("ragscore: error: bad.jsonl:1:17: invalid JSON"), run.err
+    assert (isolated / "p.json").read_bytes() == before
