@@ -13,11 +13,13 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache, partial
 from itertools import compress, count
 from typing import Final
 
 from ragscore.errors import UsageError
 
+Values = list[tuple[str, float]]  # a measure's values for one topic, by printed name
 CUTOFFS: Final = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 SUCCESS_CUTOFFS: Final = (1, 5, 10)
 RECALL_LEVELS: Final = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -196,12 +198,25 @@ class Measure:
     integer: bool = False
 
 
-def _cut(params: tuple[float, ...]) -> list[int]:
-    return [int(p) for p in params]
+@cache
+def _cut(params: tuple[float, ...]) -> tuple[int, ...]:
+    return tuple(int(p) for p in params)
 
 
-def _level_name(level: float) -> str:
-    return f"{level:.2f}"
+@cache
+def _names(prefix: str, params: tuple[float, ...]) -> tuple[str, ...]:
+    """The printed names of a measure's values: a prefix, then each cutoff (or recall level, to two decimals)."""
+    if prefix.startswith("iprec"):
+        return tuple(f"{prefix}{level:.2f}" for level in params)
+    return tuple(f"{prefix}{k}" for k in _cut(params))
+
+
+def _per_cutoff(prefix: str, value: Callable[[Query, int], float]) -> Callable[[Query, tuple[float, ...]], Values]:
+    return lambda q, p: list(zip(_names(prefix, p), [value(q, k) for k in _cut(p)], strict=True))
+
+
+def _per_level(value: Callable[[Query, float], float]) -> Callable[[Query, tuple[float, ...]], Values]:
+    return lambda q, p: list(zip(_names("iprec_at_recall_", p), [value(q, level) for level in p], strict=True))
 
 
 MEASURES: Final[dict[str, Measure]] = {m.name: m for m in (
@@ -213,17 +228,15 @@ MEASURES: Final[dict[str, Measure]] = {m.name: m for m in (
     Measure("Rprec", (), lambda q, _: [("Rprec", _rprec(q))]),
     Measure("bpref", (), lambda q, _: [("bpref", _bpref(q))]),
     Measure("recip_rank", (), lambda q, _: [("recip_rank", _recip_rank(q))]),
-    Measure("iprec_at_recall", RECALL_LEVELS,
-            lambda q, p: [(f"iprec_at_recall_{_level_name(level)}", _iprec(q, level)) for level in p]),
+    Measure("iprec_at_recall", RECALL_LEVELS, _per_level(_iprec)),
     # The same, with trec_eval 10's rounding of a level to a number of relevant documents.
-    Measure("iprec_at_recall_nearest", RECALL_LEVELS,
-            lambda q, p: [(f"iprec_at_recall_{_level_name(level)}", _iprec(q, level, True)) for level in p]),
-    Measure("P", CUTOFFS, lambda q, p: [(f"P_{k}", _precision(q, k)) for k in _cut(p)]),
-    Measure("recall", CUTOFFS, lambda q, p: [(f"recall_{k}", _recall(q, k)) for k in _cut(p)]),
+    Measure("iprec_at_recall_nearest", RECALL_LEVELS, _per_level(partial(_iprec, nearest=True))),
+    Measure("P", CUTOFFS, _per_cutoff("P_", _precision)),
+    Measure("recall", CUTOFFS, _per_cutoff("recall_", _recall)),
     Measure("ndcg", (), lambda q, _: [("ndcg", _ndcg(q))]),
-    Measure("ndcg_cut", CUTOFFS, lambda q, p: [(f"ndcg_cut_{k}", _ndcg(q, k)) for k in _cut(p)]),
-    Measure("map_cut", CUTOFFS, lambda q, p: [(f"map_cut_{k}", _ap(q, k)) for k in _cut(p)]),
-    Measure("success", SUCCESS_CUTOFFS, lambda q, p: [(f"success_{k}", _success(q, k)) for k in _cut(p)]),
+    Measure("ndcg_cut", CUTOFFS, _per_cutoff("ndcg_cut_", _ndcg)),
+    Measure("map_cut", CUTOFFS, _per_cutoff("map_cut_", _ap)),
+    Measure("success", SUCCESS_CUTOFFS, _per_cutoff("success_", _success)),
     Measure("set_P", (), lambda q, _: [("set_P", _set_p(q))]),
     Measure("set_recall", (), lambda q, _: [("set_recall", _set_recall(q))]),
     Measure("set_F", (), lambda q, _: [("set_F", _set_f(q))]),
