@@ -150,8 +150,10 @@ def test_what_cannot_be_read_as_several_files_is_an_error(ragscore, isolated):
     write(isolated / "t.jsonl", [_trace("q0", "not in context")])
     cases = [
         (["--trace", "nothing-*.jsonl"], "nothing-*.jsonl: no file matches this pattern"),
-        (["--trace", "t.jsonl", "--trace", "./t.jsonl"], "--trace: ./t.jsonl is named twice (through t.jsonl and "
-                                                         "./t.jsonl); each file is read once"),
+        (["--trace", "t.jsonl", "--trace", "./t.jsonl"], "--trace: t.jsonl and ./t.jsonl are the same file (a "
+                                                         "link?); each file is read once"),
+        (["--trace", "t.jsonl", "--trace", "t.jsonl"], "--trace: t.jsonl is named twice; each file is read once"),
+        (["--trace", "t.jsonl", "--trace", "gone.jsonl"], "gone.jsonl: no such file"),
         (["--trace", "t.jsonl", "--trace", "-"], "--trace -: standard input cannot be one of several trace inputs"),
     ]
     (isolated / "empty").mkdir()
@@ -160,7 +162,7 @@ def test_what_cannot_be_read_as_several_files_is_an_error(ragscore, isolated):
     cases.append((["--trace", "empty"], "empty: the folder holds no file to read (hidden files and names starting "
                                         "with _ are left out)"))
     (isolated / "arr.json").write_text('[{"qid": "q0", "claim": "x"}]')
-    cases.append((["--trace", "t.jsonl", "--trace", "arr.json"], "arr.json: a JSON array cannot be read as one of "
+    cases.append((["--trace", "t.jsonl", "--trace", "arr.json"], "arr.json:1: a JSON array cannot be read as one of "
                                                                  "several trace files: write JSON Lines"))
     (isolated / "r1.csv").write_text("user_input,response\nq,not in context\n")
     (isolated / "r2.csv").write_text("user_input,response\nq,not in context\n")
@@ -207,3 +209,36 @@ def test_the_python_api_and_compare_take_several_files(isolated):
     compared = ragscore.compare(PRODUCT / "gold.jsonl", "b*.jsonl", "t*.jsonl")
     expected = ragscore.compare(PRODUCT / "gold.jsonl", PRODUCT / "baseline.jsonl", PRODUCT / "trace.jsonl")
     assert compared.deltas == expected.deltas
+
+
+def test_a_report_never_overwrites_a_file_of_a_folder_or_glob(ragscore, isolated):
+    write(isolated / "gold.jsonl", [{"qid": "q0", "answerable": False}])
+    (isolated / "t").mkdir()
+    write(isolated / "t" / "a.jsonl", [_trace("q0", "not in context")])
+    write(isolated / "t" / "b.jsonl", [_trace("q0", "not in context")])
+    before = (isolated / "t" / "b.jsonl").read_bytes()
+    for trace in ("t", "t/*.jsonl"):
+        for report in ("--markdown", "--json", "--html"):
+            run = ragscore("--gold", "gold.jsonl", "--trace", trace, report, "t/b.jsonl", "--format", "none")
+            assert run.status == 2 and "a report never overwrites an input" in run.err, (trace, report, run.err)
+    run = ragscore("compare", "--gold", "gold.jsonl", "--trace", "t", "--baseline", "t/a.jsonl", "--json", "t/a.jsonl")
+    assert run.status == 2 and "a report never overwrites an input" in run.err
+    assert (isolated / "t" / "b.jsonl").read_bytes() == before
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_earlier_files_error_comes_before_a_later_file_that_cannot_be_opened(ragscore, isolated, jobs):
+    write(isolated / "gold.jsonl", [{"qid": f"q{i}", "answerable": False} for i in range(4)])
+    (isolated / "t").mkdir()
+    (isolated / "t" / "a.jsonl").write_text('{"qid": "q1", "answer_json": {"claim": "x"}}\n{"qid":"q2",bad}\n',
+                                            encoding="utf-8")
+    (isolated / "t" / "b.jsonl").write_bytes(b'{"qid":"q3","answer_json":{"claim":"caf\xe9"}}\n')
+    run = ragscore("--gold", "gold.jsonl", "--trace", "t", "--jobs", jobs)
+    assert run.err.startswith("ragscore: error: t/a.jsonl:2:13: invalid JSON"), run.err
+    (isolated / "t" / "a.jsonl").write_text('{"qid": "q1", "answer_json": {"claim": "x"}}\n', encoding="utf-8")
+    run = ragscore("--gold", "gold.jsonl", "--trace", "t", "--jobs", jobs)
+    assert run.err.startswith("ragscore: error: t/b.jsonl:1:40: expected UTF-8 text, got byte 0xe9"), run.err
+    (isolated / "t" / "c.jsonl").write_bytes(b"\x00\x01binary")
+    (isolated / "t" / "b.jsonl").write_text('{"qid": "q3", "answer_json": {"claim": "x"}}\n', encoding="utf-8")
+    run = ragscore("--gold", "gold.jsonl", "--trace", "t", "--jobs", jobs)
+    assert run.err == "ragscore: error: t/c.jsonl:1:1: expected text, got a binary file (a NUL byte)\n", run.err

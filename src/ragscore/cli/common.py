@@ -15,6 +15,7 @@ from enum import IntEnum
 from typing import IO, TYPE_CHECKING, Any, Final, NoReturn, TextIO, TypeVar, cast, overload
 
 from ragscore.errors import RagscoreError, UsageError
+from ragscore.loaders.shards import expand, paths_of
 from ragscore.quoting import quote, shorten, show_value, visible
 from ragscore.settings import MAX_CUTOFF, cutoff_problem
 
@@ -277,6 +278,14 @@ def _identity(path: str) -> tuple[object, bool]:
     return (info.st_dev, info.st_ino), stat.S_ISCHR(info.st_mode)
 
 
+def _files_named(path: str) -> list[str]:
+    """The files an input option names: a folder's or a glob's (as --trace reads them), else the path."""
+    try:
+        return [path, *paths_of(expand([path]))]
+    except RagscoreError:  # nothing matches, or an empty folder: the input's own error says so, later
+        return [path]
+
+
 def check_report_paths(args: argparse.Namespace) -> None:
     """Refuse a report path that names an input (or another report), before anything is read or written.
 
@@ -288,7 +297,8 @@ def check_report_paths(args: argparse.Namespace) -> None:
         value = getattr(args, option, None)
         for path in (value if isinstance(value, list) else [value]):
             if path:
-                inputs.append(("PARTIAL" if option == "partials" else f"--{option.replace('_', '-')}", path))
+                name = "PARTIAL" if option == "partials" else f"--{option.replace('_', '-')}"
+                inputs += [(name, file) for file in _files_named(path)]
     if getattr(args, "gates_file", None) is None:  # read from the folder ragscore runs in
         inputs += [(name, name) for name in ("gates.toml", "pyproject.toml") if os.path.exists(name)]
     reports = [(f"--{option}", getattr(args, option)) for option in (*REPORT_OPTIONS, "output")

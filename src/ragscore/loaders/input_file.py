@@ -70,9 +70,12 @@ class InputFile:
         """Say which file, and which of its lines, a line of the stream is (several files read as one)."""
         if isinstance(self.spec, Shards) and not self.starts:  # not read in this process: count its lines
             counter = InputFile(self.spec, hashed=False)
-            with counter._open() as stream:
-                while counter._read(stream):
-                    pass
+            try:
+                with counter._open() as stream:
+                    while counter._read(stream):
+                        pass
+            except InputError:
+                pass  # a file that cannot be read: the lines before it are counted
             self.starts, self.members = counter.starts, [(path, "") for path, _ in counter.members]
         if not self.starts:
             return self.name, line
@@ -290,14 +293,17 @@ class _Concatenated(io.RawIOBase):
             return
         path = self._paths[self._index]
         self._file = InputFile(path, hashed=False)
-        stream = self._file._open()
+        try:
+            stream = self._file._open()
+        except InputError as exc:  # at its place in the stream, so that an earlier file's errors come first
+            raise self._in_stream(exc) from None
         self._stream = stream
         head = self._file.head
         if head.removeprefix(BOM).lstrip(b" \t\r\n")[:1] == b"[":
             self._stream = None
             stream.close()
-            raise InputError(path, "a JSON array cannot be read as one of several trace files: write JSON Lines "
-                                   "(one record per line)")
+            raise self._in_stream(InputError(path, "a JSON array cannot be read as one of several trace files: write "
+                                                   "JSON Lines (one record per line)"))
         self._hash = hashlib.sha256() if self._owner._hash is not None else None
         self._owner.starts.append(self._lines + 1)
         self._owner.members.append((path, ""))
@@ -306,6 +312,13 @@ class _Concatenated(io.RawIOBase):
             skipped = self._call(stream.read, len(BOM))
             if self._hash is not None:
                 self._hash.update(skipped)
+
+    def _in_stream(self, exc: InputError) -> InputError:
+        """An error of the file being opened, at its line in the stream (``InputFile.located`` turns it
+        back into the file's own; an error of no line is at the file's first)."""
+        self._owner.starts.append(self._lines + 1)
+        self._owner.members.append((self._paths[self._index], ""))
+        return InputError(self._owner.name, exc.message, self._lines + (exc.line or 1), exc.column)
 
     def _finish(self) -> None:
         if self._stream is not None:

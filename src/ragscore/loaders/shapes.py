@@ -96,8 +96,7 @@ def resolve(fmt: str, spec: str | Shards) -> str:
     """Resolve "auto" for a rereadable input from its first line (the run reads it again, whole)."""
     if fmt != "auto":
         return fmt
-    first, _ = peek(InputFile(spec, hashed=False).raw_lines())
-    return detect_text(first)
+    return detect_text(_first_line(spec))
 
 
 def splittable(fmt: str, mapping: tuple[tuple[str, str], ...], spec: str | Shards) -> bool:
@@ -105,9 +104,18 @@ def splittable(fmt: str, mapping: tuple[tuple[str, str], ...], spec: str | Shard
     if fmt in SPAN_FORMATS:
         return False
     if fmt == "ragas":
-        first, _ = peek(InputFile(spec, hashed=False).raw_lines())
-        return looks_json(first)
+        return looks_json(_first_line(spec))
     return True
+
+
+def _first_line(spec: str | Shards) -> bytes:
+    """Read an input's first line (an error at its own file's line, of several files)."""
+    file = InputFile(spec, hashed=False)
+    try:
+        first, _ = peek(file.raw_lines())
+    except InputError as exc:
+        raise file.located(exc) from None
+    return first
 
 
 def _open_parsed(records: Records, fmt: str, mapping: tuple[tuple[str, str], ...]

@@ -47,14 +47,18 @@ def expand(specs: Sequence[str], option: str = "--trace") -> str | Shards:
     if STDIN in specs:
         raise UsageError(f"{option} -: standard input cannot be one of several trace inputs")
     paths: list[str] = []
-    named: dict[str, str] = {}  # the file's real path -> the spec that named it first
+    named: dict[str, str] = {}  # the file's real path -> the path that named it first
     for spec in specs:
         for path in _files(spec):
+            if not os.path.lexists(path):  # before any file is read, not once the earlier ones are
+                raise InputError(path, "no such file")
             real = os.path.realpath(path)
             if real in named:
-                how = "" if named[real] == spec == path else f" (through {named[real]} and {spec})"
-                raise UsageError(f"{option}: {path} is named twice{how}; each file is read once")
-            named[real] = spec
+                if named[real] == path:
+                    raise UsageError(f"{option}: {path} is named twice; each file is read once")
+                raise UsageError(f"{option}: {named[real]} and {path} are the same file (a link?); each file is "
+                                 "read once")
+            named[real] = path
             paths.append(path)
     if len(paths) == 1 and len(specs) == 1 and not os.path.isdir(specs[0]):
         return paths[0]  # a glob that matches one file: that file, as if named
