@@ -242,3 +242,22 @@ def test_an_earlier_files_error_comes_before_a_later_file_that_cannot_be_opened(
     (isolated / "t" / "b.jsonl").write_text('{"qid": "q3", "answer_json": {"claim": "x"}}\n', encoding="utf-8")
     run = ragscore("--gold", "gold.jsonl", "--trace", "t", "--jobs", jobs)
     assert run.err == "ragscore: error: t/c.jsonl:1:1: expected text, got a binary file (a NUL byte)\n", run.err
+
+
+def test_validate_names_an_earlier_trace_by_its_own_file_and_line(ragscore, isolated):
+    write(isolated / "gold.jsonl", [{"qid": f"q{i}", "answerable": False} for i in range(1, 5)])
+    write(isolated / "a.jsonl", [_trace("q1", "not in context")])
+    write(isolated / "b.jsonl", [_trace("q2", "not in context"), _trace("q3", "not in context")])
+    write(isolated / "c.jsonl", [_trace("q3", "not in context")])
+    run = ragscore("validate", "--gold", "gold.jsonl", "--trace", "a.jsonl", "--trace", "b.jsonl", "--trace", "c.jsonl")
+    assert 'c.jsonl:1: warning: another trace for "q3" (b.jsonl:2); the last one counts' in run.out.splitlines()
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_error_says_how_auto_read_the_traces_whatever_the_jobs(ragscore, isolated, jobs):
+    lines = (EXAMPLES / "formats" / "ragas.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (isolated / "r1.jsonl").write_text("".join(lines[:2]), encoding="utf-8")
+    (isolated / "r2.jsonl").write_text(lines[2] + "{bad\n", encoding="utf-8")
+    run = ragscore("--gold", EXAMPLES / "formats" / "gold.jsonl", "--trace", "r*.jsonl", "--jobs", jobs)
+    assert run.err == ("ragscore: error: r2.jsonl:2:2: invalid JSON: Expecting property name enclosed in double "
+                       "quotes (read as ragas, detected from the first record; --trace-format names the format)\n"), run.err

@@ -300,17 +300,21 @@ def load_part_gold(gold_file: InputFile | Records, settings: Settings, wants: Wa
 
 
 def score_part(
-    gold_spec: Spec, trace_spec: Spec, settings: Settings, wants: Wants, part: int = 0, parts: int = 1
+    gold_spec: Spec, trace_spec: Spec, settings: Settings, wants: Wants, part: int = 0, parts: int = 1,
+    asked: str | None = None,
 ) -> PartResult:
-    """Score worker ``part``'s share of the questions; errors come back as data, not raised."""
+    """Score worker ``part``'s share of the questions; errors come back as data, not raised.
+
+    ``asked`` is the trace format the user asked for, when the parent resolved "auto" for the workers.
+    """
     # With several parts the parent hashes the inputs, so the workers need not.
     return score_files(open_input(gold_spec, parts == 1), open_input(trace_spec, parts == 1), settings, wants, part,
-                       parts)
+                       parts, asked)
 
 
 def score_files(
     gold_file: InputFile | Records, trace_file: InputFile | Records, settings: Settings, wants: Wants, part: int = 0,
-    parts: int = 1,
+    parts: int = 1, asked: str | None = None,
 ) -> PartResult:
     """Score part ``part`` of the questions from inputs opened for it (see ``score_part``)."""
     result = PartResult()
@@ -330,7 +334,7 @@ def score_files(
         result.one_process = True
     except InputError as exc:
         if phase:
-            exc = detected(exc, settings.trace_format, result.trace_format)
+            exc = detected(exc, asked or settings.trace_format, result.trace_format)
         result.error = error_key(exc, phase, trace_file.located(exc) if phase else exc)
     return result
 

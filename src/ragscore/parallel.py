@@ -105,15 +105,16 @@ def score(gold_spec: Spec, trace_spec: Spec, settings: Settings, wants: Wants, j
     """
     if isinstance(gold_spec, Records) or isinstance(trace_spec, Records):
         return evaluate(gold_spec, trace_spec, settings, wants)
+    asked = settings  # errors say how "auto" read the traces, as one process's do
     if jobs > 1:  # every worker reads the traces in the same format: the first record's
         settings = replace(settings, trace_format=resolve(settings.trace_format, trace_spec))
     if jobs <= 1 or not splittable(settings.trace_format, settings.trace_fields, trace_spec):
-        return evaluate(gold_spec, trace_spec, settings, wants)
-    task = partial(score_part, gold_spec, trace_spec, settings, wants, parts=jobs)
+        return evaluate(gold_spec, trace_spec, asked, wants)
+    task = partial(score_part, gold_spec, trace_spec, settings, wants, parts=jobs, asked=asked.trace_format)
     parts, files = run_parts(task, jobs, (gold_spec, trace_spec))
     if any(p.one_process for p in parts):
         # A trace joins by question text: only a process that holds every gold item can do that.
-        return evaluate(gold_spec, trace_spec, settings, wants)
+        return evaluate(gold_spec, trace_spec, asked, wants)
     if files is None:  # an input could not be read whole: a worker's error says why
         return merge(parts, InputFile(gold_spec), InputFile(trace_spec), settings, wants)
     gold, traces = files

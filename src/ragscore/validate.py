@@ -227,6 +227,11 @@ def validate(
     return problems
 
 
+def _line_of(file: InputFile, line: int) -> str:
+    """Name a line of the traces: "line 3", or of several files, "b.jsonl:2"."""
+    return file.where(line) if isinstance(file.spec, Shards) else f"line {line}"
+
+
 def _located(problem: Problem, traces: InputFile) -> Problem:
     if problem.source != traces.name or problem.line is None:
         return problem
@@ -269,6 +274,7 @@ class _Lines(InputFile):
 
     def __init__(self, file: InputFile, lines: list[bytes]) -> None:
         super().__init__(file.spec, hashed=False)
+        self.starts, self.members = file.starts, file.members  # several files: where each one starts
         self.name, self._data = file.name, b"".join(lines)
 
     def _open(self) -> IO[bytes]:
@@ -325,7 +331,8 @@ def _validate_traces(
             continue
         if qid in seen:
             problems.append(Problem(file.name, line, None, WARNING,
-                                    f"another trace for {quote(qid)} (line {seen[qid]}); the last one counts"))
+                                    f"another trace for {quote(qid)} ({_line_of(file, seen[qid])}); the last one "
+                                    "counts"))
         seen[qid] = line
         if view.cites is Cites.LIST:
             outside = [c for c in view.citations if c not in view.retrieved]
