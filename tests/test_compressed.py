@@ -90,14 +90,19 @@ def test_utf16_with_its_byte_order_mark_is_read(ragscore, isolated, codec):
 
 
 @pytest.mark.parametrize(("text", "codec", "hint"), [
-    ("{\"qid\": \"café\"}\n", "cp1252", "the text looks like Windows-1252 or Latin-1: save it as UTF-8, e.g. iconv -f "
-                                        "WINDOWS-1252 -t UTF-8"),
-    ("{\"qid\": \"“smart” – quotes\"}\n", "cp1252", "the text looks like Windows-1252 or Latin-1"),
-    ("{\"qid\": \"naïve Größe\"}\n", "latin-1", "the text looks like Windows-1252 or Latin-1"),
-    ("{\"qid\": \"日本語のテキスト\"}\n", "shift_jis", "the text looks like an East Asian encoding such as Shift_JIS, "
-                                                   "GBK, EUC-KR or Big5: save it as UTF-8"),
-    ("{\"qid\": \"中文文本\"}\n", "gbk", "the text looks like an East Asian encoding"),
-    ("{\"qid\": \"한국어 텍스트\"}\n", "euc_kr", "the text looks like an East Asian encoding"),
+    ("{\"qid\": \"café\"}\n", "cp1252", "this line looks like Windows-1252 or Latin-1 text: if the file is, save "
+                                        "it as UTF-8, e.g. iconv -f WINDOWS-1252 -t UTF-8"),
+    ("{\"qid\": \"“smart” – quotes\"}\n", "cp1252", "this line looks like Windows-1252 or Latin-1 text"),
+    ("{\"qid\": \"naïve Größe ± 5\"}\n", "latin-1", "this line looks like Windows-1252 or Latin-1 text"),
+    ("{\"qid\": \"日本語のテキスト\"}\n", "shift_jis", "this line looks like text in an East Asian encoding such as "
+                                                   "Shift_JIS, GBK, EUC-KR or Big5, or another legacy encoding: if "
+                                                   "the file is, save it as UTF-8"),
+    ("{\"qid\": \"中文文本\"}\n", "gbk", "this line looks like text in an East Asian encoding"),
+    ("{\"qid\": \"한국어 텍스트\"}\n", "euc_kr", "this line looks like text in an East Asian encoding"),
+    ("{\"qid\": \"Привет мир\"}\n", "cp1251", "this line looks like text in a single-byte encoding of another "
+                                              "script, such as Windows-1251 (Cyrillic), Windows-1253 (Greek), "
+                                              "Windows-1256 (Arabic) or KOI8-R: if the file is, save it as UTF-8"),
+    ("{\"qid\": \"Καλημέρα κόσμε\"}\n", "cp1253", "this line looks like text in a single-byte encoding of another"),
 ])
 @pytest.mark.parametrize("line", [1, 2])
 def test_bytes_that_are_not_utf8_name_the_likely_encoding(ragscore, isolated, text, codec, hint, line):
@@ -114,6 +119,7 @@ def test_bytes_that_are_not_utf8_name_the_likely_encoding(ragscore, isolated, te
 
 @pytest.mark.parametrize(("raw", "where"), [
     (b"\xff", "1:10: expected UTF-8 text, got byte 0xff"),
+    (b"caf\xc3", "1:13: expected UTF-8 text, got byte 0xc3"),  # UTF-8 cut short, not Windows-1252's Ã
     (b"\xde\xad\xbe\xef", "1:11: expected UTF-8 text, got byte 0xbe"),  # de ad is valid UTF-8
     ("é".encode() + b"\x93\x8a", "1:11: expected UTF-8 text, got byte 0x93"),
 ])

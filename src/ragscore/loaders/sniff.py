@@ -109,31 +109,40 @@ def check_text_head(head: bytes, source: str) -> None:
 
 
 # What the bytes 0x80-0xff of Windows-1252 (and so of Latin-1, from 0xa0) decode to in text
-# written in it: letters of Western European languages and typographic punctuation. A line
-# whose bytes past ASCII are all of these was most likely written in that encoding.
+# written in it: letters of Western European languages and typographic punctuation and signs. A
+# line whose bytes past ASCII are all of these, in words that are mostly ASCII letters, was most
+# likely written in it. (Â and Ã are left out: in a line that is not UTF-8 they are far more often
+# the first byte of a UTF-8 character cut short, or of text decoded twice.)
 _WESTERN: Final = frozenset(
-    "ÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖØÙÚÛÜÝÞßàáâãäåæçèéêëìíîïðñòóôõöøùúûüýþ"
-    "ŠšŒœŽžŸ€‘’‚“”„–—…•™«»°£©®§¿¡\xa0·´¨ªº²³¹µ¶¸¼½¾"
+    "ÀÁÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖØÙÚÛÜÝÞßàáâãäåæçèéêëìíîïðñòóôõöøùúûüýþ"
+    "ŠšŒœŽžŸ€‘’‚“”„–—…•™«»‹›°£¢¥¤©®§¿¡\xa0·´¨ªº²³¹µ¶¸¼½¾±×÷‰†‡¦¬¯"
 )
 _EAST_ASIAN: Final = ("shift_jis", "gbk", "euc_kr", "big5")
+_SAVE: Final = ": if the file is, save it as UTF-8"
 
 
 def encoding_hint(raw: bytes) -> str:
-    """Name the likely encoding of bytes that are not UTF-8 (a line of them), as a parenthesis
-    for an error message; empty when nothing is likely.
+    """Name the likely encoding of a line that is not UTF-8, as a parenthesis for an error message;
+    empty when nothing is likely.
 
-    Windows-1252 (or Latin-1) when every byte past ASCII reads there as a Western European letter
-    or typographic punctuation and none is part of valid UTF-8; an East Asian encoding when the
-    line reads in one of them as ideographs, Hangul or kana only (three of them at least).
+    Windows-1252 (or Latin-1) when every byte past ASCII reads there as a Western European letter,
+    sign or typographic punctuation, no more of them letters than ASCII letters, and none part of
+    valid UTF-8; an East Asian encoding when the line reads in one of them as three or more
+    ideographs, Hangul or kana only; a single-byte encoding of another script (Cyrillic, Greek,
+    Arabic...) when most letters are bytes past ASCII. It names what the line looks like: a UTF-8
+    file with one stray byte looks like nothing else on its other lines.
     """
     high = bytes(b for b in raw if b >= 0x80)
+    ascii_letters = sum(1 for b in raw if 65 <= b <= 90 or 97 <= b <= 122)
     try:
         western = raw.decode("cp1252")
     except UnicodeDecodeError:
         western = None
-    if (western is not None and all(c in _WESTERN for c in western if ord(c) >= 0x80)
-            and raw.decode("utf-8", "ignore").isascii()):
-        return " (the text looks like Windows-1252 or Latin-1: save it as UTF-8, e.g. iconv -f WINDOWS-1252 -t UTF-8)"
+    if western is not None and raw.decode("utf-8", "ignore").isascii():
+        beyond = [c for c in western if ord(c) >= 0x80]
+        if all(c in _WESTERN for c in beyond) and sum(c.isalpha() for c in beyond) <= ascii_letters:
+            return (" (this line looks like Windows-1252 or Latin-1 text" + _SAVE
+                    + ", e.g. iconv -f WINDOWS-1252 -t UTF-8)")
     if len(high) >= 6:  # three characters at least: fewer read as ideographs by chance
         for codec in _EAST_ASIAN:
             try:
@@ -141,9 +150,17 @@ def encoding_hint(raw: bytes) -> str:
             except UnicodeDecodeError:
                 continue
             if all(_east_asian(c) for c in text if ord(c) >= 0x80):
-                return " (the text looks like an East Asian encoding such as Shift_JIS, GBK, EUC-KR or Big5: " \
-                       "save it as UTF-8)"
+                return (" (this line looks like text in an East Asian encoding such as Shift_JIS, GBK, EUC-KR or "
+                        "Big5, or another legacy encoding" + _SAVE + ")")
+    if len(high) >= 6 and len(high) > ascii_letters and _letters(high, "cp1251") >= 0.8 * len(high):
+        return (" (this line looks like text in a single-byte encoding of another script, such as Windows-1251 "
+                "(Cyrillic), Windows-1253 (Greek), Windows-1256 (Arabic) or KOI8-R" + _SAVE + ")")
     return ""
+
+
+def _letters(data: bytes, codec: str) -> int:
+    """Count the letters the bytes read as in a single-byte codec."""
+    return sum(c.isalpha() for c in data.decode(codec, "replace"))
 
 
 def _east_asian(char: str) -> bool:
