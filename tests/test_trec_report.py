@@ -447,3 +447,14 @@ def test_the_readme_console_example(ragscore, monkeypatch):
         run = ragscore(*args[1:])
         status = run.status
         assert run.out == shown, line
+
+
+def test_runs_shown_alike_keep_their_own_gates(ragscore, monkeypatch):
+    # The same run twice (or runs in other folders shown by their file name): every run is named
+    # apart, so no run's gates replace another's in the verdict, the tables or JUnit.
+    monkeypatch.chdir(TREC)
+    run = ragscore("trec", "-m", "ndcg_cut.10", "--gates", "ndcg@10>=0.28", "--format", "markdown", "--quiet",
+                   "qrels.test", "results.test", "results.trunc", "results.test")
+    assert run.status == 1
+    assert "**FAIL**: 1 of 3 gates failed: `results.trunc: ndcg@10`." in run.out
+    assert "| results.test (1): ndcg@10 |" in run.out and "| results.test (3): ndcg@10 |" in run.out

@@ -100,9 +100,12 @@ def build_comparison_document(settings: TrecSettings, qrels: tuple[str, str], ju
 
 
 def labels(run_ids: Sequence[str], paths: Sequence[str]) -> list[str]:
-    """Name each run for a table or a note: its run id, or its path where runs share a run id (or have none)."""
-    return [run_id if run_id and run_ids.count(run_id) == 1 else path
-            for run_id, path in zip(run_ids, paths, strict=True)]
+    """Name each run for a table or a note: its run id, or its path where runs share a run id (or have
+    none), and where paths are shown alike too (a run given twice, or runs in other folders shown by
+    their file name), its place among the runs as well ("run.txt (2)"): every run has its own name."""
+    named = [run_id if run_id and run_ids.count(run_id) == 1 else path
+             for run_id, path in zip(run_ids, paths, strict=True)]
+    return [f"{name} ({n})" if named.count(name) > 1 else name for n, name in enumerate(named, 1)]
 
 
 def run_labels(doc: dict[str, Any]) -> list[str]:
