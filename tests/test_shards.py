@@ -261,3 +261,20 @@ def test_an_error_says_how_auto_read_the_traces_whatever_the_jobs(ragscore, isol
     run = ragscore("--gold", EXAMPLES / "formats" / "gold.jsonl", "--trace", "r*.jsonl", "--jobs", jobs)
     assert run.err == ("ragscore: error: r2.jsonl:2:2: invalid JSON: Expecting property name enclosed in double "
                        "quotes (read as ragas, detected from the first record; --trace-format names the format)\n"), run.err
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_compare_lists_each_file_of_both_runs(ragscore, isolated, jobs):
+    for name, source in (("t", "trace.jsonl"), ("b", "baseline.jsonl")):
+        (isolated / name).mkdir()
+        for n, shard in enumerate(_split((PRODUCT / source).read_text(encoding="utf-8"), 2)):
+            (isolated / name / f"{n}.jsonl").write_text(shard, encoding="utf-8")
+    run = ragscore("compare", "--gold", PRODUCT / "gold.jsonl", "--trace", "t", "--baseline", "b/*.jsonl",
+                   "--jobs", jobs, "--no-fail", "-q")
+    doc = json.loads(run.out)
+    assert [f["path"] for f in doc["inputs"]["trace"]["files"]] == ["t/0.jsonl", "t/1.jsonl"]
+    assert [f["path"] for f in doc["inputs"]["baseline"]["files"]] == ["b/0.jsonl", "b/1.jsonl"]
+    plain = json.loads(ragscore("compare", "--gold", PRODUCT / "gold.jsonl", "--trace", PRODUCT / "trace.jsonl",
+                                "--baseline", PRODUCT / "baseline.jsonl", "--no-fail", "-q").out)
+    assert doc["metrics"] == plain["metrics"]
+    assert doc["inputs"]["trace"]["sha256"] == plain["inputs"]["trace"]["sha256"]

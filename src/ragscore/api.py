@@ -541,10 +541,10 @@ def compare(
                       run_settings.confidence)
 
 
-def _input_of(file: Any, digest: str) -> dict[str, str]:
-    from ragscore.reports.document import display_path
+def _input_of(file: Any, digest: str) -> dict[str, Any]:
+    from ragscore.reports.document import input_entry
 
-    return {"path": display_path(file), "sha256": digest}
+    return input_entry(file, digest)
 
 
 def _check_regression_names(config: Config, metrics: Iterable[str]) -> None:

@@ -34,7 +34,7 @@ from ragscore.evaluate import (
     open_input,
     score_traces,
 )
-from ragscore.loaders.jsonl import NeedsOneProcess
+from ragscore.loaders.jsonl import InputFile, NeedsOneProcess
 from ragscore.loaders.records import Records
 from ragscore.metrics.answer import answer_metric_names, code_passes, question_values, unpack
 from ragscore.metrics.stats import PairSums, resampling_is_cheap
@@ -61,10 +61,19 @@ def compare_part(
     gold_spec: Spec, baseline_spec: Spec, trace_spec: Spec, settings: Settings, part: int = 0, parts: int = 1
 ) -> PairedPart:
     """Judge worker ``part``'s questions in both runs; input errors come back as data."""
-    out = PairedPart()
     hashed = parts == 1  # with several parts the parent hashes the inputs
-    gold_file = open_input(gold_spec, hashed)
-    runs = ((out.candidate, open_input(trace_spec, hashed)), (out.baseline, open_input(baseline_spec, hashed)))
+    files = (open_input(gold_spec, hashed), open_input(baseline_spec, hashed), open_input(trace_spec, hashed))
+    return compare_files(*files, settings, part, parts)
+
+
+def compare_files(
+    gold_file: InputFile | Records, baseline_file: InputFile | Records, trace_file: InputFile | Records,
+    settings: Settings, part: int = 0, parts: int = 1,
+) -> PairedPart:
+    """Judge part ``part`` of the questions in both runs, from inputs opened for it (see ``compare_part``)."""
+    out = PairedPart()
+    hashed = parts == 1
+    runs = ((out.candidate, trace_file), (out.baseline, baseline_file))
     phase = 0
     try:
         with no_cycle_collection():
@@ -99,21 +108,26 @@ def score_pair(
     """Score both runs (with ``jobs`` processes) and line them up question by question."""
     specs = (gold_spec, baseline_spec, trace_spec)
     paths = [spec for spec in specs if not isinstance(spec, Records)]  # workers split files, not records in memory
+    parts: list[PairedPart] = []
+    files: tuple[InputFile | Records, ...] | None = None
     if jobs > 1 and len(paths) == len(specs):
-        parts, files = run_parts(partial(compare_part, *specs, settings, parts=jobs), jobs, paths)
-        digests = None if files is None else (files[0].sha256, files[1].sha256, files[2].sha256)
+        parts, read = run_parts(partial(compare_part, *specs, settings, parts=jobs), jobs, paths)
+        files = read
         if any(p.one_process for p in parts):  # a trace joins by question text: one process holds all
-            parts, digests = [compare_part(*specs, settings)], None
-    else:
-        parts, digests = [compare_part(*specs, settings)], None
+            parts, files = [], None
     # No digests only when a part stopped at an input error, which the merges below raise.
-    digests = digests or parts[0].digests or ("", "", "")
-    gold = open_input(gold_spec)
+    if not parts:
+        files = (open_input(gold_spec), open_input(baseline_spec), open_input(trace_spec))
+        parts = [compare_files(*files, settings)]
+        digests = parts[0].digests or ("", "", "")
+    elif files is not None:
+        digests = (files[0].sha256, files[1].sha256, files[2].sha256)
+    else:
+        files, digests = (open_input(gold_spec), open_input(baseline_spec), open_input(trace_spec)), ("", "", "")
+    gold, baseline_file, trace_file = files
     # Errors surface here, the candidate's (and the gold set's) first.
-    candidate = merge([p.candidate for p in parts], gold, open_input(trace_spec), settings, _WANTS,
-                      (digests[0], digests[2]))
-    baseline = merge([p.baseline for p in parts], gold, open_input(baseline_spec), settings, _WANTS,
-                     (digests[0], digests[1]))
+    candidate = merge([p.candidate for p in parts], gold, trace_file, settings, _WANTS, (digests[0], digests[2]))
+    baseline = merge([p.baseline for p in parts], gold, baseline_file, settings, _WANTS, (digests[0], digests[1]))
     return baseline, candidate, _pair(parts, settings)
 
 

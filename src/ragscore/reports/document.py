@@ -49,13 +49,15 @@ def shown_path(spec: str) -> str:
 
 def input_paths(ev: Evaluation) -> dict[str, dict[str, Any]]:
     """The inputs' paths and sha256; several trace files read as one list each file too."""
-    inputs: dict[str, dict[str, Any]] = {
-        role: {"path": display_path(f), "sha256": digest}
-        for role, f, digest in (("gold", ev.gold, ev.digests[0]), ("trace", ev.traces, ev.digests[1]))
-    }
-    if isinstance(ev.traces, InputFile) and ev.traces.members:
-        inputs["trace"]["files"] = [{"path": shown_path(path), "sha256": digest} for path, digest in ev.traces.members]
-    return inputs
+    return {"gold": input_entry(ev.gold, ev.digests[0]), "trace": input_entry(ev.traces, ev.digests[1])}
+
+
+def input_entry(file: InputFile | Records, digest: str) -> dict[str, Any]:
+    """One input's path and sha256 as reports show them, and each file of several read as one."""
+    entry: dict[str, Any] = {"path": display_path(file), "sha256": digest}
+    if isinstance(file, InputFile) and file.members:
+        entry["files"] = [{"path": shown_path(path), "sha256": sha} for path, sha in file.members]
+    return entry
 
 
 def _gates(results: list[GateResult]) -> dict[str, dict[str, Any]]:
