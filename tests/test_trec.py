@@ -217,8 +217,9 @@ def test_the_run_reader_ranks_as_trec_eval_ranks(tmp_path, monkeypatch, layout, 
         monkeypatch.setattr(files, "_BLOCK_BYTES", block)
         run = read_run(str(path))
         assert (run.name, dict(run.topics), run.sha256) == (name, ranked, hashlib.sha256(path.read_bytes()).hexdigest())
-    truncated = read_run(str(path), max_docs=3)
-    assert dict(truncated.topics) == {qid: docs[:3] for qid, docs in ranked.items()}
+    for most in (1, 3, 119, 120, 121):
+        truncated = read_run(str(path), max_docs=most)
+        assert dict(truncated.topics) == {qid: docs[:most] for qid, docs in ranked.items()}
 
 
 @pytest.mark.parametrize("compress", [gzip.compress, bz2.compress, lzma.compress])

@@ -22,7 +22,7 @@ import os
 import signal
 import threading
 from array import array
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import compress, count, groupby, islice
@@ -67,14 +67,9 @@ class Rankings(Mapping[str, list[str]]):
 
     __slots__ = ("_text",)
 
-    def __init__(self, rankings: Mapping[str, Sequence[str]] | None = None) -> None:
-        self._text: dict[str, str] = {qid: "\n".join(docs) for qid, docs in (rankings or {}).items() if docs}
-
-    @classmethod
-    def _joined(cls, text: dict[str, str]) -> Rankings:
-        rankings = cls()
-        rankings._text = text
-        return rankings
+    def __init__(self, text: dict[str, str] | None = None) -> None:
+        """Hold rankings given as text: topic -> its docnos in order, joined by newlines (none is empty)."""
+        self._text: dict[str, str] = text if text is not None else {}
 
     def __getitem__(self, qid: str) -> list[str]:
         return self._text[qid].split("\n")
@@ -284,14 +279,9 @@ def read_run(spec: str, max_docs: int | None = None) -> Run:
     name, text, sha256 = fast
     if max_docs is not None:
         for qid, joined in text.items():
-            end = -1
-            for _ in range(max_docs):
-                end = joined.find("\n", end + 1)
-                if end < 0:
-                    break
-            else:
-                text[qid] = joined[:end]
-    return Run(spec if spec != "-" else "<stdin>", name, Rankings._joined(text), sha256)
+            if joined.count("\n") >= max_docs:  # more than max_docs documents
+                text[qid] = joined[:len(joined) - len(joined.split("\n", max_docs)[-1]) - 1]
+    return Run(spec if spec != "-" else "<stdin>", name, Rankings(text), sha256)
 
 
 class _Topics:
@@ -395,7 +385,10 @@ def _read_in_two(path: str, split: int) -> tuple[str, dict[str, str], str] | Non
                 return chunk
 
             topics = _topics(_text_blocks(read, _ignore, True))
-        later = receive.recv()
+        try:
+            later = receive.recv()
+        except EOFError:  # the process ended without a word (killed): read the file in one process
+            return None
     finally:
         receive.close()
         if worker.is_alive():
