@@ -155,8 +155,10 @@ def test_every_command_refuses_a_repeated_option(name):
     if name in ("init", "schema"):
         assert single == []
         return
-    # trec takes its files as positionals, as trec_eval does; its -M and -l are options of one value.
-    assert ({"-M", "-l"} if name == "trec" else {"--gold"}) <= {s for a in single for s in a.option_strings}
+    # trec takes its files as positionals, as trec_eval does; its -M and -l are options of one value;
+    # merge takes partials (positionals) and gate options.
+    expected = {"trec": {"-M", "-l"}, "merge": {"--gates", "--scores"}}.get(name, {"--gold"})
+    assert expected <= {s for a in single for s in a.option_strings}
     for action in single:
         with pytest.raises(SystemExit) as exit_:
             values = ["1"] if not action.choices else [next(iter(action.choices))]
