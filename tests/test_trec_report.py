@@ -216,6 +216,9 @@ def test_a_bad_trec_table_is_an_error_at_its_line(ragscore, tmp_path, monkeypatc
     (tmp_path / "gates.toml").write_text("[trec]\ngate = 1\n")
     assert ragscore("trec", "q.txt", "r.txt").err == (
         'ragscore: error: gates.toml:2: [trec] unknown key "gate"; did you mean "gates"? (known: gates)\n')
+    (tmp_path / "gates.toml").write_text("[trec.gates]\nmap = 0.1\n[trec.other]\nx = 1\n")
+    assert ragscore("trec", "q.txt", "r.txt").err == (
+        'ragscore: error: gates.toml:3: [trec] unknown key "other" (known: gates)\n')
     (tmp_path / "gates.toml").write_text("[trec.gates]\nmap = 0.5\nmrrr = 0.5\n")
     assert ragscore("trec", "q.txt", "r.txt").err == (
         'ragscore: error: gates.toml:3: unknown trec metric "mrrr"; did you mean "mrr"?\n')

@@ -120,6 +120,9 @@ class SettingsTable:
             end = following.start() if following else end
         pattern = r'^[ \t]*(?:"' + re.escape(key) + r'"|' + re.escape(key) + r")[ \t]*="
         match = re.compile(pattern, re.MULTILINE).search(self.text, start, end)
+        if match is None:  # a table of its own: [name.key]
+            match = re.search(r"^[ \t]*\[[ \t]*" + re.escape(self.name).replace(r"\.", r"[ \t]*\.[ \t]*")
+                              + r'[ \t]*\.[ \t]*"?' + re.escape(key) + r'"?[ \t]*\]', self.text, re.MULTILINE)
         return self.text.count("\n", 0, match.start()) + 1 if match else None
 
     def error(self, key: str, message: str) -> ConfigError:
