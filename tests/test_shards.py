@@ -278,3 +278,15 @@ def test_compare_lists_each_file_of_both_runs(ragscore, isolated, jobs):
                                 "--baseline", PRODUCT / "baseline.jsonl", "--no-fail", "-q").out)
     assert doc["metrics"] == plain["metrics"]
     assert doc["inputs"]["trace"]["sha256"] == plain["inputs"]["trace"]["sha256"]
+
+
+def test_validate_keeps_what_it_found_before_a_file_that_cannot_be_read(ragscore, isolated):
+    write(isolated / "gold.jsonl", [{"qid": f"q{i}", "answerable": False} for i in range(1, 3)])
+    (isolated / "a.jsonl").write_text('{"qid": "q1", "answer_json": {"claim": "not in context"}}\n{"qid":"q9",bad}\n',
+                                      encoding="utf-8")
+    (isolated / "b.jsonl").write_bytes(b"\x00\x01binary")
+    run = ragscore("validate", "--gold", "gold.jsonl", "--trace", "a.jsonl", "--trace", "b.jsonl")
+    assert run.status == 2
+    assert run.out.splitlines()[1:] == [
+        "a.jsonl:2:13: error: invalid JSON: Expecting property name enclosed in double quotes",
+        "b.jsonl:1:1: error: expected text, got a binary file (a NUL byte)"]

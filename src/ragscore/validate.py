@@ -246,7 +246,13 @@ def _trace_records(
     one record per trace, and a CSV export is read as a whole (its first error stops it)."""
     fmt = settings.trace_format
     if fmt in ("auto", "ragas"):  # validate holds every record anyway: the file is read once, here
-        raw = list(file.raw_lines())
+        raw: list[bytes] = []
+        try:
+            raw.extend(file.raw_lines())
+        except InputError as exc:  # a file that cannot be read (of several: the lines before it are checked)
+            if not raw:
+                raise
+            problems.append(_error(exc))
         first, _ = peek(iter(raw))
         fmt = detect_text(first) if fmt == "auto" else fmt
         csv_input = fmt == "ragas" and not looks_json(first)
