@@ -152,7 +152,7 @@ def test_ragscore_trec_input_errors_exit_2(ragscore, tmp_path, monkeypatch):
     (tmp_path / "q.txt").write_text("1 0 d1 1\n")
     (tmp_path / "r.txt").write_text("1 Q0 d1 1 1.0 r\n1 Q0 d1 2 0.5 r\n")
     run = ragscore("trec", "q.txt", "r.txt")
-    assert (run.status, run.err) == (2, "ragscore: error: r.txt:2:3: docno 'd1' is ranked twice for topic '1' "
+    assert (run.status, run.err) == (2, "ragscore: error: r.txt:2:6: docno 'd1' is ranked twice for topic '1' "
                                         "(trec_eval refuses it too)\n")
     assert ragscore("trec", "-m", "ndgc", "q.txt", "r.txt").status == 2
 
@@ -260,9 +260,9 @@ def test_a_large_run_is_read_in_two_processes_as_in_one(tmp_path, monkeypatch, c
 
 
 @pytest.mark.parametrize(("line", "message", "column"), [
-    ("7 Q0 d5 9 1.0 r", "docno 'd5' is ranked twice for topic '7' (trec_eval refuses it too)", 3),
-    ("7 Q0 x 9 inf r", "expected a finite score, got 'inf'", 5),
-    ("7 Q0 x 9 1,5 r", "expected a number as the score, got '1,5'", 5),
+    ("7 Q0 d5 9 1.0 r", "docno 'd5' is ranked twice for topic '7' (trec_eval refuses it too)", 6),  # columns of
+    ("7 Q0 x 9 inf r", "expected a finite score, got 'inf'", 10),                                  # characters
+    ("7 Q0 x 9 1,5 r", "expected a number as the score, got '1,5'", 10),
     ("7 Q0 x 9", "expected a TREC run line (qid iter docno rank score run_tag), got 4 fields", None),
 ])
 @pytest.mark.parametrize("cores", [1, 2])
@@ -293,3 +293,25 @@ def test_qrels_read_fast_as_line_by_line(tmp_path, monkeypatch):
     monkeypatch.setattr(files, "_BLOCK_BYTES", 100)
     qrels = read_qrels(str(tmp_path / "q.txt"))
     assert qrels.topics == expected and qrels.sha256 == hashlib.sha256((tmp_path / "q.txt").read_bytes()).hexdigest()
+
+
+def test_review_fixes_names_columns_and_a_lone_header(ragscore, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "q.txt").write_text("1 0 d1 1\n", encoding="utf-8")
+    (tmp_path / "other.txt").write_text("9 Q0 a 1 1.0 r\n", encoding="utf-8")
+    # A run that scores no topic still names every line (trec_eval prints its zeros named).
+    out = ragscore("trec", "q.txt", "other.txt").out.splitlines()
+    assert out[:3] == ["runid                 \tall\tr", "num_q                 \tall\t0",
+                       "num_ret               \tall\t0"]
+    assert all(line.split("\t")[0].strip() for line in out)
+    # Columns are characters, not field numbers.
+    (tmp_path / "bad.txt").write_text("1 0 d1   high\n", encoding="utf-8")
+    assert ragscore("trec", "bad.txt", "other.txt").err == (
+        "ragscore: error: bad.txt:1:10: expected an integer relevance grade, got 'high'\n")
+    # One line of three fields whose third is not a number reads as BEIR's header: with nothing
+    # after it there is no judgment, which is an error, not an empty evaluation.
+    (tmp_path / "three.txt").write_text("1 0 d1\n", encoding="utf-8")
+    run = ragscore("trec", "-m", "map", "three.txt", "other.txt")
+    assert (run.status, run.out) == (2, "")
+    assert run.err == ("ragscore: error: three.txt:1: no judgments: the only line reads as the header of BEIR qrels "
+                       "(query-id corpus-id score); TREC qrels have four fields (qid iter docno rel)\n")

@@ -19,6 +19,7 @@ import hashlib
 import math
 import multiprocessing
 import os
+import re
 import signal
 import threading
 from array import array
@@ -101,15 +102,23 @@ class _NotFast(Exception):
     """The fast reader cannot read this input exactly as the line-by-line reader does."""
 
 
-def _lines(file: InputFile) -> Iterator[tuple[int, list[str]]]:
-    """Yield (line number, white-space separated fields) of every non-blank line."""
+def _lines(file: InputFile) -> Iterator[tuple[int, list[str], str]]:
+    """Yield (line number, white-space separated fields, the line) of every non-blank line."""
     for number, raw in enumerate(file.raw_lines(), 1):
         if number == 1:
             raw = raw.removeprefix(BOM)
         text = decode_text(raw, file.name, number)
         fields = text.split()
         if fields:
-            yield number, fields
+            yield number, fields, text
+
+
+def _column(text: str, index: int) -> int:
+    """The column (from 1, in characters) where field ``index`` (from 0) of a white-space separated line starts."""
+    for n, match in enumerate(re.finditer(r"\S+", text)):
+        if n == index:
+            return match.start() + 1
+    return len(text) + 1
 
 
 def _blocks(file: InputFile, update: Callable[[bytes], object]) -> Iterator[str]:
@@ -235,7 +244,7 @@ def _read_qrels_fast(file: InputFile) -> Qrels:
             else:
                 judged.update(zip(docnos[start:stop], grades[start:stop], strict=True))
             start = stop
-    if not width:
+    if not topics:
         raise _NotFast  # no judgments: the error is the line-by-line reader's
     qrels.sha256 = digest.hexdigest()
     return qrels
@@ -244,7 +253,7 @@ def _read_qrels_fast(file: InputFile) -> Qrels:
 def _read_qrels_lines(file: InputFile) -> Qrels:
     qrels = Qrels(file.name)
     width = None
-    for line, fields in _lines(file):
+    for line, fields, text in _lines(file):
         if width is None:
             width = len(fields)
             if width == 3 and not _is_number(fields[2]):  # BEIR's header: query-id corpus-id score
@@ -255,9 +264,12 @@ def _read_qrels_lines(file: InputFile) -> Qrels:
         if len(fields) != width:
             raise InputError(file.name, f"expected {width} fields as on the first line, got {len(fields)}", line)
         qid, docno, grade = (fields[0], fields[2], fields[3]) if width == 4 else fields
-        qrels.topics.setdefault(qid, {})[docno] = _grade(grade, file.name, line, 4 if width == 4 else 3)
+        qrels.topics.setdefault(qid, {})[docno] = _grade(grade, file.name, line, _column(text, width - 1))
     if width is None:
         raise InputError(file.name, "no judgments: qrels need at least one line")
+    if not qrels.topics:  # one line of three fields, the third not a number: read as BEIR's header
+        raise InputError(file.name, "no judgments: the only line reads as the header of BEIR qrels (query-id "
+                                    "corpus-id score); TREC qrels have four fields (qid iter docno rel)", 1)
     qrels.sha256 = file.sha256
     return qrels
 
@@ -500,7 +512,7 @@ def _break_ties(docs: list[str], ties: list[int]) -> list[str]:
 def _read_run_lines(file: InputFile) -> tuple[str, dict[str, str], str]:
     scored: dict[str, dict[str, float]] = {}
     name = None
-    for line, fields in _lines(file):
+    for line, fields, text in _lines(file):
         if len(fields) < 6:  # trec_eval ignores what follows the run tag
             raise InputError(file.name, f"expected a TREC run line (qid iter docno rank score run_tag), got "
                                         f"{len(fields)} fields", line)
@@ -508,15 +520,16 @@ def _read_run_lines(file: InputFile) -> tuple[str, dict[str, str], str]:
         try:
             score = float(score_text)
         except ValueError:
-            raise InputError(file.name, f"expected a number as the score, got {score_text!r}", line, 5) from None
+            raise InputError(file.name, f"expected a number as the score, got {score_text!r}", line,
+                             _column(text, 4)) from None
         if not math.isfinite(score):
-            raise InputError(file.name, f"expected a finite score, got {score_text!r}", line, 5)
+            raise InputError(file.name, f"expected a finite score, got {score_text!r}", line, _column(text, 4))
         if name is None:
             name = tag
         docs = scored.setdefault(qid, {})
         if docno in docs:
             raise InputError(file.name, f"docno {docno!r} is ranked twice for topic {qid!r} (trec_eval refuses it too)",
-                             line, 3)
+                             line, _column(text, 2))
         docs[docno] = score
-    text = {qid: "\n".join(_ranked(list(docs), list(docs.values()))[0]) for qid, docs in scored.items()}
-    return name or "", text, file.sha256
+    rankings = {qid: "\n".join(_ranked(list(docs), list(docs.values()))[0]) for qid, docs in scored.items()}
+    return name or "", rankings, file.sha256

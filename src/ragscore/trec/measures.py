@@ -311,10 +311,9 @@ def evaluate(
     rows = list(per_query.values())
     index = 0
     for m, params in measures:
-        width = len(m.values(prepare((), {}, level), params))
-        for offset in range(width):
+        names = [name for name, _ in m.values(prepare((), {}, level), params)]  # named even when no topic is scored
+        for offset, name in enumerate(names):
             column = [row[index + offset][1] for row in rows]
-            name = rows[0][index + offset][0] if rows else ""
             if m.summary == "sum":
                 value: float = sum(column)
             elif m.summary == "gm":
@@ -322,7 +321,7 @@ def evaluate(
             else:
                 value = math.fsum(column) / n if n else 0.0
             summary.append((name, value, m.integer))
-        index += width
+        index += len(names)
     return Evaluated(run_name, per_query, summary)
 
 
