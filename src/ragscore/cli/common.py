@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import IO, TYPE_CHECKING, Any, Final, NoReturn, TextIO, TypeVar, cast, overload
+from typing import IO, TYPE_CHECKING, Any, Final, NoReturn, Protocol, TextIO, TypeVar, cast, overload
 
 from ragscore.errors import RagscoreError, UsageError
 from ragscore.loaders.shards import expand, paths_of
@@ -332,6 +332,30 @@ def write_requested_reports(args: argparse.Namespace, render: Callable[[str], It
     from ragscore.reports.files import write_reports
 
     write_reports({path: render(option) for option in REPORT_OPTIONS if (path := getattr(args, option, None))})
+
+
+class Reported(Protocol):
+    """What a command's result gives the command line: its reports, its notes, its verdict."""
+
+    @property
+    def passed(self) -> bool: ...
+
+    def render(self, format: str = "json") -> Iterable[str]: ...
+
+    def notes(self) -> list[str]: ...
+
+
+def report_and_exit(args: argparse.Namespace, streams: Streams, result: Reported) -> Exit:
+    """Write the report files asked for, print the notes (unless --quiet) and the report on standard
+    output (unless --format none); exit 0 when the result passed (or --no-fail), else 1."""
+    write_requested_reports(args, result.render)
+    if not args.quiet:
+        for line in result.notes():
+            streams.note(line)
+    with standard_output(streams) as out:
+        if args.format != "none":
+            out.writelines(result.render(args.format))
+    return Exit.OK if result.passed or args.no_fail else Exit.GATE_FAILED
 
 
 def add_trace_options(group: Any, format_help: str, map_help: str) -> None:

@@ -16,8 +16,7 @@ from ragscore.cli.common import (
     count,
     note_capped_jobs,
     positive_int,
-    standard_output,
-    write_requested_reports,
+    report_and_exit,
 )
 from ragscore.config import Overrides, load_config, parse_families
 from ragscore.errors import UsageError
@@ -81,11 +80,4 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     inputs = (args.gold, traces) if baseline is None else (args.gold, baseline, traces)
     comparison = compare(args.gold, baseline, traces, baseline_report=args.baseline_report, config=config,
                          jobs=choose_jobs(args.jobs, *inputs))
-    write_requested_reports(args, comparison.render)
-    if not args.quiet:
-        for line in comparison.notes():
-            streams.note(line)
-    with standard_output(streams) as out:
-        if args.format != "none":
-            out.writelines(comparison.render(args.format))
-    return Exit.OK if comparison.passed or args.no_fail else Exit.GATE_FAILED
+    return report_and_exit(args, streams, comparison)

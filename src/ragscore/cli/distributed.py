@@ -11,8 +11,8 @@ from ragscore.cli.common import (
     Streams,
     add_quiet_option,
     add_report_options,
+    report_and_exit,
     standard_output,
-    write_requested_reports,
 )
 from ragscore.cli.score import (
     FORMAT_HELP,
@@ -139,11 +139,4 @@ def run_merge(args: argparse.Namespace, streams: Streams) -> Exit:
     config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)
     run = finalize(merged, config=config, scores=args.scores, per_question=args.per_question,
                    only_failures=args.only_failures)
-    write_requested_reports(args, run.render)
-    if not args.quiet:
-        for line in run.notes():
-            streams.note(line)
-    with standard_output(streams) as out:
-        if args.format != "none":
-            out.writelines(run.render(args.format))
-    return Exit.OK if run.passed or args.no_fail else Exit.GATE_FAILED
+    return report_and_exit(args, streams, run)

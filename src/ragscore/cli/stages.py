@@ -14,8 +14,7 @@ from ragscore.cli.common import (
     add_quiet_option,
     add_report_options,
     cutoff_list,
-    standard_output,
-    write_requested_reports,
+    report_and_exit,
 )
 from ragscore.errors import UsageError
 
@@ -98,14 +97,7 @@ def run_stage(stage: str, args: argparse.Namespace, streams: Streams) -> Exit:
     options = {"cutoffs": args.cutoffs} if stage == "link" else {}
     run = getattr(api, stage)(args.gold, args.pred, gates=args.gates, gates_file=args.gates_file, strict=args.strict,
                               input_format=args.input_format, **options)
-    write_requested_reports(args, run.render)
-    if not args.quiet:
-        for line in run.notes():
-            streams.note(line)
-    with standard_output(streams) as out:
-        if args.format != "none":
-            out.writelines(run.render(args.format))
-    return Exit.OK if run.passed or args.no_fail else Exit.GATE_FAILED
+    return report_and_exit(args, streams, run)
 
 
 ner_parser = partial(stage_parser, "ner")

@@ -9,7 +9,7 @@ Each stage table may hold ``gates`` (a gate table, parsed by ``ragscore.gates``)
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -52,8 +52,13 @@ class StageConfig:
         return out
 
 
-def _stage_tables(stage: str, cwd: Path, gates_file: str | None) -> list[SettingsTable]:
-    """Return the stage's table from each settings file, in increasing precedence."""
+def stage_tables(
+    stage: str, cwd: Path, gates_file: str | None,
+    checked: Callable[[object, str, str, str], SettingsTable] | None = None,
+) -> list[SettingsTable]:
+    """Return the ``[stage]`` table from each settings file, in increasing precedence: ``[tool.ragscore.stage]``
+    of ./pyproject.toml, then ``[stage]`` of the gates file (each checked by ``checked``, else a stage's rules)."""
+    check = checked or _checked_stage
     found: list[SettingsTable] = []
     pyproject = cwd / "pyproject.toml"
     if pyproject.is_file():
@@ -61,7 +66,7 @@ def _stage_tables(stage: str, cwd: Path, gates_file: str | None) -> list[Setting
         tool = data.get("tool")
         section = tool.get("ragscore") if isinstance(tool, dict) else None
         if isinstance(section, dict) and stage in section:
-            found.append(_checked(section[stage], "pyproject.toml", text, f"tool.ragscore.{stage}"))
+            found.append(check(section[stage], "pyproject.toml", text, f"tool.ragscore.{stage}"))
     if gates_file is not None:
         path, display = Path(gates_file), gates_file
         if not path.exists():
@@ -71,11 +76,11 @@ def _stage_tables(stage: str, cwd: Path, gates_file: str | None) -> list[Setting
     if path.exists():
         data, text = read_toml(path, display)
         if stage in data:
-            found.append(_checked(data[stage], display, text, stage))
+            found.append(check(data[stage], display, text, stage))
     return found
 
 
-def _checked(value: object, source: str, text: str, name: str) -> SettingsTable:
+def _checked_stage(value: object, source: str, text: str, name: str) -> SettingsTable:
     stage = name.rsplit(".", 1)[-1]
     if not isinstance(value, dict):
         raise ConfigError(source, f'expected "[{name}]" to be a table')
@@ -157,7 +162,7 @@ def load_stage_config(
     cwd: Path | None = None,
 ) -> StageConfig:
     """Merge the defaults, the stage tables of the settings files and the command line, in that order."""
-    tables = _stage_tables(stage, cwd or Path.cwd(), gates_file)
+    tables = stage_tables(stage, cwd or Path.cwd(), gates_file)
     file_strict, file_cutoffs, hierarchy = False, DEFAULT_CUTOFFS, None
     for table in tables:
         if "strict" in table.data:

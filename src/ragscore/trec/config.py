@@ -16,10 +16,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Final, cast
 
-from ragscore.config import SettingsTable, read_toml
+from ragscore.config import SettingsTable
 from ragscore.errors import ConfigError
 from ragscore.gates import Gate, format_threshold, parse_gate_option, parse_gate_table
 from ragscore.metrics.registry import Direction, did_you_mean
+from ragscore.stages.config import stage_tables
 from ragscore.trec.names import Named, resolve, spellings
 
 KEYS: Final = ("gates",)
@@ -36,25 +37,7 @@ def _named(name: str, source: str, line: int | None = None) -> Named:
 
 def _tables(cwd: Path, gates_file: str | None) -> list[SettingsTable]:
     """Return the ``[trec]`` table of each settings file, in increasing precedence."""
-    found: list[SettingsTable] = []
-    pyproject = cwd / "pyproject.toml"
-    if pyproject.is_file():
-        data, text = read_toml(pyproject, "pyproject.toml")
-        tool = data.get("tool")
-        section = tool.get("ragscore") if isinstance(tool, dict) else None
-        if isinstance(section, dict) and "trec" in section:
-            found.append(_checked(section["trec"], "pyproject.toml", text, "tool.ragscore.trec"))
-    if gates_file is not None:
-        path, display = Path(gates_file), gates_file
-        if not path.exists():
-            raise ConfigError(gates_file, "no such file (from --gates-file)")
-    else:
-        path, display = cwd / "gates.toml", "gates.toml"
-    if path.exists():
-        data, text = read_toml(path, display)
-        if "trec" in data:
-            found.append(_checked(data["trec"], display, text, "trec"))
-    return found
+    return stage_tables("trec", cwd, gates_file, _checked)
 
 
 def _checked(value: object, source: str, text: str, name: str) -> SettingsTable:
