@@ -654,10 +654,11 @@ def combine(parts: Sequence[PartResult]) -> PartResult:
     if errors:  # finish() raises it (or says that there are no questions): nothing else is needed
         out.error = min(errors)
         return out
-    out.tally, out.accounting, out.columns = parts[0].tally, parts[0].accounting, parts[0].columns
+    out.tally = AnswerTally.total(p.tally for p in parts)
+    out.accounting = parts[0].accounting
     for p in parts[1:]:
-        out.tally, out.accounting = out.tally + p.tally, out.accounting + p.accounting
-        out.columns = [a + b for a, b in zip(out.columns, p.columns, strict=True)]
+        out.accounting = out.accounting + p.accounting
+    out.columns = [Columns.total(columns) for columns in zip(*(p.columns for p in parts), strict=True)]
     out.missing_ids = sorted(pair for p in parts for pair in p.missing_ids)[:EXAMPLES]
     out.rows = list(heapq.merge(*(p.rows for p in parts)))
     out.explained = {qid: e for p in parts for qid, e in p.explained.items()}

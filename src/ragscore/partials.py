@@ -261,6 +261,13 @@ def _float(value: Any) -> float:
 
 
 def _floats(values: Any) -> array[float]:
+    if type(values) is not list:
+        raise TypeError(f"expected a list of numbers, got {type(values).__name__}")
+    if not any(type(v) is bool for v in values):
+        try:
+            return array("d", values)  # numbers only: the common case, at C speed
+        except TypeError:
+            pass  # a null (NaN) or an infinity among them
     return array("d", map(_float, values))
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final, NamedTuple
@@ -325,6 +325,18 @@ class AnswerTally:
         label = LABEL_ORDER[code & 7]
         self.labels[label] += times
         self.missing += times if label is Label.MISSING_TRACE else 0
+
+    @classmethod
+    def total(cls, tallies: Iterable[AnswerTally]) -> AnswerTally:
+        """Add many tallies up at once (their shares copied once, not once per addition)."""
+        total = cls()
+        for tally in tallies:
+            for name in _COUNTS:
+                setattr(total, name, getattr(total, name) + getattr(tally, name))
+            total.shares.extend(tally.shares)
+            for label in LABEL_ORDER:
+                total.labels[label] += tally.labels[label]
+        return total
 
     def __add__(self, other: AnswerTally) -> AnswerTally:
         total = AnswerTally()
