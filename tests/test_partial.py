@@ -248,3 +248,18 @@ def test_partial_usage_errors(ragscore, isolated):
     run = ragscore("partial", "--gold", "gold.jsonl", "--trace", "bad.jsonl", "--part", f"{owner}/2", "-o", "p.json")
     assert run.status == 2 and run.err.startswith("ragscore: error: bad.jsonl:1:17: invalid JSON"), run.err
     assert (isolated / "p.json").read_bytes() == before
+
+
+def test_numbers_are_read_back_bit_for_bit_nan_and_infinities_too():
+    from ragscore.partials import _floats, _nums
+
+    values = [0.1, 1 / 3, -0.0, 1e-310, float("nan"), float("inf"), float("-inf"), 5e300]
+    written = json.loads(json.dumps(_nums(values), allow_nan=False))
+    assert written[4:7] == [None, "inf", "-inf"]
+    back = _floats(written)
+    assert [x.hex() for x in back if x == x] == [x.hex() for x in values if x == x]
+    assert back[4] != back[4]
+    assert list(_floats([1.5, 2])) == [1.5, 2.0]  # all numbers: read at once
+    for bad in ([True, 1.0], ["1.0"], "1.0", [[1.0]]):
+        with pytest.raises((TypeError, ValueError)):
+            _floats(bad)
