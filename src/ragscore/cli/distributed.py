@@ -30,7 +30,8 @@ from ragscore.loaders.shards import expand
 PARTIAL_EPILOG = """\
 examples:
   ragscore partial --gold gold.jsonl --trace 'logs/*.jsonl.gz' --part 3/8 -o part-3.json
-  ragscore merge part-*.json --markdown report.md
+  ragscore partial --gold gold.jsonl --trace 'logs/*.jsonl.gz' --part 3/8 -o part-3.json --rows
+  ragscore merge part-*.json --markdown report.md     (a Markdown report needs the partials' --rows)
 
 Part I of N scores the questions whose ragscore.owner(qid, N) is I - 1 (the CRC-32 of the qid,
 modulo N): each part reads the files whole and skips the other parts' trace lines.
