@@ -3,38 +3,56 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Final
 
 from ragscore.cli.common import Exit, Streams, check_report_paths, one_line, silence_stdout
-from ragscore.cli.compare import compare_parser, run_compare
-from ragscore.cli.distributed import merge_parser, partial_parser, run_merge, run_partial
-from ragscore.cli.score import run_score, score_parser
-from ragscore.cli.stages import classify_parser, link_parser, ner_parser, run_classify, run_link, run_ner
-from ragscore.cli.tools import init_parser, run_init, run_schema, run_validate, schema_parser, validate_parser
-from ragscore.cli.trec import run_trec, trec_parser
 from ragscore.errors import RagscoreError
 
 __all__ = ["Exit", "main"]
 
-# Subcommands by name: how to build each one's parser and how to run it. Scoring is the default.
-COMMANDS: dict[str, tuple[Callable[[str], argparse.ArgumentParser], Callable[[argparse.Namespace, Streams], Exit]]] = {
-    "score": (score_parser, run_score),
-    "validate": (validate_parser, run_validate),
-    "init": (init_parser, run_init),
-    "schema": (schema_parser, run_schema),
-    "compare": (compare_parser, run_compare),
-    "ner": (ner_parser, run_ner),
-    "classify": (classify_parser, run_classify),
-    "link": (link_parser, run_link),
-    "trec": (trec_parser, run_trec),
-    "partial": (partial_parser, run_partial),
-    "merge": (merge_parser, run_merge),
+Command = tuple[Callable[[str], argparse.ArgumentParser], Callable[[argparse.Namespace, Streams], Exit]]
+
+# Subcommands by name: the module that holds each one, its parser's builder and its runner.
+# Scoring is the default. A command's module is imported when it runs, so that `ragscore trec`
+# or `ragscore validate` does not import what scoring needs.
+_HOMES: Final = {
+    "score": ("score", "score_parser", "run_score"),
+    "validate": ("tools", "validate_parser", "run_validate"),
+    "init": ("tools", "init_parser", "run_init"),
+    "schema": ("tools", "schema_parser", "run_schema"),
+    "compare": ("compare", "compare_parser", "run_compare"),
+    "ner": ("stages", "ner_parser", "run_ner"),
+    "classify": ("stages", "classify_parser", "run_classify"),
+    "link": ("stages", "link_parser", "run_link"),
+    "trec": ("trec", "trec_parser", "run_trec"),
+    "partial": ("distributed", "partial_parser", "run_partial"),
+    "merge": ("distributed", "merge_parser", "run_merge"),
 }
+
+
+class _Commands(Mapping[str, Command]):
+    """The subcommands by name, each imported on first use."""
+
+    def __getitem__(self, name: str) -> Command:
+        module, build, run = _HOMES[name]
+        home = importlib.import_module(f"ragscore.cli.{module}")
+        return getattr(home, build), getattr(home, run)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_HOMES)
+
+    def __len__(self) -> int:
+        return len(_HOMES)
+
+
+COMMANDS: Final = _Commands()
 DEFAULT_COMMAND = "score"
 
 
