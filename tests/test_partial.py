@@ -11,7 +11,7 @@ import zlib
 import pytest
 
 import ragscore
-from conftest import write
+from conftest import EXAMPLES, write
 from ragscore import owner as owner_of
 from ragscore.errors import InputError, UsageError
 from test_shards import _gold_and_traces, _lines, _split
@@ -237,7 +237,8 @@ def test_partial_usage_errors(ragscore, isolated):
     # Traces that join by question text cannot be split; one part of one is the whole run.
     write(isolated / "byq.jsonl", [{"question": "question 1?", "answer_json": {"claim": "not in context"}}])
     run = ragscore("partial", "--gold", "gold.jsonl", "--trace", "byq.jsonl", "--part", "1/2", "-o", "p.json")
-    assert run.status == 2 and "these traces cannot be scored in parts: some have no qid" in run.err
+    assert run.status == 2 and "these inputs cannot be scored in parts: traces without a qid" in run.err
+    assert "make one partial of the whole run (--part 1/1, or part=(0, 1))" in run.err
     whole = ragscore("partial", "--gold", "gold.jsonl", "--trace", "byq.jsonl", "--part", "1/1", "-o", "p.json")
     assert whole.status == 0, whole.err
     assert ragscore("merge", "p.json", "-q").out == ragscore("--gold", "gold.jsonl", "--trace", "byq.jsonl").out
@@ -263,3 +264,120 @@ def test_numbers_are_read_back_bit_for_bit_nan_and_infinities_too():
     for bad in ([True, 1.0], ["1.0"], "1.0", [[1.0]]):
         with pytest.raises((TypeError, ValueError)):
             _floats(bad)
+
+
+def _merged_equals_score(ragscore, gold, trace, parts=3, stdin=None, extra=()):
+    """Make the parts (reading ``stdin`` for "-"), merge them and compare with score, bytes and notes."""
+    paths = []
+    for index in range(1, parts + 1):
+        path = f"m{index}.json"
+        if stdin is not None:
+            import sys
+            from io import BytesIO, TextIOWrapper
+            saved = sys.stdin
+            sys.stdin = TextIOWrapper(BytesIO(stdin.read_bytes()), encoding="utf-8")
+        try:
+            made = ragscore("partial", "--gold", gold, "--trace", trace, "--part", f"{index}/{parts}", "-o", path,
+                            "-q", *extra)
+        finally:
+            if stdin is not None:
+                sys.stdin = saved
+        assert made.status == 0, made.err
+        paths.append(path)
+    expected = ragscore("--gold", stdin.name if gold == "-" else gold, "--trace",
+                        stdin.name if trace == "-" else trace, *extra)
+    merged = ragscore("merge", *paths)
+    return merged, expected
+
+
+def test_gold_read_through_a_mapping_or_as_ragas_and_standard_input_keep_their_texts(ragscore, isolated):
+    gold, _ = _data(isolated)
+    # A mapped gold set: its quoted questions are read through the mapping, not raw.
+    write(isolated / "mapped.jsonl", [{"meta": {"text": g["question"], "ok": g["answerable"]},
+                                       **{k: v for k, v in g.items() if k not in ("question", "answerable")}}
+                                      for g in gold])
+    (isolated / "gates.toml").write_text('[gold.fields]\nquestion = "meta.text"\nanswerable = "meta.ok"\n',
+                                         encoding="utf-8")
+    merged, expected = _merged_equals_score(ragscore, "mapped.jsonl", "trace.jsonl")
+    assert (merged.out, merged.err) == (expected.out, expected.err)
+    assert '"question": "question' in merged.out  # the worst questions are quoted with their text
+    (isolated / "gates.toml").unlink()
+    # A ragas dataset as its own gold set.
+    lines = (EXAMPLES / "formats" / "ragas.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [{"qid": f"r{n}", **json.loads(line)} for n, line in enumerate(lines)]
+    write(isolated / "ragas.jsonl", records)
+    merged, expected = _merged_equals_score(ragscore, "ragas.jsonl", "ragas.jsonl")
+    assert (merged.out, merged.err) == (expected.out, expected.err)
+    # Standard input cannot be read again: the part keeps its texts.
+    for gold_in, trace_in, source in (("-", "trace.jsonl", "gold.jsonl"), ("gold.jsonl", "-", "trace.jsonl")):
+        merged, expected = _merged_equals_score(ragscore, gold_in, trace_in, stdin=isolated / source)
+        assert merged.out.replace('"path": "-"', "") == expected.out.replace(f'"path": "{source}"', "")
+
+
+def test_partials_of_other_trace_files_or_formats_do_not_merge(ragscore, isolated):
+    _data(isolated)
+    lines = (isolated / "trace.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (isolated / "fewer.jsonl").write_text("".join(lines[:100]), encoding="utf-8")
+    p1, p2, p3 = _partials(ragscore)
+    assert ragscore("partial", "--gold", "gold.jsonl", "--trace", "fewer.jsonl", "--part", "2/3", "-o", "f2.json",
+                    "-q").status == 0
+    run = ragscore("merge", p1, "f2.json", p3)
+    assert run.status == 2 and run.err.startswith("ragscore: error: merge: f2.json and p1.json are not parts of one "
+                                                  "run: other trace files (sha256 ")
+    # The same files named another way (another folder, another mount): one run, named as the lowest
+    # part names them, so the order of the arguments never changes a byte.
+    (isolated / "sub").mkdir()
+    for index in (2, 3):
+        made = ragscore("partial", "--gold", isolated / "gold.jsonl", "--trace", isolated / "trace.jsonl",
+                        "--part", f"{index}/3", "-o", isolated / f"s{index}.json", "-q")
+        assert made.status == 0, made.err
+    expected = ragscore("merge", p1, p2, p3).out
+    assert ragscore("merge", "s3.json", p1, "s2.json").out == expected
+    assert ragscore("merge", p3, p2, p1).out == expected
+
+
+def test_records_whose_parts_detect_other_formats_do_not_merge_silently(isolated):
+    gold = [{"qid": f"q{i}", "answerable": False} for i in range(40)]
+    native = [{"qid": f"q{i}", "answer_json": {"claim": "not in context"}} for i in range(40)]
+    ragas = [{"qid": f"q{i}", "user_input": "?", "response": "not in context"} for i in range(40)]
+    parts = [[], [], []]
+    for record in native:
+        parts[ragscore.owner(record["qid"], 3)].append(record)
+    parts[1] = [r for r in ragas if ragscore.owner(r["qid"], 3) == 1]
+    partials = [ragscore.partial(gold, records, (i, 3)) for i, records in enumerate(parts)]
+    with pytest.raises(UsageError) as caught:
+        partials[0].merge(partials[1]).merge(partials[2])
+    assert "the parts read their traces in different formats (native in partial 1, ragas in partial 2)" in str(
+        caught.value)
+    # A part with no records detects nothing: the format is the parts' that read some.
+    only = [[r for r in ragas if ragscore.owner(r["qid"], 8) == i] for i in range(8)]
+    only[0] = []
+    merged = ragscore.Partial.from_json(ragscore.partial(gold, only[0], (0, 8)).to_json())
+    for i in range(1, 8):
+        merged = merged.merge(ragscore.partial(gold, only[i], (i, 8)))
+    run = ragscore.finalize(merged)
+    assert run.document["settings"]["trace_format"] == "ragas"
+    assert run.document["signature"] == ragscore.score(gold, ragas).document["signature"]
+
+
+def test_a_partial_whose_counts_do_not_add_up_is_refused(ragscore, isolated):
+    _data(isolated)
+    (p1,) = _partials(ragscore, 1)
+    doc = json.loads((isolated / p1).read_text(encoding="utf-8"))
+    tally = doc["result"]["tally"]
+    for change, message in (({"answered": tally["answered"] + 1000}, "answered ("),
+                            ({"hit": -5}, "a count is negative")):
+        edited = {**doc, "result": {**doc["result"], "tally": {**tally, **change}}}
+        (isolated / "edited.json").write_text(json.dumps(edited), encoding="utf-8")
+        run = ragscore("merge", "edited.json")
+        assert run.status == 2 and "edited.json: a damaged ragscore partial: ValueError: " + message in run.err
+
+
+def test_finalize_takes_gates_not_scoring_settings(isolated):
+    _data(isolated)
+    merged = ragscore.partial("gold.jsonl", "trace.jsonl")
+    run = ragscore.finalize(merged, gates={"precision": 0.99}, strict=True)
+    assert run.document["gates"]["precision"]["threshold"] == 0.99 and run.document["settings"]["strict"] is True
+    for setting in ({"k": 3}, {"metrics": "all"}, {"seed": "7"}):
+        with pytest.raises(UsageError, match="is a scoring setting: the partials were scored with theirs"):
+            ragscore.finalize(merged, **setting)

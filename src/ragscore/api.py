@@ -778,9 +778,10 @@ def partial(
     result = score_files(gold_file, trace_file, config.settings,
                          replace(wants, routed=isinstance(trace_in, Records)), index, parts)
     if result.one_process:
-        raise UsageError("these traces cannot be scored in parts: some have no qid (they join their question by its "
-                         "text, which only a process holding every gold item can do) or repeat their \"qid\" key; "
-                         "give every trace one qid, or make one partial of the whole run (part (0, 1))")
+        raise UsageError("these inputs cannot be scored in parts: traces without a qid (joined to their question by "
+                         "its text), spans (openinference, otel-genai), a ragas CSV export, a --scores file joined by "
+                         "question text, or a \"qid\" key given twice need every gold item in one process; make one "
+                         "partial of the whole run (--part 1/1, or part=(0, 1))")
     if result.error is not None:
         _phase, _l, _c, source, message, line, column = result.error
         raise InputError(source, message, line, column)
@@ -865,6 +866,10 @@ def _merge_config(merged: Partial, config: Config | None, settings: Mapping[str,
     from ragscore.metrics.families import FAMILIES
 
     s = merged.settings
+    scoring = [name for name in settings if name not in ("gates", "strict")]
+    if scoring:
+        raise UsageError(f"finalize: {scoring[0]} is a scoring setting: the partials were scored with theirs (give "
+                         "it to partial); finalize takes gates and strict")
     if config is None:
         base = Overrides(k=s.k, cutoffs=s.cutoffs, families=s.families, confidence=s.confidence,
                          bootstrap=s.bootstrap, seed=s.seed, strict=s.strict, trace_format=s.trace_format,

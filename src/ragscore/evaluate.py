@@ -291,7 +291,9 @@ def no_cycle_collection() -> Iterator[None]:
 def load_part_gold(gold_file: InputFile | Records, settings: Settings, wants: Wants, part: int, parts: int) -> GoldSet:
     """Load worker ``part``'s gold items, keeping the fields the metrics and reports need."""
     keep = frozenset(name for family in enabled(settings.families) for name in family.keep)
-    if parts == 1 or wants.rows or wants.explain or wants.routed:  # a split run never joins by question text
+    # A split run never joins by question text; its few quoted questions are read again, unless
+    # the gold set cannot be read again (records, standard input).
+    if parts == 1 or wants.rows or wants.explain or not gold_file.rereadable:
         keep |= {KEEP_QUESTION}
     if wants.by:
         keep |= {KEEP_EXTRA}
@@ -382,7 +384,7 @@ class _Judged:
     shape: TraceShape | None = None       # how a mapped trace format is read (None: the contract)
 
 
-def _judged(questions: int, settings: Settings, wants: Wants, parts: int) -> _Judged:
+def _judged(questions: int, settings: Settings, wants: Wants, parts: int, rereadable: bool = True) -> _Judged:
     """Allocate the per-question state of a part with ``questions`` gold items."""
     families = list(enabled(settings.families))
     columns = [Columns(f.width(settings)) for f in families]
@@ -395,9 +397,10 @@ def _judged(questions: int, settings: Settings, wants: Wants, parts: int) -> _Ju
         families=families,
         columns=columns,
         external=ScoreColumns(questions),
-        # A part of a split file reads the few claims it quotes again; records cannot be read again.
-        claims=[None] * questions if wants.samples and (parts == 1 or wants.routed) else None,
-        trace_lines=array("q", [0]) * questions if wants.samples and parts > 1 and not wants.routed else None,
+        # A part of a split file reads the few claims it quotes again; records and standard input
+        # cannot be read again.
+        claims=[None] * questions if wants.samples and (parts == 1 or not rereadable) else None,
+        trace_lines=array("q", [0]) * questions if wants.samples and parts > 1 and rereadable else None,
     )
 
 
@@ -406,7 +409,7 @@ def score_traces(
     result: PartResult,
 ) -> None:
     """Judge every trace line of this part against ``gold``; add the findings to ``result``."""
-    judged = _judged(len(gold.items), settings, wants, parts)
+    judged = _judged(len(gold.items), settings, wants, parts, traces.rereadable)
     result.trace_format, judged.shape, records = open_records(traces, settings.trace_format, settings.trace_fields,
                                                               part, parts)
     _join(gold, traces.name, records, judged, settings, wants, part, parts, result)
@@ -566,26 +569,29 @@ def _samples(
         (*answer_metric_names(settings), "missing"), floats, lambda p: items[p].qid,
     )
     positions = {p for picks in found.values() for _, _, p, _ in picks}
+    if gold.questions_kept:
+        questions = {p: items[p].question for p in positions}
+    else:  # a split file's part keeps 8 bytes per question: the few quoted are read again
+        assert isinstance(gold.source.spec, str)  # a gold set is one file
+        again = questions_at(gold.source.spec, {gold.places[p] for p in positions})
+        questions = {p: again.get(gold.places[p]) for p in positions}
     if judged.claims is not None:
-        claims = judged.claims
-        texts = {p: (items[p].question, claims[p]) for p in positions}
+        claims = {p: judged.claims[p] for p in positions}
     else:
         assert judged.trace_lines is not None
-        texts = _texts_again(gold, traces, judged.trace_lines, positions, judged.shape)
-    return with_texts(found, texts)
+        claims = _claims_again(traces, judged.trace_lines, positions, judged.shape)
+    return with_texts(found, {p: (questions[p], claims[p]) for p in positions})
 
 
-def _texts_again(
-    gold: GoldSet, traces: InputFile | Records, trace_lines: array[int], positions: set[int], shape: TraceShape | None
-) -> dict[int, tuple[str | None, str | None]]:
-    """Read the questions and claims of a few questions from the files again."""
-    assert isinstance(gold.source.spec, str)  # a gold set is one file
-    questions = questions_at(gold.source.spec, {gold.places[p] for p in positions})
+def _claims_again(
+    traces: InputFile | Records, trace_lines: array[int], positions: set[int], shape: TraceShape | None
+) -> dict[int, str | None]:
+    """Read the claims of a few questions from the trace file again."""
     objects = objects_at(InputFile(traces.spec, hashed=False), {trace_lines[p] for p in positions if trace_lines[p]})
     if shape is not None:  # a mapped format that could be split between workers: per-record
         objects = {line: shape.translate(obj, traces.name, line) for line, obj in objects.items()}
     claims = {line: parse_trace(obj, traces.name, line).claim for line, obj in objects.items()}
-    return {p: (questions.get(gold.places[p]), claims.get(trace_lines[p])) for p in positions}
+    return {p: claims.get(trace_lines[p]) for p in positions}
 
 
 def _per_question_floats(
@@ -648,8 +654,10 @@ def combine(parts: Sequence[PartResult]) -> PartResult:
     and picks keep what the whole would keep). Input errors keep the one that comes first."""
     if len(parts) == 1:
         return parts[0]
+    # The format the traces were read in: a part that read none (records of an engine) detected nothing.
+    read = next((p for p in parts if p.accounting.lines), parts[0])
     out = PartResult(questions=sum(p.questions for p in parts), one_process=any(p.one_process for p in parts),
-                     trace_format=parts[0].trace_format, gold_ragas=parts[0].gold_ragas, digests=parts[0].digests)
+                     trace_format=read.trace_format, gold_ragas=parts[0].gold_ragas, digests=parts[0].digests)
     errors = [p.error for p in parts if p.error is not None]
     if errors:  # finish() raises it (or says that there are no questions): nothing else is needed
         out.error = min(errors)

@@ -115,8 +115,14 @@ def merge_partials(partials: Sequence[Partial], names: Sequence[str] | None = No
                 raise UsageError(f"merge: part {part + 1}/{first.parts} is in both {seen[part]} and {name}")
             seen[part] = name
     ordered = sorted(zip(partials, names, strict=True), key=lambda pair: pair[0].covers[0])
+    read_as = {p.result.trace_format: name for p, name in ordered if p.result.accounting.lines}
+    if len(read_as) > 1:
+        shown = ", ".join(f"{fmt} in {name}" for fmt, name in read_as.items())
+        raise UsageError(f"merge: the parts read their traces in different formats ({shown}), each detected from "
+                         "its own first record: give the format (--trace-format, or trace_format=)")
     traces = {part: source for partial, _ in ordered for part, source in partial.traces.items()}
-    return replace(first, covers=tuple(sorted(seen)), traces=dict(sorted(traces.items())),
+    # In any order of the arguments, the same report: the inputs are named as the lowest part names them.
+    return replace(ordered[0][0], covers=tuple(sorted(seen)), traces=dict(sorted(traces.items())),
                    result=combine([partial.result for partial, _ in ordered]))
 
 
@@ -133,7 +139,7 @@ def trace_source(partial: Partial) -> Source:
     """The traces of a complete run: a file's source (the same in every part), or for records, one
     digest of every part's (the sha256 of their digests, one line each, in part order)."""
     sources = list(partial.traces.values())
-    if all(source == sources[0] for source in sources):
+    if not sources[0].records:  # files: the same content in every part (merge checks it), named by the lowest part
         return sources[0]
     joined = "".join(f"{part + 1}/{partial.parts} {source.sha256}\n" for part, source in partial.traces.items())
     return replace(sources[0], sha256=hashlib.sha256(joined.encode()).hexdigest())
@@ -148,6 +154,11 @@ def _differs(a: Partial, b: Partial) -> str | None:
         return "scored with other settings (" + ", ".join(changed or ["version"]) + ")"
     if a.gold.sha256 != b.gold.sha256:
         return f"other gold sets (sha256 {a.gold.sha256[:12]}… and {b.gold.sha256[:12]}…)"
+    ta, tb = next(iter(a.traces.values())), next(iter(b.traces.values()))
+    if ta.records != tb.records:
+        return "one read trace files, the other records"
+    if not ta.records and ta.sha256 != tb.sha256:
+        return f"other trace files (sha256 {ta.sha256[:12]}… and {tb.sha256[:12]}…): every part reads all of them"
     if a.wants != b.wants:
         fields = [name for name in ("rows", "by", "samples", "targets")
                   if getattr(a.wants, name) != getattr(b.wants, name)]
@@ -308,6 +319,25 @@ def _read_row(v: list[Any]) -> QuestionRow:
                        tuple(tuple(s) for s in slices), {name: _float(x) for name, x in scores.items()})
 
 
+def _check(r: PartResult, wants: Wants) -> None:
+    """Refuse counts that cannot belong together (a partial edited by hand, or damaged)."""
+    t, a = r.tally, r.accounting
+    counts = [r.questions, *(getattr(t, name) for name in _COUNTS), *t.labels.values(), a.lines, a.unknown,
+              a.duplicates, a.unreadable, a.unreadable_bare, a.bad_retrieved]
+    if min(counts) < 0:
+        raise ValueError("a count is negative")
+    if sum(t.labels.values()) != r.questions or t.answerable + t.unanswerable != r.questions:
+        raise ValueError(f"the labels ({sum(t.labels.values())}) and the answerable and unanswerable questions "
+                         f"({t.answerable + t.unanswerable}) do not add up to the {r.questions} questions")
+    if t.answered + t.refused != r.questions:
+        raise ValueError(f"answered ({t.answered}) and refused ({t.refused}) do not add up to the {r.questions} "
+                         "questions")
+    if any(c.width < 1 or len(c.values) % c.width for c in r.columns):
+        raise ValueError("a family's values do not fill whole rows")
+    if wants.rows and len(r.rows) != r.questions:
+        raise ValueError(f"{len(r.rows)} rows for {r.questions} questions")
+
+
 def _decode(data: dict[str, Any]) -> Partial:
     settings = _settings(data["settings"])
     if settings.signature() != data["signature"]:
@@ -345,6 +375,7 @@ def _decode(data: dict[str, Any]) -> Partial:
         trace_keys={k: (str(f), int(n)) for k, (f, n) in r["trace_keys"].items()},
         gold_ragas=bool(r["gold_ragas"]),
     )
+    _check(result, wants)
     return Partial(parts, covers, settings, wants, _read_source(data["gold"]),
                    {int(part): _read_source(source) for part, source in data["traces"].items()},
                    None if data["scores"] is None else _read_source(data["scores"]), result)

@@ -95,8 +95,9 @@ def run_partial(args: argparse.Namespace, streams: Streams) -> Exit:
         write_reports({args.output: [text]})
     if not args.quiet:
         index, parts = args.part
-        streams.note(f"part {index + 1}/{parts}: {result.result.questions:,} questions, "
-                     f"{result.result.accounting.lines:,} trace lines")
+        questions, lines = result.result.questions, result.result.accounting.lines
+        streams.note(f"part {index + 1}/{parts}: {questions:,} question{'s' * (questions != 1)}, "
+                     f"{lines:,} trace line{'s' * (lines != 1)}")
     return Exit.OK
 
 

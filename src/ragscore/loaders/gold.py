@@ -144,6 +144,7 @@ class GoldSet:
     # of the first KEY_SAMPLE_LINES lines: key -> (the field, the first line).
     extra_keys: dict[str, tuple[str, int]] = field(default_factory=dict)
     ragas: bool = False  # read as a ragas dataset (its own gold set)
+    questions_kept: bool = True  # each item's question text is held (else read again when quoted)
 
     def index_of_question(self, question: str) -> int | None:
         """Return the position of the item with this exact question text; None if there is none.
@@ -388,6 +389,8 @@ def load_gold(
         shape, records = gold_records(file, part, parts, fields, trace_format, *array_or_lines(file))
     else:
         records = _records(file, part, parts)
+    if shape is not None:  # a question read again would be read raw, not through the shape: keep it
+        keep = keep | {KEEP_QUESTION}
     for line, column, text, obj, key in records:
         if shape is not None:
             obj = shape.translate(obj)
@@ -415,7 +418,7 @@ def load_gold(
     if not items and parts == 1:
         raise InputError(file.name, NO_QUESTIONS)
     return GoldSet(source=file, items=items, by_qid=by_qid, places=places, extra_keys=extra_keys,
-                   ragas=shape is not None and shape.ragas)
+                   ragas=shape is not None and shape.ragas, questions_kept=KEEP_QUESTION in keep)
 
 
 def questions_at(spec: str, places: Collection[int]) -> dict[int, str | None]:
