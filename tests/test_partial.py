@@ -301,6 +301,7 @@ def test_gold_read_through_a_mapping_or_as_ragas_and_standard_input_keep_their_t
     merged, expected = _merged_equals_score(ragscore, "mapped.jsonl", "trace.jsonl")
     assert (merged.out, merged.err) == (expected.out, expected.err)
     assert '"question": "question' in merged.out  # the worst questions are quoted with their text
+    assert ragscore("--gold", "mapped.jsonl", "--trace", "trace.jsonl", "--jobs", "2").out == expected.out
     (isolated / "gates.toml").unlink()
     # A ragas dataset as its own gold set.
     lines = (EXAMPLES / "formats" / "ragas.jsonl").read_text(encoding="utf-8").splitlines()
