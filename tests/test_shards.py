@@ -290,3 +290,21 @@ def test_validate_keeps_what_it_found_before_a_file_that_cannot_be_read(ragscore
     assert run.out.splitlines()[1:] == [
         "a.jsonl:2:13: error: invalid JSON: Expecting property name enclosed in double quotes",
         "b.jsonl:1:1: error: expected text, got a binary file (a NUL byte)"]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_refused_field_that_is_not_a_boolean_is_counted_and_named(ragscore, isolated, jobs):
+    write(isolated / "gold.jsonl", [{"qid": f"q{i}", "answerable": False} for i in range(3)])
+    write(isolated / "t.jsonl", [{"qid": "q0", "answer_json": {"claim": "x"}, "refused": "yes"},
+                                 {"qid": "q1", "answer_json": {"claim": "x", "refused": 1}},
+                                 {"qid": "q2", "answer_json": {"claim": "not in context"}, "refused": None}])
+    run = ragscore("--gold", "gold.jsonl", "--trace", "t.jsonl", "--no-fail", "--format", "none", "--jobs", jobs)
+    assert ('2 traces have a "refused" field that is neither true nor false (read as absent: the claim decides; '
+            "write a boolean): t.jsonl, lines 1, 2") in run.err, run.err
+    # mapped from another field, as read
+    write(isolated / "m.jsonl", [{"qid": "q0", "result": "x", "flag": "yes"}])
+    run = ragscore("--gold", "gold.jsonl", "--trace", "m.jsonl", "--map", "claim=result", "--map", "refused=flag",
+                   "--no-fail", "--format", "none")
+    assert 'a "refused" field that is neither true nor false' in run.err
+    checked = ragscore("validate", "--gold", "gold.jsonl", "--trace", "t.jsonl")
+    assert 't.jsonl:1: warning: "refused" is neither true nor false: read as absent (the claim decides)' in checked.out

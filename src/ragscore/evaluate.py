@@ -139,6 +139,8 @@ class Accounting:
     unreadable_examples: list[tuple[int, Unreadable]] = field(default_factory=list)
     bad_retrieved: int = 0     # traces whose retrieved list has an entry without an id
     bad_retrieved_lines: list[int] = field(default_factory=list)
+    bad_refused: int = 0       # traces whose "refused" field is not a boolean (read as absent)
+    bad_refused_lines: list[int] = field(default_factory=list)
 
     def note_unknown(self, view: TraceView) -> None:
         """Count a trace that matches no gold question."""
@@ -161,6 +163,12 @@ class Accounting:
         if len(self.bad_retrieved_lines) < EXAMPLES:
             self.bad_retrieved_lines.append(line)
 
+    def note_bad_refused(self, line: int) -> None:
+        """Count a trace whose "refused" field is neither true nor false (the claim decides then)."""
+        self.bad_refused += 1
+        if len(self.bad_refused_lines) < EXAMPLES:
+            self.bad_refused_lines.append(line)
+
     def note_duplicate(self, line: int, qid: str) -> None:
         """Count a trace line that a later one for the same question replaces."""
         self.duplicates += 1
@@ -179,6 +187,8 @@ class Accounting:
             sorted(self.unreadable_examples + other.unreadable_examples)[:EXAMPLES],
             self.bad_retrieved + other.bad_retrieved,
             sorted(self.bad_retrieved_lines + other.bad_retrieved_lines)[:EXAMPLES],
+            self.bad_refused + other.bad_refused,
+            sorted(self.bad_refused_lines + other.bad_refused_lines)[:EXAMPLES],
         )
 
 
@@ -470,6 +480,8 @@ def _join(
             note_unreadable(view, obj if shape is None else record, obj)
         if view.retrieved_bad:
             note_bad_retrieved(line)
+        if view.refused_bad:
+            accounting.note_bad_refused(line)
         if line <= KEY_SAMPLE_LINES and shape is None and type(obj) is dict:
             near_misses(obj, line, trace_keys, TRACE_FIELDS)
         accounting.lines += 1

@@ -239,6 +239,7 @@ def _encode(p: Partial) -> dict[str, Any]:
                 "unreadable_examples": [[line, list(u.keys), u.bare, u.looks_like]
                                         for line, u in acc.unreadable_examples],
                 "bad_retrieved": acc.bad_retrieved, "bad_retrieved_lines": list(acc.bad_retrieved_lines),
+                "bad_refused": acc.bad_refused, "bad_refused_lines": list(acc.bad_refused_lines),
             },
             "missing_ids": [list(x) for x in r.missing_ids],
             "columns": [{"width": c.width, "values": _nums(c.values)} for c in r.columns],
@@ -323,7 +324,7 @@ def _check(r: PartResult, wants: Wants) -> None:
     """Refuse counts that cannot belong together (a partial edited by hand, or damaged)."""
     t, a = r.tally, r.accounting
     counts = [r.questions, *(getattr(t, name) for name in _COUNTS), *t.labels.values(), a.lines, a.unknown,
-              a.duplicates, a.unreadable, a.unreadable_bare, a.bad_retrieved]
+              a.duplicates, a.unreadable, a.unreadable_bare, a.bad_retrieved, a.bad_refused]
     if min(counts) < 0:
         raise ValueError("a count is negative")
     if sum(t.labels.values()) != r.questions or t.answerable + t.unanswerable != r.questions:
@@ -359,7 +360,8 @@ def _decode(data: dict[str, Any]) -> Partial:
         int(a["lines"]), int(a["unknown"]), int(a["duplicates"]), [(int(n), str(q)) for n, q in a["unknown_ids"]],
         [(int(n), str(q)) for n, q in a["duplicate_ids"]], int(a["unreadable"]), int(a["unreadable_bare"]),
         [(int(n), Unreadable(tuple(keys), bool(bare), str(like))) for n, keys, bare, like in a["unreadable_examples"]],
-        int(a["bad_retrieved"]), [int(n) for n in a["bad_retrieved_lines"]])
+        int(a["bad_retrieved"]), [int(n) for n in a["bad_retrieved_lines"]], int(a["bad_refused"]),
+        [int(n) for n in a["bad_refused_lines"]])
     result = PartResult(
         questions=int(r["questions"]), tally=tally, accounting=accounting,
         missing_ids=[(int(n), str(q)) for n, q in r["missing_ids"]], rows=[_read_row(v) for v in r["rows"]],

@@ -318,6 +318,9 @@ def _validate_traces(
                 bare.append((line, record))
             problems.append(Problem(file.name, line, None, WARNING, "no claim or refusal field: scored as an empty "
                                     "answer" + (f" (read as {shape.name})" if shape is not None else "")))
+        if view.refused_bad:
+            problems.append(Problem(file.name, line, None, WARNING, '"refused" is neither true nor false: read as '
+                                    "absent (the claim decides)"))
         if view.retrieved_bad:
             problems.append(Problem(file.name, line, None, WARNING, "the retrieved list has an entry that gives no id: "
                                     "read as nothing retrieved"))

@@ -46,6 +46,7 @@ class TraceView(NamedTuple):
     cites: Cites
     citations_from: str | None
     retrieved_bad: bool = False    # a retrieved list that could not be read (an entry with no id): read as empty
+    refused_bad: bool = False      # a "refused" field that is neither true, false nor null: read as absent
 
 
 _new_view = tuple.__new__
@@ -156,12 +157,15 @@ def parse_trace(
         qid, question = _join_key(obj, source, line)
 
     answer_json = obj.get("answer_json")
-    refused = obj.get("refused")
+    top = refused = obj.get("refused")
+    refused_bad = False
     if refused is True or refused is False:
         refused_from: str | None = "refused"
     elif type(answer_json) is dict and ((refused := answer_json.get("refused")) is True or refused is False):
         refused_from = "answer_json.refused"
+        refused_bad = top is not None
     else:
+        refused_bad = top is not None or refused is not None  # "yes", 1, "true": not a boolean
         refused = refused_from = None
 
     # Field by field: each concept from its preferred field, else from the other shape's.
@@ -190,5 +194,5 @@ def parse_trace(
     retrieved, retrieved_bad = _retrieved(obj, document_id)
     return _new_view(TraceView, (
         line, qid, question, retrieved, claim, claim_from, refused, refused_from,
-        citations or (), cites, citations_from, retrieved_bad,
+        citations or (), cites, citations_from, retrieved_bad, refused_bad,
     ))

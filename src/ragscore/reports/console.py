@@ -104,6 +104,13 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
             f"(read as nothing retrieved; entries that are objects need an id, doc_id or document.id, or "
             f"--map document_id=PATH): {_lines_of(ev.traces, acc.bad_retrieved_lines)}{more}"
         )
+    if acc.bad_refused:
+        more = ", ..." if acc.bad_refused > len(acc.bad_refused_lines) else ""
+        notes.append(
+            f"{_plural(acc.bad_refused, 'trace has', 'traces have')} a \"refused\" field that is neither true nor "
+            f"false (read as absent: the claim decides; write a boolean): "
+            f"{_lines_of(ev.traces, acc.bad_refused_lines)}{more}"
+        )
     if scores is not None:
         # A header alone: every score it names is undefined (a gate on one is skipped, or fails when strict).
         if not scores.rows:
