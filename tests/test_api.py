@@ -287,3 +287,22 @@ def test_a_string_is_one_slice_field_or_qid_and_jobs_are_checked(monkeypatch):
     with pytest.raises(rs.UsageError, match="jobs: expected a positive integer"):
         rs.score("examples/gold.jsonl", "examples/trace.jsonl", jobs=0)
     assert len(repr(run)) < 2000
+
+
+def test_a_gates_mapping_is_one_rule_per_metric():
+    import ragscore as rs
+
+    gold, traces = ROOT / "examples/gold.jsonl", ROOT / "examples/trace.jsonl"
+    cases = [
+        ({"precision": "0.5,chr=0.1"}, "gates: precision: '0.5,chr=0.1' holds a comma: one rule per metric"),
+        ({"precision,chr": 0.5}, "gates: 'precision,chr' is not a metric name"),
+        ({"chr>=0.2": 0.5}, "gates: 'chr>=0.2' is not a metric name"),
+        ({"precision": True}, "gates: precision: expected a number, a rule such as \">= 0.6\", \"off\" or None, got True"),
+        ({"precision": [0.5]}, "gates: precision: expected a number"),
+    ]
+    for gates, message in cases:
+        with pytest.raises(rs.UsageError) as caught:
+            rs.score(gold, traces, gates=gates)
+        assert str(caught.value).startswith(message), str(caught.value)
+    run = rs.score(gold, traces, gates={"precision": ">= 0.5", "chr": 0.5, "missing": None})
+    assert run.document["gates"]["precision"]["threshold"] == 0.5 and "missing" not in run.document["gates"]

@@ -149,6 +149,16 @@ def _gate_spec(gates: str | Mapping[str, Any]) -> str:
         return gates
     parts = []
     for metric, rule in gates.items():
+        # Each key is one metric and each value one rule: a comma or a comparison in them would be
+        # read as more gates than were given, or as another rule.
+        if not isinstance(metric, str) or not metric.strip() or any(c in metric for c in ",=<>"):
+            raise UsageError(f"gates: {metric!r} is not a metric name")
+        if isinstance(rule, bool) or not (rule is None or isinstance(rule, (str, int, float))):
+            raise UsageError(f"gates: {metric}: expected a number, a rule such as \">= 0.6\", \"off\" or None, "
+                             f"got {rule!r}")
+        if isinstance(rule, str) and "," in rule:
+            raise UsageError(f"gates: {metric}: {rule!r} holds a comma: one rule per metric (give each metric its "
+                             "own key)")
         if rule is None or rule == "off":
             parts.append(f"{metric}=off")
         elif isinstance(rule, str):
