@@ -60,11 +60,13 @@ def key_notes(ev: Evaluation) -> list[str]:
     return notes
 
 
-def _lines_of(file: InputFile | Records, lines: list[int]) -> str:
-    """Name lines of an input: "file, lines 3, 9"; of several files read as one, "a:3, b:9"."""
+def _lines_of(file: InputFile | Records, lines: list[int], total: int) -> str:
+    """Name the first lines of ``total`` in an input: "file, lines 3, 9, ..."; of several files read
+    as one, "a:3, b:9, ..."."""
+    more = ", ..." if total > len(lines) else ""
     if isinstance(file.spec, Shards):
-        return ", ".join(map(file.where, lines))
-    return f"{file.name}, line{'s' * (len(lines) > 1)} {', '.join(map(str, lines))}"
+        return ", ".join(map(file.where, lines)) + more
+    return f"{file.name}, line{'s' * (total > 1)} {', '.join(map(str, lines))}{more}"
 
 
 def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[str]:
@@ -98,18 +100,16 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
             f"{unreadable_hint(example, ev.settings.trace_format)}"
         )
     if acc.bad_retrieved:
-        more = ", ..." if acc.bad_retrieved > len(acc.bad_retrieved_lines) else ""
         notes.append(
             f"{_plural(acc.bad_retrieved, 'trace has', 'traces have')} a retrieved list with an entry that gives no id "
             f"(read as nothing retrieved; entries that are objects need an id, doc_id or document.id, or "
-            f"--map document_id=PATH): {_lines_of(ev.traces, acc.bad_retrieved_lines)}{more}"
+            f"--map document_id=PATH): {_lines_of(ev.traces, acc.bad_retrieved_lines, acc.bad_retrieved)}"
         )
     if acc.bad_refused:
-        more = ", ..." if acc.bad_refused > len(acc.bad_refused_lines) else ""
         notes.append(
             f"{_plural(acc.bad_refused, 'trace has', 'traces have')} a \"refused\" field that is neither true nor "
             f"false (read as absent: the claim decides; write a boolean): "
-            f"{_lines_of(ev.traces, acc.bad_refused_lines)}{more}"
+            f"{_lines_of(ev.traces, acc.bad_refused_lines, acc.bad_refused)}"
         )
     if scores is not None:
         # A header alone: every score it names is undefined (a gate on one is skipped, or fails when strict).
