@@ -1,6 +1,8 @@
-"""Packed per-question rows: put, replace and remove behave like a plain dict."""
+"""Packed per-question rows: put, replace and remove behave like a plain dict; their totals average them."""
 
 from __future__ import annotations
+
+import math
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -25,10 +27,12 @@ def test_columns_behave_like_a_dict_of_rows(ops):
         rows = [columns.row(p) for p in range(8)]
         assert [None if r is None else tuple(r) for r in rows] == [model.get(p) for p in range(8)]
     assert columns.counted == len(model)
-    means = columns.means()
+    totals = columns.totals((False, True), None, "0", 10)
+    means = totals.means()
     if model:
-        assert means[0] == sum(r[0] for r in model.values()) / len(model) or abs(
-            means[0] - sum(r[0] for r in model.values()) / len(model)) < 1e-12
+        assert totals.counted == len(model)
+        assert means == [math.fsum(r[j] for r in model.values()) / len(model) for j in (0, 1)]
+        assert totals.columns[0].squares is None and totals.columns[1].squares is not None
     else:
         assert means == [None, None]
 

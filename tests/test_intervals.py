@@ -1,4 +1,4 @@
-"""Intervals in the report: Wilson for rates, a seeded bootstrap for means, normal for many."""
+"""Intervals in the report: Wilson for rates, a seeded Poisson bootstrap for means, normal for many."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def test_rates_get_wilson_intervals_equal_to_scipy(ragscore, isolated):
     expected = stats.binomtest(k, n).proportion_ci(confidence_level=0.9, method="wilson")
     assert doc["intervals"]["precision"] == pytest.approx([expected.low, expected.high], abs=1e-9)
     assert doc["interval_methods"]["precision"] == "wilson"
-    assert doc["interval_methods"]["citation_precision"] == "bootstrap"
+    assert doc["interval_methods"]["citation_precision"] == "poisson_bootstrap"
     assert "missing" not in doc["intervals"]
 
 
@@ -27,7 +27,7 @@ def test_same_seed_same_bytes_other_seed_other_bootstrap(ragscore, isolated):
     first, again = ragscore(*args).out, ragscore(*args).out
     assert first == again
     base, other = ragscore(*args).json(), ragscore(*args, "--seed", "7").json()
-    means = [name for name, method in base["interval_methods"].items() if method == "bootstrap"]
+    means = [name for name, method in base["interval_methods"].items() if method == "poisson_bootstrap"]
     assert any(base["intervals"][name] != other["intervals"][name] for name in means)
     assert other["intervals"]["precision"] == base["intervals"]["precision"]  # Wilson: no seed
 
@@ -45,7 +45,7 @@ def test_many_questions_use_the_normal_approximation(ragscore, isolated):
     assert low < doc["metrics"]["mrr"] < high
     small = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--metrics", "retrieval", "--no-fail",
                      "--bootstrap", "100").json()
-    assert small["interval_methods"]["mrr"] == "bootstrap"
+    assert small["interval_methods"]["mrr"] == "poisson_bootstrap"
 
 
 def test_undefined_metrics_have_no_interval(ragscore, isolated):

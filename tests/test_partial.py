@@ -60,6 +60,38 @@ def test_merging_the_parts_gives_the_one_process_report(ragscore, isolated, part
     assert '"category"' in expected.out  # the slices are there
 
 
+@pytest.mark.parametrize(("resamples", "method"), [("40", "poisson_bootstrap"), ("30000", "normal")])
+def test_intervals_merge_without_per_question_values(ragscore, isolated, resamples, method):
+    # 87 citation shares and 125 ranked lists x 40 resamples: every part sums its Poisson bootstrap
+    # replicates. x 30,000 (at most 66 values within the budget): half of them would still be
+    # resampled in a part, but the whole would not: the merge drops the replicates and gives the
+    # normal interval, as one process does.
+    _data(isolated)
+    for index in (1, 2):
+        made = ragscore("partial", "--gold", "gold.jsonl", "--trace", "trace.jsonl", "--part", f"{index}/2",
+                        "-o", f"p{index}.json", "-q", "--bootstrap", resamples, *OPTIONS)
+        assert made.status == 0, made.err
+    merged = ragscore("merge", "p2.json", "p1.json", "--scores", "scores.csv", "--format", "json")
+    expected = ragscore("--gold", "gold.jsonl", "--trace", "trace.jsonl", "--bootstrap", resamples, *OPTIONS,
+                        "--format", "json")
+    assert merged.out == expected.out and merged.err == expected.err
+    methods = expected.json()["interval_methods"]
+    assert methods["mrr"] == methods["ndcg@10"] == methods["citation_precision"] == method
+    partial = json.loads((isolated / "p1.json").read_text(encoding="utf-8"))
+    assert 0 < partial["result"]["tally"]["shares"]["n"] <= 66
+    assert partial["result"]["tally"]["shares"]["replicates"] is not None
+
+
+def test_a_partial_holds_no_value_per_question(ragscore, isolated):
+    sizes = []
+    for n in (2500, 5000):
+        _data(isolated, n)
+        assert ragscore("partial", "--gold", "gold.jsonl", "--trace", "trace.jsonl", "--part", "1/2", "-o", "p.json",
+                        "-q", "--metrics", "all").status == 0
+        sizes.append((isolated / "p.json").stat().st_size)
+    assert sizes[1] - sizes[0] < 1000, sizes  # twice the questions, the same summaries (0.1 kept 0.2 KB a question)
+
+
 def test_every_grouping_of_merges_gives_the_same_bytes(isolated):
     _data(isolated)
     parts = [ragscore.partial("gold.jsonl", "trace.jsonl", (i, 6), metrics="all", per_question=True)
@@ -212,8 +244,8 @@ def test_a_partial_file_that_is_not_one_is_an_input_error(ragscore, isolated):
                                    "enclosed in double quotes)"),
         "report.json": (ragscore("--gold", "gold.jsonl", "--trace", "trace.jsonl").out,
                         'report.json: not a ragscore partial (expected "format": "ragscore-partial")'),
-        "future.json": (json.dumps({**doc, "version": 2}),
-                        "future.json: a ragscore partial of version 2; this ragscore (0.1.0) reads version 1: make "
+        "future.json": (json.dumps({**doc, "version": 3}),
+                        "future.json: a ragscore partial of version 3; this ragscore (0.1.0) reads version 2: make "
                         "the partials again with it"),
         "damaged.json": (json.dumps({**doc, "result": {**doc["result"], "tally": {}}}),
                          "damaged.json: a damaged ragscore partial: KeyError: 'answered'"),
@@ -252,18 +284,24 @@ def test_partial_usage_errors(ragscore, isolated):
 
 
 def test_numbers_are_read_back_bit_for_bit_nan_and_infinities_too():
-    from ragscore.partials import _floats, _nums
+    from ragscore.partials import _float, _int, _nums, _read_int
 
     values = [0.1, 1 / 3, -0.0, 1e-310, float("nan"), float("inf"), float("-inf"), 5e300]
     written = json.loads(json.dumps(_nums(values), allow_nan=False))
     assert written[4:7] == [None, "inf", "-inf"]
-    back = _floats(written)
+    back = [_float(x) for x in written]
     assert [x.hex() for x in back if x == x] == [x.hex() for x in values if x == x]
     assert back[4] != back[4]
-    assert list(_floats([1.5, 2])) == [1.5, 2.0]  # all numbers: read at once
-    for bad in ([True, 1.0], ["1.0"], "1.0", [[1.0]]):
+    assert _float(2) == 2.0
+    for bad in (True, "1.0", [1.0]):
         with pytest.raises((TypeError, ValueError)):
-            _floats(bad)
+            _float(bad)
+    # The integers of exact sums outgrow a double (and JSON readers that read numbers as doubles).
+    for n in (0, 1, -1, 2**53 + 1, -(3**700), 10**5000):
+        assert _read_int(json.loads(json.dumps(_int(n)))) == n
+    for bad in (12, "12", "0xg", None):
+        with pytest.raises((TypeError, ValueError)):
+            _read_int(bad)
 
 
 def _merged_equals_score(ragscore, gold, trace, parts=3, stdin=None, extra=()):

@@ -7,7 +7,8 @@ import math
 
 from conftest import write
 from ragscore.evaluate import Wants, evaluate
-from ragscore.metrics.answer import AnswerTally
+from ragscore.metrics.answer import AnswerTally, pack
+from ragscore.metrics.moments import summarise
 from ragscore.reports.markdown import cell
 from ragscore.settings import Settings
 
@@ -52,8 +53,13 @@ def test_tallies_of_parts_add_up_to_the_tally_of_the_whole(tmp_path):
     ev = evaluate(str(tmp_path / "g.jsonl"), str(tmp_path / "t.jsonl"), settings, Wants(rows=True))
     halves = [AnswerTally(), AnswerTally()]
     for i, row in enumerate(ev.rows):
-        halves[i % 2].add(row.outcome, row.answerable)
+        halves[i % 2].add_packed(pack(row.outcome, row.answerable))
+    for i, half in enumerate(halves):
+        rows = [row for row in ev.rows[i::2] if row.outcome.cite_share is not None]
+        half.shares = summarise([[row.outcome.cite_share for row in rows]], (True,), [row.qid for row in rows], "0",
+                                1000)[0]
     total = halves[0] + halves[1]
+    assert total.shares == ev.tally.shares
     assert total.metrics(settings) == ev.tally.metrics(settings)
     assert (total.answered, total.refused, total.missing, total.labels) == (
         ev.tally.answered, ev.tally.refused, ev.tally.missing, ev.tally.labels)

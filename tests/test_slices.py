@@ -89,22 +89,24 @@ def _two_per_slice(isolated, n: int) -> None:
 
 
 def test_the_slices_of_a_field_share_the_resampling_budget(ragscore, isolated):
-    from ragscore.metrics.stats import RESAMPLING_BUDGET, bootstrap_mean_interval, normal_mean_interval
+    from intervals_reference import normal, poisson_bootstrap
+    from ragscore.metrics.stats import RESAMPLING_BUDGET
 
     n = 10
     _two_per_slice(isolated, n)
-    values = {f"c{k}": sorted([(2 * k * 7 % 10) / 10, ((2 * k + 1) * 7 % 10) / 10]) for k in range(n // 2)}
+    values = {f"c{k}": [(2 * k * 7 % 10) / 10, ((2 * k + 1) * 7 % 10) / 10] for k in range(n // 2)}
+    qids = {f"c{k}": [f"q{2 * k}", f"q{2 * k + 1}"] for k in range(n // 2)}
     # 10 questions x 200,000 resamples: all the slices together draw two million values, within
     # the budget: each slice is bootstrapped, as it always was.
     within = RESAMPLING_BUDGET // n
     doc = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--by", "category", "--bootstrap", within, "--no-fail").json()
     for label, s in doc["slices"]["category"].items():
-        assert s["intervals"]["judge"] == list(bootstrap_mean_interval(values[label], 0.95, within, "0:judge")), label
+        assert s["intervals"]["judge"] == list(poisson_bootstrap(values[label], qids[label], 0.95, within, "0")), label
     # One more resample each and they would draw more: every slice gets the normal interval
     # (before, each 2-question slice resampled 200,001 times, for every mean metric).
     doc = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--by", "category", "--bootstrap", within + 1, "--no-fail").json()
     for label, s in doc["slices"]["category"].items():
-        assert s["intervals"]["judge"] == list(normal_mean_interval(values[label], 0.95)), label
+        assert s["intervals"]["judge"] == list(normal(values[label], 0.95)), label
     assert doc["interval_methods"]["judge"] == "normal"  # the run itself: 10 x 200,001 draws, as for its slices
 
 

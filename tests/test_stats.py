@@ -6,7 +6,6 @@ import json
 import math
 import random
 from collections.abc import Sequence
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from intervals_reference import percentile
 from ragscore.metrics.stats import (
-    bootstrap_mean_interval,
     holm,
     mcnemar_exact,
-    normal_mean_interval,
     paired_bootstrap,
+    percentile_interval,
     resampling_is_cheap,
     wilson_interval,
     z_value,
@@ -80,19 +79,6 @@ def test_holm_edges() -> None:
         holm([math.nan])
 
 
-def test_normal_mean_interval_by_hand() -> None:
-    # [1, 2, 3, 4, 5]: mean 3; squared deviations 4 + 1 + 0 + 1 + 4 = 10; s = sqrt(10 / 4);
-    # half width = z * s / sqrt(5) = z * sqrt(0.5), z(0.95) = 1.959963984540054.
-    half = 1.959963984540054 * math.sqrt(0.5)
-    low, high = normal_mean_interval([1.0, 2.0, 3.0, 4.0, 5.0], 0.95)
-    assert low == pytest.approx(3.0 - half, abs=1e-12)
-    assert high == pytest.approx(3.0 + half, abs=1e-12)
-    assert half == pytest.approx(1.385903824349678, abs=1e-12)
-    assert normal_mean_interval([0.25], 0.95) == (0.25, 0.25)
-    with pytest.raises(ValueError):
-        normal_mean_interval([], 0.95)
-
-
 def test_z_value() -> None:
     assert z_value(0.95) == pytest.approx(1.959963984540054, abs=1e-12)
     assert z_value(0.9) == pytest.approx(1.6448536269514722, abs=1e-12)
@@ -132,87 +118,20 @@ def test_resampling_is_cheap() -> None:
     assert not resampling_is_cheap(2001, 1000)
 
 
-# --- bootstrap -------------------------------------------------------------------------------------
-
-
-def slow_percentile(sorted_values: Sequence[float], q: float) -> float:
-    """numpy.percentile's default: rank h = (N - 1) q, linear between floor(h) and floor(h) + 1."""
-    h = (len(sorted_values) - 1) * q
-    lo = int(h)
-    if lo + 1 >= len(sorted_values):
-        return sorted_values[-1]
-    return sorted_values[lo] + (h - lo) * (sorted_values[lo + 1] - sorted_values[lo])
-
-
-def slow_bootstrap(values: Sequence[float], confidence: float, resamples: int, seed: str) -> tuple[float, float]:
-    """Obviously-correct restatement: the same RNG calls, exact means, the same percentiles."""
-    rng = random.Random(seed)
-    n = len(values)
-    means = []
-    for _ in range(resamples):
-        # random.choices draws each index as floor(random() * n).
-        picks = [values[math.floor(rng.random() * n)] for _ in range(n)]
-        means.append(float(sum(Fraction(x) for x in picks) / n))
-    means.sort()
-    return slow_percentile(means, (1 - confidence) / 2), slow_percentile(means, (1 + confidence) / 2)
-
-
 SAMPLE = [0.1, 0.9, 0.35, 0.0, 1.0, 0.5, 0.72, 0.2, 0.66, 0.41, 0.13]
 
 
-def test_bootstrap_matches_slow_restatement() -> None:
-    for confidence, resamples in ((0.95, 200), (0.8, 57), (0.99, 1), (0.9, 2)):
-        fast = bootstrap_mean_interval(SAMPLE, confidence, resamples, "ragscore")
-        slow = slow_bootstrap(SAMPLE, confidence, resamples, "ragscore")
-        assert fast == pytest.approx(slow, abs=1e-12, rel=0)
+# --- percentiles -----------------------------------------------------------------------------------
 
 
-def test_bootstrap_percentiles_match_numpy() -> None:
+def test_percentile_intervals_match_numpy() -> None:
     np = pytest.importorskip("numpy")
     rng = random.Random("percentiles")
     for _ in range(20):
         values = sorted(rng.random() for _ in range(rng.randint(1, 40)))
-        for q in (0.0, 0.025, 0.05, 0.1, 0.5, 0.9, 0.95, 0.975, 0.995, 1.0):
-            assert slow_percentile(values, q) == pytest.approx(float(np.percentile(values, q * 100)), abs=1e-12)
-
-
-def test_bootstrap_same_seed_identical_different_seed_differs() -> None:
-    rng = random.Random(7)
-    values = [rng.random() for _ in range(50)]
-    first = bootstrap_mean_interval(values, 0.95, 500, "seed-a")
-    assert bootstrap_mean_interval(values, 0.95, 500, "seed-a") == first
-    assert bootstrap_mean_interval(values, 0.95, 500, "seed-b") != first
-    # The order of the values is part of the input.
-    assert bootstrap_mean_interval(list(reversed(values)), 0.95, 500, "seed-a") != first
-
-
-def test_bootstrap_constant_list() -> None:
-    for x in (0.1, 0.7, 1.0, 0.0):
-        assert bootstrap_mean_interval([x] * 13, 0.95, 100, "c") == (x, x)
-
-
-def test_bootstrap_symmetric_sample_contains_mean() -> None:
-    values = [-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0]
-    low, high = bootstrap_mean_interval(values, 0.95, 1000, "sym")
-    assert low < 0.0 < high
-    assert low >= -3.0 and high <= 3.0
-
-
-def test_bootstrap_single_resample_and_single_value() -> None:
-    low, high = bootstrap_mean_interval(SAMPLE, 0.95, 1, "one")
-    assert low == high
-    assert bootstrap_mean_interval([0.4], 0.95, 10, "x") == (0.4, 0.4)
-    with pytest.raises(ValueError):
-        bootstrap_mean_interval(SAMPLE, 0.95, 0, "x")
-    with pytest.raises(ValueError):
-        bootstrap_mean_interval([], 0.95, 10, "x")
-
-
-def test_bootstrap_budget_runs_quickly() -> None:
-    # The largest bootstrap resampling_is_cheap allows (2000 x 1000) stays a fraction of the suite.
-    values = [i % 7 / 7 for i in range(2000)]
-    low, high = bootstrap_mean_interval(values, 0.95, 1000, "budget")
-    assert low <= math.fsum(values) / len(values) <= high
+        for confidence in (0.5, 0.8, 0.9, 0.95, 0.99):
+            expected = np.percentile(values, [50 * (1 - confidence), 50 * (1 + confidence)])
+            assert percentile_interval(values, confidence) == pytest.approx(list(expected), abs=1e-12)
 
 
 # --- paired bootstrap ------------------------------------------------------------------------------
@@ -267,7 +186,7 @@ def test_paired_p_value_definition() -> None:
     deltas.sort()
     interval, p_value = paired_bootstrap(baseline, candidate, mean_or_none, 0.9, 100, "def")
     assert p_value == pytest.approx(expected, abs=1e-12)
-    assert interval == pytest.approx((slow_percentile(deltas, 0.05), slow_percentile(deltas, 0.95)), abs=1e-12)
+    assert interval == pytest.approx((percentile(deltas, 0.05), percentile(deltas, 0.95)), abs=1e-12)
 
 
 def test_paired_drops_undefined_resamples() -> None:

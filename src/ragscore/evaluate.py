@@ -16,14 +16,14 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from itertools import chain
+from itertools import chain, compress
+from operator import eq
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from ragscore.diagnose import Sample
 from ragscore.diagnose.samples import Picked, keep_worst, with_texts, worst_questions
 from ragscore.errors import InputError
 from ragscore.external import ScoreColumns, ScoreTotals, check_name_count, merge_totals
-from ragscore.external import totals as score_totals
 from ragscore.loaders.detect import detect
 from ragscore.loaders.gold import (
     KEEP_EXTRA,
@@ -55,8 +55,10 @@ from ragscore.metrics.answer import (
     question_values,
     unpack,
 )
-from ragscore.metrics.families import Columns, Family, enabled
+from ragscore.metrics.families import Columns, Family, Totals, enabled, spread
+from ragscore.metrics.moments import Moments, summarise
 from ragscore.metrics.registry import Direction, lookup
+from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.quoting import quote
 from ragscore.settings import Settings
 from ragscore.text import Rule
@@ -216,7 +218,7 @@ class PartResult:
     missing_ids: list[tuple[int, str]] = field(default_factory=list)  # (place, qid)
     rows: list[QuestionRow] = field(default_factory=list)
     explained: dict[str, Explained] = field(default_factory=dict)
-    columns: list[Columns] = field(default_factory=list)
+    columns: list[Totals] = field(default_factory=list)
     error: tuple[int, int, int, str, str, int | None, int | None] | None = None  # sortable by position
     one_process: bool = False
     digests: tuple[str, str] | None = None  # sha256 of both inputs, when this part read them whole
@@ -246,7 +248,7 @@ class Evaluation:
     missing_ids: list[str]
     rows: list[QuestionRow] | None
     explained: dict[str, Explained]
-    columns: list[Columns]
+    columns: list[Totals]
     samples: dict[str, list[Sample]] = field(default_factory=dict)
     scores: dict[str, ScoreTotals] = field(default_factory=dict)  # external scores by name
     unmatched_scores: list[tuple[int, str]] = field(default_factory=list)  # (line, key) of --scores rows
@@ -428,7 +430,6 @@ def score_traces(
     if wants.scores is not None:
         result.matched_scores = judged.external.put_file(gold.items, wants.scores)
     score_columns = judged.external.finish()
-    result.scores = score_totals(score_columns)
     result.score_lines = judged.external.first_lines
     if judged.outcomes is not None:
         _rows_and_explained(gold, judged, score_columns, wants, result)
@@ -436,9 +437,7 @@ def score_traces(
         result.packed = _packed(judged, score_columns, settings)
     if wants.samples:
         result.samples = _samples(gold, traces, judged, score_columns, settings, wants)
-    for c in judged.columns:
-        c.offsets, c.owners = array("q"), array("q")  # positions mean nothing outside this part
-    result.columns = judged.columns
+    _summarise(gold, judged, score_columns, settings, result)
     if judged.shape is not None:
         result.mapped_found = {concept: judged.shape.found.get(concept, 0) for concept in judged.shape.mapped}
 
@@ -531,10 +530,33 @@ def _judge_missing(gold: GoldSet, judged: _Judged, settings: Settings, result: P
 
 
 def _tally(judged: _Judged, tally: AnswerTally) -> None:
-    """Add every question's packed code, and the citation shares, to the tally."""
+    """Add every question's packed code to the tally (its citation shares: ``_summarise``)."""
     for code, times in Counter(judged.codes).items():
         tally.add_packed(code, times)
-    tally.shares = array("d", (share for share in judged.shares if share == share))  # NaN: no share
+
+
+def _summarise(
+    gold: GoldSet, judged: _Judged, score_columns: dict[str, tuple[array[float], int]], settings: Settings,
+    result: PartResult,
+) -> None:
+    """Summarise the part's per-question values exactly (``metrics.moments``): all that the run's
+    totals and intervals need of them, ready to add to the other parts'."""
+    items, seed, resamples = gold.items, settings.seed, settings.bootstrap
+
+    def qids(positions: Iterable[int], count: int) -> list[str] | None:
+        # Only a bootstrap needs them, and only for few questions.
+        return [items[p].qid for p in positions] if resampling_is_cheap(count, resamples) else None
+
+    def by_position(column: array[float]) -> Moments:
+        present = list(map(eq, column, column))  # NaN: the question has no value
+        values = array("d", compress(column, present))
+        keys = qids(compress(range(len(column)), present), len(values))
+        return summarise([values], (True,), keys, seed, resamples)[0]
+
+    result.tally.shares = by_position(judged.shares)
+    result.scores = {name: ScoreTotals(by_position(column), nulls) for name, (column, nulls) in score_columns.items()}
+    result.columns = [c.totals(spread(family, settings), qids(c.owners, c.counted), seed, resamples)
+                      for family, c in zip(judged.families, judged.columns, strict=True)]
 
 
 def _rows_and_explained(
@@ -662,8 +684,8 @@ def _per_question(name: str) -> bool:
 
 def combine(parts: Sequence[PartResult]) -> PartResult:
     """Add up the results of disjoint parts of the questions into one: in any grouping and any
-    order, the same result (counts add; values are kept, to be summed exactly or sorted; examples
-    and picks keep what the whole would keep). Input errors keep the one that comes first."""
+    order, the same result (counts and the exact summaries of values add; examples and picks
+    keep what the whole would keep). Input errors keep the one that comes first."""
     if len(parts) == 1:
         return parts[0]
     # The format the traces were read in: a part that read none (records of an engine) detected nothing.
@@ -678,7 +700,7 @@ def combine(parts: Sequence[PartResult]) -> PartResult:
     out.accounting = parts[0].accounting
     for p in parts[1:]:
         out.accounting = out.accounting + p.accounting
-    out.columns = [Columns.total(columns) for columns in zip(*(p.columns for p in parts), strict=True)]
+    out.columns = [Totals.total(columns) for columns in zip(*(p.columns for p in parts), strict=True)]
     out.missing_ids = sorted(pair for p in parts for pair in p.missing_ids)[:EXAMPLES]
     out.rows = list(heapq.merge(*(p.rows for p in parts)))
     out.explained = {qid: e for p in parts for qid, e in p.explained.items()}

@@ -11,13 +11,13 @@ import math
 from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import TYPE_CHECKING, Final
 
 from ragscore.errors import InputError
 from ragscore.loaders.jsonl import describe
 from ragscore.loaders.scores import MAX_NAMES, MAX_SCORE, too_large
 from ragscore.metrics import METRICS
+from ragscore.metrics.moments import Moments
 from ragscore.metrics.registry import SCORES as FAMILY
 from ragscore.metrics.registry import score_name_problem
 
@@ -120,11 +120,11 @@ class ScoreColumns:
         return out
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ScoreTotals:
-    """A score's counted values (merged over parts) and its nulls."""
+    """A score's counted values, summarised exactly (merged over parts), and its nulls."""
 
-    values: array[float] = field(default_factory=lambda: array("d"))
+    values: Moments = Moments()
     nulls: int = 0
 
     def __add__(self, other: ScoreTotals) -> ScoreTotals:
@@ -137,15 +137,7 @@ class ScoreTotals:
         Exact, so that three questions scoring 0.7 average 0.7 (fsum / 3 gives 0.6999999999999998)
         and a rule or gate at 0.7 stays quiet.
         """
-        return exact_mean(self.values) if self.values else None
-
-
-def exact_mean(values: Sequence[float]) -> float:
-    """Return the mean of floats as the double nearest to the exact rational mean."""
-    ratios = [v.as_integer_ratio() for v in values]
-    shift = max(d.bit_length() for _, d in ratios) - 1  # every denominator is a power of two
-    total = sum(n << (shift - d.bit_length() + 1) for n, d in ratios)
-    return float(Fraction(total, len(values) << shift))
+        return self.values.mean()
 
 
 def check_name_count(first_lines: Sequence[Mapping[str, int]], file_names: Sequence[str], source: str) -> None:
@@ -170,13 +162,6 @@ def name_problem(name: str) -> str | None:
     """Say why a score name cannot be a metric's name, or None when it can: the one rule, which
     gates follow too (``ragscore.metrics.registry.score_name_problem``)."""
     return score_name_problem(name)
-
-
-def totals(columns: Mapping[str, tuple[array[float], int]]) -> dict[str, ScoreTotals]:
-    """Keep each score's counted values (the NaN gaps dropped)."""
-    return {
-        name: ScoreTotals(array("d", (v for v in column if v == v)), nulls) for name, (column, nulls) in columns.items()
-    }
 
 
 def merge_totals(parts: Sequence[Mapping[str, ScoreTotals]]) -> dict[str, ScoreTotals]:

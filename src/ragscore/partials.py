@@ -3,14 +3,16 @@ merged with the other parts into the run that ``ragscore score`` gives in one pr
 
 Part ``i`` of ``n`` holds the questions whose qid ``owner(qid, n)`` gives ``i`` (the split
 ``--jobs`` uses), and the trace lines for them. A partial keeps what the reports need of its
-questions: integer counts, the per-question values that sums and intervals are made from
-(summed with ``math.fsum`` and resampled in sorted order, so no grouping or order of merging
-changes a bit), the statistics of corpus metrics, the worst-question candidates of every
-diagnosis, the accounting with its examples, and, when asked for, the per-question rows.
+questions: integer counts, each metric's values summarised exactly (``metrics.moments``: their
+count, sum and sum of squares as integers at a binary scale, least and greatest, and the sums of
+the Poisson bootstrap's replicates while the questions are few), so that no grouping or order
+of merging changes a bit, the statistics of corpus metrics, the worst-question candidates of
+every diagnosis, the accounting with its examples, and, when asked for, the per-question rows.
 
-The JSON is a contract: ``{"format": "ragscore-partial", "version": 1, ...}``; a reader refuses
+The JSON is a contract: ``{"format": "ragscore-partial", "version": 2, ...}``; a reader refuses
 another version. Floats are written as JSON numbers (shortest repr: read back bit for bit), NaN
-as null, infinities as the strings "inf" and "-inf".
+as null, infinities as the strings "inf" and "-inf"; the integers of exact sums, which outgrow
+the 53 bits other JSON readers keep, as hexadecimal strings ("0x1f", "-0x2").
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
@@ -30,7 +31,8 @@ from ragscore.evaluate import Accounting, PartResult, QuestionRow, Unreadable, W
 from ragscore.external import ScoreTotals
 from ragscore.labels import Label
 from ragscore.metrics.answer import AnswerTally, Miss, Outcome
-from ragscore.metrics.families import Columns
+from ragscore.metrics.families import Totals, enabled
+from ragscore.metrics.moments import Moments, Replicates
 from ragscore.metrics.registry import Direction
 from ragscore.settings import Settings
 from ragscore.text import Rule
@@ -38,7 +40,7 @@ from ragscore.text import Rule
 FORMAT: Final = "ragscore-partial"
 # The integer counts of an AnswerTally (its shares and labels are written apart).
 _COUNTS: Final = tuple(name for name in AnswerTally.__dataclass_fields__ if name not in ("shares", "labels"))
-VERSION: Final = 1
+VERSION: Final = 2
 
 
 @dataclass(frozen=True)
@@ -206,6 +208,18 @@ def _row(r: QuestionRow) -> list[Any]:
             {name: _num(v) for name, v in r.scores.items()}]
 
 
+def _int(value: int) -> str:
+    return hex(value)
+
+
+def _moments(m: Moments) -> dict[str, Any]:
+    r = m.replicates
+    return {"n": m.n, "scale": m.scale, "total": _int(m.total),
+            "squares": None if m.squares is None else _int(m.squares), "low": _num(m.low), "high": _num(m.high),
+            "replicates": None if r is None else {"scale": r.scale, "sums": list(map(_int, r.sums)),
+                                                  "weights": list(r.weights)}}
+
+
 def _encode(p: Partial) -> dict[str, Any]:
     r = p.result
     if r.explained or r.packed is not None or r.one_process or r.error is not None:
@@ -230,7 +244,7 @@ def _encode(p: Partial) -> dict[str, Any]:
             "gold_ragas": r.gold_ragas,
             "tally": {**{name: getattr(r.tally, name) for name in _COUNTS},
                       "labels": {label.value: n for label, n in r.tally.labels.items()},
-                      "shares": _nums(r.tally.shares)},
+                      "shares": _moments(r.tally.shares)},
             "accounting": {
                 "lines": acc.lines, "unknown": acc.unknown, "duplicates": acc.duplicates,
                 "unknown_ids": [list(x) for x in acc.unknown_ids],
@@ -242,10 +256,11 @@ def _encode(p: Partial) -> dict[str, Any]:
                 "bad_refused": acc.bad_refused, "bad_refused_lines": list(acc.bad_refused_lines),
             },
             "missing_ids": [list(x) for x in r.missing_ids],
-            "columns": [{"width": c.width, "values": _nums(c.values)} for c in r.columns],
+            "columns": [{"width": c.width, "counted": c.counted, "columns": list(map(_moments, c.columns))}
+                        for c in r.columns],
             "samples": {name: [[_num(key), qid, s.question, s.claim, _num(s.value)] for key, qid, s in picks]
                         for name, picks in r.samples.items()},
-            "scores": {name: {"values": _nums(t.values), "nulls": t.nulls} for name, t in r.scores.items()},
+            "scores": {name: {"values": _moments(t.values), "nulls": t.nulls} for name, t in r.scores.items()},
             "matched_scores": list(r.matched_scores),
             "score_lines": dict(r.score_lines),
             "mapped_found": dict(r.mapped_found),
@@ -272,17 +287,6 @@ def _float(value: Any) -> float:
     return float(value)
 
 
-def _floats(values: Any) -> array[float]:
-    if type(values) is not list:
-        raise TypeError(f"expected a list of numbers, got {type(values).__name__}")
-    if not any(type(v) is bool for v in values):
-        try:
-            return array("d", values)  # numbers only: the common case, at C speed
-        except TypeError:
-            pass  # a null (NaN) or an infinity among them
-    return array("d", map(_float, values))
-
-
 def _settings(data: dict[str, Any]) -> Settings:
     metrics = list(data["metrics"])
     if not metrics or metrics[0] != "answer":
@@ -297,6 +301,42 @@ def _settings(data: dict[str, Any]) -> Settings:
         refusal_patterns=tuple(data["refusal_patterns"]), trace_format=str(data["trace_format"]),
         trace_fields=tuple(data["trace_fields"].items()), gold_fields=tuple(data["gold_fields"].items()),
     )
+
+
+def _read_int(value: Any) -> int:
+    if type(value) is not str or not value.lstrip("-").startswith("0x"):
+        raise TypeError(f"expected an integer written in hexadecimal, got {value!r}")
+    return int(value, 16)
+
+
+def _count(value: Any) -> int:
+    if type(value) is not int or value < 0:
+        raise ValueError(f"expected a count, got {value!r}")
+    return value
+
+
+def _read_moments(data: dict[str, Any], resamples: int) -> Moments:
+    replicates = None
+    if data["replicates"] is not None:
+        r = data["replicates"]
+        sums, weights = tuple(map(_read_int, r["sums"])), tuple(map(_count, r["weights"]))
+        if len(sums) != resamples or len(weights) != resamples:
+            raise ValueError(f"{len(sums)} replicate sums and {len(weights)} weights for {resamples} resamples")
+        replicates = Replicates(_count(r["scale"]), sums, weights)
+    squares = None if data["squares"] is None else _read_int(data["squares"])
+    m = Moments(_count(data["n"]), _count(data["scale"]), _read_int(data["total"]), squares, _float(data["low"]),
+                _float(data["high"]), replicates)
+    if (squares is not None and squares < 0) or (not m.n and (m.total or squares or replicates is not None)):
+        raise ValueError("a summary of values that cannot be")
+    return m
+
+
+def _read_totals(data: dict[str, Any], resamples: int) -> Totals:
+    width, counted = _count(data["width"]), _count(data["counted"])
+    columns = tuple(_read_moments(c, resamples) for c in data["columns"])
+    if width < 1 or len(columns) != width or any(c.n != counted for c in columns):
+        raise ValueError(f"a family's {len(columns)} columns of {width}, {counted} questions, do not agree")
+    return Totals(width, counted, columns)
 
 
 def _read_source(data: dict[str, Any]) -> Source:
@@ -333,8 +373,6 @@ def _check(r: PartResult, wants: Wants) -> None:
     if t.answered + t.refused != r.questions:
         raise ValueError(f"answered ({t.answered}) and refused ({t.refused}) do not add up to the {r.questions} "
                          "questions")
-    if any(c.width < 1 or len(c.values) % c.width for c in r.columns):
-        raise ValueError("a family's values do not fill whole rows")
     if wants.rows and len(r.rows) != r.questions:
         raise ValueError(f"{len(r.rows)} rows for {r.questions} questions")
 
@@ -354,7 +392,7 @@ def _decode(data: dict[str, Any]) -> Partial:
     for name in _COUNTS:
         setattr(tally, name, int(r["tally"][name]))
     tally.labels = {label: int(r["tally"]["labels"][label.value]) for label in tally.labels}
-    tally.shares = _floats(r["tally"]["shares"])
+    tally.shares = _read_moments(r["tally"]["shares"], settings.bootstrap)
     a = r["accounting"]
     accounting = Accounting(
         int(a["lines"]), int(a["unknown"]), int(a["duplicates"]), [(int(n), str(q)) for n, q in a["unknown_ids"]],
@@ -365,11 +403,12 @@ def _decode(data: dict[str, Any]) -> Partial:
     result = PartResult(
         questions=int(r["questions"]), tally=tally, accounting=accounting,
         missing_ids=[(int(n), str(q)) for n, q in r["missing_ids"]], rows=[_read_row(v) for v in r["rows"]],
-        columns=[Columns(int(c["width"]), _floats(c["values"])) for c in r["columns"]],
+        columns=[_read_totals(c, settings.bootstrap) for c in r["columns"]],
         digests=None if r["digests"] is None else (str(r["digests"][0]), str(r["digests"][1])),
         samples={name: [(_float(key), str(qid), Sample(str(qid), question, claim, _float(value)))
                         for key, qid, question, claim, value in picks] for name, picks in r["samples"].items()},
-        scores={name: ScoreTotals(_floats(t["values"]), int(t["nulls"])) for name, t in r["scores"].items()},
+        scores={name: ScoreTotals(_read_moments(t["values"], settings.bootstrap), int(t["nulls"]))
+                for name, t in r["scores"].items()},
         matched_scores=[str(k) for k in r["matched_scores"]],
         score_lines={k: int(n) for k, n in r["score_lines"].items()},
         trace_format=str(r["trace_format"]), mapped_found={k: int(n) for k, n in r["mapped_found"].items()},
@@ -378,6 +417,8 @@ def _decode(data: dict[str, Any]) -> Partial:
         gold_ragas=bool(r["gold_ragas"]),
     )
     _check(result, wants)
+    if [c.width for c in result.columns] != [f.width(settings) for f in enabled(settings.families)]:
+        raise ValueError("the families' columns do not match the settings' metrics")
     return Partial(parts, covers, settings, wants, _read_source(data["gold"]),
                    {int(part): _read_source(source) for part, source in data["traces"].items()},
                    None if data["scores"] is None else _read_source(data["scores"]), result)

@@ -1,11 +1,12 @@
 """Slices: every metric again for the questions that share a value of a gold field (``--by``).
 
-A slice's totals are built from the per-question rows with the same tallies and family columns
+A slice's totals are built from the per-question rows with the same tallies and family totals
 as the whole run, so a slice's precision is computed exactly as the run's is. The work of a
 field is linear in its questions: one pass groups them, and the bootstrap intervals of all its
 slices together stay within the run's resampling budget (else each slice gets the normal
-approximation), so that a small slice never costs a full set of resamples. A field has at most
-MAX_SLICES values, and so do all the fields of a run together.
+approximation), so that a small slice never costs a full set of resamples. A question weighs
+the same in a slice's bootstrap replicates as in the run's (its weights come from its qid). A
+field has at most MAX_SLICES values, and so do all the fields of a run together.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from typing import Final
 
 from ragscore.errors import UsageError
 from ragscore.evaluate import Evaluation
-from ragscore.external import exact_mean
 from ragscore.gates import Gate, GateResult, Status, evaluate_gates
 from ragscore.intervals import Interval, intervals_of, mean_interval
 from ragscore.loaders.gold import NONE
-from ragscore.metrics.answer import AnswerTally
-from ragscore.metrics.families import Columns, enabled
+from ragscore.metrics.answer import AnswerTally, pack
+from ragscore.metrics.families import Columns, enabled, spread
+from ragscore.metrics.moments import summarise
 from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.quoting import quote
 
@@ -36,9 +37,17 @@ class Slice:
     """The questions of one slice, added up."""
 
     tally: AnswerTally = field(default_factory=AnswerTally)
+    qids: list[str] = field(default_factory=list)
+    shares: list[float] = field(default_factory=list)  # citation shares ...
+    share_qids: list[str] = field(default_factory=list)  # ... of these questions
     family_rows: list[list[Sequence[float]]] = field(default_factory=list)
-    n: int = 0
-    scores: dict[str, list[float]] = field(default_factory=dict)  # external scores, by name
+    family_qids: list[list[str]] = field(default_factory=list)
+    scores: dict[str, tuple[list[float], list[str]]] = field(default_factory=dict)  # external scores, by name
+
+    @property
+    def n(self) -> int:
+        """Count the slice's questions."""
+        return len(self.qids)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +75,11 @@ def check_slice_count(path: str, labels: Iterable[str], before: int = 0) -> int:
     return distinct
 
 
+def _keys(qids: list[str], resample: bool) -> list[str] | None:
+    """Give the qids to resample a slice by (None: the field's slices get the normal approximation)."""
+    return qids if resample else None
+
+
 def build_slices(
     ev: Evaluation, paths: Sequence[str], gates: Iterable[Gate], min_n: int
 ) -> dict[str, dict[str, SliceResult]]:
@@ -80,36 +94,50 @@ def build_slices(
     for index, path in enumerate(paths):
         groups: dict[str, Slice] = {}
         for row in ev.rows or ():
+            share = row.outcome.cite_share
             for label in row.slices[index]:
-                group = groups.setdefault(label, Slice(family_rows=[[] for _ in families]))
-                group.n += 1
-                group.tally.add(row.outcome, row.answerable)
-                for rows, family_row in zip(group.family_rows, row.family_rows, strict=True):
+                group = groups.get(label)
+                if group is None:
+                    group = groups[label] = Slice(family_rows=[[] for _ in families],
+                                                  family_qids=[[] for _ in families])
+                group.qids.append(row.qid)
+                group.tally.add_packed(pack(row.outcome, row.answerable))
+                if share is not None:
+                    group.shares.append(share)
+                    group.share_qids.append(row.qid)
+                for rows, qids, family_row in zip(group.family_rows, group.family_qids, row.family_rows, strict=True):
                     if family_row is not None:
                         rows.append(family_row)
+                        qids.append(row.qid)
                 for name, value in row.scores.items():
-                    group.scores.setdefault(name, []).append(value)
+                    values, qids = group.scores.setdefault(name, ([], []))
+                    values.append(value)
+                    qids.append(row.qid)
         # The slices of a field share the run's resampling budget: they bootstrap their means only
         # when all of them together stay within it, else each gets the normal approximation. So
         # a slice costs in proportion to its questions, never a fixed count of resamples.
         resample = resampling_is_cheap(sum(group.n for group in groups.values()), settings.bootstrap)
+        seed, resamples = settings.seed, settings.bootstrap
         results = {}
         for label in sorted(groups, key=lambda value: (value == NONE, value)):
             group = groups[label]
-            columns = []
-            for family, rows in zip(families, group.family_rows, strict=True):
+            shares = summarise([group.shares], (True,), _keys(group.share_qids, resample), seed, resamples)
+            group.tally.shares = shares[0]
+            totals = []
+            for family, rows, qids in zip(families, group.family_rows, group.family_qids, strict=True):
                 c = Columns(family.width(settings))
                 for family_row in rows:
                     c.values.extend(family_row)
-                columns.append(c)
+                totals.append(c.totals(spread(family, settings), _keys(qids, resample), seed, resamples))
             metrics = group.tally.metrics(settings)
-            for family, c in zip(families, columns, strict=True):
-                metrics.update(family.summarise(c, settings))
-            intervals = intervals_of(settings, group.tally, columns, resample)
+            for family, t in zip(families, totals, strict=True):
+                metrics.update(family.summarise(t, settings))
+            intervals = intervals_of(settings, group.tally, totals)
             for name in ev.scores:  # scores from other evaluators, in the run's order
-                values = group.scores.get(name, [])
-                metrics[name] = exact_mean(values) if values else None
-                intervals[name] = mean_interval(name, values, settings, resample)
+                values, qids = group.scores.get(name, ([], []))
+                moments = summarise([values], (True,), _keys(qids, resample), seed, resamples)[0]
+                metrics[name] = moments.mean()
+                intervals[name] = mean_interval(moments, settings)
             metrics["missing"] = group.tally.missing
             small = group.n < min_n
             checked = evaluate_gates(gates, metrics, settings.strict)

@@ -8,9 +8,7 @@ and a total share one definition, and tallies of separate chunks add up.
 
 from __future__ import annotations
 
-import math
 import re
-from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -23,6 +21,7 @@ from ragscore.labels import Label as Label
 from ragscore.loaders.gold import GoldItem
 from ragscore.loaders.trace import Cites, TraceView
 from ragscore.metrics import METRICS
+from ragscore.metrics.moments import Moments
 from ragscore.metrics.text import Rule, normalise
 from ragscore.settings import Settings
 
@@ -271,9 +270,8 @@ def _ratio(numerator: float, denominator: int) -> float | None:
 class AnswerTally:
     """Counts behind every answer metric; tallies of separate parts add up to the whole.
 
-    Counts are integers and the one non-binary value (citation share) is kept per question and
-    summed with ``math.fsum`` (exact, so independent of order): a run split across processes
-    gives the same bytes as a run in one.
+    Counts are integers and the one non-binary value (citation share) is summarised exactly
+    (``metrics.moments``): a run split across processes gives the same bytes as a run in one.
     """
 
     answered: int = 0
@@ -290,14 +288,8 @@ class AnswerTally:
     fabricated: int = 0
     forbidden: int = 0
     full_recall: int = 0
-    shares: array[float] = field(default_factory=lambda: array("d"))
+    shares: Moments = Moments()  # the citation shares (set by whoever counts the questions)
     labels: dict[Label, int] = field(default_factory=lambda: dict.fromkeys(LABEL_ORDER, 0))
-
-    def add(self, o: Outcome, answerable: bool) -> None:
-        """Count one judged question."""
-        self.add_packed(pack(o, answerable))
-        if o.cite_share is not None:
-            self.shares.append(o.cite_share)
 
     def add_packed(self, code: int, times: int = 1) -> None:
         """Count ``times`` questions judged alike (``pack``'s code; citation shares are added apart)."""
@@ -328,12 +320,12 @@ class AnswerTally:
 
     @classmethod
     def total(cls, tallies: Iterable[AnswerTally]) -> AnswerTally:
-        """Add many tallies up at once (their shares copied once, not once per addition)."""
+        """Add many tallies up at once."""
         total = cls()
         for tally in tallies:
             for name in _COUNTS:
                 setattr(total, name, getattr(total, name) + getattr(tally, name))
-            total.shares.extend(tally.shares)
+            total.shares += tally.shares
             for label in LABEL_ORDER:
                 total.labels[label] += tally.labels[label]
         return total
@@ -367,7 +359,7 @@ class AnswerTally:
         """Return each answer metric; None where its denominator is 0."""
         rates = self.rates(settings)
         return {
-            name: _ratio(*rates[name]) if name in rates else _ratio(math.fsum(self.shares), len(self.shares))
+            name: _ratio(*rates[name]) if name in rates else _ratio(self.shares.fsum, self.shares.n)
             for name in answer_metric_names(settings)
         }
 

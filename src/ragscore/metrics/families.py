@@ -2,19 +2,21 @@
 
 A family says which metrics it reports, which gold fields it needs kept, and how to score one
 question into a row of floats (``None`` when the question is not counted). ``Columns`` stores
-those rows compactly, lets a later duplicate trace replace a question's row, and averages each
-column with ``math.fsum`` (exact, so the result does not depend on how the work was split).
+those rows compactly while the traces are read and lets a later duplicate trace replace a
+question's row; ``Totals`` is what is left of them once a part is scored: each column summarised
+exactly (``metrics.moments``), so that parts add up to the bits of the whole.
 """
 
 from __future__ import annotations
 
-import math
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Protocol
 
 from ragscore.metrics import METRICS
+from ragscore.metrics.moments import Moments, summarise
+from ragscore.metrics.registry import lookup
 from ragscore.metrics.retrieval import (
     retrieval_metric_names,
     retrieval_values,
@@ -52,8 +54,8 @@ class Family(Protocol):
     ) -> tuple[float, ...] | None:
         """Score one question (``trace`` None: no trace); None when the family does not count it."""
 
-    def summarise(self, columns: Columns, settings: Settings) -> dict[str, float | None]:
-        """Turn the stored rows of every counted question into the reported metrics."""
+    def summarise(self, columns: Totals, settings: Settings) -> dict[str, float | None]:
+        """Turn the summarised rows of every counted question into the reported metrics."""
 
     def question_metrics(self, row: Sequence[float] | None, settings: Settings) -> dict[str, float | None]:
         """Give one question's values by name (None where it is not counted)."""
@@ -69,7 +71,7 @@ class _MeanFamily:
         """Store one float per metric."""
         return len(self.names(settings))
 
-    def summarise(self, columns: Columns, settings: Settings) -> dict[str, float | None]:
+    def summarise(self, columns: Totals, settings: Settings) -> dict[str, float | None]:
         """Average each metric over the counted questions."""
         return dict(zip(self.names(settings), columns.means(), strict=True))
 
@@ -210,7 +212,7 @@ class TextFamily:
         bleu, chrf = stats.bleu, stats.chrf
         return (*values, bleu.sys_len, bleu.ref_len, *bleu.correct, *bleu.total, *chrf.counts)
 
-    def summarise(self, columns: Columns, settings: Settings) -> dict[str, float | None]:
+    def summarise(self, columns: Totals, settings: Settings) -> dict[str, float | None]:
         """Average the per-question values; add up the statistics for the corpus scores."""
         from ragscore.metrics.overlap import TextStats, corpus_metric_names, corpus_values, text_metric_names
         from ragscore.metrics.overlap.bleu import MAX_ORDER, BleuStats, ChrfStats
@@ -220,8 +222,8 @@ class TextFamily:
         out = dict(zip(text_metric_names(), means[:n_values], strict=True))
         if not columns.counted:
             return out | dict.fromkeys(corpus_metric_names())
-        # Integer sums, exactly (and no mean is None: some question is counted).
-        totals = [round(m * columns.counted) for m in means[n_values:] if m is not None]
+        # Integer sums, exactly.
+        totals = [round(m.fsum) for m in columns.columns[n_values:]]
         b = totals[:n_bleu]
         stats = TextStats(
             BleuStats(b[0], b[1], tuple(b[2 : 2 + MAX_ORDER]), tuple(b[2 + MAX_ORDER :])),
@@ -293,23 +295,44 @@ class Columns:
         """Count the questions with a row."""
         return len(self.values) // self.width
 
+    def totals(self, spread: Sequence[bool], keys: Sequence[str] | None, seed: str, resamples: int) -> Totals:
+        """Summarise every column (``metrics.moments.summarise``; ``keys``: the qids of the rows, in order)."""
+        w = self.width
+        return Totals(w, self.counted, tuple(summarise([self.values[i::w] for i in range(w)], spread, keys, seed,
+                                                       resamples)))
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """One family's columns over the counted questions, each summarised exactly (``metrics.moments``)."""
+
+    width: int
+    counted: int
+    columns: tuple[Moments, ...]
+
     def means(self) -> list[float | None]:
-        """Average each column over the counted questions (None when none is)."""
+        """Average each column over the counted questions (None when none is), as ``math.fsum(column) / n``."""
         n = self.counted
         if not n:
             return [None] * self.width
-        return [math.fsum(self.values[i :: self.width]) / n for i in range(self.width)]
-
-    def __add__(self, other: Columns) -> Columns:
-        return Columns(self.width, self.values + other.values)
+        return [m.fsum / n for m in self.columns]
 
     @classmethod
-    def total(cls, parts: Sequence[Columns]) -> Columns:
-        """Add many parts' columns up at once (the values copied once)."""
-        values: array[float] = array("d")
-        for part in parts:
-            values.extend(part.values)
-        return cls(parts[0].width, values)
+    def total(cls, parts: Sequence[Totals]) -> Totals:
+        """Add up the totals of disjoint sets of questions."""
+        return cls(parts[0].width, sum(p.counted for p in parts),
+                   tuple(map(Moments.total_of, zip(*(p.columns for p in parts), strict=True))))
+
+
+def spread(family: Family, settings: Settings) -> tuple[bool, ...]:
+    """Say which of a family's stored columns are means with an interval (the others need only their sum)."""
+    names = family.names(settings)
+    out = [False] * family.width(settings)
+    for i, name in enumerate(names):
+        spec = lookup(name)
+        if (spec.kind if spec else "mean") == "mean":
+            out[i] = True
+    return tuple(out)
 
 
 def enabled(names: Sequence[str]) -> Iterator[Family]:

@@ -5,10 +5,10 @@ Definitions (fixed, because reports must be byte-identical for the same seed):
 * Wilson score interval: scipy's ``binomtest(k, n).proportion_ci(c, method="wilson")``
   formula (Newcombe 1998, no continuity correction), with the low end exactly 0.0 when
   k == 0 and the high end exactly 1.0 when k == n; no other clipping.
-* Bootstrap resample: ``rng.choices(range(n), k=n)`` with ``rng = random.Random(seed)``,
+* Paired bootstrap resample: ``rng.choices(range(n), k=n)`` with ``rng = random.Random(seed)``,
   i.e. index ``floor(rng.random() * n)`` per draw, n draws per resample, resamples drawn
-  one after another from the same generator. When every value is the same, nothing is drawn:
-  every resampled mean would be that value's mean.
+  one after another from the same generator. (A single run's intervals use the mergeable
+  Poisson bootstrap of ``moments`` instead.)
 * Percentile: numpy.percentile's default ("linear"): position h = (R - 1) * q in the sorted
   values, interpolated linearly between ranks floor(h) and floor(h) + 1.
 * Paired bootstrap p-value: min(1, 2 * (min(#deltas <= 0, #deltas >= 0) + 1) / (kept + 1)),
@@ -34,21 +34,20 @@ from statistics import NormalDist
 from typing import NamedTuple, TypeVar
 
 __all__ = [
-    "bootstrap_mean_interval",
     "holm",
     "mcnemar_exact",
-    "normal_mean_interval",
     "PairSums",
     "paired_bootstrap",
     "paired_normal",
+    "percentile_interval",
     "resampling_is_cheap",
     "wilson_interval",
     "z_value",
 ]
 
-# Above this many drawn values (n * resamples) a bootstrap takes seconds in pure Python.
+# Above this many questions times resamples a bootstrap takes seconds in pure Python: beyond it,
+# intervals use the normal approximation.
 RESAMPLING_BUDGET = 2_000_000
-_DRAWS_PER_CALL = 65_536  # values drawn per call of Random.choices in a bootstrap (a bounded list)
 
 # Stop summing binomial terms once the rest is provably below 2**-TAIL_BITS of the sum:
 # far below a double's resolution, so the rounded p-value is that of the exact sum.
@@ -94,22 +93,6 @@ def wilson_interval(successes: int, trials: int, confidence: float) -> tuple[flo
     return low, high
 
 
-def normal_mean_interval(values: Sequence[float], confidence: float) -> tuple[float, float]:
-    """Return the asymptotic normal interval of the mean: mean ± z * s / sqrt(n)."""
-    n = len(values)
-    if n == 0:
-        raise ValueError("values must not be empty")
-    _check_confidence(confidence)
-    mean = math.fsum(values) / n
-    if n == 1:
-        # No spread can be estimated from one value; the interval collapses to it.
-        return float(values[0]), float(values[0])
-    # Two passes (mean, then squared deviations) avoid the cancellation of sum(x**2) - n*m**2.
-    sd = math.sqrt(math.fsum((x - mean) ** 2 for x in values) / (n - 1))
-    half = z_value(confidence) * sd / math.sqrt(n)
-    return mean - half, mean + half
-
-
 def _percentile(sorted_values: Sequence[float], q: float) -> float:
     """Return the q-quantile (0 <= q <= 1) of sorted values with numpy's linear interpolation."""
     h = (len(sorted_values) - 1) * q
@@ -121,47 +104,12 @@ def _percentile(sorted_values: Sequence[float], q: float) -> float:
     return a + (b - a) * (h - lo)
 
 
-def _percentile_interval(sorted_values: Sequence[float], confidence: float) -> tuple[float, float]:
+def percentile_interval(sorted_values: Sequence[float], confidence: float) -> tuple[float, float]:
     """Return the central percentile interval of sorted values."""
     return (
         _percentile(sorted_values, (1.0 - confidence) / 2.0),
         _percentile(sorted_values, (1.0 + confidence) / 2.0),
     )
-
-
-def bootstrap_mean_interval(
-    values: Sequence[float], confidence: float, resamples: int, seed: str
-) -> tuple[float, float]:
-    """Return the percentile bootstrap interval of the mean."""
-    n = len(values)
-    if n == 0:
-        raise ValueError("values must not be empty")
-    _check_confidence(confidence)
-    _check_resamples(resamples)
-    population = list(values)
-    smallest = min(population)
-    largest = max(population)
-    if smallest == largest and (smallest != 0 or len({math.copysign(1.0, v) for v in population}) == 1):
-        # Every resample draws n copies of one value (one question, or all alike): every resampled
-        # mean is the mean itself, so no draw is needed to know the result.
-        low, high = _percentile_interval([math.fsum(population) / n], confidence)
-    else:
-        # A str seed is hashed with SHA-512 by random.seed (version 2): the same on every platform
-        # and run, unlike hash()-based seeding of other objects.
-        rng = random.Random(seed)
-        # Many resamples per call of choices (the same draws, in the same order, as one call per
-        # resample) and their sums taken by map and zip: the cost is the draws, not per-resample
-        # overhead. Sorting the sums sorts the means (division by n is monotone).
-        sums: list[float] = []
-        per_call = max(1, _DRAWS_PER_CALL // n)
-        while len(sums) < resamples:
-            draws = rng.choices(population, k=n * min(per_call, resamples - len(sums)))
-            sums += map(math.fsum, zip(*[iter(draws)] * n, strict=True))  # n draws per resample, exactly
-        sums.sort()
-        low, high = _percentile_interval([total / n for total in sums], confidence)
-    # A resampled mean lies in [min, max] mathematically; clamping removes rounding spill,
-    # which also makes a constant list give exactly (x, x).
-    return min(max(low, smallest), largest), min(max(high, smallest), largest)
 
 
 def resampling_is_cheap(n: int, resamples: int) -> bool:
@@ -278,7 +226,7 @@ def paired_bootstrap(
     at_least_zero = sum(1 for d in deltas if d >= 0.0)
     # (count + 1) / (resamples + 1): a finite resample cannot show p = 0, and Holm needs p > 0.
     p_value = min(1.0, 2.0 * (min(at_most_zero, at_least_zero) + 1) / (len(deltas) + 1))
-    return _percentile_interval(deltas, confidence), p_value
+    return percentile_interval(deltas, confidence), p_value
 
 
 class PairSums(NamedTuple):

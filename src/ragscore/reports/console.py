@@ -129,7 +129,7 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
     for name, totals in ev.scores.items():
         if totals.nulls:
             notes.append(f"score {name}: {_plural(totals.nulls, 'question has', 'questions have')} null or NaN "
-                         f"(skipped); the mean is over {len(totals.values)}")
+                         f"(skipped); the mean is over {totals.values.n}")
     return [clean(note) for note in notes]
 
 

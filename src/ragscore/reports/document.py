@@ -159,7 +159,7 @@ def build_document(
         "diagnoses": [d.as_dict() for d in diagnoses],
     }
     if ev.scores:
-        doc["scores"] = {name: {"questions": len(t.values), "nulls": t.nulls} for name, t in ev.scores.items()}
+        doc["scores"] = {name: {"questions": t.values.n, "nulls": t.nulls} for name, t in ev.scores.items()}
     if scores_file is not None:
         doc["scores_file"] = {
             "path": display_path(InputFile(scores_file.source)),
