@@ -92,6 +92,23 @@ def test_the_poisson_interval_equals_its_slow_restatement():
         assert poisson_interval(m, confidence) == poisson_bootstrap(values, qids, confidence, resamples, seed)
 
 
+def test_columns_summarised_together_equal_each_summarised_alone():
+    # Columns of very different widths (one holds a subnormal) share the questions' weights but
+    # not their lanes.
+    rng = random.Random(3)
+    qids = [f"q{i}" for i in range(30)]
+    columns = [[rng.random() for _ in qids], [rng.choice([0.0, 1.0]) for _ in qids],
+               [5e-324] + [rng.uniform(-1e15, 1e15) for _ in qids[1:]]]
+    together = summarise(columns, (True, False, True), qids, "0", 64)
+    assert together == [summarise([c], (s,), qids, "0", 64)[0] for c, s in zip(columns, (True, False, True), strict=True)]
+    assert together[2].replicates is not None
+    assert poisson_interval(together[2], 0.9) == poisson_bootstrap(columns[2], qids, 0.9, 64, "0")
+
+
+def test_zeros_of_either_sign_merge_to_one_summary():
+    assert one([-0.0]) + one([0.0]) == one([0.0]) + one([-0.0]) == one([0.0, -0.0])
+
+
 def test_no_replicate_with_weight_leaves_the_mean():
     # One question, three resamples: some seed gives it weight 0 in all three.
     seed = next(s for s in map(str, range(1000)) if not any(weights_of(s, "q", 3)))

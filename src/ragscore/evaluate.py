@@ -542,20 +542,20 @@ def _summarise(
     """Summarise the part's per-question values exactly (``metrics.moments``): all that the run's
     totals and intervals need of them, ready to add to the other parts'."""
     items, seed, resamples = gold.items, settings.seed, settings.bootstrap
+    # Every part decides alike, by the whole gold set: a run of few enough questions is resampled.
+    resample = resampling_is_cheap(gold.total, resamples)
 
-    def qids(positions: Iterable[int], count: int) -> list[str] | None:
-        # Only a bootstrap needs them, and only for few questions.
-        return [items[p].qid for p in positions] if resampling_is_cheap(count, resamples) else None
+    def qids(positions: Iterable[int]) -> list[str] | None:
+        return [items[p].qid for p in positions] if resample else None
 
     def by_position(column: array[float]) -> Moments:
-        present = list(map(eq, column, column))  # NaN: the question has no value
-        values = array("d", compress(column, present))
-        keys = qids(compress(range(len(column)), present), len(values))
+        values = array("d", compress(column, map(eq, column, column)))  # NaN: the question has no value
+        keys = qids(compress(range(len(column)), map(eq, column, column)))
         return summarise([values], (True,), keys, seed, resamples)[0]
 
     result.tally.shares = by_position(judged.shares)
     result.scores = {name: ScoreTotals(by_position(column), nulls) for name, (column, nulls) in score_columns.items()}
-    result.columns = [c.totals(spread(family, settings), qids(c.owners, c.counted), seed, resamples)
+    result.columns = [c.totals(spread(family, settings), qids(c.owners), seed, resamples)
                       for family, c in zip(judged.families, judged.columns, strict=True)]
 
 

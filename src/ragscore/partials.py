@@ -20,8 +20,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any, Final
 
 from ragscore import __version__
@@ -31,9 +33,10 @@ from ragscore.evaluate import Accounting, PartResult, QuestionRow, Unreadable, W
 from ragscore.external import ScoreTotals
 from ragscore.labels import Label
 from ragscore.metrics.answer import AnswerTally, Miss, Outcome
-from ragscore.metrics.families import Totals, enabled
+from ragscore.metrics.families import Totals, enabled, spread
 from ragscore.metrics.moments import Moments, Replicates
 from ragscore.metrics.registry import Direction
+from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.settings import Settings
 from ragscore.text import Rule
 
@@ -90,6 +93,8 @@ class Partial:
         except json.JSONDecodeError as exc:
             raise InputError(source, f"not a ragscore partial: invalid JSON ({exc.msg})", exc.lineno,
                              exc.colno) from None
+        except (ValueError, RecursionError) as exc:  # an integer of too many digits; nesting too deep
+            raise InputError(source, f"not a ragscore partial: {type(exc).__name__}: {exc}") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise InputError(source, f'not a ragscore partial (expected "format": "{FORMAT}")')
         if data.get("version") != VERSION:
@@ -97,7 +102,7 @@ class Partial:
                                      f"({__version__}) reads version {VERSION}: make the partials again with it")
         try:
             return _decode(data)
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as exc:
             raise InputError(source, f"a damaged ragscore partial: {type(exc).__name__}: {exc}") from None
 
 
@@ -291,6 +296,11 @@ def _settings(data: dict[str, Any]) -> Settings:
     metrics = list(data["metrics"])
     if not metrics or metrics[0] != "answer":
         raise ValueError("settings.metrics must start with \"answer\"")
+    # The values the command line and the settings files accept (config.py), so nothing fails later.
+    if not 0.0 < float(data["confidence"]) < 1.0 or not 1 <= _count(data["bootstrap"]) <= 1_000_000:
+        raise ValueError("settings.confidence or settings.bootstrap out of range")
+    if _count(data["k"]) < 1 or any(_count(k) < 1 for k in data["cutoffs"]):
+        raise ValueError("settings.k or settings.cutoffs out of range")
     return Settings(
         refusal_tokens=tuple(data["refusal_tokens"]), k=int(data["k"]), cutoffs=tuple(data["cutoffs"]),
         require_claim=bool(data["require_claim"]), scope_citations=bool(data["scope_citations"]),
@@ -303,8 +313,15 @@ def _settings(data: dict[str, Any]) -> Settings:
     )
 
 
+_HEX: Final = re.compile(r"-?0x[0-9a-f]+")
+_MAX_SCALE: Final = 1074  # a double is an integer times 2**-1074 at least
+# Every per-question value a run holds is at most this in magnitude (scores: loaders.scores.MAX_SCORE),
+# so no sum of a partial can overflow a double.
+_MAX_VALUE: Final = 1e15
+
+
 def _read_int(value: Any) -> int:
-    if type(value) is not str or not value.lstrip("-").startswith("0x"):
+    if type(value) is not str or not _HEX.fullmatch(value):
         raise TypeError(f"expected an integer written in hexadecimal, got {value!r}")
     return int(value, 16)
 
@@ -315,27 +332,56 @@ def _count(value: Any) -> int:
     return value
 
 
-def _read_moments(data: dict[str, Any], resamples: int) -> Moments:
+def _scale(value: Any) -> int:
+    scale = _count(value)
+    if scale > _MAX_SCALE:
+        raise ValueError(f"a binary scale of {scale}, more than a double has ({_MAX_SCALE})")
+    return scale
+
+
+def _read_moments(data: dict[str, Any], resamples: int, spread: bool) -> Moments:
+    """Read a summary of values, refusing one that no run can make (its intervals could not be computed)."""
+    n = _count(data["n"])
+    if not n:
+        if data["total"] != "0x0" or data["squares"] is not None or data["replicates"] is not None:
+            raise ValueError("a summary of no value with sums")
+        return Moments()
+    scale, total = _scale(data["scale"]), _read_int(data["total"])
+    squares = None if data["squares"] is None else _read_int(data["squares"])
+    low, high = _float(data["low"]), _float(data["high"])
+    if not -_MAX_VALUE <= low <= high <= _MAX_VALUE:
+        raise ValueError(f"values from {low!r} to {high!r}, not within ±{_MAX_VALUE:g}")
+    if not Fraction(low) * n <= Fraction(total, 1 << scale) <= Fraction(high) * n:
+        raise ValueError("a sum outside what its values can add up to")
+    if (squares is None) == spread:
+        raise ValueError("the sum of squares of a mean is missing" if spread else "a sum of squares of a count")
+    largest = max(abs(Fraction(low)), abs(Fraction(high)))
+    if squares is not None and not Fraction(total, 1 << scale) ** 2 <= n * Fraction(squares, 1 << 2 * scale) <= (
+            n * largest) ** 2:
+        raise ValueError("a sum of squares that its values cannot have")
     replicates = None
     if data["replicates"] is not None:
         r = data["replicates"]
         sums, weights = tuple(map(_read_int, r["sums"])), tuple(map(_count, r["weights"]))
+        if not spread or not resampling_is_cheap(n, resamples):
+            raise ValueError("bootstrap replicates where there are none")
         if len(sums) != resamples or len(weights) != resamples:
             raise ValueError(f"{len(sums)} replicate sums and {len(weights)} weights for {resamples} resamples")
-        replicates = Replicates(_count(r["scale"]), sums, weights)
-    squares = None if data["squares"] is None else _read_int(data["squares"])
-    m = Moments(_count(data["n"]), _count(data["scale"]), _read_int(data["total"]), squares, _float(data["low"]),
-                _float(data["high"]), replicates)
-    if (squares is not None and squares < 0) or (not m.n and (m.total or squares or replicates is not None)):
-        raise ValueError("a summary of values that cannot be")
-    return m
+        rscale = _scale(r["scale"])
+        if any(w > 5 * n or not Fraction(low) * w <= Fraction(x, 1 << rscale) <= Fraction(high) * w
+               for x, w in zip(sums, weights, strict=True)):
+            raise ValueError("a replicate sum that its values cannot make")
+        replicates = Replicates(rscale, sums, weights)
+    return Moments(n, scale, total, squares, low, high, replicates)
 
 
-def _read_totals(data: dict[str, Any], resamples: int) -> Totals:
+def _read_totals(data: dict[str, Any], resamples: int, spread: tuple[bool, ...]) -> Totals:
     width, counted = _count(data["width"]), _count(data["counted"])
-    columns = tuple(_read_moments(c, resamples) for c in data["columns"])
-    if width < 1 or len(columns) != width or any(c.n != counted for c in columns):
-        raise ValueError(f"a family's {len(columns)} columns of {width}, {counted} questions, do not agree")
+    if width != len(spread) or len(data["columns"]) != width:
+        raise ValueError(f"a family's {len(data['columns'])} columns, for {len(spread)} values per question")
+    columns = tuple(_read_moments(c, resamples, s) for c, s in zip(data["columns"], spread, strict=True))
+    if any(c.n != counted for c in columns):
+        raise ValueError(f"a family's columns do not all count its {counted} questions")
     return Totals(width, counted, columns)
 
 
@@ -388,11 +434,12 @@ def _decode(data: dict[str, Any]) -> Partial:
     if parts < 1 or not covers or list(covers) != sorted(set(covers)) or not 0 <= covers[0] <= covers[-1] < parts:
         raise ValueError(f"covers {list(covers)} is not a set of parts of {parts}")
     r = data["result"]
+    families = list(enabled(settings.families))
     tally = AnswerTally()
     for name in _COUNTS:
         setattr(tally, name, int(r["tally"][name]))
     tally.labels = {label: int(r["tally"]["labels"][label.value]) for label in tally.labels}
-    tally.shares = _read_moments(r["tally"]["shares"], settings.bootstrap)
+    tally.shares = _read_moments(r["tally"]["shares"], settings.bootstrap, True)
     a = r["accounting"]
     accounting = Accounting(
         int(a["lines"]), int(a["unknown"]), int(a["duplicates"]), [(int(n), str(q)) for n, q in a["unknown_ids"]],
@@ -403,11 +450,12 @@ def _decode(data: dict[str, Any]) -> Partial:
     result = PartResult(
         questions=int(r["questions"]), tally=tally, accounting=accounting,
         missing_ids=[(int(n), str(q)) for n, q in r["missing_ids"]], rows=[_read_row(v) for v in r["rows"]],
-        columns=[_read_totals(c, settings.bootstrap) for c in r["columns"]],
+        columns=[_read_totals(c, settings.bootstrap, spread(family, settings))
+                 for c, family in zip(r["columns"], families, strict=True)],
         digests=None if r["digests"] is None else (str(r["digests"][0]), str(r["digests"][1])),
         samples={name: [(_float(key), str(qid), Sample(str(qid), question, claim, _float(value)))
                         for key, qid, question, claim, value in picks] for name, picks in r["samples"].items()},
-        scores={name: ScoreTotals(_read_moments(t["values"], settings.bootstrap), int(t["nulls"]))
+        scores={name: ScoreTotals(_read_moments(t["values"], settings.bootstrap, True), _count(t["nulls"]))
                 for name, t in r["scores"].items()},
         matched_scores=[str(k) for k in r["matched_scores"]],
         score_lines={k: int(n) for k, n in r["score_lines"].items()},
@@ -417,8 +465,6 @@ def _decode(data: dict[str, Any]) -> Partial:
         gold_ragas=bool(r["gold_ragas"]),
     )
     _check(result, wants)
-    if [c.width for c in result.columns] != [f.width(settings) for f in enabled(settings.families)]:
-        raise ValueError("the families' columns do not match the settings' metrics")
     return Partial(parts, covers, settings, wants, _read_source(data["gold"]),
                    {int(part): _read_source(source) for part, source in data["traces"].items()},
                    None if data["scores"] is None else _read_source(data["scores"]), result)

@@ -145,6 +145,7 @@ class GoldSet:
     extra_keys: dict[str, tuple[str, int]] = field(default_factory=dict)
     ragas: bool = False  # read as a ragas dataset (its own gold set)
     questions_kept: bool = True  # each item's question text is held (else read again when quoted)
+    total: int = 0  # the gold set's items, every worker's (a worker holds its own only)
 
     def index_of_question(self, question: str) -> int | None:
         """Return the position of the item with this exact question text; None if there is none.
@@ -346,16 +347,18 @@ def _relevance(f: _Fields, value: object) -> dict[str, int]:
     raise f.fail("gold_relevance", f'expected "gold_relevance" to map ids to integer grades, got {got}')
 
 
-def _records(file: InputFile, part: int, parts: int) -> Iterator[tuple[int, int, str, object, bytes | None]]:
+def _records(
+    file: InputFile, part: int, parts: int, skipped: list[int] | None = None
+) -> Iterator[tuple[int, int, str, object, bytes | None]]:
     """Yield the gold records worker ``part`` may own, reading JSON Lines or a JSON array.
 
-    Each comes with its quickly read qid (see ``iter_jsonl``); a JSON array is parsed whole by
-    every worker, which then keeps its own items.
+    Each comes with its quickly read qid (see ``iter_jsonl``, which counts into ``skipped`` the
+    lines it skips); a JSON array is parsed whole by every worker, which then keeps its own items.
     """
     document, lines = array_or_lines(file)
     if document is not None:
         return ((*record, None) for record in iter_json_array(document, file.name))
-    return iter_jsonl(file, part, parts, lines)
+    return iter_jsonl(file, part, parts, lines, skipped)
 
 
 def load_gold(
@@ -369,6 +372,8 @@ def load_gold(
     ragas' shape (``trace_format``), a gold set in that shape is read as one.
     """
     file = spec if isinstance(spec, (InputFile, Records)) else InputFile(spec)
+    skipped: list[int] = []  # the lines of other workers' items, skipped unread
+    others = 0               # ... and their items read to learn their qid
     items: list[GoldItem] = []
     by_qid: dict[str, int] = {}
     places = array("q")
@@ -386,9 +391,9 @@ def load_gold(
     elif fields or trace_format in ("auto", "ragas"):
         from ragscore.loaders.shapes import gold_records
 
-        shape, records = gold_records(file, part, parts, fields, trace_format, *array_or_lines(file))
+        shape, records = gold_records(file, part, parts, fields, trace_format, *array_or_lines(file), skipped)
     else:
-        records = _records(file, part, parts)
+        records = _records(file, part, parts, skipped)
     if shape is not None:  # a question read again would be read raw, not through the shape: keep it
         keep = keep | {KEEP_QUESTION}
     for line, column, text, obj, key in records:
@@ -401,6 +406,7 @@ def load_gold(
         else:
             item = parse_gold_item(obj, name, line, column, text, keep)
         if parts > 1 and not is_mine(key, item.qid, part, parts):
+            others += 1
             continue
         if item.qid in by_qid:
             first = line_of(places[by_qid[item.qid]])
@@ -418,7 +424,8 @@ def load_gold(
     if not items and parts == 1:
         raise InputError(file.name, NO_QUESTIONS)
     return GoldSet(source=file, items=items, by_qid=by_qid, places=places, extra_keys=extra_keys,
-                   ragas=shape is not None and shape.ragas, questions_kept=KEEP_QUESTION in keep)
+                   ragas=shape is not None and shape.ragas, questions_kept=KEEP_QUESTION in keep,
+                   total=len(items) + others + sum(skipped))
 
 
 def questions_at(spec: str, places: Collection[int]) -> dict[int, str | None]:

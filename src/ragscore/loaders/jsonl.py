@@ -229,7 +229,8 @@ def decode_document(text: str, source: str) -> object:
 
 
 def iter_jsonl(
-    file: InputFile, part: int = 0, parts: int = 1, first: Iterator[bytes] | None = None
+    file: InputFile, part: int = 0, parts: int = 1, first: Iterator[bytes] | None = None,
+    skipped: list[int] | None = None,
 ) -> Iterator[tuple[int, int, str, object, bytes | None]]:
     """Yield ``(line, column, text, value, key)`` for the non-blank lines worker ``part`` may own.
 
@@ -237,6 +238,7 @@ def iter_jsonl(
     qid is skipped unparsed when another worker owns it (line numbers still count it), and is
     yielded with that qid's bytes as ``key``; a line whose qid cannot be read without parsing
     comes with ``key`` None. The caller settles both with ``is_mine`` once the line is parsed.
+    Once the lines are read, how many were skipped is appended to ``skipped``.
     """
     lines = file.raw_lines() if first is None else first
     name = file.name
@@ -249,6 +251,7 @@ def iter_jsonl(
                 yield number, 1, text, value, None
         return
     quick, crc = _FIRST_QID_RE.match, zlib.crc32
+    others = 0
     for number, raw in enumerate(lines, 1):
         # The owner of a line that starts with its qid, without parsing it: the same hash as
         # owner() gives the parsed qid. This runs for every line of both files in every worker.
@@ -257,12 +260,15 @@ def iter_jsonl(
         if match is not None:
             key = match[1] if match[1] is not None else str(int(match[2])).encode()
             if crc(key) % parts != part:
+                others += 1
                 continue
         if number == 1 and raw.startswith(BOM):
             raw = raw[len(BOM) :]
         text, value = decode_line(raw, name, number)
         if value is not ...:
             yield number, 1, text, value, key
+    if skipped is not None:
+        skipped.append(others)
 
 
 def is_mine(key: bytes | None, qid: str, part: int, parts: int) -> bool:

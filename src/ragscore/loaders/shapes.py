@@ -611,10 +611,10 @@ class GoldShape:
 
 def gold_records(
     file: InputFile, part: int, parts: int, mapping: tuple[tuple[str, str], ...], trace_format: str,
-    document: str | None, lines: Iterator[bytes],
+    document: str | None, lines: Iterator[bytes], skipped: list[int] | None = None,
 ) -> tuple[GoldShape | None, Iterator[tuple[int, int, str, object, bytes | None]]]:
     """Read a gold set's records, in ragas' shape too (when the traces may be ragas: a ragas
-    dataset is its own gold set), with ``[gold.fields]`` applied."""
+    dataset is its own gold set), with ``[gold.fields]`` applied (``skipped``: see ``iter_jsonl``)."""
     from ragscore.loaders.jsonl import iter_json_array
 
     records: Iterator[tuple[int, int, str, object, bytes | None]]
@@ -630,7 +630,7 @@ def gold_records(
             records = ((line, 1, "", row, None) for line, row in ragas_csv(file.name, lines))
             ragas = True
         else:
-            records = iter_jsonl(file, part, parts, lines)
+            records = iter_jsonl(file, part, parts, lines, skipped)
             if looks_json(first):
                 with contextlib.suppress(InputError):
                     ragas = ragas_gold(decode_line(first, file.name, 1)[1])

@@ -2,8 +2,8 @@
 
 A ``Moments`` summarises one metric's values over some of the questions: how many, their sum and
 sum of squares kept exactly (integers at one binary scale), the least and the greatest, and,
-while the questions are few enough to resample (``resampling_is_cheap``), the sums of a Poisson
-bootstrap. Summaries of disjoint sets of questions add up exactly, so a run split between
+when the run's questions are few enough to resample (``resampling_is_cheap``), the sums of a
+Poisson bootstrap. Summaries of disjoint sets of questions add up exactly, so a run split between
 processes or machines (``--jobs``, partials) gives the bits of the run made in one process,
 however its parts were grouped.
 
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -134,7 +135,7 @@ class Moments:
 
     @property
     def fsum(self) -> float:
-        """The sum of the values, correctly rounded: what ``math.fsum`` gives."""
+        """The sum of the values, correctly rounded: what ``math.fsum`` gives (but 0.0 for -0.0)."""
         return self.total / (1 << self.scale)
 
     def mean(self) -> float | None:
@@ -178,18 +179,34 @@ def summarise(
     (the questions' qids, in the columns' order) are given and few enough to resample
     (``resampling_is_cheap``), its Poisson bootstrap sums.
     """
-    exact = [_exact(column) for column in columns]
     replicates: dict[int, Replicates] = {}
     if keys and any(spread) and resampling_is_cheap(len(keys), resamples):
-        replicates = _replicate({j: pair for j, pair in enumerate(exact) if spread[j]}, keys, seed, resamples)
+        exact = {j: _exact(column) for j, column in enumerate(columns) if spread[j]}
+        replicates = _replicate(exact, keys, seed, resamples)
     out = []
-    for j, (column, (scale, ints)) in enumerate(zip(columns, exact, strict=True)):
+    for j, column in enumerate(columns):
         if not len(column):
             out.append(Moments())
             continue
-        squares = sum(map(mul, ints, ints)) if spread[j] else None
-        out.append(_reduced(len(column), scale, sum(ints), squares, min(column), max(column), replicates.get(j)))
+        scale, total, squares = _sums(column, spread[j])
+        # + 0.0 makes a zero +0.0, so that the least of -0.0 and 0.0 is one value whichever came first.
+        out.append(_reduced(len(column), scale, total, squares, min(column) + 0.0, max(column) + 0.0,
+                            replicates.get(j)))
     return out
+
+
+def _sums(values: Sequence[float], squares: bool) -> tuple[int, int, int | None]:
+    """Give the scale, and the sum and (when asked) the sum of squares of finite values at it, exactly."""
+    if len(set(values[:1024])) <= 256:
+        # Few distinct values (most metrics: shares, ranks, counts, 0 and 1): each one's
+        # multiplicity, counted at C speed, times the value, exactly.
+        counts = Counter(values)
+        scale, ints = _exact(list(counts))
+        times = list(counts.values())
+        total = sum(map(mul, ints, times))
+        return scale, total, sum(map(mul, map(mul, ints, ints), times)) if squares else None
+    scale, ints = _exact(values)
+    return scale, sum(ints), sum(map(mul, ints, ints)) if squares else None
 
 
 def _replicate(
@@ -199,29 +216,34 @@ def _replicate(
 
     Each question's weights are packed into one integer, a lane of ``lane`` bytes per replicate,
     so that value * packed adds the value's weighted share to every replicate in one big-integer
-    product. A lane holds up to 5 n times the largest value, so sums never carry into the next
-    lane; negative values are summed apart and subtracted.
+    product. A lane holds up to 5 n times the column's largest value, so sums never carry into
+    the next lane; negative values are summed apart and subtracted. Columns of like values share
+    a lane width (and each question's packed weights).
     """
-    widest = max(max(map(abs, ints), default=0).bit_length() for _, ints in exact.values())
-    lane = (widest + (_MAX_WEIGHT * len(keys)).bit_length() + 7) // 8
+    headroom = (_MAX_WEIGHT * len(keys)).bit_length()
+    lanes = {j: (max(map(abs, ints), default=0).bit_length() + headroom + 7) // 8 for j, (_, ints) in exact.items()}
+    widths = sorted(set(lanes.values()))
     prefix = _prefix(seed)
     shake = hashlib.shake_256
-    buffer = bytearray(lane * resamples)
+    buffers = {lane: bytearray(lane * resamples) for lane in widths}
     positive, negative = dict.fromkeys(exact, 0), dict.fromkeys(exact, 0)
-    weights = 0
+    weights = dict.fromkeys(widths, 0)
     for i, key in enumerate(keys):
-        buffer[::lane] = shake(prefix + _key(key)).digest(resamples).translate(WEIGHTS)
-        packed = int.from_bytes(buffer, "little")
-        weights += packed
+        drawn = shake(prefix + _key(key)).digest(resamples).translate(WEIGHTS)
+        packed = {}
+        for lane, buffer in buffers.items():
+            buffer[::lane] = drawn
+            packed[lane] = int.from_bytes(buffer, "little")
+            weights[lane] += packed[lane]
         for j, (_, ints) in exact.items():
             x = ints[i]
             if x > 0:
-                positive[j] += x * packed
+                positive[j] += x * packed[lanes[j]]
             elif x:
-                negative[j] -= x * packed
-    counts = _lanes(weights, lane, resamples)
-    return {j: Replicates(scale, tuple(map(sub, _lanes(positive[j], lane, resamples),
-                                           _lanes(negative[j], lane, resamples))), counts)._reduced()
+                negative[j] -= x * packed[lanes[j]]
+    counts = _lanes(weights[widths[0]], widths[0], resamples)
+    return {j: Replicates(scale, tuple(map(sub, _lanes(positive[j], lanes[j], resamples),
+                                           _lanes(negative[j], lanes[j], resamples))), counts)._reduced()
             for j, (scale, _) in exact.items()}
 
 
