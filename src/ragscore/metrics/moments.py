@@ -188,25 +188,28 @@ def summarise(
         if not len(column):
             out.append(Moments())
             continue
-        scale, total, squares = _sums(column, spread[j])
+        scale, total, squares, low, high = _sums(column, spread[j])
         # + 0.0 makes a zero +0.0, so that the least of -0.0 and 0.0 is one value whichever came first.
-        out.append(_reduced(len(column), scale, total, squares, min(column) + 0.0, max(column) + 0.0,
-                            replicates.get(j)))
+        out.append(_reduced(len(column), scale, total, squares, low + 0.0, high + 0.0, replicates.get(j)))
     return out
 
 
-def _sums(values: Sequence[float], squares: bool) -> tuple[int, int, int | None]:
-    """Give the scale, and the sum and (when asked) the sum of squares of finite values at it, exactly."""
-    if len(set(values[:1024])) <= 256:
-        # Few distinct values (most metrics: shares, ranks, counts, 0 and 1): each one's
-        # multiplicity, counted at C speed, times the value, exactly.
+def _sums(values: Sequence[float], squares: bool) -> tuple[int, int, int | None, float, float]:
+    """Give the scale, the sum and (when asked) the sum of squares of finite values at it, exactly,
+    and the least and greatest value."""
+    sample = values[:1024]
+    if len(set(sample)) <= len(sample) - len(sample) // 8:
+        # Values that repeat (most metrics: shares, ranks, counts, 0 and 1, nDCG of few grades):
+        # each distinct value's multiplicity, counted at C speed, times the value, exactly.
         counts = Counter(values)
-        scale, ints = _exact(list(counts))
+        distinct = list(counts)
+        scale, ints = _exact(distinct)
         times = list(counts.values())
         total = sum(map(mul, ints, times))
-        return scale, total, sum(map(mul, map(mul, ints, ints), times)) if squares else None
+        return (scale, total, sum(map(mul, map(mul, ints, ints), times)) if squares else None, min(distinct),
+                max(distinct))
     scale, ints = _exact(values)
-    return scale, sum(ints), sum(map(mul, ints, ints)) if squares else None
+    return scale, sum(ints), sum(map(mul, ints, ints)) if squares else None, min(values), max(values)
 
 
 def _replicate(
