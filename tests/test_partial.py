@@ -108,6 +108,8 @@ def test_every_grouping_of_merges_gives_the_same_bytes(isolated):
     for merged in (left, right, nested, rebuilt):
         assert merged.complete
         assert ragscore.finalize(merged, per_question=True).report() == one
+    # The merged partial itself is one text however it was grouped (exact summaries in one form).
+    assert left.to_json() == right.to_json() == nested.to_json() == rebuilt.to_json()
 
 
 def test_sharded_compressed_traces_merge_with_their_files_listed(ragscore, isolated):
