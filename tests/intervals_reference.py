@@ -51,7 +51,7 @@ def poisson_bootstrap(values: Sequence[float], qids: Sequence[str], confidence: 
 
 
 def normal(values: Sequence[float], confidence: float) -> tuple[float, float]:
-    """mean ± z s / sqrt(n), the sample variance computed exactly and rounded once, clamped to the values' range."""
+    """mean ± z s / sqrt(n), the sample variance computed exactly and rounded once."""
     n = len(values)
     mean = math.fsum(values) / n
     if n == 1:
@@ -59,7 +59,7 @@ def normal(values: Sequence[float], confidence: float) -> tuple[float, float]:
     exact_mean = sum(map(Fraction, values)) / n
     variance = float(sum((Fraction(x) - exact_mean) ** 2 for x in values) / (n - 1))
     half = NormalDist().inv_cdf(1 - (1 - confidence) / 2) * math.sqrt(variance) / math.sqrt(n)
-    return max(mean - half, min(values)), min(mean + half, max(values))
+    return mean - half, mean + half
 
 
 def multinomial_bootstrap(values: Sequence[float], confidence: float, resamples: int, seed: str) -> tuple[float, float]:

@@ -133,11 +133,10 @@ def test_the_normal_interval_equals_its_restatement_and_numpy():
             assert got == normal(values, 0.95)
             half = 1.959963984540054 * np.std(values, ddof=1) / math.sqrt(n)
             mean = float(np.mean(values))
-            expected = (max(mean - half, min(values)), min(mean + half, max(values)))
-            assert got == pytest.approx(expected, rel=1e-12, abs=1e-12)
+            assert got == pytest.approx((mean - half, mean + half), rel=1e-12, abs=1e-12)
     # [1, 2, 3, 4, 5]: mean 3, s^2 = 10 / 4, half width z sqrt(0.5).
-    # (Within the values' range, so not clamped; [0, 1] is: 0.5 ± 6.9 becomes [0, 1].)
-    assert normal_interval(one([0.0, 1.0]), 0.95) == (0.0, 1.0)
+    # Not clamped, as the textbook interval is not: 0 and 1 give 0.5 ± z sqrt(1/2) / sqrt(2) = 0.5 ± 0.98.
+    assert normal_interval(one([0.0, 1.0]), 0.95) == pytest.approx((0.5 - 0.979982, 0.5 + 0.979982), abs=1e-6)
     low, high = normal_interval(one([1.0, 2.0, 3.0, 4.0, 5.0]), 0.95)
     assert (3 - low, high - 3) == pytest.approx((1.385903824349678, 1.385903824349678), abs=1e-12)
     assert normal_interval(one([0.25]), 0.95) == (0.25, 0.25)

@@ -17,9 +17,9 @@ clamped to [least, greatest]. A question's weights depend on its qid alone, so e
 its own questions and the parts add up; 0.1's bootstrap, which drew n questions with
 replacement, needed every value in one place.
 
-Normal approximation (too many questions to resample): mean ± z s / sqrt(n), clamped to
-[least, greatest], the variance s² = (n Σx² − (Σx)²) / (n (n − 1)) computed exactly from the
-exact sums and rounded once.
+Normal approximation (too many questions to resample): mean ± z s / sqrt(n), the variance
+s² = (n Σx² − (Σx)²) / (n (n − 1)) computed exactly from the exact sums and rounded once; not
+clamped, as the textbook interval is not (with few questions it may pass a metric's bounds).
 """
 
 from __future__ import annotations
@@ -258,8 +258,7 @@ def _lanes(packed: int, lane: int, count: int) -> tuple[int, ...]:
 
 
 def normal_interval(m: Moments, confidence: float) -> tuple[float, float]:
-    """The normal approximation's interval of the mean, mean ± z s / sqrt(n) clamped to the values'
-    range (needs ``squares``)."""
+    """The normal approximation's interval of the mean, mean ± z s / sqrt(n), not clamped (needs ``squares``)."""
     if not m.n or m.squares is None:
         raise ValueError("a normal interval needs values and their squares")
     mean = m.fsum / m.n
@@ -268,8 +267,7 @@ def normal_interval(m: Moments, confidence: float) -> tuple[float, float]:
     # n Σx² − (Σx)² is exact here (both at scale 2 scale); one division rounds it.
     variance = (m.n * m.squares - m.total * m.total) / ((m.n * (m.n - 1)) << 2 * m.scale)
     half = z_value(confidence) * math.sqrt(variance) / math.sqrt(m.n)
-    # A mean lies in [least, greatest]: a share's interval never passes 1, nor a rate's 0.
-    return max(mean - half, m.low), min(mean + half, m.high)
+    return mean - half, mean + half
 
 
 def poisson_interval(m: Moments, confidence: float) -> tuple[float, float]:
