@@ -23,6 +23,7 @@ from ragscore.gates import (
     parse_gate_table,
     resolve_metric,
 )
+from ragscore.metrics import METRICS
 from ragscore.metrics.families import ANSWER, FAMILIES
 from ragscore.metrics.registry import Direction, closest, did_you_mean, lookup, split_cutoff
 from ragscore.quoting import quote, show_value
@@ -423,7 +424,7 @@ def load_config(
 
     # A gate may name a metric of any family; naming one turns its family on. Other names (not
     # close to a known one) are scores from other evaluators, found in the traces or --scores.
-    names = (*every_metric, *sorted(KNOWN_SCORES),
+    names = (*every_metric, *METRICS.names("operations"), *sorted(KNOWN_SCORES),
              *(name for name in diagnosis_rules if not name.endswith("@K") and lookup(name) is None))
     gates: dict[str, Gate | None] = {gate.metric: gate for gate in DEFAULT_GATES}
     for tables in files:

@@ -16,8 +16,9 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import reduce
 from itertools import chain, compress
-from operator import eq
+from operator import add, eq
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from ragscore.diagnose import Sample
@@ -59,6 +60,8 @@ from ragscore.metrics.families import Columns, Family, Totals, enabled, spread
 from ragscore.metrics.moments import Moments, summarise
 from ragscore.metrics.registry import Direction, lookup
 from ragscore.metrics.stats import resampling_is_cheap
+from ragscore.operations import KEYS as OPERATION_KEYS
+from ragscore.operations import OperationColumns, Operations
 from ragscore.quoting import quote
 from ragscore.settings import Settings
 from ragscore.text import Rule
@@ -232,6 +235,7 @@ class PartResult:
     gold_keys: dict[str, tuple[str, int]] = field(default_factory=dict)   # near misses: key -> (field, first line)
     trace_keys: dict[str, tuple[str, int]] = field(default_factory=dict)
     gold_ragas: bool = False  # the gold set was read as a ragas dataset
+    operations: Operations | None = None  # latency, tokens and cost (None: no trace carries any)
 
 
 @dataclass(slots=True)
@@ -257,6 +261,7 @@ class Evaluation:
     # (native traces only: mapped ones name their own)
     trace_keys: dict[str, tuple[str, int]] = field(default_factory=dict)
     gold_ragas: bool = False  # the gold set was read as a ragas dataset
+    operations: Operations | None = None  # latency, tokens and cost (None: no trace carries any)
 
     def metrics(self) -> dict[str, float | None]:
         """Return every metric by name: answer metrics, optional families, external scores, then counts."""
@@ -265,6 +270,8 @@ class Evaluation:
             values.update(family.summarise(columns, self.settings))
         for name, score in self.scores.items():
             values[name] = score.mean
+        if self.operations is not None:
+            values.update(self.operations.metrics())
         values["missing"] = self.tally.missing
         values["unknown_traces"] = self.accounting.unknown
         values["duplicate_traces"] = self.accounting.duplicates
@@ -389,6 +396,7 @@ class _Judged:
     families: list[Family]
     columns: list[Columns]                # one per enabled optional family
     external: ScoreColumns                # scores from other evaluators
+    operations: OperationColumns          # latency, tokens and cost, when the traces carry them
     claims: list[str | None] | None
     trace_lines: array[int] | None
     views: dict[int, TraceView] = field(default_factory=dict)  # the questions to explain: the last trace
@@ -409,6 +417,7 @@ def _judged(questions: int, settings: Settings, wants: Wants, parts: int, reread
         families=families,
         columns=columns,
         external=ScoreColumns(questions),
+        operations=OperationColumns(questions),
         # A part of a split file reads the few claims it quotes again; records and standard input
         # cannot be read again.
         claims=[None] * questions if wants.samples and (parts == 1 or not rereadable) else None,
@@ -455,6 +464,7 @@ def _join(
                                                     judged.trace_lines)
     external, families, columns, views, seen, shape = (judged.external, judged.families, judged.columns, judged.views,
                                                        judged.seen, judged.shape)
+    operations, operation_keys = judged.operations, OPERATION_KEYS
     accounting, trace_keys = result.accounting, result.trace_keys
     note_duplicate, note_unreadable, note_bad_retrieved = (accounting.note_duplicate, accounting.note_unreadable,
                                                            accounting.note_bad_retrieved)
@@ -492,9 +502,12 @@ def _join(
         if codes[position] != not_judged:
             note_duplicate(line, item.qid)
             external.clear(position)  # the later line replaces the whole trace, its scores too
+            operations.clear(position)
         scores = obj.get("scores")  # type: ignore[attr-defined]
         if scores is not None:
             external.put_trace(position, scores, name, line)
+        if not operation_keys.isdisjoint(obj):  # type: ignore[arg-type]
+            operations.put(position, obj)  # type: ignore[arg-type]
         if claims is not None:
             claims[position] = view.claim
         elif trace_lines is not None:
@@ -553,6 +566,7 @@ def _summarise(
         keys = qids(compress(range(len(column)), map(eq, column, column)))
         return summarise([values], (True,), keys, seed, resamples)[0]
 
+    result.operations = judged.operations.totals(result.tally.traced)
     result.tally.shares = by_position(judged.shares)
     result.scores = {name: ScoreTotals(by_position(column), nulls) for name, (column, nulls) in score_columns.items()}
     result.columns = [c.totals(spread(family, settings), qids(c.owners), seed, resamples)
@@ -707,6 +721,8 @@ def combine(parts: Sequence[PartResult]) -> PartResult:
     out.samples = {name: sorted(chain.from_iterable(p.samples.get(name, ()) for p in parts), key=_pick_order)
                    for name in dict.fromkeys(name for p in parts for name in p.samples)}
     out.scores = merge_totals([p.scores for p in parts])
+    if any(p.operations is not None for p in parts):  # a part whose traces carry none: its questions lack them all
+        out.operations = reduce(add, (p.operations or Operations.none(p.tally.traced) for p in parts))
     out.matched_scores = sorted({key for p in parts for key in p.matched_scores})
     # The first line of each score name; names first met on one line stay in that line's order.
     first: dict[str, tuple[int, int]] = {}
@@ -763,7 +779,7 @@ def finish(
         gold, traces, digests, settings, part.questions, part.tally, accounting, [q for _, q in part.missing_ids],
         part.rows if wants.rows else None, part.explained, part.columns, keep_worst([part.samples], wants.samples),
         part.scores, unmatched, gold_keys=part.gold_keys, trace_keys=part.trace_keys, mapped_found=part.mapped_found,
-        gold_ragas=part.gold_ragas,
+        gold_ragas=part.gold_ragas, operations=part.operations,
     )
 
 

@@ -71,6 +71,11 @@ def format_threshold(value: float) -> str:
     return f"{value:.15g}"
 
 
+def _operational(name: str) -> bool:
+    spec = lookup(name)
+    return spec is not None and spec.family == "operations"
+
+
 TYPO_CUTOFF: Final = 0.85  # a name this close to a known metric is a typo, not another evaluator's score
 
 
@@ -222,7 +227,10 @@ def unknown_gate_metric(
     (a gate is a Gate or a (metric, source, line) triple, as for regression bounds).
     """
     produced = list(metrics)
-    candidates = produced + [name for name in known if name not in produced] + list(ALIASES)
+    # Operational metrics are typo targets only in a run that reports them: "latency_ms" is a
+    # score's name as often as a slip for "latency_max".
+    candidates = produced + [name for name in known if name not in produced and not _operational(name)] + list(
+        ALIASES)
     for gate in gates:
         metric, source, line = (gate.metric, gate.source, gate.line) if isinstance(gate, Gate) else gate
         if metric in candidates:

@@ -37,6 +37,8 @@ from ragscore.metrics.families import Totals, enabled, spread
 from ragscore.metrics.moments import Moments, Replicates
 from ragscore.metrics.registry import Direction
 from ragscore.metrics.stats import resampling_is_cheap
+from ragscore.operations import CONCEPTS as OPERATION_CONCEPTS
+from ragscore.operations import Operations, Sketch
 from ragscore.settings import Settings
 from ragscore.text import Rule
 
@@ -225,6 +227,13 @@ def _moments(m: Moments) -> dict[str, Any]:
                                                   "weights": list(r.weights)}}
 
 
+def _operations(o: Operations) -> dict[str, Any]:
+    # The latencies travel as a sketch: a merged report's quantiles are within 1% (it says so).
+    sketch = o.sketched()
+    return {"traced": o.traced, "bad": o.bad, "sums": [_moments(m) for m in o.sums],
+            "sketch": {"zeros": sketch.zeros, "buckets": sorted(sketch.buckets.items())}}
+
+
 def _encode(p: Partial) -> dict[str, Any]:
     r = p.result
     if r.explained or r.packed is not None or r.one_process or r.error is not None:
@@ -273,6 +282,7 @@ def _encode(p: Partial) -> dict[str, Any]:
             "trace_keys": {key: list(v) for key, v in r.trace_keys.items()},
             "digests": None if r.digests is None else list(r.digests),
             "rows": [_row(row) for row in r.rows],
+            "operations": None if r.operations is None else _operations(r.operations),
         },
     }
 
@@ -385,6 +395,25 @@ def _read_totals(data: dict[str, Any], resamples: int, spread: tuple[bool, ...])
     return Totals(width, counted, columns)
 
 
+def _read_operations(data: dict[str, Any] | None, questions: int) -> Operations | None:
+    if data is None:
+        return None
+    traced, bad = _count(data["traced"]), _count(data["bad"])
+    sums = tuple(_read_moments(m, 1, False) for m in data["sums"])
+    if len(sums) != len(OPERATION_CONCEPTS) or traced > questions or any(m.n > traced or m.low < 0
+                                                                        for m in sums if m.n):
+        raise ValueError("operations that do not fit the questions")
+    buckets = {}
+    for index, count in data["sketch"]["buckets"]:
+        if type(index) is not int or abs(index) > 100_000 or index in buckets:
+            raise ValueError(f"a sketch bucket {index!r} that no value fills")
+        buckets[index] = _count(count)
+    sketch = Sketch(buckets, _count(data["sketch"]["zeros"]))
+    if sketch.count != sums[0].n:
+        raise ValueError(f"a sketch of {sketch.count} latencies for {sums[0].n}")
+    return Operations(traced, bad, sums, None, sketch)
+
+
 def _read_source(data: dict[str, Any]) -> Source:
     return Source(str(data["path"]), str(data["sha256"]), bool(data.get("records", False)),
                   tuple(data.get("specs", ())), tuple((str(p), str(s)) for p, s in data.get("files", ())),
@@ -463,6 +492,7 @@ def _decode(data: dict[str, Any]) -> Partial:
         gold_keys={k: (str(f), int(n)) for k, (f, n) in r["gold_keys"].items()},
         trace_keys={k: (str(f), int(n)) for k, (f, n) in r["trace_keys"].items()},
         gold_ragas=bool(r["gold_ragas"]),
+        operations=_read_operations(r["operations"], int(r["questions"])),
     )
     _check(result, wants)
     return Partial(parts, covers, settings, wants, _read_source(data["gold"]),

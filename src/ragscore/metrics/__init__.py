@@ -100,6 +100,20 @@ EXTERNAL: Final = (
     MetricSpec("semantic_similarity", H, SCORES, "external score: closeness in meaning to the reference answer"),
 )
 
+OPERATIONS: Final = (  # read from the traces when they carry them (operations.py); no interval
+    *(MetricSpec(f"latency_p{q}", L, "operations", f"{q}th percentile of the questions' latency in milliseconds",
+                 "count") for q in (50, 90, 95, 99)),
+    MetricSpec("latency_max", L, "operations", "the longest latency in milliseconds", "count"),
+    MetricSpec("latency_mean", L, "operations", "mean latency in milliseconds, over questions that have one", "count"),
+    MetricSpec("tokens_in_mean", L, "operations", "mean prompt (input) tokens, over questions that have them",
+               "count"),
+    MetricSpec("tokens_out_mean", L, "operations", "mean completion (output) tokens, over questions that have them",
+               "count"),
+    MetricSpec("tokens_total", L, "operations", "prompt and completion tokens of every question", "count"),
+    MetricSpec("cost_total", L, "operations", "the cost of every question", "count"),
+    MetricSpec("cost_mean", L, "operations", "mean cost, over questions that have one", "count"),
+)
+
 COUNTS: Final = (  # always reported, last
     MetricSpec("missing", L, "counts", "gold questions with no trace (scored as refusals)", "count"),
     MetricSpec("unknown_traces", L, "counts", "trace lines whose qid or question is not in the gold set", "count"),
@@ -110,6 +124,6 @@ COUNTS: Final = (  # always reported, last
 # Other names a gate or rule may use for a metric ("recall@k": full_recall@ at the run's k).
 ALIASES: Final = {"under": "under_refusal", "over": "over_refusal", "recall@k": "full_recall@K"}
 
-METRICS: Final = Registry((*ANSWER, *RETRIEVAL, *SIMILARITY, *TEXT, *EXTERNAL, *COUNTS), ALIASES)
+METRICS: Final = Registry((*ANSWER, *RETRIEVAL, *SIMILARITY, *TEXT, *EXTERNAL, *OPERATIONS, *COUNTS), ALIASES)
 
 __all__ = ["ALIASES", "METRICS", "Direction", "MetricSpec", "Registry"]

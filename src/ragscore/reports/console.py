@@ -126,6 +126,10 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
                          f"{'was' if len(scores.duplicates) == 1 else 'were'} replaced by a later row for the same "
                          "question (the last counts): "
                          f"{_listed([k for _, k in scores.duplicates[:EXAMPLES]], len(scores.duplicates))}")
+    if ev.operations is not None and ev.operations.bad:
+        fields = _plural(ev.operations.bad, "latency, token or cost field", "latency, token or cost fields")
+        notes.append(f"operations: {fields} could not be read (not a number from 0 to 1e15, or an end before its "
+                     "start); counted as missing")
     for name, totals in ev.scores.items():
         if totals.nulls:
             notes.append(f"score {name}: {_plural(totals.nulls, 'question has', 'questions have')} null or NaN "

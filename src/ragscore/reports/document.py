@@ -160,6 +160,8 @@ def build_document(
     }
     if ev.scores:
         doc["scores"] = {name: {"questions": t.values.n, "nulls": t.nulls} for name, t in ev.scores.items()}
+    if ev.operations is not None:
+        doc["operations"] = {"quantiles": ev.operations.method, "bad": ev.operations.bad, **ev.operations.counts()}
     if scores_file is not None:
         doc["scores_file"] = {
             "path": display_path(InputFile(scores_file.source)),
