@@ -161,3 +161,32 @@ def test_the_sketch_stays_within_one_percent_on_a_million_values():
     exact = statistics.quantiles(sorted(values), n=100, method="inclusive")
     for percent, estimate in zip(percents, halves.quantiles(percents), strict=True):
         assert abs(estimate - exact[percent - 1]) <= 0.01 * exact[percent - 1], percent
+
+
+def test_the_readme_example(ragscore, monkeypatch):
+    from conftest import ROOT
+
+    monkeypatch.chdir(ROOT)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("$ ragscore --gold examples/operations/gold.jsonl", 1)[1].split("```", 1)[0]
+    shown = [line for line in block.splitlines() if line.startswith("ragscore: ")]
+    run = ragscore("--gold", "examples/operations/gold.jsonl", "--trace", "examples/operations/trace.jsonl",
+                   "--gates", "latency_p95=1000,cost_total=0.01", "--format", "none")
+    assert run.status == 1 and len(shown) == 4
+    assert all(line in run.err.splitlines() for line in shown), run.err
+
+
+def test_fields_elsewhere_are_mapped_and_replace_the_built_in_ones(ragscore, isolated):
+    _run(isolated, n=40)
+    traces = [json.loads(line) for line in (isolated / "t.jsonl").read_text(encoding="utf-8").splitlines()]
+    for i, t in enumerate(traces):
+        t["timing"] = {"total_ms": 100.0 + i}
+        t["meter"] = {"in": 10 * i}
+    write(isolated / "mapped.jsonl", traces)
+    doc = ragscore("--gold", "g.jsonl", "--trace", "mapped.jsonl", "--no-fail", "--map", "latency_ms=timing.total_ms",
+                   "--map", "tokens_in=meter.in").json()
+    assert doc["metrics"]["latency_max"] == 139.0  # the mapped field, not the native latency_ms beside it
+    assert doc["metrics"]["latency_p50"] == statistics.quantiles([100.0 + i for i in range(40)], n=100,
+                                                                 method="inclusive")[49]
+    assert doc["metrics"]["tokens_in_mean"] == sum(10 * i for i in range(40)) / 40  # usage.prompt_tokens dropped
+    assert doc["operations"]["latency_ms"] == {"questions": 40, "missing": 0}

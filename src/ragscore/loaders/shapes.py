@@ -43,6 +43,10 @@ TRACE_CONCEPTS: Final = {
     "retrieved_chunks": "retrieved_chunks",
     "scores": "scores",
     "document_id": "",  # read inside each retrieved entry that is an object
+    "latency_ms": "latency_ms",  # operations.py reads these four
+    "tokens_in": "input_tokens",
+    "tokens_out": "output_tokens",
+    "cost": "cost",
 }
 CONTAINERS: Final = frozenset({"citations", "retrieved_ids", "retrieved_chunks", "scores"})
 # The native keys a mapped concept replaces (the built-in lookup is dropped, not mixed in).
@@ -55,7 +59,14 @@ _REPLACES: Final = {
     "refused": ("refused",),
     "retrieved_chunks": ("retrieved_chunks",),
     "scores": ("scores",),
+    "latency_ms": ("latency_ms", "latency", "duration_ms", "start_time", "end_time"),
+    "tokens_in": ("input_tokens", "prompt_tokens"),
+    "tokens_out": ("output_tokens", "completion_tokens"),
+    "cost": ("cost", "cost_usd"),
 }
+# ... and, for the token counts, the keys inside "usage" they replace.
+_IN_USAGE: Final = {"tokens_in": ("prompt_tokens", "input_tokens"),
+                    "tokens_out": ("completion_tokens", "output_tokens")}
 _IN_ANSWER_JSON: Final = {"claim": "claim", "citations": "citations", "refused": "refused"}
 
 PRESETS: Final[Mapping[str, Mapping[str, tuple[str, ...]]]] = {
@@ -187,6 +198,9 @@ class TraceShape:
                 answer_json = out.get("answer_json")
                 if concept in _IN_ANSWER_JSON and type(answer_json) is dict and _IN_ANSWER_JSON[concept] in answer_json:
                     out["answer_json"] = {k: v for k, v in answer_json.items() if k != _IN_ANSWER_JSON[concept]}
+                usage = out.get("usage")
+                if concept in _IN_USAGE and type(usage) is dict:
+                    out["usage"] = {k: v for k, v in usage.items() if k not in _IN_USAGE[concept]}
         else:
             out = {}
         for concept, paths in self.fields.items():

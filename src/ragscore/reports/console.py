@@ -126,6 +126,11 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
                          f"{'was' if len(scores.duplicates) == 1 else 'were'} replaced by a later row for the same "
                          "question (the last counts): "
                          f"{_listed([k for _, k in scores.duplicates[:EXAMPLES]], len(scores.duplicates))}")
+    if ev.operations is not None:
+        for concept, count in ev.operations.counts().items():
+            if count["questions"] and count["missing"]:
+                notes.append(f"operations: {count['missing']} of {ev.operations.traced} traced questions have no "
+                             f"{concept} (left out of its metrics, not counted as 0)")
     if ev.operations is not None and ev.operations.bad:
         fields = _plural(ev.operations.bad, "latency, token or cost field", "latency, token or cost fields")
         notes.append(f"operations: {fields} could not be read (not a number from 0 to 1e15, or an end before its "
