@@ -56,7 +56,7 @@ def test_quantiles_equal_statistics_and_numpy_and_the_rest_is_exact(ragscore, is
     values = list(latency.values())
     cuts = statistics.quantiles(values, n=100, method="inclusive")
     for q in QUANTILES:
-        assert metrics[f"latency_p{q}"] == cuts[q - 1]
+        assert metrics[f"latency_p{q}"] == pytest.approx(cuts[q - 1], rel=1e-12)
         assert metrics[f"latency_p{q}"] == pytest.approx(float(np.percentile(values, q)), rel=1e-12)
     assert metrics["latency_max"] == max(values)
     assert metrics["latency_mean"] == float(sum(map(Fraction, values)) / len(values))
@@ -190,3 +190,54 @@ def test_fields_elsewhere_are_mapped_and_replace_the_built_in_ones(ragscore, iso
                                                                  method="inclusive")[49]
     assert doc["metrics"]["tokens_in_mean"] == sum(10 * i for i in range(40)) / 40  # usage.prompt_tokens dropped
     assert doc["operations"]["latency_ms"] == {"questions": 40, "missing": 0}
+
+
+def test_equal_latencies_are_every_quantile_exactly(ragscore, isolated):
+    # statistics.quantiles gives 250.30000000000004 for four times 250.3; a gate at 250.3 must pass.
+    write(isolated / "g.jsonl", [{"qid": f"q{i}", "answerable": True, "gold_citations": ["d"]} for i in range(4)])
+    write(isolated / "t.jsonl", [{"qid": f"q{i}", "latency_ms": 250.3, "answer_json": {"claim": "x", "citations": ["d"]}}
+                                 for i in range(4)])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--gates", "latency_p99=250.3,latency_max=250.3",
+                   "--no-fail")
+    assert all(run.json()["metrics"][f"latency_p{q}"] == 250.3 for q in QUANTILES)
+    assert run.json()["gates"]["latency_p99"]["status"] == "pass"
+
+
+def test_a_replaced_line_and_latency_in_seconds_are_read_as_written(ragscore, isolated):
+    write(isolated / "g.jsonl", [{"qid": f"q{i}", "answerable": True, "gold_citations": ["d"]} for i in range(3)])
+    answer = {"claim": "x", "citations": ["d"]}
+    write(isolated / "t.jsonl", [
+        {"qid": "q0", "latency_ms": "x", "cost": -1, "answer_json": answer},   # two bad fields ...
+        {"qid": "q1", "latency": 1e15, "answer_json": answer},                 # 1e18 ms: beyond 1e15, bad
+        {"qid": "q0", "latency_ms": 5, "cost": 1, "answer_json": answer},      # ... replaced by this line
+        {"qid": "q2", "latency_ms": "slow", "start_time": 0, "end_time": 1, "answer_json": answer},  # bad, no fallback
+    ])
+    doc = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail").json()
+    assert doc["operations"]["bad"] == 2
+    assert doc["operations"]["latency_ms"] == {"questions": 1, "missing": 2}
+    assert doc["metrics"]["latency_max"] == 5.0
+
+
+def test_a_slice_gate_on_an_operational_metric_is_an_error(ragscore, isolated):
+    _run(isolated, n=20)
+    write(isolated / "gates.toml", "[slice_gates]\nlatency_p95 = 100\n")
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--by", "answerable")
+    assert run.status == 2 and "is not computed per slice" in run.err
+
+
+def test_a_bucket_no_value_fills_is_refused(ragscore, isolated):
+    _run(isolated, n=60)
+    assert ragscore("partial", "--gold", "g.jsonl", "--trace", "t.jsonl", "--part", "1/1", "-o", "p.json",
+                    "-q").status == 0
+    doc = json.loads((isolated / "p.json").read_text(encoding="utf-8"))
+    n = doc["result"]["operations"]["sums"][0]["n"]
+    doc["result"]["operations"]["sketch"] = {"zeros": 0, "buckets": [[40000, n]]}
+    (isolated / "p.json").write_text(json.dumps(doc), encoding="utf-8")
+    run = ragscore("merge", "p.json")
+    assert run.status == 2 and "a sketch bucket 40000 that no value fills" in run.err
+    merged_note = ragscore("partial", "--gold", "g.jsonl", "--trace", "t.jsonl", "--part", "1/1", "-o", "q.json", "-q",
+                           "--rows")
+    assert merged_note.status == 0
+    run = ragscore("merge", "q.json", "--no-fail", "--format", "markdown")
+    assert "Latency quantiles: sketch (each within 1% of the exact quantile)." in run.out
+    assert "operations: the latency quantiles come from the partials' sketches" in run.err

@@ -466,6 +466,9 @@ def load_config(
                     raise table.error(
                         metric, f'"{metric}" counts trace lines, which belong to no slice: gate it in [gates]'
                     )
+                if (spec := lookup(metric)) is not None and spec.family == "operations":
+                    raise table.error(metric, f'"{metric}" is not computed per slice (latency, tokens and cost are '
+                                              "the run's): gate it in [gates]")
             slice_gates.update(parsed)
     gated += tuple(spec.family for metric in [*regression, *slice_gates] if (spec := lookup(metric)) is not None)
     settings = replace(settings, families=_in_order(settings.families + gated))

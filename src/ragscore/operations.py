@@ -18,9 +18,8 @@ Means, totals and the maximum are exact either way.
 from __future__ import annotations
 
 import math
-import statistics
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Final
@@ -75,19 +74,21 @@ def read(record: Mapping[str, object]) -> tuple[tuple[float, ...], int]:
     bad = 0
     for concept in CONCEPTS:
         value = math.nan
+        present = False
         for path, factor in _SOURCES[concept]:
             found: object = record
             for step in path:
                 found = found.get(step) if isinstance(found, dict) else None
             if found is None:
                 continue
+            present = True  # the first field present is read: a bad one is not replaced by the next
             number = _number(found)
-            if number is None:
+            if number is None or number * factor > _LARGEST:  # seconds are checked as milliseconds
                 bad += 1
-                break
-            value = number * factor
+            else:
+                value = number * factor
             break
-        if concept == "latency_ms" and value != value and ("start_time" in record or "end_time" in record):
+        if concept == "latency_ms" and not present and ("start_time" in record or "end_time" in record):
             start, end = _instant(record.get("start_time")), _instant(record.get("end_time"))
             if start is None or end is None or end < start or (end - start) * 1000.0 > _LARGEST:
                 bad += 1
@@ -103,23 +104,24 @@ class OperationColumns:
 
     questions: int
     values: list[array[float]] = field(default_factory=list)
+    bad: array[int] = field(default_factory=lambda: array("B"))  # unreadable fields of each question's trace
     seen: bool = False  # some trace had an operational field
-    bad: int = 0        # unreadable operational fields
-
-    def __post_init__(self) -> None:
-        self.values = [array("d", [math.nan]) * self.questions for _ in CONCEPTS]
 
     def put(self, position: int, record: Mapping[str, object]) -> None:
         """Store a trace's values (a later trace line for the question replaces them all)."""
+        if not self.seen:  # allocated at the first trace that has one
+            self.values = [array("d", [math.nan]) * self.questions for _ in CONCEPTS]
+            self.bad = array("B", [0]) * self.questions
+            self.seen = True
         values, bad = read(record)
-        self.seen = True
-        self.bad += bad
+        self.bad[position] = bad
         for column, value in zip(self.values, values, strict=True):
             column[position] = value
 
     def clear(self, position: int) -> None:
         """Forget a question's values (a later trace line replaces the one that gave them)."""
         if self.seen:
+            self.bad[position] = 0
             for column in self.values:
                 column[position] = math.nan
 
@@ -129,7 +131,19 @@ class OperationColumns:
             return None
         present = [array("d", (v for v in column if v == v)) for column in self.values]
         sums = [summarise([column], (False,))[0] for column in present]
-        return Operations(traced, self.bad, tuple(sums), present[0], None)
+        return Operations(traced, sum(self.bad), tuple(sums), present[0], None)
+
+
+def _between(value_at: Callable[[int], float], n: int, percent: int) -> float:
+    """The percentile of n ordered values (``value_at(rank)``, 0-based): at position (n - 1) p / 100,
+    interpolated linearly, as ``statistics.quantiles(method="inclusive")`` and numpy's default
+    place it; the position is found in integers, and equal neighbours give their value exactly."""
+    j, delta = divmod((n - 1) * percent, 100)
+    a = value_at(j)
+    if not delta:
+        return a
+    b = value_at(j + 1)
+    return a if a == b else a + (b - a) * delta / 100
 
 
 class Sketch:
@@ -189,16 +203,8 @@ class Sketch:
 
     def quantiles(self, percents: Sequence[int]) -> list[float]:
         """Each percentile, interpolated between ranks as numpy's default and statistics' "inclusive" do."""
-        n = self.count
         order = sorted(self.buckets)
-        out = []
-        for percent in percents:
-            h = (n - 1) * percent / 100
-            low = math.floor(h)
-            a = self._value(low, order)
-            b = self._value(min(low + 1, n - 1), order)
-            out.append(a + (b - a) * (h - low))
-        return out
+        return [_between(lambda rank: self._value(rank, order), self.count, percent) for percent in percents]
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,9 +250,7 @@ class Operations:
         if latency.n:
             if self.latencies is not None:
                 ordered = sorted(self.latencies)
-                # statistics.quantiles needs two values; one value is every quantile.
-                cuts = statistics.quantiles(ordered, n=100, method="inclusive") if len(ordered) > 1 else ordered * 99
-                out.update((f"latency_p{q}", cuts[q - 1]) for q in QUANTILES)
+                out.update((f"latency_p{q}", _between(ordered.__getitem__, len(ordered), q)) for q in QUANTILES)
             else:
                 # Within the exact least and greatest latency: a bucket's value may lie 1% past them.
                 quantiles = (min(max(v, latency.low), latency.high) for v in self.sketched().quantiles(QUANTILES))

@@ -405,7 +405,8 @@ def _read_operations(data: dict[str, Any] | None, questions: int) -> Operations 
         raise ValueError("operations that do not fit the questions")
     buckets = {}
     for index, count in data["sketch"]["buckets"]:
-        if type(index) is not int or abs(index) > 100_000 or index in buckets:
+        # Values from 5e-324 to 1e15 fill buckets -37,300 to 1,730: beyond them, none (and γ**index overflows).
+        if type(index) is not int or not -38_000 <= index <= 1_800 or index in buckets:
             raise ValueError(f"a sketch bucket {index!r} that no value fills")
         buckets[index] = _count(count)
     sketch = Sketch(buckets, _count(data["sketch"]["zeros"]))

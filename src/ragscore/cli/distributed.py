@@ -42,7 +42,8 @@ examples:
   ragscore merge part-1.json part-2.json part-3.json
   ragscore merge parts/*.json --format text --gates "precision=0.8"
 
-The merged report is the one ragscore score gives in one process on the same inputs, byte for byte.
+The merged report is the one ragscore score gives in one process on the same inputs, byte for byte
+(but for latency quantiles, which partials carry as a sketch within 1%, and say so).
 """
 
 

@@ -127,6 +127,9 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
                          "question (the last counts): "
                          f"{_listed([k for _, k in scores.duplicates[:EXAMPLES]], len(scores.duplicates))}")
     if ev.operations is not None:
+        if ev.operations.method != "exact":
+            notes.append("operations: the latency quantiles come from the partials' sketches (each within 1% of the "
+                         "exact quantile)")
         for concept, count in ev.operations.counts().items():
             if count["questions"] and count["missing"]:
                 notes.append(f"operations: {count['missing']} of {ev.operations.traced} traced questions have no "

@@ -161,6 +161,9 @@ def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
                        f"{cell(meaning)} |")
     for family, values in by_family.items():
         out += _family_section(family, values, intervals, level)
+        quantiles = doc.get("operations", {}).get("quantiles", "exact")
+        if family == "operations" and quantiles != "exact":  # merged from partials
+            out += ["", f"Latency quantiles: {cell(quantiles)}."]
     out += _slices_section(doc.get("slices", {}))
     out += ["", "## Labels", "", "| label | count |", "|---|---|"]
     out += [f"| {code(label)} | {count} |" for label, count in doc["labels"].items()]
