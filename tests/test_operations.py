@@ -93,6 +93,9 @@ def test_where_each_value_is_read_from():
         ({"cost": 0.5, "cost_usd": 9}, (math.nan, math.nan, math.nan, 0.5), 0),  # the first named wins
         ({"latency_ms": True, "cost": "0.1", "usage": {"prompt_tokens": float("nan")}}, (math.nan,) * 4, 3),
         ({"latency_ms": 10**400}, (math.nan,) * 4, 1),
+        ({"usage": "n/a"}, (math.nan,) * 4, 2),  # not an object: both token counts unreadable
+        ({"start_time": "2026-11-24T10:00:00+02:00", "end_time": "2026-11-24T10:00:01"}, (math.nan,) * 4, 1),
+        ({"start_time": 0, "end_time": "1970-01-01T00:00:02Z"}, (2000.0, math.nan, math.nan, math.nan), 0),
     ]
     for record, expected, bad in cases:
         values, unreadable = read(record)

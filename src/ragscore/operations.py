@@ -68,6 +68,16 @@ def _instant(value: object) -> float | None:
     return moment.timestamp()
 
 
+def _zoned(value: object) -> bool | None:
+    """Whether a time is placed in UTC: epoch seconds are, an ISO 8601 time is when it has an offset."""
+    if type(value) is not str:
+        return True
+    try:
+        return datetime.fromisoformat(value).tzinfo is not None
+    except ValueError:
+        return None
+
+
 def read(record: Mapping[str, object]) -> tuple[tuple[float, ...], int]:
     """Read a trace's operational values (NaN where it has none) and count the fields it has that are unreadable."""
     out = []
@@ -78,7 +88,10 @@ def read(record: Mapping[str, object]) -> tuple[tuple[float, ...], int]:
         for path, factor in _SOURCES[concept]:
             found: object = record
             for step in path:
-                found = found.get(step) if isinstance(found, dict) else None
+                # A step into something other than an object ("usage": "n/a") finds a value that is not a number.
+                found = found.get(step) if isinstance(found, dict) else (None if found is None else found)
+                if found is not None and not isinstance(found, dict) and step != path[-1]:
+                    break
             if found is None:
                 continue
             present = True  # the first field present is read: a bad one is not replaced by the next
@@ -89,8 +102,10 @@ def read(record: Mapping[str, object]) -> tuple[tuple[float, ...], int]:
                 value = number * factor
             break
         if concept == "latency_ms" and not present and ("start_time" in record or "end_time" in record):
-            start, end = _instant(record.get("start_time")), _instant(record.get("end_time"))
-            if start is None or end is None or end < start or (end - start) * 1000.0 > _LARGEST:
+            start_at, end_at = record.get("start_time"), record.get("end_time")
+            start, end = _instant(start_at), _instant(end_at)
+            if (start is None or end is None or end < start or (end - start) * 1000.0 > _LARGEST
+                    or _zoned(start_at) != _zoned(end_at)):  # a time with an offset and one without: unknown
                 bad += 1
             else:
                 value = (end - start) * 1000.0

@@ -9,6 +9,7 @@ from ragscore.evaluate import EXAMPLES, Evaluation, unreadable_hint
 from ragscore.gates import GateResult, Status
 from ragscore.loaders.gold import KEY_SAMPLE_LINES
 from ragscore.loaders.shards import Shards
+from ragscore.metrics.registry import lookup
 from ragscore.quoting import quote, shorten
 from ragscore.reports.common import clean, fmt, gate_bound
 from ragscore.slices import SliceResult
@@ -23,6 +24,11 @@ if TYPE_CHECKING:
 def _listed(ids: list[str], total: int) -> str:
     """List the ids, or say they are examples when there are more lines than ids shown."""
     return ", ".join(ids) if total <= len(ids) else "e.g. " + ", ".join(ids)
+
+
+def _operational(metric: str) -> bool:
+    spec = lookup(metric)
+    return spec is not None and spec.family == "operations"
 
 
 def _plural(n: int, one: str, many: str) -> str:
@@ -155,8 +161,9 @@ def gate_lines(results: list[GateResult], passed: bool, slice_failed: list[str] 
     lines = []
     if any(r.status is not Status.PASS for r in results):
         for r in results:
-            unseen = "" if r.seen else (f": the run never saw {quote(r.gate.metric)} "
-                                        """(no trace's "scores" and no --scores row gave it)""")
+            unseen = "" if r.seen else (f": the run never saw {quote(r.gate.metric)} " + (
+                "(no trace carries latency, tokens or cost)" if _operational(r.gate.metric)
+                else """(no trace's "scores" and no --scores row gave it)"""))
             lines.append(f"{r.status.value.upper():7} {r.gate.metric} = {fmt(r.value)} "
                          f"(gate {gate_bound(r.gate.op, r.gate.threshold)}){unseen}")
     slice_failed = slice_failed or []
