@@ -68,14 +68,14 @@ def _instant(value: object) -> float | None:
     return moment.timestamp()
 
 
-def _zoned(value: object) -> bool | None:
+def _zoned(value: object) -> bool:
     """Whether a time is placed in UTC: epoch seconds are, an ISO 8601 time is when it has an offset."""
     if type(value) is not str:
         return True
     try:
         return datetime.fromisoformat(value).tzinfo is not None
     except ValueError:
-        return None
+        return False  # unreadable: _instant says so
 
 
 def read(record: Mapping[str, object]) -> tuple[tuple[float, ...], int]:
@@ -88,10 +88,9 @@ def read(record: Mapping[str, object]) -> tuple[tuple[float, ...], int]:
         for path, factor in _SOURCES[concept]:
             found: object = record
             for step in path:
-                # A step into something other than an object ("usage": "n/a") finds a value that is not a number.
-                found = found.get(step) if isinstance(found, dict) else (None if found is None else found)
-                if found is not None and not isinstance(found, dict) and step != path[-1]:
+                if not isinstance(found, dict):  # "usage": "n/a": found, and not a number
                     break
+                found = found.get(step)
             if found is None:
                 continue
             present = True  # the first field present is read: a bad one is not replaced by the next
