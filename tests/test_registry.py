@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 
 import pytest
 
@@ -81,7 +82,9 @@ def test_the_families_take_their_names_from_the_registry():
         + METRICS.names("counts")
     )
     assert KNOWN == frozenset(METRICS.names("scores"))
-    every = set(metric_names(settings)) | KNOWN | set(METRICS.names("operations"))
+    sampled = replace(settings, repeats="samples", pass_k=(1, 3))  # the metrics of repeated samples
+    assert metric_names(sampled) == answer + METRICS.names("repeats", (1, 3)) + metric_names(settings)[len(answer):]
+    every = set(metric_names(sampled)) | KNOWN | set(METRICS.names("operations"))
     assert every == {name for spec in METRICS for name in expand((spec,), (4,) if spec.family == "answer" else (1, 3))}
 
 
@@ -219,7 +222,7 @@ def test_the_scores_loader_names_the_line_of_a_name_no_score_may_have(ragscore, 
 
 def test_the_report_schema_takes_every_name_a_metric_may_have():
     from ragscore.schema import load_schema
-    from ragscore.score_names import PATTERN
+    from ragscore.score_names import METRIC_PATTERN
 
     patterns = set()
 
@@ -234,4 +237,4 @@ def test_the_report_schema_takes_every_name_a_metric_may_have():
                 walk(value)
 
     walk(load_schema())
-    assert patterns == {f"^{PATTERN}$"}
+    assert patterns == {f"^(?:{METRIC_PATTERN})$"}

@@ -44,7 +44,8 @@ TraceSource = Source | Sequence[str | os.PathLike[str]] | Shards
 FORMATS: Final = ("json", "markdown", "text", "html", "junit")
 # Keyword settings and what they set (see Overrides).
 _SETTINGS: Final = ("k", "cutoffs", "refusal_tokens", "refusal_patterns", "require_claim", "scope_citations", "strict",
-                    "gates", "metrics", "confidence", "bootstrap", "seed", "trace_format", "fields")
+                    "gates", "metrics", "confidence", "bootstrap", "seed", "trace_format", "fields", "repeats",
+                    "pass_k")
 
 
 def load_config(path: str | os.PathLike[str] | None = None, *, cwd: str | os.PathLike[str] | None = None,
@@ -95,7 +96,7 @@ def _overrides(settings: Mapping[str, Any], base: Overrides = _NO_OVERRIDES) -> 
 def _checked(name: str, value: Any) -> Any:
     """Check one keyword setting as the command line checks its option; return it as Overrides keeps it."""
     from ragscore.loaders.shapes import CHOICES
-    from ragscore.settings import MAX_CUTOFF, cutoff_problem, refusal_pattern_problem
+    from ragscore.settings import MAX_CUTOFF, REPEATS, cutoff_problem, refusal_pattern_problem
 
     def positive(v: Any) -> bool:
         return isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_CUTOFF
@@ -103,7 +104,7 @@ def _checked(name: str, value: Any) -> Any:
     problem = None
     if name in ("k", "bootstrap"):
         problem = None if positive(value) else f"a positive integer of at most {MAX_CUTOFF:,}"
-    elif name == "cutoffs":
+    elif name in ("cutoffs", "pass_k"):
         values = [value] if isinstance(value, int) else list(value)
         if not values or not all(positive(v) for v in values):
             problem = f"positive integers of at most {MAX_CUTOFF:,}"
@@ -120,6 +121,8 @@ def _checked(name: str, value: Any) -> Any:
         value = str(value)
     elif name == "trace_format":
         problem = None if value in CHOICES else f"one of {', '.join(CHOICES)}"
+    elif name == "repeats":
+        problem = None if value in REPEATS else f"one of {', '.join(REPEATS)}"
     elif name == "refusal_tokens":
         if not all(isinstance(v, str) for v in value):
             problem = "strings"
@@ -377,7 +380,8 @@ def _wants(config: Config, rows: bool, by: tuple[str, ...], scores_file: ScoreFi
                     if not name.endswith("@K") or lookup(name.replace("@K", "@1")) is None))
     return Wants(rows=rows, explain=explain, by=by, samples=config.samples,
                  targets=sample_targets(tuple(dict.fromkeys(candidates)), config.rules) if config.samples else (),
-                 scores=scores_file)
+                 scores=scores_file,
+                 pass_bound=next(((g.op, g.threshold) for g in config.gates if g.metric == "min_pass_rate"), None))
 
 
 def _check_jobs(jobs: object) -> None:
@@ -467,8 +471,12 @@ class Comparison:
                          "(--trace-format auto)")
         notes += [f"REGRESSION {r.metric}: worse by {fmt(r.worse_by)} (allowed {r.allowed:g})"
                   for r in self.regressions if r.status == "fail"]
-        notes.append(f"{'pass' if self.passed else 'FAIL'}: {len(self.fixed)} questions fixed, "
-                     f"{len(self.broken)} broken")
+        if self.document["mcnemar"] is None:  # repeated samples: correctness is a pass rate
+            notes.append(f"{'pass' if self.passed else 'FAIL'}: compared over repeated samples (pass@k and pass^k "
+                         "per question)")
+        else:
+            notes.append(f"{'pass' if self.passed else 'FAIL'}: {len(self.fixed)} questions fixed, "
+                         f"{len(self.broken)} broken")
         return notes
 
 
@@ -538,7 +546,8 @@ def compare(
         paired = pair_runs(baseline_run, candidate_run, [row.qid for row in candidate_ev.rows or ()], run_settings)
         baseline_ev = None
     deltas = compare_runs(baseline_metrics, candidate_ev.metrics(), paired, run_settings)
-    test = mcnemar(paired)
+    # With samples a question's correctness is a pass rate, not a yes or no: McNemar does not apply.
+    test = None if run_settings.sampled else mcnemar(paired)
     regressions = check_regressions(deltas, config.regression, config.require_significance, run_settings.confidence,
                                     config.directions)
     inputs = {
@@ -547,8 +556,8 @@ def compare(
         "trace": _input_of(candidate_ev.traces, candidate_ev.digests[1]),
     }
     doc = build_compare_document(inputs, run_settings, deltas, test, regressions)
-    return Comparison(doc, baseline_ev, candidate_ev, regressions, test.fixed, test.broken, read_as,
-                      run_settings.confidence)
+    return Comparison(doc, baseline_ev, candidate_ev, regressions, test.fixed if test else [],
+                      test.broken if test else [], read_as, run_settings.confidence)
 
 
 def _input_of(file: Any, digest: str) -> dict[str, Any]:
@@ -571,7 +580,8 @@ def _check_regression_names(config: Config, metrics: Iterable[str]) -> None:
 _NOT_SCORING: Final = ("ragscore", "metrics", "ci")
 # How the inputs were read, as a signature leaves it out when they were read as the contract: a
 # report read another way (a format, a mapping, refusal patterns) differs in these.
-_READ_AS_CONTRACT: Final = {"trace": "native", "trace_fields": "{}", "gold_fields": "{}", "refusal_patterns": "[]"}
+_READ_AS_CONTRACT: Final = {"trace": "native", "trace_fields": "{}", "gold_fields": "{}", "refusal_patterns": "[]",
+                             "repeats": "last"}
 
 
 def _check_same_scoring(baseline: str, candidate: str, source: str) -> None:
@@ -779,6 +789,9 @@ def partial(
     from ragscore.partials import Partial
 
     config = _configured(config, settings)
+    if config.settings.sampled:
+        raise UsageError('partials do not carry repeated samples yet (repeats = "samples"): score the run in one '
+                         "process (ragscore score --repeats samples, with --jobs for every core)")
     index, parts = _check_part(part)
     gold_in, trace_in = as_input(gold, "gold"), as_traces(traces)
     by = _slice_paths(by)

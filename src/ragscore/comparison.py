@@ -21,6 +21,7 @@ from ragscore.intervals import BOOTSTRAP, NORMAL
 from ragscore.metrics.answer import PASSING_LABELS, Label, answer_metric_names, question_values
 from ragscore.metrics.families import enabled
 from ragscore.metrics.registry import Direction, direction_of
+from ragscore.metrics.repeats import repeat_metric_names
 from ragscore.metrics.stats import PairSums, holm, mcnemar_exact, paired_bootstrap, paired_normal, resampling_is_cheap
 from ragscore.quoting import quote
 from ragscore.settings import Settings
@@ -76,7 +77,12 @@ def run_from_evaluation(ev: Evaluation) -> Run:
     values: dict[str, dict[str, float | None]] = {}
     correct: dict[str, bool] = {}
     for row in ev.rows:
-        per = dict(zip(names, question_values(row.outcome, row.answerable, settings), strict=True))
+        if row.sampled is not None:  # means over the question's samples, then its repeat metrics
+            per = dict(zip(names, row.sampled.answer, strict=True))
+            # min_pass_rate is a least value, not a mean of per-question values: it is not tested
+            per.update(zip(repeat_metric_names(settings)[:-1], row.sampled.repeats, strict=True))
+        else:
+            per = dict(zip(names, question_values(row.outcome, row.answerable, settings), strict=True))
         for family, family_row in zip(families, row.family_rows, strict=True):
             per.update(family.question_metrics(family_row, settings))
         for name in ev.scores:  # scores from other evaluators (None where the question has none)

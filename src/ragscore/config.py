@@ -27,7 +27,7 @@ from ragscore.metrics import METRICS
 from ragscore.metrics.families import ANSWER, FAMILIES
 from ragscore.metrics.registry import Direction, closest, did_you_mean, lookup, split_cutoff
 from ragscore.quoting import quote, show_value
-from ragscore.settings import MAX_CUTOFF, Settings, cutoff_problem, refusal_pattern_problem
+from ragscore.settings import MAX_CUTOFF, REPEATS, Settings, cutoff_problem, refusal_pattern_problem
 
 DEFAULT_GATES: Final = (
     Gate("precision", ">=", 0.80),
@@ -74,6 +74,8 @@ class Overrides:
     seed: str | None = None
     trace_format: str | None = None
     trace_fields: tuple[tuple[str, str], ...] = ()  # --map, over [trace.fields] concept by concept
+    repeats: str | None = None
+    pass_k: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +230,8 @@ def _apply_scoring(settings: Settings, table: SettingsTable) -> Settings:
         "similarity_threshold": lambda key: _number(table, key, -1.0, 1.0),
         "stemmer": lambda key: _bool(table, key),
         "text_tokenizer": lambda key: _choice(table, key, TEXT_TOKENIZERS),
+        "repeats": lambda key: _choice(table, key, REPEATS),
+        "pass_k": lambda key: _cutoffs(table, key),
         "confidence": lambda key: _number(table, key, 0.0, 1.0, low_open=True, high_open=True),
         "bootstrap": lambda key: _positive_int(table, key, table.data[key]),
         "seed": lambda key: str(table.data[key]) if isinstance(table.data[key], (int, str)) and not isinstance(
@@ -413,6 +417,8 @@ def load_config(
         families=_in_order(settings.families + overrides.families),
         trace_format=overrides.trace_format or settings.trace_format,
         trace_fields=tuple({**dict(settings.trace_fields), **dict(overrides.trace_fields)}.items()),
+        repeats=overrides.repeats or settings.repeats,
+        pass_k=overrides.pass_k or settings.pass_k,
     )
 
     diagnosis_rules, samples = builtin_rules(), DEFAULT_SAMPLES

@@ -56,9 +56,10 @@ from ragscore.metrics.answer import (
     question_values,
     unpack,
 )
-from ragscore.metrics.families import Columns, Family, Totals, enabled, spread
+from ragscore.metrics.families import Columns, Family, SampleColumns, Totals, averaged, enabled, spread
 from ragscore.metrics.moments import Moments, summarise
 from ragscore.metrics.registry import Direction, lookup
+from ragscore.metrics.repeats import QuestionSamples, Repeats, RepeatTotals, repeat_metric_names, summarise_questions
 from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.operations import KEYS as OPERATION_KEYS
 from ragscore.operations import OperationColumns, Operations
@@ -78,7 +79,7 @@ COUNT_METRICS = METRICS.names("counts")
 def metric_names(settings: Settings) -> tuple[str, ...]:
     """Name the metrics a run with these settings computes (known before any input is read)."""
     optional = tuple(name for family in enabled(settings.families) for name in family.names(settings))
-    return answer_metric_names(settings) + optional + COUNT_METRICS
+    return answer_metric_names(settings) + repeat_metric_names(settings) + optional + COUNT_METRICS
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +94,7 @@ class Wants:
     targets: tuple[tuple[str, Direction, float], ...] = ()  # (metric, direction, bound past which to pick)
     scores: ScoreFile | None = None  # a --scores file to join to the questions
     routed: bool = False  # the traces were routed to their part already: one of another part is an error
+    pass_bound: tuple[str, float] | None = None  # a min_pass_rate gate (op, threshold): list the questions it fails
 
 
 class QuestionRow(NamedTuple):
@@ -108,6 +110,7 @@ class QuestionRow(NamedTuple):
     family_rows: tuple[Sequence[float] | None, ...]  # one per enabled optional family
     slices: tuple[tuple[str, ...], ...] = ()           # the labels of each --by path
     scores: dict[str, float] = {}                       # external scores the question has (read-only)
+    sampled: QuestionSamples | None = None              # its samples (repeats = "samples"; outcome: the last)
 
 
 class Explained(NamedTuple):
@@ -236,6 +239,7 @@ class PartResult:
     trace_keys: dict[str, tuple[str, int]] = field(default_factory=dict)
     gold_ragas: bool = False  # the gold set was read as a ragas dataset
     operations: Operations | None = None  # latency, tokens and cost (None: no trace carries any)
+    repeats: RepeatTotals | None = None   # the questions' samples (repeats = "samples")
 
 
 @dataclass(slots=True)
@@ -262,10 +266,16 @@ class Evaluation:
     trace_keys: dict[str, tuple[str, int]] = field(default_factory=dict)
     gold_ragas: bool = False  # the gold set was read as a ragas dataset
     operations: Operations | None = None  # latency, tokens and cost (None: no trace carries any)
+    repeats: RepeatTotals | None = None   # the questions' samples (repeats = "samples")
 
     def metrics(self) -> dict[str, float | None]:
-        """Return every metric by name: answer metrics, optional families, external scores, then counts."""
-        values: dict[str, float | None] = self.tally.metrics(self.settings)
+        """Return every metric by name: answer metrics (with samples: means over each question's,
+        then the metrics of samples), optional families, external scores, then counts."""
+        values: dict[str, float | None]
+        if self.repeats is not None:
+            values = self.repeats.metrics(self.settings, answer_metric_names(self.settings))
+        else:
+            values = self.tally.metrics(self.settings)
         for family, columns in zip(enabled(self.settings.families), self.columns, strict=True):
             values.update(family.summarise(columns, self.settings))
         for name, score in self.scores.items():
@@ -402,13 +412,16 @@ class _Judged:
     views: dict[int, TraceView] = field(default_factory=dict)  # the questions to explain: the last trace
     seen: dict[int, int] = field(default_factory=dict)         # ... and how many lines they had
     shape: TraceShape | None = None       # how a mapped trace format is read (None: the contract)
+    repeats: Repeats | None = None        # each question's samples (repeats = "samples")
+    sampled_columns: list[SampleColumns] | None = None  # ... and the families' sums over them, until finished
 
 
 def _judged(questions: int, settings: Settings, wants: Wants, parts: int, rereadable: bool = True) -> _Judged:
     """Allocate the per-question state of a part with ``questions`` gold items."""
     families = list(enabled(settings.families))
     columns = [Columns(f.width(settings)) for f in families]
-    for c in columns:
+    sampled_columns = [SampleColumns(f.width(settings)) for f in families] if settings.sampled else None
+    for c in sampled_columns or columns:
         c.reserve(questions)
     return _Judged(
         codes=array("H", [_NOT_JUDGED]) * questions,
@@ -416,12 +429,14 @@ def _judged(questions: int, settings: Settings, wants: Wants, parts: int, reread
         outcomes=[None] * questions if wants.rows or wants.explain else None,
         families=families,
         columns=columns,
-        external=ScoreColumns(questions),
-        operations=OperationColumns(questions),
+        external=ScoreColumns(questions, sampled=settings.sampled),
+        operations=OperationColumns(questions, sampled=settings.sampled),
         # A part of a split file reads the few claims it quotes again; records and standard input
         # cannot be read again.
         claims=[None] * questions if wants.samples and (parts == 1 or not rereadable) else None,
         trace_lines=array("q", [0]) * questions if wants.samples and parts > 1 and rereadable else None,
+        repeats=Repeats.of(questions, settings) if settings.sampled else None,
+        sampled_columns=sampled_columns,
     )
 
 
@@ -436,17 +451,22 @@ def score_traces(
     _join(gold, traces.name, records, judged, settings, wants, part, parts, result)
     _judge_missing(gold, judged, settings, result)
     _tally(judged, result.tally)
+    sampled = _finish_samples(gold, judged, settings) if judged.repeats is not None else None
     if wants.scores is not None:
         result.matched_scores = judged.external.put_file(gold.items, wants.scores)
     score_columns = judged.external.finish()
     result.score_lines = judged.external.first_lines
     if judged.outcomes is not None:
-        _rows_and_explained(gold, judged, score_columns, wants, result)
+        _rows_and_explained(gold, judged, score_columns, wants, result, sampled)
     if wants.packed:
-        result.packed = _packed(judged, score_columns, settings)
+        result.packed = _packed(judged, score_columns, settings, sampled)
     if wants.samples:
-        result.samples = _samples(gold, traces, judged, score_columns, settings, wants)
+        result.samples = _samples(gold, traces, judged, score_columns, settings, wants, sampled)
     _summarise(gold, judged, score_columns, settings, result)
+    if sampled is not None:
+        resample = resampling_is_cheap(gold.total, settings.bootstrap)
+        result.repeats = summarise_questions(sampled, [item.qid for item in gold.items], gold.places, settings,
+                                             wants.pass_bound, resample)
     if judged.shape is not None:
         result.mapped_found = {concept: judged.shape.found.get(concept, 0) for concept in judged.shape.mapped}
 
@@ -462,9 +482,10 @@ def _join(
     items, by_qid, not_judged = gold.items, gold.by_qid, _NOT_JUDGED
     codes, shares, outcomes, claims, trace_lines = (judged.codes, judged.shares, judged.outcomes, judged.claims,
                                                     judged.trace_lines)
-    external, families, columns, views, seen, shape = (judged.external, judged.families, judged.columns, judged.views,
-                                                       judged.seen, judged.shape)
-    operations, operation_keys = judged.operations, OPERATION_KEYS
+    external, families, views, seen, shape = judged.external, judged.families, judged.views, judged.seen, judged.shape
+    # Each sample adds to its question's sums; else a later line replaces the question's row.
+    columns: Sequence[Columns | SampleColumns] = judged.sampled_columns or judged.columns
+    operations, operation_keys, repeats = judged.operations, OPERATION_KEYS, judged.repeats
     accounting, trace_keys = result.accounting, result.trace_keys
     note_duplicate, note_unreadable, note_bad_retrieved = (accounting.note_duplicate, accounting.note_unreadable,
                                                            accounting.note_bad_retrieved)
@@ -499,7 +520,7 @@ def _join(
             accounting.note_unknown(view)
             continue
         item = items[position]
-        if codes[position] != not_judged:
+        if codes[position] != not_judged and repeats is None:
             note_duplicate(line, item.qid)
             external.clear(position)  # the later line replaces the whole trace, its scores too
             operations.clear(position)
@@ -523,11 +544,14 @@ def _join(
         if position in explain_at:
             views[position] = view
             seen[position] = seen.get(position, 0) + 1
+        if repeats is not None:  # a sample of the question: its answer metrics add to the question's
+            repeats.add(position, codes[position], outcome.cite_share)
 
 
 def _judge_missing(gold: GoldSet, judged: _Judged, settings: Settings, result: PartResult) -> None:
     """Judge each question that no trace line answered as a missing trace (a refusal)."""
     items, codes, outcomes = gold.items, judged.codes, judged.outcomes
+    columns: Sequence[Columns | SampleColumns] = judged.sampled_columns or judged.columns
     for position, code in enumerate(codes):
         if code == _NOT_JUDGED:
             item = items[position]
@@ -537,15 +561,33 @@ def _judge_missing(gold: GoldSet, judged: _Judged, settings: Settings, result: P
                 outcomes[position] = outcome
             if len(result.missing_ids) < EXAMPLES:
                 result.missing_ids.append((gold.places[position], item.qid))
+            if judged.repeats is not None:  # one sample, judged MISSING_TRACE
+                judged.repeats.add(position, codes[position], None)
             # Once per missing question: no strict= keyword (it costs every call); one column per family.
-            for family, c in zip(judged.families, judged.columns):  # noqa: B905
+            for family, c in zip(judged.families, columns):  # noqa: B905
                 c.put(position, family.values(item, None, None, False, settings))
 
 
 def _tally(judged: _Judged, tally: AnswerTally) -> None:
-    """Add every question's packed code to the tally (its citation shares: ``_summarise``)."""
-    for code, times in Counter(judged.codes).items():
+    """Add every question's packed code to the tally (its citation shares: ``_summarise``); with
+    samples, every sample's."""
+    codes = judged.repeats.codes if judged.repeats is not None else Counter(judged.codes)
+    for code, times in codes.items():
         tally.add_packed(code, times)
+
+
+def _finish_samples(gold: GoldSet, judged: _Judged, settings: Settings) -> list[QuestionSamples]:
+    """Turn the samples' sums into each question's means: its samples, its families' rows and
+    external scores, and (for diagnoses and compare) its citation share."""
+    assert judged.repeats is not None and judged.sampled_columns is not None
+    questions = len(gold.items)
+    sampled = [judged.repeats.question(position, settings.pass_k) for position in range(questions)]
+    judged.columns = [c.finish(averaged(family, settings), questions)
+                      for family, c in zip(judged.families, judged.sampled_columns, strict=True)]
+    judged.external.average()
+    share_at = judged.repeats.share_at
+    judged.shares = array("d", (math.nan if (v := q.answer[share_at]) is None else v for q in sampled))
+    return sampled
 
 
 def _summarise(
@@ -574,7 +616,8 @@ def _summarise(
 
 
 def _rows_and_explained(
-    gold: GoldSet, judged: _Judged, score_columns: dict[str, tuple[array[float], int]], wants: Wants, result: PartResult
+    gold: GoldSet, judged: _Judged, score_columns: dict[str, tuple[array[float], int]], wants: Wants,
+    result: PartResult, sampled: list[QuestionSamples] | None,
 ) -> None:
     """Build the per-question rows (``wants.rows``) and what ``--explain`` needs of the questions it names."""
     assert judged.outcomes is not None
@@ -588,27 +631,49 @@ def _rows_and_explained(
                 gold.places[position], item.qid, item.question, item.answerable, outcome, item.citations, item.rule,
                 family_rows, labels,
                 {name: value for name, (column, _) in score_columns.items() if (value := column[position]) == value},
+                None if sampled is None else sampled[position],
             ))
         if item.qid in wants.explain:
             result.explained[item.qid] = Explained(item, outcome, judged.views.get(position),
                                                    judged.seen.get(position, 0))
 
 
-def _packed(judged: _Judged, score_columns: dict[str, tuple[array[float], int]], settings: Settings) -> Packed:
+def _packed(
+    judged: _Judged, score_columns: dict[str, tuple[array[float], int]], settings: Settings,
+    sampled: list[QuestionSamples] | None,
+) -> Packed:
     """Keep each question's packed code and the per-question values it does not imply (for compare)."""
     floats = _per_question_floats(judged.families, judged.columns, judged.shares, len(judged.codes), settings)
+    if sampled is not None:  # every answer metric is a mean over samples: none is implied by a code
+        floats = _sampled_floats(sampled, settings) | floats
     floats.update((name, column) for name, (column, _) in score_columns.items())  # names vary by part
     return Packed(judged.codes, floats)
 
 
+def _sampled_floats(sampled: list[QuestionSamples], settings: Settings) -> dict[str, array[float]]:
+    """Spell out each question's answer and repeat metrics, by metric (NaN: not counted)."""
+    names = (*answer_metric_names(settings), *repeat_metric_names(settings))
+    out = {name: array("d") for name in names if name != "min_pass_rate"}
+    columns = list(out.values())
+    nan = math.nan
+    for q in sampled:
+        # Once per question: no strict= keyword (it costs every call); columns has one array per value.
+        for column, value in zip(columns, (*q.answer, *q.repeats)):  # noqa: B905
+            column.append(nan if value is None else value)
+    return out
+
+
 def _samples(
     gold: GoldSet, traces: InputFile | Records, judged: _Judged, score_columns: dict[str, tuple[array[float], int]],
-    settings: Settings, wants: Wants,
+    settings: Settings, wants: Wants, sampled: list[QuestionSamples] | None,
 ) -> dict[str, list[Picked]]:
     """Pick the worst questions of each metric the diagnoses target, with their questions and claims."""
     items = gold.items
     targeted = {name for name, _, _ in wants.targets}
     floats = _per_question_floats(judged.families, judged.columns, judged.shares, len(items), settings, targeted)
+    if sampled is not None:  # the answer metrics' values are means over samples, not implied by the codes
+        floats = {name: column for name, column in _sampled_floats(sampled, settings).items()
+                  if name in targeted} | floats
     floats.update((name, column) for name, (column, _) in score_columns.items())
     missing = LABEL_ORDER.index(Label.MISSING_TRACE)
     found = worst_questions(
@@ -723,6 +788,8 @@ def combine(parts: Sequence[PartResult]) -> PartResult:
     out.scores = merge_totals([p.scores for p in parts])
     if any(p.operations is not None for p in parts):  # a part whose traces carry none: its questions lack them all
         out.operations = reduce(add, (p.operations or Operations.none(p.tally.traced) for p in parts))
+    if any(p.repeats is not None for p in parts):
+        out.repeats = reduce(add, (p.repeats or RepeatTotals() for p in parts))
     out.matched_scores = sorted({key for p in parts for key in p.matched_scores})
     # The first line of each score name; names first met on one line stay in that line's order.
     first: dict[str, tuple[int, int]] = {}
@@ -779,7 +846,7 @@ def finish(
         gold, traces, digests, settings, part.questions, part.tally, accounting, [q for _, q in part.missing_ids],
         part.rows if wants.rows else None, part.explained, part.columns, keep_worst([part.samples], wants.samples),
         part.scores, unmatched, gold_keys=part.gold_keys, trace_keys=part.trace_keys, mapped_found=part.mapped_found,
-        gold_ragas=part.gold_ragas, operations=part.operations,
+        gold_ragas=part.gold_ragas, operations=part.operations, repeats=part.repeats,
     )
 
 

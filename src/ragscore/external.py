@@ -39,6 +39,9 @@ class ScoreColumns:
     questions: int
     values: dict[str, array[float]] = field(default_factory=dict)
     first_lines: dict[str, int] = field(default_factory=dict)  # the trace line that named each score first
+    # repeats = "samples": every trace line of a question adds its values (``average`` divides)
+    sampled: bool = False
+    counts: dict[str, array[int]] = field(default_factory=dict)
 
     def _column(self, name: str) -> array[float]:
         column = self.values.get(name)
@@ -66,7 +69,9 @@ class ScoreColumns:
             if name not in self.values and len(self.values) >= MAX_NAMES:
                 continue  # too many names: check_name_count reports it once every part is done
             if value is None:
-                self._column(name)[position] = _NULL
+                column = self._column(name)
+                if not self.sampled or column[position] != column[position]:  # NaN: no value yet
+                    column[position] = _NULL
                 continue
             if type(value) is int and abs(value) > MAX_SCORE:
                 raise InputError(source, f'expected "scores.{name}" to be at most {MAX_SCORE:g} in magnitude, got an '
@@ -77,7 +82,30 @@ class ScoreColumns:
                 )
             if abs(value) > MAX_SCORE:
                 raise InputError(source, f'expected "scores.{name}" to be {too_large(value)}', line)
-            self._column(name)[position] = value
+            if self.sampled:
+                self._add(name, position, value)
+            else:
+                self._column(name)[position] = value
+
+    def _add(self, name: str, position: int, value: float) -> None:
+        """Add a sample's value to the question's (``average`` turns the sums into means)."""
+        column = self._column(name)
+        counts = self.counts.get(name)
+        if counts is None:
+            counts = self.counts[name] = array("I", [0]) * self.questions
+        if counts[position]:
+            column[position] += value
+        else:
+            column[position] = value
+        counts[position] += 1
+
+    def average(self) -> None:
+        """Turn each question's sum of its samples' values into their mean (repeats = "samples")."""
+        for name, counts in self.counts.items():
+            column = self.values[name]
+            for position, count in enumerate(counts):
+                if count > 1:
+                    column[position] /= count
 
     def put_file(self, items: Sequence[GoldItem], scores: ScoreFile) -> list[str]:
         """Join a scores file's rows to these questions; return the keys that matched.

@@ -31,6 +31,13 @@ _COMPARE: Final[dict[str, Callable[[float, float], bool]]] = {
     "<=": operator.le,
     "<": operator.lt,
 }
+
+
+def passes(value: float, op: str, threshold: float) -> bool:
+    """Tell whether ``value op threshold`` holds (``op``: one of >=, >, <=, <)."""
+    return _COMPARE[op](value, threshold)
+
+
 _GATE_RE: Final = re.compile(r"^\s*(?P<metric>[^<>=\s]+)\s*(?P<op>>=|<=|>|<|=)\s*(?P<value>\S+)\s*$")
 OFF: Final = ("off", "none", "false")
 
@@ -102,8 +109,13 @@ def resolve_metric(
         return canonical  # checked once the run's scores are known: see unknown_gate_metric
     if spec is not None:
         cutoff = split_cutoff(canonical)[1]
-        how = (f"set k = {cutoff} (--k {cutoff})" if spec.name == "full_recall@K"
-               else f"add {cutoff} to the cutoffs (--cutoffs)")
+        if spec.family == "repeats":
+            sampled = any((other := lookup(n)) is not None and other.family == "repeats" for n in names)
+            how = (f"add {cutoff} to pass_k (--pass-k)" if sampled
+                   else 'it needs repeated samples: set repeats = "samples" in [scoring] (--repeats samples)')
+        else:
+            how = (f"set k = {cutoff} (--k {cutoff})" if spec.name == "full_recall@K"
+                   else f"add {cutoff} to the cutoffs (--cutoffs)")
         raise ConfigError(where, f'metric "{name}" is not computed with these settings: {how}', line)
     raise ConfigError(where, f'unknown metric "{name}"{did_you_mean(name, names + list(ALIASES))}', line)
 

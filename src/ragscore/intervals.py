@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from typing import Final
 
 from ragscore.evaluate import Evaluation
-from ragscore.metrics.answer import AnswerTally
+from ragscore.metrics.answer import AnswerTally, answer_metric_names
 from ragscore.metrics.families import Totals, enabled
 from ragscore.metrics.moments import Moments, normal_interval, poisson_interval
 from ragscore.metrics.registry import lookup
+from ragscore.metrics.repeats import RepeatTotals, column_names
 from ragscore.metrics.stats import wilson_interval
 from ragscore.settings import Settings
 
@@ -47,21 +48,32 @@ def _rate_interval(successes: int, trials: int, confidence: float) -> Interval:
 
 def compute_intervals(ev: Evaluation) -> dict[str, Interval]:
     """Give each metric of a run that has one its interval, in the order of the metrics."""
-    out = intervals_of(ev.settings, ev.tally, ev.columns)
+    out = intervals_of(ev.settings, ev.tally, ev.columns, ev.repeats)
     for name, score in ev.scores.items():  # scores from other evaluators: means
         out[name] = mean_interval(score.values, ev.settings)
     return out
 
 
-def intervals_of(settings: Settings, tally: AnswerTally, family_totals: Sequence[Totals]) -> dict[str, Interval]:
-    """Give each metric of these totals (a run, or a slice of it) its interval."""
+def intervals_of(
+    settings: Settings, tally: AnswerTally, family_totals: Sequence[Totals], repeats: RepeatTotals | None = None
+) -> dict[str, Interval]:
+    """Give each metric of these totals (a run, or a slice of it) its interval.
+
+    With repeated samples every answer metric is a mean of per-question means, and so is each
+    repeat metric: all get a mean's interval (resampling questions, never samples).
+    """
     out: dict[str, Interval] = {}
-    rates = tally.rates(settings)
-    for name in tally.metrics(settings):
-        if name in rates:
-            out[name] = _rate_interval(*rates[name], settings.confidence)
-        else:  # citation_precision: a mean of per-question shares
-            out[name] = mean_interval(tally.shares, settings)
+    if repeats is not None:
+        names = column_names(settings, answer_metric_names(settings))
+        for name, column in zip(names, repeats.columns, strict=True):
+            out[name] = mean_interval(column, settings)
+    else:
+        rates = tally.rates(settings)
+        for name in tally.metrics(settings):
+            if name in rates:
+                out[name] = _rate_interval(*rates[name], settings.confidence)
+            else:  # citation_precision: a mean of per-question shares
+                out[name] = mean_interval(tally.shares, settings)
     for family, totals in zip(enabled(settings.families), family_totals, strict=True):
         for i, name in enumerate(family.names(settings)):
             spec = lookup(name)
@@ -69,7 +81,7 @@ def intervals_of(settings: Settings, tally: AnswerTally, family_totals: Sequence
             if kind in ("count", "corpus"):
                 continue
             column = totals.columns[i]
-            if kind == "rate":
+            if kind == "rate" and not settings.sampled:
                 # A column of 0/1 values: its sum is the count, exactly.
                 out[name] = _rate_interval(round(column.fsum), totals.counted, settings.confidence)
             else:

@@ -120,14 +120,22 @@ class OperationColumns:
     values: list[array[float]] = field(default_factory=list)
     bad: array[int] = field(default_factory=lambda: array("B"))  # unreadable fields of each question's trace
     seen: bool = False  # some trace had an operational field
+    sampled: bool = False  # repeats = "samples": every trace line's values count (one slot per sample)
 
     def put(self, position: int, record: Mapping[str, object]) -> None:
-        """Store a trace's values (a later trace line for the question replaces them all)."""
+        """Store a trace's values (a later trace line for the question replaces them all, unless
+        each line is a sample of it: then each line's are kept)."""
         if not self.seen:  # allocated at the first trace that has one
-            self.values = [array("d", [math.nan]) * self.questions for _ in CONCEPTS]
-            self.bad = array("B", [0]) * self.questions
+            size = 0 if self.sampled else self.questions
+            self.values = [array("d", [math.nan]) * size for _ in CONCEPTS]
+            self.bad = array("B", [0]) * size
             self.seen = True
         values, bad = read(record)
+        if self.sampled:
+            self.bad.append(bad)
+            for column, value in zip(self.values, values, strict=True):
+                column.append(value)
+            return
         self.bad[position] = bad
         for column, value in zip(self.values, values, strict=True):
             column[position] = value

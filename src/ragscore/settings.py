@@ -17,6 +17,9 @@ DEFAULT_REFUSAL_TOKENS = ("not in context",)
 # no ranking is judged a million deep.
 MAX_CUTOFF: Final = 1_000_000
 MAX_CUTOFFS: Final = 64
+LAST: Final = "last"        # repeats: a question's last trace line counts
+SAMPLES: Final = "samples"  # repeats: every trace line of a question is a sample
+REPEATS: Final = (LAST, SAMPLES)
 # A claim with no refusal in it: a refusal pattern that matches it without matching any text (an
 # empty pattern, "x*", "i don't know|") would make almost every claim a refusal.
 _PLAIN_CLAIM: Final = "the answer is 42, as [doc-1] says."
@@ -78,6 +81,15 @@ class Settings:
     trace_format: str = "auto"
     trace_fields: tuple[tuple[str, str], ...] = ()
     gold_fields: tuple[tuple[str, str], ...] = ()
+    # "last": a question's last trace line counts (earlier ones are duplicates); "samples": every
+    # line is a sample of the question (metrics/repeats.py), with pass@k and pass^k for each of pass_k.
+    repeats: str = LAST
+    pass_k: tuple[int, ...] = (1, 3, 5)
+
+    @property
+    def sampled(self) -> bool:
+        """Tell whether every trace line of a question is one of its samples (``repeats = "samples"``)."""
+        return self.repeats == SAMPLES
 
     def refusal_forms(self) -> frozenset[str]:
         """Return the refusal tokens as a normalised, stripped claim must equal them."""
@@ -109,6 +121,8 @@ class Settings:
             "trace_format": self.trace_format,
             "trace_fields": dict(self.trace_fields),
             "gold_fields": dict(self.gold_fields),
+            # Only when not as in 0.1, whose reports stay byte for byte as they were.
+            **({"repeats": self.repeats, "pass_k": list(self.pass_k)} if self.sampled else {}),
         }
 
     def signature(self) -> str:
@@ -131,6 +145,8 @@ class Settings:
             optional.append("trace_fields:" + _signed(dict(self.trace_fields)))
         if self.gold_fields:
             optional.append("gold_fields:" + _signed(dict(self.gold_fields)))
+        if self.sampled:
+            optional.append("repeats:samples,pass_k:" + ",".join(map(str, self.pass_k)))
         return "|".join(
             [
                 f"ragscore:{__version__}",

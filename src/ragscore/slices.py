@@ -20,9 +20,10 @@ from ragscore.evaluate import Evaluation
 from ragscore.gates import Gate, GateResult, Status, evaluate_gates
 from ragscore.intervals import Interval, intervals_of, mean_interval
 from ragscore.loaders.gold import NONE
-from ragscore.metrics.answer import AnswerTally, pack
+from ragscore.metrics.answer import AnswerTally, answer_metric_names, pack
 from ragscore.metrics.families import Columns, enabled, spread
 from ragscore.metrics.moments import summarise
+from ragscore.metrics.repeats import QuestionSamples, summarise_questions
 from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.quoting import quote
 
@@ -43,6 +44,8 @@ class Slice:
     family_rows: list[list[Sequence[float]]] = field(default_factory=list)
     family_qids: list[list[str]] = field(default_factory=list)
     scores: dict[str, tuple[list[float], list[str]]] = field(default_factory=dict)  # external scores, by name
+    sampled: list[QuestionSamples] = field(default_factory=list)  # repeated samples: each question's
+    places: list[int] = field(default_factory=list)               # ... and its place in the gold set
 
     @property
     def n(self) -> int:
@@ -102,6 +105,9 @@ def build_slices(
                                                   family_qids=[[] for _ in families])
                 group.qids.append(row.qid)
                 group.tally.add_packed(pack(row.outcome, row.answerable))
+                if row.sampled is not None:
+                    group.sampled.append(row.sampled)
+                    group.places.append(row.place)
                 if share is not None:
                     group.shares.append(share)
                     group.share_qids.append(row.qid)
@@ -129,10 +135,15 @@ def build_slices(
                 for family_row in rows:
                     c.values.extend(family_row)
                 totals.append(c.totals(spread(family, settings), _keys(qids, resample), seed, resamples))
-            metrics = group.tally.metrics(settings)
+            repeats = None
+            if settings.sampled:  # the answer metrics are means over each question's samples
+                repeats = summarise_questions(group.sampled, group.qids, group.places, settings, None, resample)
+                metrics = repeats.metrics(settings, answer_metric_names(settings))
+            else:
+                metrics = group.tally.metrics(settings)
             for family, t in zip(families, totals, strict=True):
                 metrics.update(family.summarise(t, settings))
-            intervals = intervals_of(settings, group.tally, totals)
+            intervals = intervals_of(settings, group.tally, totals, repeats)
             for name in ev.scores:  # scores from other evaluators, in the run's order
                 values, qids = group.scores.get(name, ([], []))
                 moments = summarise([values], (True,), _keys(qids, resample), seed, resamples)[0]

@@ -24,6 +24,7 @@ from ragscore.evaluate import metric_names
 from ragscore.input_config import map_options
 from ragscore.loaders.shards import expand
 from ragscore.parallel import choose_jobs
+from ragscore.settings import REPEATS
 
 
 def compare_parser(prog: str) -> argparse.ArgumentParser:
@@ -53,6 +54,9 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
                         help="read [scoring] and [regression] from PATH instead of ./gates.toml")
     parser.add_argument("--metrics", metavar="FAMILIES",
                         help="optional metric families to compare as well (retrieval, similarity, text, all)")
+    parser.add_argument("--repeats", choices=REPEATS,
+                        help="what several trace lines of one question are: the last counts (last, the default), or "
+                             "each is a sample (samples: pass@k and pass^k compared question by question)")
     parser.add_argument("--bootstrap", type=count, metavar="N", help="bootstrap resamples (default 1000)")
     parser.add_argument("--seed", metavar="TEXT", help="seed of the bootstrap (default 0)")
     parser.add_argument("--confidence", type=confidence_level, metavar="C",
@@ -72,7 +76,7 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     families = (parse_families([n.strip() for n in args.metrics.split(",") if n.strip()], "--metrics")
                 if args.metrics else ())
     overrides = Overrides(families=families, confidence=args.confidence, bootstrap=args.bootstrap, seed=args.seed,
-                          trace_format=args.trace_format, trace_fields=map_options(args.map))
+                          trace_format=args.trace_format, trace_fields=map_options(args.map), repeats=args.repeats)
     config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)
     note_capped_jobs(args, streams)
     traces = expand(args.trace)

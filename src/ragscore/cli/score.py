@@ -31,7 +31,7 @@ from ragscore.loaders.shards import expand
 from ragscore.parallel import choose_jobs
 from ragscore.progress import progress_line
 from ragscore.quoting import quote
-from ragscore.settings import refusal_pattern_problem
+from ragscore.settings import REPEATS, refusal_pattern_problem
 
 EXAMPLES = """\
 examples:
@@ -137,6 +137,11 @@ def add_setting_options(gates: Any, *, no_fail: bool = True, scoring: bool = Tru
     gates.add_argument("--cutoffs", type=cutoff_list, metavar="K,K,...",
                        help="cutoffs of the retrieval metrics (default 1,3,5,10)")
     gates.add_argument("--k", type=count, metavar="N", help="the k of recall@k (default 5)")
+    gates.add_argument("--repeats", choices=REPEATS,
+                       help="what several trace lines of one question are: the last one counts (last, the default), "
+                            "or each is a sample (samples: pass@k, pass^k, consistency)")
+    gates.add_argument("--pass-k", type=cutoff_list, metavar="K,K,...",
+                       help="the k of pass@k and pass^k with --repeats samples (default 1,3,5)")
     gates.add_argument("--confidence", type=confidence_level, metavar="C",
                        help="confidence of the intervals (default 0.95)")
     gates.add_argument("--bootstrap", type=count, metavar="N",
@@ -171,6 +176,8 @@ def overrides_of(args: argparse.Namespace) -> Overrides:
         seed=args.seed,
         trace_format=args.trace_format,
         trace_fields=map_options(args.map),
+        repeats=args.repeats,
+        pass_k=args.pass_k,
     )
 
 

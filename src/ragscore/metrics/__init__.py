@@ -1,6 +1,7 @@
 """Every metric ``ragscore score`` reports, declared once: name, direction, family, kind and meaning.
 
-A name ending in ``@K`` is computed once for each cutoff K (``ndcg@K``: ``ndcg@5``, ``ndcg@10``).
+A name ending in ``@K`` or ``^K`` is computed once for each cutoff K (``ndcg@K``: ``ndcg@5``,
+``ndcg@10``; ``pass^K``: one for each k of ``[scoring] pass_k``).
 The families take the names they report, in report order, from ``METRICS`` (``METRICS.names``),
 and gates, reports and diagnoses read direction, kind and meaning from it, whatever else has
 been imported. The stage commands declare theirs apart (``ragscore.stages.names``).
@@ -43,6 +44,21 @@ ANSWER: Final = (  # always reported (metrics/answer.py)
                "answered items whose claim contains a forbidden substring, over answered items", RATE),
     MetricSpec("full_recall@K", H, "answer",
                "answerable items whose gold citations are all in the top K retrieved, over answerable items", RATE),
+)
+
+REPEATS: Final = (  # repeats = "samples" (metrics/repeats.py): every trace line of a question is a sample
+    MetricSpec("pass@K", H, "repeats",
+               "chance that at least one of K samples drawn from a question's is correct (OK or REFUSAL_OK), "
+               "1 - C(n-c, K) / C(n, K), over questions with at least K samples"),
+    MetricSpec("pass^K", H, "repeats",
+               "chance that all of K samples drawn from a question's are correct, C(c, K) / C(n, K), over "
+               "questions with at least K samples"),
+    MetricSpec("consistency", H, "repeats",
+               "questions whose samples all get the same label, over questions with at least 2 samples"),
+    MetricSpec("flip_rate", L, "repeats",
+               "questions with both correct and incorrect samples, over questions with at least 2 samples"),
+    MetricSpec("min_pass_rate", H, "repeats",
+               "the lowest pass rate of any question (its correct samples over its samples)", "count"),
 )
 
 RETRIEVAL: Final = (  # --metrics retrieval (metrics/retrieval.py: trec_eval's definitions)
@@ -124,6 +140,6 @@ COUNTS: Final = (  # always reported, last
 # Other names a gate or rule may use for a metric ("recall@k": full_recall@ at the run's k).
 ALIASES: Final = {"under": "under_refusal", "over": "over_refusal", "recall@k": "full_recall@K"}
 
-METRICS: Final = Registry((*ANSWER, *RETRIEVAL, *SIMILARITY, *TEXT, *EXTERNAL, *OPERATIONS, *COUNTS), ALIASES)
+METRICS: Final = Registry((*ANSWER, *REPEATS, *RETRIEVAL, *SIMILARITY, *TEXT, *EXTERNAL, *OPERATIONS, *COUNTS), ALIASES)
 
 __all__ = ["ALIASES", "METRICS", "Direction", "MetricSpec", "Registry"]

@@ -302,6 +302,64 @@ class Columns:
                                                        resamples)))
 
 
+@dataclass(slots=True)
+class SampleColumns:
+    """One family's rows while every trace line of a question is a sample of it (repeats = "samples"):
+    per question, the sum of its counted samples' rows and how many there were.
+
+    ``finish`` gives each question's row as ``Columns`` holds it: the mean over its counted
+    samples of each per-question metric, and the sum of the rest (the corpus statistics of the
+    text family, which so pool every sample's).
+    """
+
+    width: int
+    sums: array[float] = field(default_factory=lambda: array("d"))
+    counts: array[int] = field(default_factory=lambda: array("I"))
+    offsets: array[int] = field(default_factory=lambda: array("q"))
+    owners: array[int] = field(default_factory=lambda: array("q"))
+
+    def reserve(self, questions: int) -> None:
+        """Prepare for ``questions`` positions."""
+        self.offsets = array("q", [-1]) * questions
+
+    def put(self, position: int, row: tuple[float, ...] | None) -> None:
+        """Add a sample's row to its question's (None: the family does not count that sample)."""
+        if row is None:
+            return
+        start = self.offsets[position]
+        if start < 0:
+            self.offsets[position] = len(self.sums)
+            self.owners.append(position)
+            self.sums.extend(row)
+            self.counts.append(1)
+            return
+        sums = self.sums
+        for i, value in enumerate(row, start):
+            sums[i] += value
+        self.counts[start // self.width] += 1
+
+    def finish(self, averaged: Sequence[bool], questions: int) -> Columns:
+        """Give each counted question's row: the mean of the ``averaged`` columns, the sum of the others."""
+        out = Columns(self.width)
+        out.reserve(questions)
+        w = self.width
+        for index, (position, count) in enumerate(zip(self.owners, self.counts, strict=True)):
+            row = self.sums[index * w : (index + 1) * w]
+            out.put(position, tuple(v / count if mean else v for v, mean in zip(row, averaged, strict=True)))
+        return out
+
+
+def averaged(family: Family, settings: Settings) -> tuple[bool, ...]:
+    """Say which of a family's stored columns are per-question metrics (averaged over a question's
+    samples); the others (corpus statistics) add up."""
+    names = family.names(settings)
+    out = [False] * family.width(settings)
+    for i, name in enumerate(names[: len(out)]):
+        spec = lookup(name)
+        out[i] = (spec.kind if spec else "mean") in ("mean", "rate")
+    return tuple(out)
+
+
 @dataclass(frozen=True, slots=True)
 class Totals:
     """One family's columns over the counted questions, each summarised exactly (``metrics.moments``)."""
@@ -325,12 +383,14 @@ class Totals:
 
 
 def spread(family: Family, settings: Settings) -> tuple[bool, ...]:
-    """Say which of a family's stored columns are means with an interval (the others need only their sum)."""
+    """Say which of a family's stored columns are means with an interval (the others need only
+    their sum); with repeated samples a rate's per-question values are shares, so it is one."""
+    kinds = ("mean", "rate") if settings.sampled else ("mean",)
     names = family.names(settings)
     out = [False] * family.width(settings)
     for i, name in enumerate(names):
         spec = lookup(name)
-        if (spec.kind if spec else "mean") == "mean":
+        if (spec.kind if spec else "mean") in kinds:
             out[i] = True
     return tuple(out)
 

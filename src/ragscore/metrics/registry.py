@@ -28,7 +28,7 @@ class Direction(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class MetricSpec:
-    """One metric name (``@K`` marks a name computed for each cutoff K) and what it means."""
+    """One metric name (``@K`` or ``^K`` marks a name computed for each cutoff K) and what it means."""
 
     name: str
     direction: Direction
@@ -38,19 +38,20 @@ class MetricSpec:
 
     @property
     def parametric(self) -> bool:
-        """Tell whether the name carries a cutoff (``ndcg@K``)."""
-        return self.name.endswith("@K")
+        """Tell whether the name carries a cutoff (``ndcg@K``, ``pass^K``)."""
+        return self.name.endswith(("@K", "^K"))
 
 
-_CUTOFF_RE: Final = re.compile(r"^(?P<stem>.+)@(?P<k>[1-9][0-9]*)$")
+_CUTOFF_RE: Final = re.compile(r"^(?P<stem>.+[@^])(?P<k>[1-9][0-9]*)$")
 
 
 def split_cutoff(name: str) -> tuple[str, int | None]:
-    """Split ``ndcg@10`` into (``ndcg@K``, 10); other names come back with None."""
+    """Split ``ndcg@10`` into (``ndcg@K``, 10) and ``pass^3`` into (``pass^K``, 3); other names
+    come back with None."""
     match = _CUTOFF_RE.match(name)
     if match is None:
         return name, None
-    return match.group("stem") + "@K", int(match.group("k"))
+    return match.group("stem") + "K", int(match.group("k"))
 
 
 # Names of scores from other evaluators that measure a cost: time, money, tokens. Unregistered

@@ -18,7 +18,7 @@ def build_compare_document(
     inputs: Mapping[str, Mapping[str, str]],
     settings: Settings,
     deltas: Mapping[str, Delta],
-    test: Mcnemar,
+    test: Mcnemar | None,
     regressions: list[Regression],
 ) -> dict[str, Any]:
     """Assemble the comparison: verdict first, then every metric's move, then the changed questions."""
@@ -41,8 +41,10 @@ def build_compare_document(
             }
             for name, d in deltas.items()
         },
-        "mcnemar": {"fixed": len(test.fixed), "broken": len(test.broken), "p_value": test.p_value},
-        "changed": {"fixed": test.fixed, "broken": test.broken},
+        # None with repeated samples: a question's correctness is then a pass rate, tested as pass@k and pass^k.
+        "mcnemar": None if test is None else {"fixed": len(test.fixed), "broken": len(test.broken),
+                                              "p_value": test.p_value},
+        "changed": {"fixed": test.fixed if test else [], "broken": test.broken if test else []},
         "regressions": {
             r.metric: {"allowed": r.allowed, "worse_by": r.worse_by, "p_adjusted": r.p_adjusted, "status": r.status}
             for r in regressions
@@ -79,8 +81,12 @@ def render_compare_markdown(doc: dict[str, Any], alpha: float) -> Iterator[str]:
         yield (f"| {code(name)} | {fmt(m['baseline'])} | {fmt(m['candidate'])} | {_signed(m['delta'])} "
                f"{_arrow(name, m['delta'])} | {interval} | {p} |\n")
     mc = doc["mcnemar"]
-    yield (f"\nPer-question correctness (OK or REFUSAL_OK): {mc['fixed']} fixed, {mc['broken']} broken, "
-           f"exact McNemar p = {mc['p_value']:.4f}.\n")
+    if mc is None:
+        yield ("\nPer-question correctness is a pass rate with repeated samples: McNemar's test does not apply; "
+               "`pass@k` and `pass^k` above are compared question by question.\n")
+    else:
+        yield (f"\nPer-question correctness (OK or REFUSAL_OK): {mc['fixed']} fixed, {mc['broken']} broken, "
+               f"exact McNemar p = {mc['p_value']:.4f}.\n")
     for title, key in (("Broken", "broken"), ("Fixed", "fixed")):
         qids = doc["changed"][key]
         if qids:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ragscore.evaluate import EXAMPLES, Evaluation, unreadable_hint
@@ -10,6 +10,7 @@ from ragscore.gates import GateResult, Status
 from ragscore.loaders.gold import KEY_SAMPLE_LINES
 from ragscore.loaders.shards import Shards
 from ragscore.metrics.registry import lookup
+from ragscore.metrics.repeats import RepeatTotals
 from ragscore.quoting import quote, shorten
 from ragscore.reports.common import clean, fmt, gate_bound
 from ragscore.slices import SliceResult
@@ -144,11 +145,32 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
         fields = _plural(ev.operations.bad, "latency, token or cost field", "latency, token or cost fields")
         notes.append(f"operations: {fields} could not be read (not a number from 0 to 1e15, or an end before its "
                      "start); counted as missing")
+    if ev.repeats is not None:
+        notes += repeat_notes(ev.repeats, ev.settings.pass_k)
     for name, totals in ev.scores.items():
         if totals.nulls:
             notes.append(f"score {name}: {_plural(totals.nulls, 'question has', 'questions have')} null or NaN "
                          f"(skipped); the mean is over {totals.values.n}")
     return [clean(note) for note in notes]
+
+
+def repeat_notes(totals: RepeatTotals, pass_k: Sequence[int]) -> list[str]:
+    """Say which questions repeated samples leave out of a metric, and which fail min_pass_rate."""
+    notes = [f"samples: {_plural(totals.samples, 'sample', 'samples')} of "
+             f"{_plural(totals.questions, 'question', 'questions')}; every metric weighs each question the same"]
+    for k, short in zip(pass_k, totals.short, strict=True):
+        if short:
+            notes.append(f"samples: {short:,} of {totals.questions:,} questions have fewer than {k} samples "
+                         f"(left out of pass@{k} and pass^{k})")
+    if totals.single:
+        notes.append(f"samples: {_plural(totals.single, 'question has', 'questions have')} one sample (left out of "
+                     "consistency and flip_rate)")
+    if totals.below:
+        shown = ", ".join(f"{b.qid} ({b.correct} of {b.n} correct)" for b in totals.below_examples[:EXAMPLES])
+        more = ", ..." if totals.below > min(EXAMPLES, len(totals.below_examples)) else ""
+        notes.append(f"min_pass_rate: {_plural(totals.below, 'question fails', 'questions fail')} the gate: "
+                     f"{shown}{more}")
+    return notes
 
 
 def gate_lines(results: list[GateResult], passed: bool, slice_failed: list[str] | None = None) -> list[str]:

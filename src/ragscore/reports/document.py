@@ -16,12 +16,14 @@ from ragscore.loaders.jsonl import InputFile
 from ragscore.loaders.shards import Shards
 from ragscore.metrics.answer import LABEL_ORDER, PASSING_LABELS, answer_metric_names, question_values
 from ragscore.metrics.families import enabled
+from ragscore.metrics.repeats import RepeatTotals, repeat_metric_names
 from ragscore.reports.reasons import reason
 from ragscore.slices import SliceResult
 
 if TYPE_CHECKING:
     from ragscore.loaders.records import Records
     from ragscore.loaders.scores import ScoreFile
+    from ragscore.settings import Settings
 
 SCHEMA_VERSION: Final = 1
 
@@ -74,6 +76,19 @@ def _gates(results: list[GateResult]) -> dict[str, dict[str, Any]]:
     }
 
 
+def repeats_section(totals: RepeatTotals, settings: Settings) -> dict[str, Any]:
+    """What a report says of repeated samples beyond the metrics: how many, and the questions
+    left out of a metric or below ``min_pass_rate``."""
+    return {
+        "samples": totals.samples,
+        "questions": totals.questions,
+        "single": totals.single,
+        "fewer_than_k": {str(k): short for k, short in zip(settings.pass_k, totals.short, strict=True)},
+        "below_min_pass_rate": totals.below,
+        "below_examples": [{"qid": b.qid, "correct": b.correct, "samples": b.n} for b in totals.below_examples],
+    }
+
+
 class Questions:
     """The per-question entries, built afresh on each pass so that no report holds them all."""
 
@@ -84,9 +99,11 @@ class Questions:
         settings = self.ev.settings
         names = answer_metric_names(settings)
         families = list(enabled(settings.families))
+        repeat_names = repeat_metric_names(settings)
         for row in self.ev.rows or ():
             o = row.outcome
-            if self.only_failures and o.label in PASSING_LABELS:
+            if self.only_failures and (o.label in PASSING_LABELS if row.sampled is None
+                                       else row.sampled.correct == row.sampled.n):
                 continue
             entry: dict[str, Any] = {"qid": row.qid}
             if row.question is not None:
@@ -102,6 +119,12 @@ class Questions:
                 trace_line=o.line or None,
                 metrics=dict(zip(names, question_values(o, row.answerable, settings), strict=True)),
             )
+            if row.sampled is not None:  # means over the question's samples, then its repeat metrics
+                q = row.sampled
+                entry["metrics"] = dict(zip(names, q.answer, strict=True))
+                entry["metrics"].update(zip(repeat_names, (*q.repeats, q.pass_rate), strict=True))
+                entry["samples"] = {"n": q.n, "correct": q.correct, "labels": {
+                    label.value: count for label, count in zip(LABEL_ORDER, q.labels, strict=True) if count}}
             for family, values in zip(families, row.family_rows, strict=True):
                 entry["metrics"].update(family.question_metrics(values, settings))
             for name in self.ev.scores:  # scores from other evaluators; null where the question has none
@@ -158,6 +181,8 @@ def build_document(
         "labels": {label.value: tally.labels[label] for label in LABEL_ORDER},
         "diagnoses": [d.as_dict() for d in diagnoses],
     }
+    if ev.repeats is not None:
+        doc["repeats"] = repeats_section(ev.repeats, ev.settings)
     if ev.scores:
         doc["scores"] = {name: {"questions": t.values.n, "nulls": t.nulls} for name, t in ev.scores.items()}
     if ev.operations is not None:

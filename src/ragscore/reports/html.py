@@ -340,6 +340,10 @@ def render_html(doc: dict[str, Any]) -> Iterator[str]:
         yield _diagnoses(doc["diagnoses"])
     yield "<h2>Labels</h2>\n" + label_chart(doc["labels"])
     yield "<h2>Metrics</h2>\n" + _metrics(doc["metrics"])
+    if "repeats" in doc:  # repeated samples: how the metrics read them, and who is left out
+        from ragscore.reports.markdown import repeats_notes
+
+        yield "".join(f"<p>{esc(line)}</p>\n" for line in repeats_notes(doc["repeats"]))
     if "questions" in doc:
         yield from _questions(doc)
     yield footer(doc)

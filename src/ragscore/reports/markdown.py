@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from ragscore.metrics.registry import lookup, split_cutoff
@@ -19,7 +19,7 @@ from ragscore.reports.common import (
 )
 
 # cell, code and fmt are re-exported: callers outside the reports have long taken them from here.
-__all__ = ["cell", "code", "fmt", "render_markdown", "unreadable_lines"]
+__all__ = ["cell", "code", "fmt", "render_markdown", "repeats_notes", "unreadable_lines"]
 
 
 def _table(header: list[str], rows: list[list[object]]) -> list[str]:
@@ -117,6 +117,37 @@ def unreadable_lines(counts: dict[str, Any]) -> list[str]:
     return [f"**Unreadable:** {'; '.join(parts)}.", ""] if parts else []
 
 
+def _samples_line(repeats: dict[str, Any]) -> str:
+    """Say how the answer metrics read samples."""
+    return (f"Samples: {repeats['samples']} of {repeats['questions']} questions. Each answer metric is the mean, over "
+            "the questions it counts, of each question's mean over its samples: every question weighs the same. "
+            "The counts of answered, refused, answerable and unanswerable, and the labels, are of samples.")
+
+
+def repeats_notes(
+    repeats: dict[str, Any], name: Callable[[str], str] = str, text: Callable[[str], str] = str
+) -> list[str]:
+    """Say which questions a repeat metric leaves out, and which fail min_pass_rate (``name``
+    formats a metric's name and ``text`` a qid: for Markdown, as code and escaped; for HTML, as
+    they are, for the page to escape)."""
+    out = []
+    for k, short in repeats["fewer_than_k"].items():
+        if short:
+            out.append(f"{short} of {repeats['questions']} questions have fewer than {k} samples: left out of "
+                       f"{name(f'pass@{k}')} and {name(f'pass^{k}')}.")
+    single = repeats["single"]
+    if single:
+        out.append(f"{single} question{' has' if single == 1 else 's have'} one sample: left out of "
+                   f"{name('consistency')} and {name('flip_rate')}.")
+    below = repeats["below_min_pass_rate"]
+    if below:
+        listed = ", ".join(f"{text(b['qid'])} ({b['correct']}/{b['samples']})" for b in repeats["below_examples"])
+        more = ", ..." if below > len(repeats["below_examples"]) else ""
+        out.append(f"{below} question{' fails' if below == 1 else 's fail'} {name('min_pass_rate')} "
+                   f"(correct/samples): {listed}{more}.")
+    return out
+
+
 def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
     """Render the summary, gates, metrics, labels and per-question tables, line by line."""
     gates = doc["gates"]
@@ -159,8 +190,13 @@ def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
             direction, meaning = (spec.direction.value, spec.description) if spec else ("", "")
             out.append(f"| {code(name)} | {fmt(value)} | {_interval(intervals, name)} | {direction} | "
                        f"{cell(meaning)} |")
+    repeats = doc.get("repeats")
+    if repeats is not None:
+        out += ["", _samples_line(repeats)]
     for family, values in by_family.items():
         out += _family_section(family, values, intervals, level)
+        if family == "repeats" and repeats is not None and (notes := repeats_notes(repeats, code, cell)):
+            out += ["", *(f"- {note}" for note in notes)]
         quantiles = doc.get("operations", {}).get("quantiles", "exact")
         if family == "operations" and quantiles != "exact":  # merged from partials
             out += ["", f"Latency quantiles: {cell(quantiles)}."]
@@ -170,16 +206,22 @@ def render_markdown(doc: dict[str, Any]) -> Iterator[str]:
     yield from (line + "\n" for line in out)
     if "questions" in doc:
         f1 = "text" in doc["settings"]["metrics"]  # the text family adds each question's token F1
-        yield "\n## Questions\n\n| qid | answered | hit | refusal | label |" + (" f1 |" if f1 else "") + " reason |\n"
-        yield "|---|---|---|---|---|" + ("---|" if f1 else "") + "---|\n"
+        sampled = repeats is not None  # each question's correct samples, of its samples
+        extra = (" f1 |" if f1 else "") + (" correct |" if sampled else "")
+        yield "\n## Questions\n\n"
+        if sampled:
+            yield "With samples, a row shows its question's last sample; *correct* counts all of them.\n\n"
+        yield "| qid | answered | hit | refusal | label |" + extra + " reason |\n"
+        yield "|---|---|---|---|---|" + "---|" * extra.count("|") + "---|\n"
         empty = True
         for q in doc["questions"]:
             empty = False
             f1_cell = f" {fmt(q['metrics']['token_f1'])} |" if f1 else ""
+            correct = f" {q['samples']['correct']}/{q['samples']['n']} |" if sampled else ""
             yield (
                 f"| {cell(q['qid'])} | {cell(q['answered'])} | {cell(q['hit'])} | {cell(q['refused'])} "
-                f"| {code(q['label'])} |{f1_cell} {cell(q['reason'])} |\n"
+                f"| {code(q['label'])} |{f1_cell}{correct} {cell(q['reason'])} |\n"
             )
         if empty:
-            yield "| | | | | |" + (" |" if f1 else "") + " no question to list |\n"
+            yield "| | | | | |" + " |" * extra.count("|") + " no question to list |\n"
     yield signature_line(doc["signature"])

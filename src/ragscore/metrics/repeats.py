@@ -1,0 +1,248 @@
+"""Repeated samples of a question (``repeats = "samples"``): pass@k, pass^k, consistency, and
+every answer metric as a mean over a question's samples.
+
+Every trace line of a question is one sample of it; a question without a trace is one sample,
+judged MISSING_TRACE, as it is without samples. Per question: its samples n, the correct ones c
+(labelled OK or REFUSAL_OK), the count of each label, and each answer metric's mean over the
+samples it counts (precision over the answered samples, ...). The run's answer metrics are the
+means of those per-question means over the questions that have one, each question weighted
+equally, so a question answered 10 times weighs what a question answered once does. With one
+sample per question every metric is what it is without samples.
+
+``pass@k`` is the unbiased estimator of Chen et al. (2021), 1 - C(n - c, k) / C(n, k): the chance
+that at least one of k samples drawn without replacement from the question's n is correct.
+``pass^k`` is τ-bench's C(c, k) / C(n, k): the chance that all k are. Both are averaged over
+the questions with at least k samples; the others are counted (``RepeatTotals.short``).
+``consistency`` and ``flip_rate`` count questions with at least two samples.
+
+``Repeats`` holds a part's questions while its traces are read, in memory bounded by its gold
+items (sums and counts, not samples); ``RepeatTotals`` is what is left once the part is done:
+exact summaries (``metrics.moments``) that add up across parts.
+"""
+
+from __future__ import annotations
+
+import heapq
+from array import array
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from itertools import compress
+from math import comb, nan
+from operator import eq
+from typing import Final, NamedTuple
+
+from ragscore.labels import LABEL_ORDER, PASSING_LABELS
+from ragscore.metrics import METRICS
+from ragscore.metrics.answer import answer_metric_names, question_values, unpack
+from ragscore.metrics.moments import Moments, summarise
+from ragscore.settings import Settings
+
+FAMILY: Final = "repeats"
+EXAMPLES: Final = 20  # questions listed below min_pass_rate (all are counted)
+_LABELS: Final = len(LABEL_ORDER)
+_PASSING: Final = tuple(LABEL_ORDER.index(label) for label in PASSING_LABELS)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Give 1 - C(n - c, k) / C(n, k), correctly rounded (integers, one division); needs n >= k."""
+    total = comb(n, k)
+    return (total - comb(n - c, k)) / total
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Give C(c, k) / C(n, k), correctly rounded; needs n >= k."""
+    return comb(c, k) / comb(n, k)
+
+
+def repeat_metric_names(settings: Settings) -> tuple[str, ...]:
+    """Name the metrics of repeated samples (none unless ``repeats = "samples"``), in report order."""
+    return METRICS.names(FAMILY, settings.pass_k) if settings.sampled else ()
+
+
+def _mean_names(settings: Settings) -> tuple[str, ...]:
+    """The repeat metrics that are means of per-question values (all but min_pass_rate)."""
+    return tuple(name for name in repeat_metric_names(settings) if name != "min_pass_rate")
+
+
+class QuestionSamples(NamedTuple):
+    """One question's samples, as a per-question report shows them."""
+
+    n: int
+    correct: int
+    labels: tuple[int, ...]            # samples of each label, in LABEL_ORDER
+    answer: tuple[float | None, ...]   # each answer metric's mean over the samples it counts
+    repeats: tuple[float | None, ...]  # pass@k..., pass^k..., consistency, flip_rate (None: too few samples)
+
+    @property
+    def pass_rate(self) -> float:
+        """The share of the question's samples that are correct."""
+        return self.correct / self.n
+
+
+def question_repeats(n: int, c: int, labels: Sequence[int], pass_k: Sequence[int]) -> tuple[float | None, ...]:
+    """Give a question's pass@k for each k, pass^k for each k, consistency and flip rate."""
+    at = tuple(pass_at_k(n, c, k) if n >= k else None for k in pass_k)
+    hat = tuple(pass_hat_k(n, c, k) if n >= k else None for k in pass_k)
+    if n < 2:
+        return (*at, *hat, None, None)
+    return (*at, *hat, float(max(labels) == n), float(0 < c < n))
+
+
+@dataclass(slots=True)
+class Repeats:
+    """A part's questions' samples while its traces are read: per question, its sample count,
+    label counts, and each answer metric's sum and count over its samples; and every sample's
+    packed outcome, counted (``AnswerTally`` adds them up: its counts are of samples).
+    """
+
+    settings: Settings
+    width: int     # answer metrics
+    share_at: int  # citation_precision's place among them (the packed code lacks the share)
+    n: array[int]
+    labels: array[int]
+    sums: array[float]
+    counts: array[int]
+    codes: Counter[int] = field(default_factory=Counter)
+    values: dict[int, tuple[float | None, ...]] = field(default_factory=dict)  # code -> its answer values
+
+    @classmethod
+    def of(cls, questions: int, settings: Settings) -> Repeats:
+        """Allocate for ``questions`` gold items."""
+        names = answer_metric_names(settings)
+        width = len(names)
+        return cls(settings, width, names.index("citation_precision"), array("I", [0]) * questions,
+                   array("I", [0]) * (questions * _LABELS), array("d", [0.0]) * (questions * width),
+                   array("I", [0]) * (questions * width))
+
+    def add(self, position: int, code: int, share: float | None) -> None:
+        """Count one sample of the question at ``position``: its packed outcome and citation share."""
+        self.codes[code] += 1
+        values = self.values.get(code)
+        if values is None:
+            values = self.values[code] = question_values(*unpack(code), self.settings)
+        self.n[position] += 1
+        self.labels[position * _LABELS + (code & 7)] += 1
+        base = position * self.width
+        sums, counts = self.sums, self.counts
+        for i, value in enumerate(values):
+            if value is not None:
+                sums[base + i] += value
+                counts[base + i] += 1
+        if share is not None:
+            sums[base + self.share_at] += share
+            counts[base + self.share_at] += 1
+
+    def question(self, position: int, pass_k: Sequence[int]) -> QuestionSamples:
+        """Give a question's samples, once they are all counted."""
+        n = self.n[position]
+        labels = tuple(self.labels[position * _LABELS : (position + 1) * _LABELS])
+        correct = sum(labels[i] for i in _PASSING)
+        base = position * self.width
+        answer = tuple(self.sums[base + i] / self.counts[base + i] if self.counts[base + i] else None
+                       for i in range(self.width))
+        return QuestionSamples(n, correct, labels, answer, question_repeats(n, correct, labels, pass_k))
+
+
+@dataclass(frozen=True, slots=True)
+class Below:
+    """A question whose pass rate is under ``[gates] min_pass_rate``."""
+
+    place: int  # the gold item's place, which orders them
+    qid: str
+    correct: int
+    n: int
+
+
+@dataclass(slots=True)
+class RepeatTotals:
+    """What the run's metrics need of its questions' samples, summarised exactly: it adds up across parts.
+
+    ``columns`` holds the answer metrics' then the repeat metrics' per-question values (see
+    ``column_names``), each over the questions that have one.
+    """
+
+    columns: tuple[Moments, ...] = ()
+    questions: int = 0
+    samples: int = 0
+    short: tuple[int, ...] = ()  # questions with fewer than k samples, for each k of pass_k
+    single: int = 0              # questions with one sample (left out of consistency and flip_rate)
+    lowest: Fraction | None = None  # the lowest pass rate of any question
+    below: int = 0               # questions whose pass rate is under the bound asked for
+    below_examples: tuple[Below, ...] = ()  # the first of them in gold order
+
+    def __add__(self, other: RepeatTotals) -> RepeatTotals:
+        if not other.questions:
+            return self
+        if not self.questions:
+            return other
+        lows = [low for low in (self.lowest, other.lowest) if low is not None]
+        return RepeatTotals(
+            tuple(a + b for a, b in zip(self.columns, other.columns, strict=True)),
+            self.questions + other.questions,
+            self.samples + other.samples,
+            tuple(a + b for a, b in zip(self.short, other.short, strict=True)),
+            self.single + other.single,
+            min(lows) if lows else None,
+            self.below + other.below,
+            tuple(heapq.nsmallest(EXAMPLES, (*self.below_examples, *other.below_examples), key=_place)),
+        )
+
+    def metrics(self, settings: Settings, answer_names: Sequence[str]) -> dict[str, float | None]:
+        """Give the answer metrics (means over questions of per-question means), then the repeat metrics."""
+        values = dict(zip(column_names(settings, answer_names), (m.mean() for m in self.columns), strict=True))
+        values["min_pass_rate"] = None if self.lowest is None else float(self.lowest)
+        return values
+
+
+def _place(below: Below) -> int:
+    return below.place
+
+
+def column_names(settings: Settings, answer_names: Sequence[str]) -> tuple[str, ...]:
+    """Name ``RepeatTotals.columns`` in order: the answer metrics, then the repeat means."""
+    return (*answer_names, *_mean_names(settings))
+
+
+def summarise_questions(
+    questions: Sequence[QuestionSamples], qids: Sequence[str], places: Sequence[int], settings: Settings,
+    bound: tuple[str, float] | None, resample: bool,
+) -> RepeatTotals:
+    """Summarise questions' samples (in gold order; ``resample``: keep the bootstrap replicates).
+
+    ``bound``: the operator and threshold of a ``min_pass_rate`` gate; the questions whose own
+    pass rate fails it are counted, and the first listed.
+    """
+    from ragscore.gates import passes
+
+
+    width = len(questions[0].answer) + len(questions[0].repeats) if questions else 0
+    columns = [array("d", [nan]) * len(questions) for _ in range(width)]
+    samples = single = below = 0
+    short = [0] * len(settings.pass_k)
+    lowest: Fraction | None = None
+    examples: list[Below] = []
+    for position, q in enumerate(questions):
+        for j, value in enumerate((*q.answer, *q.repeats)):
+            if value is not None:
+                columns[j][position] = value
+        samples += q.n
+        single += q.n == 1
+        for i, k in enumerate(settings.pass_k):
+            short[i] += q.n < k
+        rate = Fraction(q.correct, q.n)
+        if lowest is None or rate < lowest:
+            lowest = rate
+        if bound is not None and not passes(q.correct / q.n, *bound):
+            below += 1
+            if len(examples) < EXAMPLES:
+                examples.append(Below(places[position], qids[position], q.correct, q.n))
+    seed, resamples = settings.seed, settings.bootstrap
+    moments = []
+    for column in columns:
+        present = list(map(eq, column, column))  # NaN: the question has no value
+        keys = list(compress(qids, present)) if resample else None
+        moments.append(summarise([array("d", compress(column, present))], (True,), keys, seed, resamples)[0])
+    return RepeatTotals(tuple(moments), len(questions), samples, tuple(short), single, lowest, below,
+                        tuple(examples))
