@@ -276,11 +276,33 @@ def test_compare_pairs_questions_and_skips_mcnemar(ragscore, isolated):
     assert run.status == 2 and "scored with other settings (repeats: last vs samples" in run.err
 
 
-def test_partials_refuse_samples_until_they_carry_them(ragscore, isolated):
-    _data(isolated)
-    run = ragscore("partial", "--gold", "g.jsonl", "--trace", "t.jsonl", "--repeats", "samples", "--part", "1/2",
-                   "--out", "p.json")
-    assert run.status == 2 and "partials do not carry repeated samples yet" in run.err
+def test_merged_partials_give_scores_bytes(ragscore, isolated):
+    _data(isolated, seed=9, questions=60)
+    # Latency quantiles merge from sketches (the one documented difference): leave latency out.
+    traces = [json.loads(line) for line in (isolated / "t.jsonl").read_text().splitlines()]
+    write(isolated / "t.jsonl", [{k: v for k, v in t.items() if k != "latency_ms"} for t in traces])
+    for i in (1, 2, 3):
+        made = ragscore("partial", "--gold", "g.jsonl", "--trace", "t.jsonl", "--repeats", "samples", "--metrics",
+                        "retrieval", "--part", f"{i}/3", "--per-question", "--by", "topic", "--out", f"p{i}.json")
+        assert made.status == 0, made.err
+    gates = ("--gates", "min_pass_rate=0.5,pass^3=0.4")
+    merged = ragscore("merge", "p3.json", "p1.json", "p2.json", "--per-question", *gates)
+    scored = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--repeats", "samples", "--metrics", "retrieval",
+                      "--per-question", "--by", "topic", *gates)
+    assert (merged.status, merged.out, merged.err) == (scored.status, scored.out, scored.err)
+    assert scored.json()["repeats"]["below_min_pass_rate"] > 0
+    # A partial's repeated samples are checked when read, as the rest of it is.
+    data = json.loads((isolated / "p1.json").read_text())
+    data["result"]["repeats"]["rates"][0][2] += 1
+    (isolated / "bad.json").write_text(json.dumps(data))
+    run = ragscore("merge", "bad.json", "p2.json", "p3.json")
+    assert run.status == 2 and "a damaged ragscore partial" in run.err
+    # ... and a run without samples cannot merge with one made with them.
+    plain = ragscore("partial", "--gold", "g.jsonl", "--trace", "t.jsonl", "--metrics", "retrieval", "--part", "1/3",
+                     "--per-question", "--by", "topic", "--out", "plain.json")
+    assert plain.status == 0
+    run = ragscore("merge", "plain.json", "p2.json", "p3.json")
+    assert run.status == 2 and "scored with other settings (repeats, pass_k)" in run.err
 
 
 def test_the_python_api_takes_repeats(isolated):

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ragscore.config import Config, Overrides, parse_families
+from ragscore.config import Config, Overrides, parse_families, scored_with
 from ragscore.config import load_config as _load_config
 from ragscore.errors import InputError, UsageError
 from ragscore.evaluate import Evaluation, Wants, metric_names
@@ -267,12 +267,23 @@ class Run:
     def notes(self) -> list[str]:
         """The notes the command line prints on standard error (without its "ragscore: " prefix)."""
         from ragscore.reports.common import diagnosis_heading
-        from ragscore.reports.console import accounting_notes, format_notes, gate_lines, key_notes, slice_notes
+        from ragscore.reports.console import (
+            accounting_notes,
+            format_notes,
+            gate_lines,
+            key_notes,
+            repeat_notes,
+            slice_notes,
+        )
 
         ev, config = self.evaluation, self.config
         slice_failed = [f"{r.gate.metric}[{path}={label}]" for path, groups in self.slices.items()
                         for label, s in groups.items() for r in s.gates if r.status.value == "fail"]
         notes = format_notes(config.settings, ev.settings, ev) + key_notes(ev) + accounting_notes(ev, self.scores_file)
+        if ev.repeats is not None:
+            from ragscore.gates import pass_bound
+
+            notes += repeat_notes(ev.repeats, ev.settings.pass_k, pass_bound(self.gate_results))
         notes += slice_notes(self.slices, config.slice_min_n)
         notes += [f"diagnosis: {d.severity} {diagnosis_heading(d.as_dict())}" for d in self.diagnoses]
         notes += gate_lines(self.gate_results, self.passed, slice_failed)
@@ -380,8 +391,7 @@ def _wants(config: Config, rows: bool, by: tuple[str, ...], scores_file: ScoreFi
                     if not name.endswith("@K") or lookup(name.replace("@K", "@1")) is None))
     return Wants(rows=rows, explain=explain, by=by, samples=config.samples,
                  targets=sample_targets(tuple(dict.fromkeys(candidates)), config.rules) if config.samples else (),
-                 scores=scores_file,
-                 pass_bound=next(((g.op, g.threshold) for g in config.gates if g.metric == "min_pass_rate"), None))
+                 scores=scores_file)
 
 
 def _check_jobs(jobs: object) -> None:
@@ -789,9 +799,6 @@ def partial(
     from ragscore.partials import Partial
 
     config = _configured(config, settings)
-    if config.settings.sampled:
-        raise UsageError('partials do not carry repeated samples yet (repeats = "samples"): score the run in one '
-                         "process (ragscore score --repeats samples, with --jobs for every core)")
     index, parts = _check_part(part)
     gold_in, trace_in = as_input(gold, "gold"), as_traces(traces)
     by = _slice_paths(by)
@@ -894,9 +901,7 @@ def _merge_config(merged: Partial, config: Config | None, settings: Mapping[str,
         raise UsageError(f"finalize: {scoring[0]} is a scoring setting: the partials were scored with theirs (give "
                          "it to partial); finalize takes gates and strict")
     if config is None:
-        base = Overrides(k=s.k, cutoffs=s.cutoffs, families=s.families, confidence=s.confidence,
-                         bootstrap=s.bootstrap, seed=s.seed, strict=s.strict, trace_format=s.trace_format,
-                         trace_fields=s.trace_fields)
+        base = scored_with(s)
         overrides = _overrides(settings, base)
         config = _load_config(overrides, metric_names, None, None).with_origin(None, None, overrides)
     else:

@@ -94,7 +94,6 @@ class Wants:
     targets: tuple[tuple[str, Direction, float], ...] = ()  # (metric, direction, bound past which to pick)
     scores: ScoreFile | None = None  # a --scores file to join to the questions
     routed: bool = False  # the traces were routed to their part already: one of another part is an error
-    pass_bound: tuple[str, float] | None = None  # a min_pass_rate gate (op, threshold): list the questions it fails
 
 
 class QuestionRow(NamedTuple):
@@ -466,7 +465,7 @@ def score_traces(
     if sampled is not None:
         resample = resampling_is_cheap(gold.total, settings.bootstrap)
         result.repeats = summarise_questions(sampled, [item.qid for item in gold.items], gold.places, settings,
-                                             wants.pass_bound, resample)
+                                             resample)
     if judged.shape is not None:
         result.mapped_found = {concept: judged.shape.found.get(concept, 0) for concept in judged.shape.mapped}
 

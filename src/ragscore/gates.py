@@ -270,6 +270,11 @@ def evaluate_gates(gates: Iterable[Gate], metrics: Mapping[str, float | None], s
     return results
 
 
+def pass_bound(results: Iterable[GateResult]) -> tuple[str, float] | None:
+    """Give the operator and threshold of a run's min_pass_rate gate (None: it has none)."""
+    return next(((r.gate.op, r.gate.threshold) for r in results if r.gate.metric == "min_pass_rate"), None)
+
+
 def gates_pass(results: Iterable[GateResult]) -> bool:
     """Tell whether no gate failed."""
     return all(r.status is not Status.FAIL for r in results)

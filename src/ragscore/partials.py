@@ -31,15 +31,16 @@ from ragscore.diagnose import Sample
 from ragscore.errors import InputError, UsageError
 from ragscore.evaluate import Accounting, PartResult, QuestionRow, Unreadable, Wants, combine
 from ragscore.external import ScoreTotals
-from ragscore.labels import Label
-from ragscore.metrics.answer import AnswerTally, Miss, Outcome
+from ragscore.labels import LABEL_ORDER, Label
+from ragscore.metrics.answer import AnswerTally, Miss, Outcome, answer_metric_names
 from ragscore.metrics.families import Totals, enabled, spread
 from ragscore.metrics.moments import Moments, Replicates
 from ragscore.metrics.registry import Direction
+from ragscore.metrics.repeats import EXAMPLES, Below, QuestionSamples, RepeatTotals, column_names
 from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.operations import CONCEPTS as OPERATION_CONCEPTS
 from ragscore.operations import Operations, Sketch
-from ragscore.settings import Settings
+from ragscore.settings import LAST, SAMPLES, Settings
 from ragscore.text import Rule
 
 FORMAT: Final = "ragscore-partial"
@@ -159,7 +160,8 @@ def _differs(a: Partial, b: Partial) -> str | None:
     if a.parts != b.parts:
         return f"one has {a.parts} parts, the other {b.parts}"
     if a.settings != b.settings:
-        changed = [key for key, value in a.settings.as_dict().items() if b.settings.as_dict()[key] != value]
+        mine, theirs = a.settings.as_dict(), b.settings.as_dict()
+        changed = [key for key in {**mine, **theirs} if mine.get(key) != theirs.get(key)]
         return "scored with other settings (" + ", ".join(changed or ["version"]) + ")"
     if a.gold.sha256 != b.gold.sha256:
         return f"other gold sets (sha256 {a.gold.sha256[:12]}… and {b.gold.sha256[:12]}…)"
@@ -210,9 +212,20 @@ def _outcome(o: Outcome) -> list[Any]:
 
 
 def _row(r: QuestionRow) -> list[Any]:
-    return [r.place, r.qid, r.question, r.answerable, _outcome(r.outcome), list(r.citations), r.rule.name,
-            [None if row is None else _nums(row) for row in r.family_rows], [list(s) for s in r.slices],
-            {name: _num(v) for name, v in r.scores.items()}]
+    out = [r.place, r.qid, r.question, r.answerable, _outcome(r.outcome), list(r.citations), r.rule.name,
+           [None if row is None else _nums(row) for row in r.family_rows], [list(s) for s in r.slices],
+           {name: _num(v) for name, v in r.scores.items()}]
+    if r.sampled is not None:  # repeated samples: the question's (a run without them writes what 0.1 wrote)
+        q = r.sampled
+        out.append([q.n, q.correct, list(q.labels), [None if v is None else _num(v) for v in q.answer],
+                    [None if v is None else _num(v) for v in q.repeats]])
+    return out
+
+
+def _repeats(t: RepeatTotals) -> dict[str, Any]:
+    return {"columns": [_moments(m) for m in t.columns], "questions": t.questions, "samples": t.samples,
+            "short": list(t.short), "single": t.single,
+            "rates": [[c, n, count, [[b.place, b.qid] for b in first]] for (c, n), (count, first) in t.rates.items()]}
 
 
 def _int(value: int) -> str:
@@ -283,6 +296,7 @@ def _encode(p: Partial) -> dict[str, Any]:
             "digests": None if r.digests is None else list(r.digests),
             "rows": [_row(row) for row in r.rows],
             "operations": None if r.operations is None else _operations(r.operations),
+            **({"repeats": _repeats(r.repeats)} if r.repeats is not None else {}),
         },
     }
 
@@ -320,7 +334,19 @@ def _settings(data: dict[str, Any]) -> Settings:
         confidence=float(data["confidence"]), bootstrap=int(data["bootstrap"]), seed=str(data["seed"]),
         refusal_patterns=tuple(data["refusal_patterns"]), trace_format=str(data["trace_format"]),
         trace_fields=tuple(data["trace_fields"].items()), gold_fields=tuple(data["gold_fields"].items()),
+        repeats=_repeats_setting(data), pass_k=tuple(data.get("pass_k", Settings().pass_k)),
     )
+
+
+def _repeats_setting(data: dict[str, Any]) -> str:
+    """Read ``repeats``, which settings name only with samples (and then with ``pass_k``)."""
+    if "repeats" not in data and "pass_k" not in data:
+        return LAST
+    pass_k = data.get("pass_k")
+    if (data.get("repeats") != SAMPLES or not isinstance(pass_k, list) or not pass_k
+            or any(_count(k) < 1 for k in pass_k) or pass_k != sorted(set(pass_k))):
+        raise ValueError("settings.repeats or settings.pass_k out of range")
+    return SAMPLES
 
 
 _HEX: Final = re.compile(r"-?0x[0-9a-f]+")
@@ -430,10 +456,45 @@ def _read_outcome(v: list[Any]) -> Outcome:
 
 
 def _read_row(v: list[Any]) -> QuestionRow:
-    place, qid, question, answerable, outcome, citations, rule, family_rows, slices, scores = v
+    place, qid, question, answerable, outcome, citations, rule, family_rows, slices, scores, *sampled = v
     return QuestionRow(place, qid, question, answerable, _read_outcome(outcome), tuple(citations), Rule[rule],
                        tuple(None if row is None else tuple(map(_float, row)) for row in family_rows),
-                       tuple(tuple(s) for s in slices), {name: _float(x) for name, x in scores.items()})
+                       tuple(tuple(s) for s in slices), {name: _float(x) for name, x in scores.items()},
+                       _read_sampled(*sampled) if sampled else None)
+
+
+def _read_sampled(v: list[Any]) -> QuestionSamples:
+    n, correct, labels, answer, repeats = v
+    labels = tuple(map(_count, labels))
+    if _count(n) < 1 or len(labels) != len(LABEL_ORDER) or sum(labels) != n or _count(correct) > n:
+        raise ValueError(f"a question's samples that do not add up ({n} samples, {correct} correct, labels {labels})")
+    return QuestionSamples(n, correct, labels, tuple(None if x is None else _float(x) for x in answer),
+                           tuple(None if x is None else _float(x) for x in repeats))
+
+
+def _read_repeats(data: dict[str, Any] | None, settings: Settings) -> RepeatTotals | None:
+    if data is None:
+        if settings.sampled:
+            raise ValueError('a partial of repeated samples (repeats = "samples") without them')
+        return None
+    if not settings.sampled:
+        raise ValueError("repeated samples in a partial scored without them")
+    names = column_names(settings, answer_metric_names(settings))
+    if len(data["columns"]) != len(names):
+        raise ValueError(f"{len(data['columns'])} summaries of repeated samples for {len(names)} metrics")
+    columns = tuple(_read_moments(m, settings.bootstrap, True) for m in data["columns"])
+    questions, samples, single = _count(data["questions"]), _count(data["samples"]), _count(data["single"])
+    short = tuple(map(_count, data["short"]))
+    rates: dict[tuple[int, int], tuple[int, tuple[Below, ...]]] = {}
+    for c, n, count, first in data["rates"]:
+        if _count(n) < 1 or _count(c) > n or _count(count) < 1 or (c, n) in rates or not first or len(first) > min(
+                count, EXAMPLES):
+            raise ValueError(f"a pass rate {c}/{n} of {count} questions that cannot be")
+        rates[c, n] = (count, tuple(Below(_count(place), str(qid), c, n) for place, qid in first))
+    if (len(short) != len(settings.pass_k) or sum(count for count, _ in rates.values()) != questions
+            or single > questions or samples < questions or any(m.n > questions for m in columns)):
+        raise ValueError("repeated samples that do not fit the questions")
+    return RepeatTotals(columns, questions, samples, short, single, dict(sorted(rates.items())))
 
 
 def _check(r: PartResult, wants: Wants) -> None:
@@ -443,12 +504,15 @@ def _check(r: PartResult, wants: Wants) -> None:
               a.duplicates, a.unreadable, a.unreadable_bare, a.bad_retrieved, a.bad_refused]
     if min(counts) < 0:
         raise ValueError("a count is negative")
-    if sum(t.labels.values()) != r.questions or t.answerable + t.unanswerable != r.questions:
-        raise ValueError(f"the labels ({sum(t.labels.values())}) and the answerable and unanswerable questions "
-                         f"({t.answerable + t.unanswerable}) do not add up to the {r.questions} questions")
-    if t.answered + t.refused != r.questions:
-        raise ValueError(f"answered ({t.answered}) and refused ({t.refused}) do not add up to the {r.questions} "
-                         "questions")
+    # With repeated samples the tally counts samples (a question without a trace: one).
+    judged, what = (r.repeats.samples, "samples") if r.repeats is not None else (r.questions, "questions")
+    if r.repeats is not None and r.repeats.questions != r.questions:
+        raise ValueError(f"repeated samples of {r.repeats.questions} questions for {r.questions}")
+    if sum(t.labels.values()) != judged or t.answerable + t.unanswerable != judged:
+        raise ValueError(f"the labels ({sum(t.labels.values())}) and the answerable and unanswerable {what} "
+                         f"({t.answerable + t.unanswerable}) do not add up to the {judged} {what}")
+    if t.answered + t.refused != judged:
+        raise ValueError(f"answered ({t.answered}) and refused ({t.refused}) do not add up to the {judged} {what}")
     if wants.rows and len(r.rows) != r.questions:
         raise ValueError(f"{len(r.rows)} rows for {r.questions} questions")
 
@@ -493,7 +557,9 @@ def _decode(data: dict[str, Any]) -> Partial:
         gold_keys={k: (str(f), int(n)) for k, (f, n) in r["gold_keys"].items()},
         trace_keys={k: (str(f), int(n)) for k, (f, n) in r["trace_keys"].items()},
         gold_ragas=bool(r["gold_ragas"]),
-        operations=_read_operations(r["operations"], int(r["questions"])),
+        operations=_read_operations(r["operations"], int(r["questions"]) if not settings.sampled else sum(
+            tally.labels.values())),
+        repeats=_read_repeats(r.get("repeats"), settings),
     )
     _check(result, wants)
     return Partial(parts, covers, settings, wants, _read_source(data["gold"]),

@@ -137,7 +137,7 @@ def build_slices(
                 totals.append(c.totals(spread(family, settings), _keys(qids, resample), seed, resamples))
             repeats = None
             if settings.sampled:  # the answer metrics are means over each question's samples
-                repeats = summarise_questions(group.sampled, group.qids, group.places, settings, None, resample)
+                repeats = summarise_questions(group.sampled, group.qids, group.places, settings, resample)
                 metrics = repeats.metrics(settings, answer_metric_names(settings))
             else:
                 metrics = group.tally.metrics(settings)

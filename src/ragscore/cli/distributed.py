@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from dataclasses import replace
 
 from ragscore.cli.common import (
     Exit,
@@ -22,7 +23,7 @@ from ragscore.cli.score import (
     add_setting_options,
     overrides_of,
 )
-from ragscore.config import Overrides, load_config
+from ragscore.config import load_config, scored_with
 from ragscore.errors import UsageError
 from ragscore.evaluate import metric_names
 from ragscore.loaders.shards import expand
@@ -136,9 +137,7 @@ def run_merge(args: argparse.Namespace, streams: Streams) -> Exit:
                          "them with --rows (or --per-question)")
     # The gates are read as score reads them, over the settings the partials were scored with.
     s = merged.settings
-    overrides = Overrides(k=s.k, cutoffs=s.cutoffs, families=s.families, confidence=s.confidence,
-                          bootstrap=s.bootstrap, seed=s.seed, strict=s.strict if args.strict is None else args.strict,
-                          gates=args.gates, trace_format=s.trace_format, trace_fields=s.trace_fields)
+    overrides = replace(scored_with(s), strict=s.strict if args.strict is None else args.strict, gates=args.gates)
     config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)
     run = finalize(merged, config=config, scores=args.scores, per_question=args.per_question,
                    only_failures=args.only_failures)

@@ -147,7 +147,7 @@ class Repeats:
 
 @dataclass(frozen=True, slots=True)
 class Below:
-    """A question whose pass rate is under ``[gates] min_pass_rate``."""
+    """A question with a given pass rate, as a list of the questions below a bound names it."""
 
     place: int  # the gold item's place, which orders them
     qid: str
@@ -155,12 +155,17 @@ class Below:
     n: int
 
 
+Rates = dict[tuple[int, int], tuple[int, tuple[Below, ...]]]  # (c, n) -> questions, the first EXAMPLES of them
+
+
 @dataclass(slots=True)
 class RepeatTotals:
     """What the run's metrics need of its questions' samples, summarised exactly: it adds up across parts.
 
     ``columns`` holds the answer metrics' then the repeat metrics' per-question values (see
-    ``column_names``), each over the questions that have one.
+    ``column_names``), each over the questions that have one. ``rates`` counts the questions of
+    each (correct, samples) pair and keeps the first few of each in gold order: enough to name the
+    lowest pass rate, and the questions below any bound a gate sets, after parts are merged.
     """
 
     columns: tuple[Moments, ...] = ()
@@ -168,31 +173,46 @@ class RepeatTotals:
     samples: int = 0
     short: tuple[int, ...] = ()  # questions with fewer than k samples, for each k of pass_k
     single: int = 0              # questions with one sample (left out of consistency and flip_rate)
-    lowest: Fraction | None = None  # the lowest pass rate of any question
-    below: int = 0               # questions whose pass rate is under the bound asked for
-    below_examples: tuple[Below, ...] = ()  # the first of them in gold order
+    rates: Rates = field(default_factory=dict)
 
     def __add__(self, other: RepeatTotals) -> RepeatTotals:
         if not other.questions:
             return self
         if not self.questions:
             return other
-        lows = [low for low in (self.lowest, other.lowest) if low is not None]
+        rates = dict(self.rates)
+        for pair, (count, first) in other.rates.items():
+            mine = rates.get(pair)
+            rates[pair] = (count, first) if mine is None else (
+                mine[0] + count, tuple(heapq.nsmallest(EXAMPLES, (*mine[1], *first), key=_place)))
         return RepeatTotals(
             tuple(a + b for a, b in zip(self.columns, other.columns, strict=True)),
             self.questions + other.questions,
             self.samples + other.samples,
             tuple(a + b for a, b in zip(self.short, other.short, strict=True)),
             self.single + other.single,
-            min(lows) if lows else None,
-            self.below + other.below,
-            tuple(heapq.nsmallest(EXAMPLES, (*self.below_examples, *other.below_examples), key=_place)),
+            dict(sorted(rates.items())),
         )
+
+    @property
+    def lowest(self) -> Fraction | None:
+        """The lowest pass rate of any question (None without questions)."""
+        return min((Fraction(c, n) for c, n in self.rates), default=None)
+
+    def below(self, op: str, threshold: float) -> tuple[int, tuple[Below, ...]]:
+        """Count the questions whose pass rate fails ``rate op threshold`` (a min_pass_rate gate), and
+        give the first EXAMPLES of them in gold order."""
+        from ragscore.gates import passes
+
+        failing = [entry for (c, n), entry in self.rates.items() if not passes(c / n, op, threshold)]
+        first = heapq.nsmallest(EXAMPLES, (b for _, examples in failing for b in examples), key=_place)
+        return sum(count for count, _ in failing), tuple(first)
 
     def metrics(self, settings: Settings, answer_names: Sequence[str]) -> dict[str, float | None]:
         """Give the answer metrics (means over questions of per-question means), then the repeat metrics."""
         values = dict(zip(column_names(settings, answer_names), (m.mean() for m in self.columns), strict=True))
-        values["min_pass_rate"] = None if self.lowest is None else float(self.lowest)
+        lowest = self.lowest
+        values["min_pass_rate"] = None if lowest is None else float(lowest)
         return values
 
 
@@ -207,22 +227,15 @@ def column_names(settings: Settings, answer_names: Sequence[str]) -> tuple[str, 
 
 def summarise_questions(
     questions: Sequence[QuestionSamples], qids: Sequence[str], places: Sequence[int], settings: Settings,
-    bound: tuple[str, float] | None, resample: bool,
+    resample: bool,
 ) -> RepeatTotals:
-    """Summarise questions' samples (in gold order; ``resample``: keep the bootstrap replicates).
-
-    ``bound``: the operator and threshold of a ``min_pass_rate`` gate; the questions whose own
-    pass rate fails it are counted, and the first listed.
-    """
-    from ragscore.gates import passes
-
-
-    width = len(questions[0].answer) + len(questions[0].repeats) if questions else 0
+    """Summarise questions' samples (in gold order; ``resample``: keep the bootstrap replicates)."""
+    width = len(column_names(settings, answer_metric_names(settings)))
     columns = [array("d", [nan]) * len(questions) for _ in range(width)]
-    samples = single = below = 0
+    samples = single = 0
     short = [0] * len(settings.pass_k)
-    lowest: Fraction | None = None
-    examples: list[Below] = []
+    counts: Counter[tuple[int, int]] = Counter()
+    first: dict[tuple[int, int], list[Below]] = {}
     for position, q in enumerate(questions):
         for j, value in enumerate((*q.answer, *q.repeats)):
             if value is not None:
@@ -231,18 +244,16 @@ def summarise_questions(
         single += q.n == 1
         for i, k in enumerate(settings.pass_k):
             short[i] += q.n < k
-        rate = Fraction(q.correct, q.n)
-        if lowest is None or rate < lowest:
-            lowest = rate
-        if bound is not None and not passes(q.correct / q.n, *bound):
-            below += 1
-            if len(examples) < EXAMPLES:
-                examples.append(Below(places[position], qids[position], q.correct, q.n))
+        pair = (q.correct, q.n)
+        counts[pair] += 1
+        listed = first.setdefault(pair, [])
+        if len(listed) < EXAMPLES:
+            listed.append(Below(places[position], qids[position], q.correct, q.n))
     seed, resamples = settings.seed, settings.bootstrap
     moments = []
     for column in columns:
         present = list(map(eq, column, column))  # NaN: the question has no value
         keys = list(compress(qids, present)) if resample else None
         moments.append(summarise([array("d", compress(column, present))], (True,), keys, seed, resamples)[0])
-    return RepeatTotals(tuple(moments), len(questions), samples, tuple(short), single, lowest, below,
-                        tuple(examples))
+    rates = {pair: (counts[pair], tuple(first[pair])) for pair in sorted(counts)}
+    return RepeatTotals(tuple(moments), len(questions), samples, tuple(short), single, rates)

@@ -145,8 +145,6 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
         fields = _plural(ev.operations.bad, "latency, token or cost field", "latency, token or cost fields")
         notes.append(f"operations: {fields} could not be read (not a number from 0 to 1e15, or an end before its "
                      "start); counted as missing")
-    if ev.repeats is not None:
-        notes += repeat_notes(ev.repeats, ev.settings.pass_k)
     for name, totals in ev.scores.items():
         if totals.nulls:
             notes.append(f"score {name}: {_plural(totals.nulls, 'question has', 'questions have')} null or NaN "
@@ -154,7 +152,7 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
     return [clean(note) for note in notes]
 
 
-def repeat_notes(totals: RepeatTotals, pass_k: Sequence[int]) -> list[str]:
+def repeat_notes(totals: RepeatTotals, pass_k: Sequence[int], bound: tuple[str, float] | None) -> list[str]:
     """Say which questions repeated samples leave out of a metric, and which fail min_pass_rate."""
     notes = [f"samples: {_plural(totals.samples, 'sample', 'samples')} of "
              f"{_plural(totals.questions, 'question', 'questions')}; every metric weighs each question the same"]
@@ -165,12 +163,12 @@ def repeat_notes(totals: RepeatTotals, pass_k: Sequence[int]) -> list[str]:
     if totals.single:
         notes.append(f"samples: {_plural(totals.single, 'question has', 'questions have')} one sample (left out of "
                      "consistency and flip_rate)")
-    if totals.below:
-        shown = ", ".join(f"{b.qid} ({b.correct} of {b.n} correct)" for b in totals.below_examples[:EXAMPLES])
-        more = ", ..." if totals.below > min(EXAMPLES, len(totals.below_examples)) else ""
-        notes.append(f"min_pass_rate: {_plural(totals.below, 'question fails', 'questions fail')} the gate: "
-                     f"{shown}{more}")
-    return notes
+    below, first = totals.below(*bound) if bound is not None else (0, ())
+    if below:
+        shown = ", ".join(f"{b.qid} ({b.correct} of {b.n} correct)" for b in first[:EXAMPLES])
+        more = ", ..." if below > min(EXAMPLES, len(first)) else ""
+        notes.append(f"min_pass_rate: {_plural(below, 'question fails', 'questions fail')} the gate: {shown}{more}")
+    return [clean(note) for note in notes]  # qids come from the input
 
 
 def gate_lines(results: list[GateResult], passed: bool, slice_failed: list[str] | None = None) -> list[str]:

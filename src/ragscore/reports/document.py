@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ragscore import __version__
 from ragscore.diagnose import Diagnosis
 from ragscore.evaluate import EXAMPLES, Evaluation
-from ragscore.gates import GateResult
+from ragscore.gates import GateResult, pass_bound
 from ragscore.intervals import Interval
 from ragscore.loaders.jsonl import InputFile
 from ragscore.loaders.shards import Shards
@@ -76,16 +76,18 @@ def _gates(results: list[GateResult]) -> dict[str, dict[str, Any]]:
     }
 
 
-def repeats_section(totals: RepeatTotals, settings: Settings) -> dict[str, Any]:
+def repeats_section(totals: RepeatTotals, settings: Settings, results: Sequence[GateResult]) -> dict[str, Any]:
     """What a report says of repeated samples beyond the metrics: how many, and the questions
-    left out of a metric or below ``min_pass_rate``."""
+    left out of a metric or below a ``min_pass_rate`` gate."""
+    bound = pass_bound(results)
+    below, first = totals.below(*bound) if bound is not None else (0, ())
     return {
         "samples": totals.samples,
         "questions": totals.questions,
         "single": totals.single,
         "fewer_than_k": {str(k): short for k, short in zip(settings.pass_k, totals.short, strict=True)},
-        "below_min_pass_rate": totals.below,
-        "below_examples": [{"qid": b.qid, "correct": b.correct, "samples": b.n} for b in totals.below_examples],
+        "below_min_pass_rate": below,
+        "below_examples": [{"qid": b.qid, "correct": b.correct, "samples": b.n} for b in first],
     }
 
 
@@ -182,7 +184,7 @@ def build_document(
         "diagnoses": [d.as_dict() for d in diagnoses],
     }
     if ev.repeats is not None:
-        doc["repeats"] = repeats_section(ev.repeats, ev.settings)
+        doc["repeats"] = repeats_section(ev.repeats, ev.settings, results)
     if ev.scores:
         doc["scores"] = {name: {"questions": t.values.n, "nulls": t.nulls} for name, t in ev.scores.items()}
     if ev.operations is not None:
