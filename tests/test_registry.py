@@ -84,7 +84,7 @@ def test_the_families_take_their_names_from_the_registry():
     assert KNOWN == frozenset(METRICS.names("scores"))
     sampled = replace(settings, repeats="samples", pass_k=(1, 3))  # the metrics of repeated samples
     assert metric_names(sampled) == answer + METRICS.names("repeats", (1, 3)) + metric_names(settings)[len(answer):]
-    every = set(metric_names(sampled)) | KNOWN | set(METRICS.names("operations"))
+    every = set(metric_names(sampled)) | KNOWN | set(METRICS.names("operations")) | set(METRICS.names("monitor"))
     assert every == {name for spec in METRICS for name in expand((spec,), (4,) if spec.family == "answer" else (1, 3))}
 
 

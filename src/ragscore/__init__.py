@@ -21,6 +21,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "InputError",
+    "MonitorRun",
     "Partial",
     "RagscoreError",
     "Run",
@@ -32,6 +33,7 @@ __all__ = [
     "finalize",
     "link",
     "load_config",
+    "monitor",
     "ner",
     "owner",
     "partial",
@@ -41,6 +43,7 @@ __all__ = [
 if TYPE_CHECKING:
     from ragscore.api import (
         Comparison,
+        MonitorRun,
         Run,
         StageRun,
         classify,
@@ -48,6 +51,7 @@ if TYPE_CHECKING:
         finalize,
         link,
         load_config,
+        monitor,
         ner,
         owner,
         partial,
@@ -59,8 +63,8 @@ if TYPE_CHECKING:
 
 # Imported on first use, so that `import ragscore` (and the command line's start) stays light.
 _HOMES = {
-    **dict.fromkeys(("Comparison", "Run", "StageRun", "classify", "compare", "finalize", "link", "load_config", "ner",
-                     "owner", "partial", "score"), "ragscore.api"),
+    **dict.fromkeys(("Comparison", "MonitorRun", "Run", "StageRun", "classify", "compare", "finalize", "link",
+                     "load_config", "monitor", "ner", "owner", "partial", "score"), "ragscore.api"),
     "Partial": "ragscore.partials",
     "Config": "ragscore.config",
     "ConfigError": "ragscore.errors", "InputError": "ragscore.errors", "RagscoreError": "ragscore.errors",

@@ -610,6 +610,119 @@ def _check_same_scoring(baseline: str, candidate: str, source: str) -> None:
                                              for key in differing) + ")")
 
 
+# --- production monitoring ----------------------------------------------------------------------------
+
+
+@dataclass
+class MonitorRun:
+    """Production traces watched: every window's metrics and gates, the whole period's, and drift."""
+
+    document: dict[str, Any] = field(repr=False)
+    notes_: list[str] = field(default_factory=list, repr=False)
+
+    @property
+    def passed(self) -> bool:
+        """Whether no gate failed (on the period or a window) and no rate drifted past its bound."""
+        return bool(self.document["pass"])
+
+    @property
+    def metrics(self) -> dict[str, float | None]:
+        """The whole period's metrics."""
+        return dict(self.document["metrics"])
+
+    def render(self, format: str = "json") -> Iterator[str]:
+        """Render the report in ``format`` (json, markdown, html, openmetrics), piece by piece."""
+        from ragscore.reports.monitor_report import render_monitor_markdown, render_openmetrics
+
+        if format == "json":
+            from ragscore.reports.json_report import render_json
+
+            return render_json(self.document)
+        if format == "markdown":
+            return render_monitor_markdown(self.document)
+        if format == "openmetrics":
+            return render_openmetrics(self.document)
+        if format == "html":
+            from ragscore.reports.monitor_html import render_monitor_html
+
+            return render_monitor_html(self.document)
+        raise UsageError(f"monitor: unknown report format {format!r} (json, markdown, html, openmetrics)")
+
+    def report(self, format: str = "json") -> str:
+        """Return the report in ``format``: the command line's bytes."""
+        return "".join(self.render(format))
+
+    def notes(self) -> list[str]:
+        """The notes the command line prints on standard error (without its "ragscore: " prefix)."""
+        return list(self.notes_)
+
+
+def monitor(
+    traces: TraceSource,
+    baseline: TraceSource | None = None,
+    *,
+    window: str | None = None,
+    min_n: int | None = None,
+    gates: str | Mapping[str, Any] | None = None,
+    strict: bool | None = None,
+    config: Config | None = None,
+    **settings: Any,
+) -> MonitorRun:
+    """Watch production traces without gold: the gold-free metrics per time window and for the whole
+    period, the gates on each, and (with ``baseline``, traces of an earlier period) each rate's
+    drift. ``settings`` are those of ``score`` that read traces (refusal tokens and patterns,
+    trace_format, fields); ``[monitor]`` in the settings files gives the window, gates and drift bounds."""
+    from ragscore.gates import evaluate_gates, gates_pass
+    from ragscore.monitoring import (
+        NAMES,
+        check_windows,
+        drifts,
+        load_monitor_config,
+        monitor_signature,
+        watch,
+        window_label,
+        window_seconds,
+    )
+    from ragscore.reports.console import monitor_notes
+    from ragscore.reports.document import input_entry
+    from ragscore.reports.monitor_report import build_monitor_document, monitor_verdict
+
+    config = _configured(config, settings)
+    watching = load_monitor_config(config.cwd or Path.cwd(), config.gates_file, window, min_n,
+                                   None if gates is None else _gate_spec(gates), strict)
+    width = window_seconds(watching.window)
+    s = config.settings
+    current = watch(as_traces(traces), s, width)
+    before = watch(as_traces(baseline, "baseline"), s, width) if baseline is not None else None
+    windows = check_windows(current, watching.gates, watching.min_n, watching.strict)
+    total = current.total()
+    metrics = {name: total.metrics()[name] for name in NAMES}
+    results = evaluate_gates(watching.gates, metrics, watching.strict)
+    drift = None
+    if before is not None:
+        scopes = [("all", total), *((window_label(start), w) for start, w in current.ordered())]
+        drift = drifts(scopes, before.total(), watching.drift, s.confidence)
+    passed = (gates_pass(results) and all(gates_pass(w.gates) for w in windows)
+              and not any(d.failed for d in drift or ()))
+    assert current.source is not None
+    inputs = {"trace": input_entry(current.source, current.source.sha256),
+              "baseline": None if before is None or before.source is None else input_entry(before.source,
+                                                                                           before.source.sha256)}
+    counts = {"traces": current.lines, "windows": len(current.windows), "untimed": current.untimed.traces
+              - current.bad_time, "bad_time": current.bad_time, "unreadable": current.unreadable}
+    document_settings = {
+        "window": watching.window, "window_seconds": width, "min_n": watching.min_n, "strict": watching.strict,
+        "confidence": s.confidence, "drift": dict(sorted(watching.drift.items())),
+        "refusal_tokens": list(s.refusal_tokens), "refusal_patterns": list(s.refusal_patterns),
+        "trace_format": current.trace_format, "trace_fields": dict(s.trace_fields),
+    }
+    baseline_doc = None if before is None else {"traces": before.lines, "metrics": {
+        name: before.total().metrics()[name] for name in NAMES}}
+    doc = build_monitor_document(document_settings, inputs, counts, metrics, results, windows, drift, baseline_doc,
+                                 passed, monitor_signature(watching, s, current.trace_format))
+    return MonitorRun(doc, monitor_notes(current, windows, drift, results, passed, monitor_verdict(doc)))
+
+
 # --- pipeline stages ----------------------------------------------------------------------------------
 
 @dataclass

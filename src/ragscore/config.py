@@ -39,7 +39,8 @@ DEFAULT_GATES: Final = (
 # "ner", "classify" and "link" belong to the stage commands (ragscore.stages.config), "trec" to ragscore trec
 # (ragscore.trec.config); score ignores them.
 SECTIONS: Final = (
-    "scoring", "gates", "regression", "slice_gates", "diagnose", "trace", "gold", "ner", "classify", "link", "trec"
+    "scoring", "gates", "regression", "slice_gates", "diagnose", "trace", "gold", "ner", "classify", "link", "trec",
+    "monitor",
 )
 DEFAULT_MIN_N: Final = 20  # a slice smaller than this is reported, but its gates are skipped
 TEXT_TOKENIZERS: Final = ("reference", "unicode")  # metrics.overlap.TOKENIZERS, without importing it

@@ -109,7 +109,9 @@ def resolve_metric(
         return canonical  # checked once the run's scores are known: see unknown_gate_metric
     if spec is not None:
         cutoff = split_cutoff(canonical)[1]
-        if spec.family == "repeats":
+        if spec.family == "monitor":
+            how = "it is a metric of ragscore monitor (production traces without gold)"
+        elif spec.family == "repeats":
             sampled = any((other := lookup(n)) is not None and other.family == "repeats" for n in names)
             how = (f"add {cutoff} to pass_k (--pass-k)" if sampled
                    else 'it needs repeated samples: set repeats = "samples" in [scoring] (--repeats samples)')
@@ -156,7 +158,7 @@ def make_gate(metric: str, op: str, threshold: float, warn: float | None, source
 
 
 # Families whose every non-count metric is a share or a mean of shares: from 0 to 1.
-_UNIT_FAMILIES: Final = frozenset({"answer", "retrieval", "similarity", "text"})
+_UNIT_FAMILIES: Final = frozenset({"answer", "retrieval", "similarity", "text", "repeats", "monitor"})
 
 
 def check_range(gate: Gate, name: str, source: str, line: int | None) -> Gate:

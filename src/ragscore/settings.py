@@ -138,13 +138,13 @@ class Settings:
         # How the inputs were read, when not as the native contract: a run read another way never
         # compares silently with one read natively.
         if self.refusal_patterns:
-            optional.append("refusal_patterns:" + _signed(list(self.refusal_patterns)))
+            optional.append("refusal_patterns:" + signed(list(self.refusal_patterns)))
         if self.trace_format not in ("native", "auto"):
             optional.append(f"trace:{self.trace_format}")
         if self.trace_fields:
-            optional.append("trace_fields:" + _signed(dict(self.trace_fields)))
+            optional.append("trace_fields:" + signed(dict(self.trace_fields)))
         if self.gold_fields:
-            optional.append("gold_fields:" + _signed(dict(self.gold_fields)))
+            optional.append("gold_fields:" + signed(dict(self.gold_fields)))
         if self.sampled:
             optional.append("repeats:samples,pass_k:" + ",".join(map(str, self.pass_k)))
         return "|".join(
@@ -152,7 +152,7 @@ class Settings:
                 f"ragscore:{__version__}",
                 f"k:{self.k}",
                 "cutoffs:" + ",".join(map(str, self.cutoffs)),
-                "refusal:" + _signed(list(self.refusal_tokens)),
+                "refusal:" + signed(list(self.refusal_tokens)),
                 f"require_claim:{yes[self.require_claim]}",
                 f"scope_citations:{yes[self.scope_citations]}",
                 f"strict:{yes[self.strict]}",
@@ -163,7 +163,7 @@ class Settings:
         )
 
 
-def _signed(value: object) -> str:
+def signed(value: object) -> str:
     """Write a value of the signature as JSON, its "|" escaped: "|" separates the signature's parts
     (a refusal pattern "a|b" must not read as two of them)."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True).replace("|", "\\u007c")

@@ -34,6 +34,7 @@ _HOMES: Final = {
     "trec": ("trec", "trec_parser", "run_trec"),
     "partial": ("distributed", "partial_parser", "run_partial"),
     "merge": ("distributed", "merge_parser", "run_merge"),
+    "monitor": ("monitor", "monitor_parser", "run_monitor"),
 }
 
 

@@ -234,13 +234,14 @@ def lazy(module: str, name: str) -> Callable[..., Any]:
 
 # The options that name files a command reads, and those that name reports it writes.
 INPUT_OPTIONS: Final = ("gold", "trace", "scores", "baseline", "baseline_report", "pred", "gates_file", "partials")
-REPORT_OPTIONS: Final = ("json", "markdown", "html", "junit")
+REPORT_OPTIONS: Final = ("json", "markdown", "html", "junit", "openmetrics")
 # Each report option's help, unless a command words it for what it writes.
 REPORT_HELP: Final = {
     "json": "also write the JSON report to PATH",
     "markdown": "also write the Markdown report to PATH",
     "html": "also write a self-contained HTML report to PATH",
     "junit": "also write JUnit XML to PATH: a test case per gate",
+    "openmetrics": "also write the metrics in the OpenMetrics (Prometheus) text format to PATH",
 }
 FORMAT_HELP: Final = "report printed on standard output (default: json)"
 QUIET_HELP: Final = "print no notes on standard error (errors still are)"

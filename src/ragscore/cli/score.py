@@ -181,14 +181,19 @@ def overrides_of(args: argparse.Namespace) -> Overrides:
     )
 
 
+def check_refusal_patterns(patterns: list[str]) -> None:
+    """Refuse a --refusal-pattern that cannot be used, naming it."""
+    for pattern in patterns:
+        problem = refusal_pattern_problem(pattern)
+        if problem is not None:
+            raise UsageError(f"--refusal-pattern {quote(pattern)}: {problem}")
+
+
 def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     """Score, gate and report; raise RagscoreError on bad input before anything is written."""
     if [args.gold, *args.trace, args.scores].count("-") > 1:
         raise UsageError("only one of --gold, --trace and --scores can be '-' (standard input)")
-    for pattern in args.refusal_pattern:
-        problem = refusal_pattern_problem(pattern)
-        if problem is not None:
-            raise UsageError(f"--refusal-pattern {quote(pattern)}: {problem}")
+    check_refusal_patterns(args.refusal_pattern)
     overrides = overrides_of(args)
     config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)
     note_capped_jobs(args, streams)

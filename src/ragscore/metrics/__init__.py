@@ -130,6 +130,15 @@ OPERATIONS: Final = (  # read from the traces when they carry them (operations.p
     MetricSpec("cost_mean", L, "operations", "mean cost, over questions that have one", "count"),
 )
 
+MONITOR: Final = (  # ragscore monitor (monitoring.py): production traces, no gold; with compliance and
+    # fabricated_citation_rate (answer metrics), counted over traces
+    MetricSpec("refusal_rate", L, "monitor", "traces that refuse (a refusal field, token or pattern), over traces",
+               RATE),
+    MetricSpec("empty_retrieval_rate", L, "monitor", "traces that retrieved nothing, over traces", RATE),
+    MetricSpec("citations_per_answer", H, "monitor", "distinct cited ids per answered trace", "count"),
+    MetricSpec("answer_length", L, "monitor", "words (whitespace-separated) per answered claim", "count"),
+)
+
 COUNTS: Final = (  # always reported, last
     MetricSpec("missing", L, "counts", "gold questions with no trace (scored as refusals)", "count"),
     MetricSpec("unknown_traces", L, "counts", "trace lines whose qid or question is not in the gold set", "count"),
@@ -140,6 +149,8 @@ COUNTS: Final = (  # always reported, last
 # Other names a gate or rule may use for a metric ("recall@k": full_recall@ at the run's k).
 ALIASES: Final = {"under": "under_refusal", "over": "over_refusal", "recall@k": "full_recall@K"}
 
-METRICS: Final = Registry((*ANSWER, *REPEATS, *RETRIEVAL, *SIMILARITY, *TEXT, *EXTERNAL, *OPERATIONS, *COUNTS), ALIASES)
+METRICS: Final = Registry(
+    (*ANSWER, *REPEATS, *RETRIEVAL, *SIMILARITY, *TEXT, *EXTERNAL, *OPERATIONS, *MONITOR, *COUNTS), ALIASES
+)
 
 __all__ = ["ALIASES", "METRICS", "Direction", "MetricSpec", "Registry"]

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ragscore.evaluate import EXAMPLES, Evaluation, unreadable_hint
-from ragscore.gates import GateResult, Status
+from ragscore.gates import GateResult, Status, format_threshold
 from ragscore.loaders.gold import KEY_SAMPLE_LINES
 from ragscore.loaders.shards import Shards
 from ragscore.metrics.registry import lookup
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ragscore.loaders.jsonl import InputFile
     from ragscore.loaders.records import Records
     from ragscore.loaders.scores import ScoreFile
+    from ragscore.monitoring import Drift, Watched, WindowResult
     from ragscore.settings import Settings
 
 
@@ -222,3 +223,51 @@ def slice_notes(slices: Mapping[str, Mapping[str, SliceResult]], min_n: int) -> 
                                         "(every one is in the reports)"]
         notes += small + lines
     return [clean(note) for note in notes]  # slice labels come from the input
+
+
+def monitor_notes(
+    watched: Watched, windows: Sequence[WindowResult], drift: Sequence[Drift] | None, results: list[GateResult],
+    passed: bool, verdict: str,
+) -> list[str]:
+    """Say what ``ragscore monitor`` could not place or read, which windows failed, which rates drifted,
+    then the whole period's gates and the verdict."""
+    source = watched.source
+    assert source is not None
+    notes = []
+    untimed = watched.untimed.traces - watched.bad_time
+    if untimed:
+        notes.append(f"{_plural(untimed, 'trace has', 'traces have')} no timestamp (ts, timestamp or start_time; "
+                     f"counted in the whole period only): {_lines_of(source, watched.untimed_lines, untimed)}")
+    if watched.bad_time:
+        notes.append(f"{_plural(watched.bad_time, 'trace has', 'traces have')} a timestamp that cannot be read "
+                     "(epoch seconds or ISO 8601; counted in the whole period only): "
+                     f"{_lines_of(source, watched.bad_time_lines, watched.bad_time)}")
+    if watched.unreadable:
+        notes.append(f"{_plural(watched.unreadable, 'trace has', 'traces have')} no claim or refusal field (read "
+                     f"as empty answers): {_lines_of(source, watched.unreadable_lines, watched.unreadable)}")
+    total_latency = sum(w.sums[0].n for w in (*watched.windows.values(), watched.untimed))
+    if total_latency:
+        notes.append("latency quantiles come from a sketch (each within 1% of the exact quantile): monitor keeps no "
+                     "trace in memory")
+    small = [w for w in windows if w.small and w.gates]
+    if small:
+        notes.append(f"{_plural(len(small), 'window has', 'windows have')} fewer traces than min_n: "
+                     "their gates are skipped")
+    from ragscore.monitoring import window_label
+
+    failed = [(w, r) for w in windows for r in w.gates if r.status is Status.FAIL]
+    lines = [f"FAIL    {r.gate.metric}[{window_label(w.start)}] = {fmt(r.value)} "
+             f"(gate {gate_bound(r.gate.op, r.gate.threshold)})" for w, r in failed]
+    if len(lines) > EXAMPLES:
+        lines = lines[:EXAMPLES] + [f"FAIL    {len(lines) - EXAMPLES} more window gates failed (every one is in "
+                                    "the reports)"]
+    notes += lines
+    for d in drift or ():
+        if d.significant:
+            status = "DRIFT  " if d.failed else "changed"
+            bound = f"; bound {format_threshold(d.bound)}" if d.bound is not None else ""
+            notes.append(f"{status} {d.metric}[{d.window}] {fmt(d.baseline)} -> {fmt(d.current)} "
+                         f"(p = {d.p_adjusted:.3g}, Holm{bound})")
+    notes += gate_lines(results, passed)[:-1]  # the whole period's gates; the verdict covers the windows too
+    notes.append(f"{'pass' if passed else 'FAIL'}: {verdict}")
+    return [clean(note) for note in notes]

@@ -1,0 +1,469 @@
+"""``ragscore monitor``: production traces without gold, per time window, and drift from a baseline.
+
+Every trace is read as ``score`` reads it (formats, mappings, refusal tokens and patterns) and
+counted in the window its timestamp falls in: ``ts``, ``timestamp`` or ``start_time``, epoch
+seconds or ISO 8601 (read as UTC without an offset), windows aligned to the epoch in UTC. A
+trace without a timestamp counts in the whole period only; one whose timestamp cannot be read
+is counted as well. The metrics need no gold: refusal rate, compliance, fabricated citation
+rate (a cited id not among the retrieved), empty-retrieval rate, citations per answer, answer
+length in words, and latency, tokens and cost (``operations``).
+
+A window keeps counts, exact sums and a latency sketch, never its traces: memory grows with the
+windows, not the traces. Latency quantiles therefore come from the sketch, each within 1% of the
+exact quantile (the report says so), as a merged partial's do.
+
+With a baseline, each rate of each window and of the whole period is compared with the baseline
+period's by a two-proportion z-test; Holm's correction runs across every test of the run, so a
+day of 24 windows raises no more false alarms than one test. A significant change (either way)
+larger than its ``[monitor.drift]`` bound fails the run.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from ragscore.errors import ConfigError, UsageError
+from ragscore.evaluate import Spec, open_input
+from ragscore.gates import Gate, GateResult, Status, evaluate_gates
+from ragscore.loaders.shapes import open_records
+from ragscore.loaders.trace import DOCUMENT_ID_PATHS, Cites, TraceView, parse_trace
+from ragscore.metrics import METRICS
+from ragscore.metrics.moments import Moments, summarise
+from ragscore.metrics.stats import holm
+from ragscore.metrics.text import normalise
+from ragscore.operations import CONCEPTS, KEYS, Operations, Sketch, read
+from ragscore.settings import Settings
+
+if TYPE_CHECKING:
+    from ragscore.config import SettingsTable
+    from ragscore.loaders.jsonl import InputFile
+    from ragscore.loaders.records import Records
+
+# The rates a window is tested on against the baseline (count over count), then the means.
+RATES: Final = ("refusal_rate", "compliance", "fabricated_citation_rate", "empty_retrieval_rate")
+MEANS: Final = ("citations_per_answer", "answer_length")
+NAMES: Final = (*RATES, *MEANS, *METRICS.names("operations"))
+TIME_KEYS: Final = ("ts", "timestamp", "start_time")
+_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
+_WINDOW_RE: Final = re.compile(r"^([1-9][0-9]{0,6})([smhdw])$")
+_BUFFER: Final = 4096  # operational values summed exactly in batches of this many
+EXAMPLES: Final = 5
+MAX_WINDOWS: Final = 100_000  # a year of 5-minute windows; more is a --window too fine for the data
+
+
+def window_seconds(text: str) -> int:
+    """Read a window width: a count and a unit (``30s``, ``15m``, ``1h``, ``1d``, ``1w``)."""
+    match = _WINDOW_RE.match(text.strip())
+    if match is None:
+        raise UsageError(f"--window: expected a count and a unit of s, m, h, d or w (such as 1h or 15m), got {text!r}")
+    return int(match[1]) * _UNITS[match[2]]
+
+
+def window_label(start: int) -> str:
+    """Name a window by its start, in UTC (``2026-11-24T10:00:00Z``)."""
+    return datetime.fromtimestamp(start, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def instant(value: object) -> float | None:
+    """Read a timestamp: epoch seconds, or an ISO 8601 time (UTC without an offset); None if unreadable.
+
+    A number from 1e11 up (epoch milliseconds, most likely) is unreadable: it would be year 5138.
+    """
+    if type(value) is int or type(value) is float:
+        return float(value) if 0 <= value < 1e11 else None
+    if type(value) is not str:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+@dataclass(slots=True)
+class Window:
+    """What the metrics need of a window's traces: counts, exact sums and a latency sketch."""
+
+    traces: int = 0
+    refused: int = 0
+    compliant: int = 0
+    answered: int = 0
+    fabricated: int = 0
+    empty: int = 0
+    citations: int = 0
+    words: int = 0
+    bad: int = 0  # unreadable latency, token or cost fields
+    sums: tuple[Moments, ...] = tuple(Moments() for _ in CONCEPTS)
+    sketch: Sketch = field(default_factory=Sketch)
+    pending: list[list[float]] = field(default_factory=lambda: [[] for _ in CONCEPTS])
+
+    def add_operations(self, record: Mapping[str, object]) -> None:
+        """Count a trace's latency, tokens and cost."""
+        values, bad = read(record)
+        self.bad += bad
+        for column, value in zip(self.pending, values, strict=True):
+            if value == value:  # NaN: the trace has none
+                column.append(value)
+        if len(self.pending[0]) >= _BUFFER or any(len(c) >= _BUFFER for c in self.pending):
+            self.flush()
+
+    def flush(self) -> None:
+        """Fold the values waiting into the exact sums and the sketch."""
+        if not any(self.pending):
+            return
+        self.sums = tuple(m + summarise([column], (False,))[0] for m, column in zip(self.sums, self.pending,
+                                                                                     strict=True))
+        self.sketch = self.sketch + Sketch.of(self.pending[0])
+        self.pending = [[] for _ in CONCEPTS]
+
+    def __add__(self, other: Window) -> Window:
+        self.flush()
+        other.flush()
+        return Window(
+            self.traces + other.traces, self.refused + other.refused, self.compliant + other.compliant,
+            self.answered + other.answered, self.fabricated + other.fabricated, self.empty + other.empty,
+            self.citations + other.citations, self.words + other.words, self.bad + other.bad,
+            tuple(a + b for a, b in zip(self.sums, other.sums, strict=True)), self.sketch + other.sketch,
+        )
+
+    def rates(self) -> dict[str, tuple[int, int]]:
+        """Each rate as (count, denominator)."""
+        return {
+            "refusal_rate": (self.refused, self.traces),
+            "compliance": (self.compliant, self.traces),
+            "fabricated_citation_rate": (self.fabricated, self.answered),
+            "empty_retrieval_rate": (self.empty, self.traces),
+        }
+
+    def operations(self) -> Operations:
+        """The window's latency, tokens and cost (quantiles from the sketch)."""
+        self.flush()
+        return Operations(self.traces, self.bad, self.sums, None, self.sketch)
+
+    def metrics(self) -> dict[str, float | None]:
+        """Every metric of the window (None where nothing is counted)."""
+        out: dict[str, float | None] = {name: count / total if total else None
+                                        for name, (count, total) in self.rates().items()}
+        out["citations_per_answer"] = self.citations / self.answered if self.answered else None
+        out["answer_length"] = self.words / self.answered if self.answered else None
+        out.update(self.operations().metrics())
+        return out
+
+
+@dataclass(slots=True)
+class Watched:
+    """Every trace of a monitored period, by window, and what could not be read."""
+
+    width: int
+    windows: dict[int, Window] = field(default_factory=dict)  # by start (epoch seconds)
+    untimed: Window = field(default_factory=Window)           # traces without a timestamp
+    lines: int = 0
+    bad_time: int = 0
+    bad_time_lines: list[int] = field(default_factory=list)
+    untimed_lines: list[int] = field(default_factory=list)
+    unreadable: int = 0  # traces with no claim and no refusal field (read as empty answers)
+    unreadable_lines: list[int] = field(default_factory=list)
+    trace_format: str = "native"
+    source: InputFile | Records | None = None  # the traces read (their name, lines and sha256)
+
+    def total(self) -> Window:
+        """The whole period: every window and the traces without a timestamp."""
+        total = Window()
+        for window in (*self.windows.values(), self.untimed):
+            total = total + window
+        return total
+
+    def ordered(self) -> list[tuple[int, Window]]:
+        """The windows in time order."""
+        return sorted(self.windows.items())
+
+
+def watch(spec: Spec, settings: Settings, width: int) -> Watched:
+    """Read every trace of ``spec`` once and count it in its window."""
+    traces = open_input(spec)
+    out = Watched(width, source=traces)
+    out.trace_format, shape, records = open_records(traces, settings.trace_format, settings.trace_fields)
+    refusals, patterns = settings.refusal_forms(), settings.refusal_regexes()
+    document_id = DOCUMENT_ID_PATHS if shape is None else shape.document_id
+    windows = out.windows
+    for line, _column, record, obj, _key in records:
+        out.lines += 1
+        if type(obj) is dict and not any(key in obj for key in ("qid", "q_id", "q", "question")):
+            obj = {**obj, "question": ""}  # production traces need no join key: nothing is joined
+        view = parse_trace(obj, traces.name, line, document_id)
+        stamp = _stamp(record, obj)
+        if isinstance(stamp, _NoTime):
+            window = out.untimed
+            if len(out.untimed_lines) < EXAMPLES:
+                out.untimed_lines.append(line)
+        elif stamp is None:
+            out.bad_time += 1
+            if len(out.bad_time_lines) < EXAMPLES:
+                out.bad_time_lines.append(line)
+            window = out.untimed
+        else:
+            start = int(stamp // width) * width
+            if start not in windows:
+                if len(windows) >= MAX_WINDOWS:
+                    raise UsageError(f"--window: more than {MAX_WINDOWS:,} windows of {width:,} seconds: choose a "
+                                     "wider window")
+                windows[start] = Window()
+            window = windows[start]
+        if view.claim_from is None and view.refused_from is None:
+            out.unreadable += 1
+            if len(out.unreadable_lines) < EXAMPLES:
+                out.unreadable_lines.append(line)
+        _count(window, view, refusals, patterns)
+        if type(obj) is dict and not KEYS.isdisjoint(obj):
+            window.add_operations(obj)
+    return out
+
+
+class _NoTime:
+    """The mark of a trace without a timestamp (None marks one that cannot be read)."""
+
+
+_NO_TIME: Final = _NoTime()
+
+
+def _stamp(record: object, obj: object) -> float | None | _NoTime:
+    """Find a trace's timestamp in its record as written, else as read (a format's mapping)."""
+    for source in (record, obj):
+        if type(source) is dict:
+            for key in TIME_KEYS:
+                if key in source and source[key] is not None:
+                    return instant(source[key])
+    return _NO_TIME
+
+
+def _count(window: Window, view: TraceView, refusals: frozenset[str], patterns: Sequence[re.Pattern[str]]) -> None:
+    """Count one trace: refused or answered, compliant, fabricated, empty retrieval, citations, words.
+
+    As ``score`` judges a trace: an explicit refusal field decides, else a claim that is a refusal
+    token or matches a refusal pattern (normalised, stripped) is a refusal.
+    """
+    window.traces += 1
+    retrieved = view.retrieved
+    window.empty += not retrieved
+    if view.refused is not None:
+        refused = view.refused
+    else:
+        claim = view.claim
+        claim = (claim.lower() if claim.isascii() else normalise(claim)).strip()
+        refused = claim in refusals or any(p.search(claim) is not None for p in patterns)
+    if refused:
+        window.refused += 1
+        window.compliant += 1
+        return
+    window.answered += 1
+    window.compliant += view.cites is Cites.LIST and view.claim_from is not None
+    if view.cites is not Cites.INVALID:
+        window.fabricated += any(c not in retrieved for c in view.citations)
+        window.citations += len(dict.fromkeys(view.citations))
+    window.words += len(view.claim.split())
+
+
+# --- drift --------------------------------------------------------------------------------------
+
+
+def two_proportion_test(x1: int, n1: int, x2: int, n2: int) -> tuple[float | None, float | None]:
+    """Give the pooled two-proportion z statistic and its two-sided p-value (statsmodels'
+    ``proportions_ztest``); (None, None) when a side is empty or the pooled rate is 0 or 1."""
+    if not n1 or not n2:
+        return None, None
+    pooled = (x1 + x2) / (n1 + n2)
+    if pooled in (0.0, 1.0):
+        return None, None
+    z = (x1 / n1 - x2 / n2) / math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
+    return z, math.erfc(abs(z) / math.sqrt(2))
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    """One rate of one window (or the whole period) against the baseline period."""
+
+    window: str  # a window's start, or "all"
+    metric: str
+    baseline: float | None
+    current: float | None
+    z: float | None
+    p_value: float | None
+    p_adjusted: float | None
+    significant: bool
+    bound: float | None
+    failed: bool
+
+
+def drifts(
+    scopes: Iterable[tuple[str, Window]], baseline: Window, bounds: Mapping[str, float], confidence: float
+) -> list[Drift]:
+    """Test each rate of each scope against the baseline; Holm across every test."""
+    base_rates = baseline.rates()
+    rows = []
+    for label, window in scopes:
+        for metric, (count, total) in window.rates().items():
+            base_count, base_total = base_rates[metric]
+            z, p = two_proportion_test(count, total, base_count, base_total)
+            rows.append((label, metric, base_count / base_total if base_total else None,
+                         count / total if total else None, z, p))
+    tested = [i for i, row in enumerate(rows) if row[5] is not None]
+    adjusted = dict(zip(tested, holm([rows[i][5] for i in tested]), strict=True))  # type: ignore[misc]
+    out = []
+    for i, (label, metric, base, current, z, p) in enumerate(rows):
+        p_adj = adjusted.get(i)
+        significant = p_adj is not None and p_adj < 1 - confidence
+        bound = bounds.get(metric)
+        change = None if base is None or current is None else current - base
+        # A tolerance, as for regression gates: 0.35 - 0.3 must not fail a bound of 0.05.
+        failed = (significant and bound is not None and change is not None
+                  and abs(change) > bound + 1e-12 * max(1.0, bound))
+        out.append(Drift(label, metric, base, current, z, p, p_adj, significant, bound, failed))
+    return out
+
+
+# --- gates --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WindowResult:
+    """A window's metrics and gates."""
+
+    start: int
+    traces: int
+    metrics: dict[str, float | None]
+    gates: list[GateResult]
+    small: bool  # fewer traces than min_n: its gates are skipped
+
+
+def check_windows(watched: Watched, gates: Sequence[Gate], min_n: int, strict: bool) -> list[WindowResult]:
+    """Give every window its metrics and check the gates on it (skipped below ``min_n`` traces)."""
+    out = []
+    for start, window in watched.ordered():
+        metrics = window.metrics()
+        results = evaluate_gates(gates, metrics, strict)
+        small = window.traces < min_n
+        if small:
+            results = [GateResult(r.gate, r.value, Status.SKIPPED) for r in results]
+        out.append(WindowResult(start, window.traces, metrics, results, small))
+    return out
+
+
+# --- settings -----------------------------------------------------------------------------------
+
+
+def monitor_signature(config: MonitorConfig, settings: Settings, trace_format: str) -> str:
+    """One line naming the version and every setting that changes a monitor's numbers or verdict."""
+    from ragscore import __version__
+    from ragscore.settings import signed
+
+    parts = [f"ragscore:{__version__}", "monitor", f"window:{config.window}", f"min_n:{config.min_n}",
+             f"strict:{'yes' if config.strict else 'no'}", "refusal:" + signed(list(settings.refusal_tokens))]
+    if settings.refusal_patterns:
+        parts.append("refusal_patterns:" + signed(list(settings.refusal_patterns)))
+    if trace_format != "native":
+        parts.append(f"trace:{trace_format}")
+    if settings.trace_fields:
+        parts.append("trace_fields:" + signed(dict(settings.trace_fields)))
+    if config.drift:
+        parts.append("drift:" + signed(dict(sorted(config.drift.items()))))
+    parts.append(f"ci:{settings.confidence:g}")
+    return "|".join(parts)
+
+MONITOR_KEYS: Final = ("window", "min_n", "strict", "gates", "drift")
+DEFAULT_WINDOW: Final = "1h"
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorConfig:
+    """``[monitor]``: the window, the gates on each window and on the whole period, the drift bounds."""
+
+    window: str = DEFAULT_WINDOW
+    min_n: int = 30  # a window with fewer traces is not gated (a handful of traces swings any rate)
+    strict: bool = False
+    gates: tuple[Gate, ...] = ()
+    drift: dict[str, float] = field(default_factory=dict)  # rate -> the largest change that may pass
+
+
+def load_monitor_config(
+    cwd: Path, gates_file: str | None, window: str | None = None, min_n: int | None = None,
+    gates: str | None = None, strict: bool | None = None,
+) -> MonitorConfig:
+    """Read ``[tool.ragscore.monitor]`` of ./pyproject.toml, then ``[monitor]`` of the gates file, then
+    the options given (which win)."""
+    from ragscore.config import SettingsTable
+    from ragscore.gates import finite_number, parse_gate_option, parse_gate_table
+    from ragscore.metrics.registry import did_you_mean
+    from ragscore.quoting import show_value
+    from ragscore.stages.config import stage_tables
+
+    def checked(value: object, source: str, text: str, name: str) -> SettingsTable:
+        if not isinstance(value, dict):
+            raise ConfigError(source, f'expected "[{name}]" to be a table')
+        table = SettingsTable(value, source, text, name)
+        for key in value:
+            if key not in MONITOR_KEYS:
+                raise table.error(key, f'unknown key "{key}"{did_you_mean(key, list(MONITOR_KEYS))} (known: '
+                                       f'{", ".join(MONITOR_KEYS)})')
+        return table
+
+    config = MonitorConfig()
+    found: dict[str, Gate | None] = {}
+    for table in stage_tables("monitor", cwd, gates_file, checked):
+        data = table.data
+        if "window" in data:
+            if not isinstance(data["window"], str) or _WINDOW_RE.match(data["window"].strip()) is None:
+                raise table.error("window", 'expected "window" to be a count and a unit of s, m, h, d or w (such as '
+                                            f'"1h" or "15m"), got {show_value(data["window"])}')
+            config = replace(config, window=data["window"])
+        if "min_n" in data:
+            value = data["min_n"]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise table.error("min_n", f'expected "min_n" to be a positive integer, got {show_value(value)}')
+            config = replace(config, min_n=value)
+        if "strict" in data:
+            if not isinstance(data["strict"], bool):
+                raise table.error("strict", f'expected "strict" to be true or false, got {show_value(data["strict"])}')
+            config = replace(config, strict=data["strict"])
+        if "gates" in data:
+            sub = _subtable(table, "gates")
+            found.update(parse_gate_table(sub.data, NAMES, 5, sub.source, sub.line_of))
+        if "drift" in data:
+            sub = _subtable(table, "drift")
+            bounds = dict(config.drift)
+            for key, bound in sub.data.items():
+                if key not in RATES:
+                    raise sub.error(key, f'a drift bound is for a rate ({", ".join(RATES)}), got "{key}"'
+                                         f"{did_you_mean(key, list(RATES))}")
+                number = finite_number(bound)
+                if number is None or not 0 <= number <= 1:
+                    raise sub.error(key, f'expected "{key}" to be the largest change that passes, from 0 to 1, got '
+                                         f"{show_value(bound)}")
+                bounds[key] = number
+            config = replace(config, drift=bounds)
+    if gates is not None:
+        found.update(parse_gate_option(gates, NAMES, 5))
+    if window is not None:
+        window_seconds(window)
+        config = replace(config, window=window)
+    if min_n is not None:
+        config = replace(config, min_n=min_n)
+    if strict is not None:
+        config = replace(config, strict=strict)
+    return replace(config, gates=tuple(gate for gate in found.values() if gate is not None))
+
+
+def _subtable(table: SettingsTable, key: str) -> SettingsTable:
+    from ragscore.config import SettingsTable
+
+    value = table.data[key]
+    if not isinstance(value, dict):
+        raise table.error(key, f'expected "{key}" to be a table ([{table.name}.{key}])')
+    return SettingsTable(value, table.source, table.text, f"{table.name}.{key}")

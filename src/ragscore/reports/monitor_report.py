@@ -1,0 +1,160 @@
+"""The reports of ``ragscore monitor``: its document (JSON), Markdown and OpenMetrics text.
+
+OpenMetrics is the Prometheus text exposition format a scraper reads: one gauge family per
+metric, a sample per window (``window="2026-11-24T10:00:00Z"``) and one for the whole period
+(``window="all"``), the traces counted, whether the run passed, and each drift test's adjusted
+p-value; it ends with ``# EOF``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Final
+
+from ragscore import __version__
+from ragscore.gates import GateResult
+from ragscore.metrics.registry import lookup
+from ragscore.monitoring import NAMES, RATES, Drift, WindowResult, window_label
+from ragscore.reports.common import code, fmt, gate_rule, verdict
+from ragscore.reports.document import _gates
+
+PREFIX: Final = "ragscore_monitor_"
+ALL: Final = "all"
+
+
+def build_monitor_document(
+    settings: Mapping[str, Any], inputs: Mapping[str, Any], counts: Mapping[str, int],
+    metrics: Mapping[str, float | None], gates: list[GateResult], windows: Sequence[WindowResult],
+    drift: Sequence[Drift] | None, baseline: Mapping[str, Any] | None, passed: bool, signature: str,
+) -> dict[str, Any]:
+    """Assemble the monitor report: verdict, the whole period, every window, then the drift tests."""
+    return {
+        "pass": passed,
+        "schema": 1,
+        "kind": "monitor",
+        "version": __version__,
+        "signature": signature,
+        "settings": dict(settings),
+        "inputs": dict(inputs),
+        "counts": dict(counts),
+        "metrics": dict(metrics),
+        "gates": _gates(gates),
+        "windows": [
+            {"start": window_label(w.start), "traces": w.traces, "small": w.small, "metrics": w.metrics,
+             "gates": _gates(w.gates)}
+            for w in windows
+        ],
+        "baseline": None if baseline is None else dict(baseline),
+        "drift": None if drift is None else [
+            {"window": d.window, "metric": d.metric, "baseline": d.baseline, "current": d.current,
+             "change": None if d.baseline is None or d.current is None else d.current - d.baseline, "z": d.z,
+             "p_value": d.p_value, "p_adjusted": d.p_adjusted, "significant": d.significant, "bound": d.bound,
+             "status": "fail" if d.failed else "changed" if d.significant else "pass"}
+            for d in drift
+        ],
+    }
+
+
+def _failed_gates(doc: Mapping[str, Any]) -> list[str]:
+    failed = [f"{name}" for name, g in doc["gates"].items() if g["status"] == "fail"]
+    failed += [f"{name}[{w['start']}]" for w in doc["windows"] for name, g in w["gates"].items()
+               if g["status"] == "fail"]
+    failed += [f"drift {d['metric']}[{d['window']}]" for d in doc["drift"] or () if d["status"] == "fail"]
+    return failed
+
+
+def monitor_verdict(doc: Mapping[str, Any]) -> str:
+    """Say what failed (gates on the period or a window, drift), or that nothing did."""
+    failed = _failed_gates(doc)
+    if not failed:
+        return "no gate failed and no rate drifted past its bound"
+    shown = ", ".join(failed[:10]) + (f" and {len(failed) - 10} more" if len(failed) > 10 else "")
+    return f"{len(failed)} failed: {shown}"
+
+
+_COLUMNS: Final = ("refusal_rate", "compliance", "fabricated_citation_rate", "empty_retrieval_rate", "latency_p95")
+
+
+def render_monitor_markdown(doc: Mapping[str, Any]) -> Iterator[str]:
+    """Render the monitor report for a pull request or a job summary."""
+    settings, counts = doc["settings"], doc["counts"]
+    yield f"# ragscore monitor\n\n**{verdict(doc['pass'])}**: {monitor_verdict(doc)}.\n\n"
+    yield (f"{counts['traces']} traces in {counts['windows']} windows of {settings['window']} (UTC); "
+           f"{counts['untimed']} without a timestamp, {counts['bad_time']} with one that cannot be read "
+           "(counted in the whole period only).\n")
+    if doc["gates"]:
+        yield "\n## Gates (whole period)\n\n| metric | rule | value | status |\n|---|---|---|---|\n"
+        for name, g in doc["gates"].items():
+            yield f"| {code(name)} | {gate_rule(g)} | {fmt(g['value'])} | {g['status']} |\n"
+    yield "\n## Whole period\n\n| metric | value | better |\n|---|---|---|\n"
+    for name, value in doc["metrics"].items():
+        spec = lookup(name)
+        yield f"| {code(name)} | {fmt(value)} | {spec.direction.value if spec else ''} |\n"
+    if doc["windows"]:
+        yield ("\n## Windows\n\n| window | traces | " + " | ".join(code(n) for n in _COLUMNS) + " | gates |\n"
+               + "|---|---|" + "---|" * len(_COLUMNS) + "---|\n")
+        for w in doc["windows"]:
+            statuses = {g["status"] for g in w["gates"].values()}
+            gates = ("fail" if "fail" in statuses else "skipped (few traces)" if w["small"] and statuses
+                     else "pass" if statuses else "")
+            values = " | ".join(fmt(w["metrics"][n]) for n in _COLUMNS)
+            yield f"| {w['start']} | {w['traces']} | {values} | {gates} |\n"
+    if doc["drift"] is not None:
+        changed = [d for d in doc["drift"] if d["significant"]]
+        yield (f"\n## Drift from the baseline ({doc['baseline']['traces']} traces)\n\nTwo-proportion z-tests, "
+               "Holm-corrected across every window and rate; a change fails when significant and past its bound.\n\n")
+        if not changed:
+            yield "No rate changed significantly.\n"
+        else:
+            yield ("| window | metric | baseline | now | change | p (Holm) | bound | status |\n"
+                   "|---|---|---|---|---|---|---|---|\n")
+            for d in changed:
+                yield (f"| {d['window']} | {code(d['metric'])} | {fmt(d['baseline'])} | {fmt(d['current'])} | "
+                       f"{d['change']:+.4f} | {d['p_adjusted']:.4g} | {fmt(d['bound'])} | {d['status']} |\n")
+
+
+def _sample(name: str, labels: Mapping[str, str], value: float) -> str:
+    shown = ",".join(f'{key}="{_escape(v)}"' for key, v in labels.items())
+    return f"{PREFIX}{name}{{{shown}}} {_number(value)}\n" if shown else f"{PREFIX}{name} {_number(value)}\n"
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _number(value: float) -> str:
+    return repr(float(value)) if isinstance(value, float) else str(value)
+
+
+_HELP: Final = {
+    "refusal_rate": "traces that refuse, over traces",
+    "compliance": "traces that refuse or carry a citations list, over traces",
+    "fabricated_citation_rate": "answered traces citing an id they did not retrieve, over answered traces",
+    "empty_retrieval_rate": "traces that retrieved nothing, over traces",
+}
+
+
+def render_openmetrics(doc: Mapping[str, Any]) -> Iterator[str]:
+    """Write the metrics of every window and of the whole period as OpenMetrics gauges."""
+    scopes = [(ALL, doc["metrics"], doc["counts"]["traces"])] + [
+        (w["start"], w["metrics"], w["traces"]) for w in doc["windows"]]
+    yield f"# TYPE {PREFIX}traces gauge\n# HELP {PREFIX}traces traces counted\n"
+    for label, _, traces in scopes:
+        yield _sample("traces", {"window": label}, traces)
+    for name in NAMES:
+        spec = lookup(name)
+        help_text = _HELP.get(name) or (spec.description if spec else name)
+        yield f"# TYPE {PREFIX}{name} gauge\n# HELP {PREFIX}{name} {_escape(help_text)}\n"
+        for label, metrics, _ in scopes:
+            value = metrics.get(name)
+            if value is not None:
+                yield _sample(name, {"window": label}, value)
+    yield f"# TYPE {PREFIX}pass gauge\n# HELP {PREFIX}pass 1 when no gate failed and no rate drifted past its bound\n"
+    yield _sample("pass", {}, 1 if doc["pass"] else 0)
+    if doc["drift"] is not None:
+        yield (f"# TYPE {PREFIX}drift_p_adjusted gauge\n# HELP {PREFIX}drift_p_adjusted Holm-adjusted p-value of a "
+               "rate's change from the baseline\n")
+        for d in doc["drift"]:
+            if d["p_adjusted"] is not None and d["metric"] in RATES:
+                yield _sample("drift_p_adjusted", {"metric": d["metric"], "window": d["window"]}, d["p_adjusted"])
+    yield "# EOF\n"
