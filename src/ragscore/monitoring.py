@@ -52,7 +52,7 @@ NAMES: Final = (*RATES, *MEANS, *METRICS.names("operations"))
 TIME_KEYS: Final = ("ts", "timestamp", "start_time")
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
 _WINDOW_RE: Final = re.compile(r"^([1-9][0-9]{0,6})([smhdw])$")
-_BUFFER: Final = 4096  # operational values summed exactly in batches of this many
+_BUFFER: Final = 256  # a window's operational values summed exactly in batches of this many
 EXAMPLES: Final = 5
 MAX_WINDOWS: Final = 100_000  # a year of 5-minute windows; more is a --window too fine for the data
 
