@@ -61,6 +61,7 @@ def _data(folder, seed=0, questions=40):
         answerable = i % 5 != 0
         gold.append({"qid": qid, "answerable": answerable, "gold_citations": ["d1"] if answerable else [],
                      "gold_claim_substr": ["alpha"] if answerable else [], "topic": "even" if i % 2 else "odd",
+                     "gold_answers": ["the answer is alpha", "alpha it is"] if answerable else [],
                      "gold_relevance": {"d1": 2, "d3": 1} if answerable else None})
         n = rng.choice([0, 1, 1, 2, 3, 4, 5, 5])
         per[qid] = [_trace(qid, rng.choice(["right", "right", "refused", "wrong_cite", "no_claim"]), rng)
@@ -105,11 +106,12 @@ def _mean_of_means(per_sample, name):
 
 def test_every_metric_is_the_mean_over_questions_of_each_questions_mean_over_its_samples(ragscore, isolated):
     gold, order = _data(isolated)
-    per_sample = _single_runs(ragscore, isolated, order, ("--metrics", "retrieval"))
-    doc = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--repeats", "samples", "--metrics", "retrieval",
+    per_sample = _single_runs(ragscore, isolated, order, ("--metrics", "retrieval,text"))
+    doc = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--repeats", "samples", "--metrics", "retrieval,text",
                    "--per-question", "--no-fail").json()
     assert len(per_sample) == len(gold)
-    names = [name for name in per_sample["q001"][0]["metrics"] if name != "judge"]
+    names = [name for name in per_sample["q001"][0]["metrics"] if name not in ("judge", "corpus_bleu", "corpus_chrf")]
+    assert {"token_f1", "rougeL_f", "bleu", "chrf", "ndcg@10", "em"} <= set(names)
     for name in names:
         expected = _mean_of_means(per_sample, name)
         got = doc["metrics"][name]
@@ -156,6 +158,88 @@ def test_every_metric_is_the_mean_over_questions_of_each_questions_mean_over_its
         assert doc["interval_methods"][name] == "poisson_bootstrap", name
         low, high = doc["intervals"][name]
         assert low <= doc["metrics"][name] <= high
+
+
+def test_corpus_scores_pool_every_samples_statistics(ragscore, isolated):
+    _, order = _data(isolated, seed=2)
+    # Every sample as a question of its own: corpus BLEU and chrF over all of them.
+    gold = [json.loads(line) for line in (isolated / "g.jsonl").read_text().splitlines()]
+    by_qid = {g["qid"]: g for g in gold}
+    flat_gold, flat_traces = [], []
+    for qid, samples in order.items():
+        for j, t in enumerate(samples):
+            flat_gold.append({**by_qid[qid], "qid": f"{qid}-{j}"})
+            flat_traces.append({**t, "qid": f"{qid}-{j}"})
+    write(isolated / "fg.jsonl", flat_gold)
+    write(isolated / "ft.jsonl", flat_traces)
+    flat = ragscore("--gold", "fg.jsonl", "--trace", "ft.jsonl", "--metrics", "text", "--no-fail").json()
+    sampled = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--metrics", "text", "--repeats", "samples",
+                       "--no-fail").json()
+    for name in ("corpus_bleu", "corpus_chrf"):
+        assert sampled["metrics"][name] == flat["metrics"][name]
+
+
+def test_means_over_samples_are_exact_and_do_not_depend_on_their_order(ragscore, isolated):
+    write(isolated / "g.jsonl", [{"qid": "a", "answerable": True, "gold_citations": ["d1", "d2"], "gold_claim_substr":
+                                  ["alpha"], "gold_relevance": {"d1": 1, "d2": 1, "d3": 1}}])
+    samples = [{"qid": "a", "retrieved_ids": ids, "answer_json": {"claim": "alpha", "citations": cited},
+                "scores": {"judge": 0.7}}
+               for ids, cited in ((["d1", "x"], ["d1", "x", "y"]), (["x", "d2", "d1"], ["d1", "d2", "z"]),
+                                  (["d3"], ["d3", "d1", "q"]))]
+    write(isolated / "t.jsonl", samples)
+    write(isolated / "r.jsonl", samples[::-1])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--repeats", "samples", "--metrics", "retrieval",
+                   "--gates", "judge=0.7", "--per-question")
+    doc = run.json()
+    assert doc["gates"]["judge"]["status"] == "pass" and doc["metrics"]["judge"] == 0.7  # fsum / 3 is 0.6999...
+    shares = [1 / 3, 2 / 3, 1 / 3]  # each sample's cited ids that are gold... over its cited ids
+    from fractions import Fraction as F
+    assert doc["metrics"]["citation_precision"] == float(sum(map(F, shares)) / 3)
+    reversed_run = ragscore("--gold", "g.jsonl", "--trace", "r.jsonl", "--repeats", "samples", "--metrics",
+                            "retrieval", "--gates", "judge=0.7", "--per-question")
+    assert reversed_run.json()["metrics"] == doc["metrics"]
+
+
+def test_junit_explain_html_and_only_failures_see_every_sample(ragscore, isolated):
+    write(isolated / "g.jsonl", [{"qid": "q1", "question": "which?", "answerable": True, "gold_citations": ["d"],
+                                  "gold_claim_substr": ["alpha"]},
+                                 {"qid": "q2", "answerable": True, "gold_citations": ["d"],
+                                  "gold_claim_substr": ["alpha"]}])
+    right = {"retrieved_ids": ["d"], "answer_json": {"claim": "alpha", "citations": ["d"]}}
+    refused = {"retrieved_ids": ["d"], "answer_json": {"claim": "not in context", "citations": []}}
+    write(isolated / "t.jsonl", [{"qid": "q1", **refused}, {"qid": "q2", **right}, {"qid": "q1", **right}])
+    args = ("--gold", "g.jsonl", "--trace", "t.jsonl", "--repeats", "samples", "--no-fail")
+    run = ragscore(*args, "--only-failures", "--junit", "j.xml", "--html", "r.html")
+    assert [q["qid"] for q in run.json()["questions"]] == ["q1"]  # its last sample is OK, its first is not
+    junit = (isolated / "j.xml").read_text()
+    assert '<failure message="1 of 2 samples correct (OK 1, OVER_REFUSAL 1); the last: OK: ' in junit
+    assert 'type="SAMPLES"' in junit
+    ragscore(*args, "--per-question", "--junit", "all.xml")
+    assert '<testcase classname="ragscore.questions" name="q2" />' in (isolated / "all.xml").read_text()
+    page = (isolated / "r.html").read_text()
+    assert "<th>correct</th>" in page and '<td class="num">1/2</td>' in page
+    assert '<option value="OK">OK (1)</option>' in page  # rows, not samples
+    explained = ragscore(*args, "--explain", "q1").out
+    assert "samples: 1 of 2 correct (OK 1, OVER_REFUSAL 1); below, the last of them\n" in explained
+    assert "line 3 (sample 2 of 2)" in explained
+
+
+def test_the_names_of_repeat_metrics_stay_free_for_scores_without_samples(ragscore, isolated):
+    write(isolated / "g.jsonl", [{"qid": "q1", "answerable": True, "gold_citations": ["d"]}])
+    write(isolated / "t.jsonl", [{"qid": "q1", "retrieved_ids": ["d"], "answer_json": {"claim": "x", "citations":
+                                  ["d"]}, "scores": {"consistency": 0.9, "answer_length": 12}}])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--gates", "consistency=0.5,answer_length<=20",
+                   "--no-fail")
+    assert run.status == 0 and run.json()["metrics"]["consistency"] == 0.9
+    assert run.json()["gates"]["answer_length"]["status"] == "pass"
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--repeats", "samples")
+    assert run.status == 2 and 'a score is named "consistency", like a ragscore metric (repeats)' in run.err
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--gates", "min_pass_rate=0.5", "--no-fail")
+    assert "the run never saw \"min_pass_rate\" (a metric of repeated samples, --repeats samples" in run.err
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--repeats", "samples", "--gates", "min_pass_rate=60")
+    assert run.status == 2 and "a bound of 60 cannot be meant" in run.err
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--pass-k", "2")
+    assert run.status == 2 and "--pass-k: pass@k and pass^k need repeated samples" in run.err
 
 
 def test_one_sample_per_question_scores_as_without_samples(ragscore, isolated):

@@ -425,7 +425,7 @@ def _scores(path: str | os.PathLike[str], config: Config) -> ScoreFile:
     named = KNOWN_SCORES | frozenset(config.rules) | {g.metric for g in (*config.gates, *config.slice_gates)}
     scores_file = load_scores(os.fspath(path), frozenset(named))  # at most MAX_NAMES columns: the loader refuses more
     for name in scores_file.names:
-        problem = name_problem(name)
+        problem = name_problem(name, config.settings.sampled)
         if problem is not None:
             raise InputError(scores_file.source, problem)
     return scores_file

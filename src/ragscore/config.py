@@ -428,6 +428,9 @@ def load_config(
         repeats=overrides.repeats or settings.repeats,
         pass_k=overrides.pass_k or settings.pass_k,
     )
+    if overrides.pass_k and not settings.sampled:  # [scoring] pass_k may wait for a run with samples
+        raise ConfigError("--pass-k", 'pass@k and pass^k need repeated samples: add --repeats samples (or '
+                                      '[scoring] repeats = "samples")')
 
     diagnosis_rules, samples = builtin_rules(), DEFAULT_SAMPLES
     every_metric = metric_names(replace(settings, families=tuple(FAMILIES)))

@@ -119,6 +119,7 @@ class Explained(NamedTuple):
     outcome: Outcome
     trace: TraceView | None
     lines: int  # how many trace lines the question had
+    sampled: QuestionSamples | None = None  # its samples (repeats = "samples"): trace is the last one
 
 
 class Unreadable(NamedTuple):
@@ -634,7 +635,8 @@ def _rows_and_explained(
             ))
         if item.qid in wants.explain:
             result.explained[item.qid] = Explained(item, outcome, judged.views.get(position),
-                                                   judged.seen.get(position, 0))
+                                                   judged.seen.get(position, 0),
+                                                   None if sampled is None else sampled[position])
 
 
 def _packed(

@@ -17,7 +17,7 @@ from ragscore.errors import InputError
 from ragscore.loaders.jsonl import describe
 from ragscore.loaders.scores import MAX_NAMES, MAX_SCORE, too_large
 from ragscore.metrics import METRICS
-from ragscore.metrics.moments import Moments
+from ragscore.metrics.moments import Moments, exact_mean
 from ragscore.metrics.registry import SCORES as FAMILY
 from ragscore.metrics.registry import score_name_problem
 
@@ -39,9 +39,9 @@ class ScoreColumns:
     questions: int
     values: dict[str, array[float]] = field(default_factory=dict)
     first_lines: dict[str, int] = field(default_factory=dict)  # the trace line that named each score first
-    # repeats = "samples": every trace line of a question adds its values (``average`` divides)
+    # repeats = "samples": every trace line's values are kept by name and question (``average``)
     sampled: bool = False
-    counts: dict[str, array[int]] = field(default_factory=dict)
+    samples: dict[str, dict[int, list[float]]] = field(default_factory=dict)
 
     def _column(self, name: str) -> array[float]:
         column = self.values.get(name)
@@ -62,7 +62,7 @@ class ScoreColumns:
             )
         for name, value in scores.items():
             if name not in self.first_lines:
-                problem = name_problem(name)
+                problem = name_problem(name, self.sampled)
                 if problem is not None:
                     raise InputError(source, f'"scores": {problem}', line)
                 self.first_lines[name] = line
@@ -83,29 +83,18 @@ class ScoreColumns:
             if abs(value) > MAX_SCORE:
                 raise InputError(source, f'expected "scores.{name}" to be {too_large(value)}', line)
             if self.sampled:
-                self._add(name, position, value)
+                self._column(name)  # the name is known from now on
+                self.samples.setdefault(name, {}).setdefault(position, []).append(value)
             else:
                 self._column(name)[position] = value
 
-    def _add(self, name: str, position: int, value: float) -> None:
-        """Add a sample's value to the question's (``average`` turns the sums into means)."""
-        column = self._column(name)
-        counts = self.counts.get(name)
-        if counts is None:
-            counts = self.counts[name] = array("I", [0]) * self.questions
-        if counts[position]:
-            column[position] += value
-        else:
-            column[position] = value
-        counts[position] += 1
-
     def average(self) -> None:
-        """Turn each question's sum of its samples' values into their mean (repeats = "samples")."""
-        for name, counts in self.counts.items():
+        """Give each question the mean of its samples' values, from their exact sum (repeats = "samples";
+        a sample's null is skipped, and a question with only nulls has a null)."""
+        for name, questions in self.samples.items():
             column = self.values[name]
-            for position, count in enumerate(counts):
-                if count > 1:
-                    column[position] /= count
+            for position, values in questions.items():
+                column[position] = exact_mean(values)
 
     def put_file(self, items: Sequence[GoldItem], scores: ScoreFile) -> list[str]:
         """Join a scores file's rows to these questions; return the keys that matched.
@@ -186,10 +175,11 @@ def check_name_count(first_lines: Sequence[Mapping[str, int]], file_names: Seque
                          first[extra][0] if extra in first else None)
 
 
-def name_problem(name: str) -> str | None:
+def name_problem(name: str, sampled: bool = False) -> str | None:
     """Say why a score name cannot be a metric's name, or None when it can: the one rule, which
-    gates follow too (``ragscore.metrics.registry.score_name_problem``)."""
-    return score_name_problem(name)
+    gates follow too (``ragscore.metrics.registry.score_name_problem``; ``sampled``: the run
+    computes the metrics of repeated samples, whose names are taken then)."""
+    return score_name_problem(name, sampled)
 
 
 def merge_totals(parts: Sequence[Mapping[str, ScoreTotals]]) -> dict[str, ScoreTotals]:

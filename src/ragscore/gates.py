@@ -13,6 +13,7 @@ from typing import Final
 from ragscore.errors import ConfigError
 from ragscore.metrics import METRICS
 from ragscore.metrics.registry import (
+    CONDITIONAL,
     Direction,
     closest,
     did_you_mean,
@@ -105,7 +106,10 @@ def resolve_metric(
     if canonical in names:
         return canonical
     spec = lookup(canonical)
-    if external and spec is None and score_name_problem(canonical) is None:
+    # A metric this run does not compute may be a score's name (see CONDITIONAL), but pass@3 is
+    # none: its gate asks for repeated samples.
+    maybe_score = spec is None or (spec.family in CONDITIONAL and not spec.parametric)
+    if external and maybe_score and score_name_problem(canonical) is None:
         return canonical  # checked once the run's scores are known: see unknown_gate_metric
     if spec is not None:
         cutoff = split_cutoff(canonical)[1]
@@ -164,7 +168,7 @@ _UNIT_FAMILIES: Final = frozenset({"answer", "retrieval", "similarity", "text", 
 def check_range(gate: Gate, name: str, source: str, line: int | None) -> Gate:
     """Refuse a bound that a metric from 0 to 1 can never meet or always meets (``under_refusal = 5``)."""
     spec = lookup(gate.metric)
-    if spec is None or spec.family not in _UNIT_FAMILIES or spec.kind == "count":
+    if spec is None or spec.family not in _UNIT_FAMILIES or (spec.kind == "count" and spec.name != "min_pass_rate"):
         return gate
     for bound in (gate.threshold, gate.warn):
         if bound is not None and not 0 <= bound <= 1:

@@ -85,7 +85,8 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
     out.add_argument("--per-question", action="store_true", help="add a 'questions' list to the JSON report")
     add_by_option(out)
     out.add_argument("--only-failures", action="store_true",
-                     help="list only questions not labelled OK or REFUSAL_OK (implies --per-question)")
+                     help="list only questions not labelled OK or REFUSAL_OK (with --repeats samples: with a sample "
+                          "that is not; implies --per-question)")
     out.add_argument("--explain", action="append", metavar="QID",
                      help="print why question QID got its label, instead of the report (repeatable)")
     add_quiet_option(out)

@@ -9,13 +9,14 @@ exactly (``metrics.moments``), so that parts add up to the bits of the whole.
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Protocol
 
 from ragscore.metrics import METRICS
-from ragscore.metrics.moments import Moments, summarise
+from ragscore.metrics.moments import Moments, exact_mean, summarise
 from ragscore.metrics.registry import lookup
 from ragscore.metrics.retrieval import (
     retrieval_metric_names,
@@ -305,47 +306,39 @@ class Columns:
 @dataclass(slots=True)
 class SampleColumns:
     """One family's rows while every trace line of a question is a sample of it (repeats = "samples"):
-    per question, the sum of its counted samples' rows and how many there were.
+    each counted sample's row, kept until the part is done (memory grows with the samples).
 
-    ``finish`` gives each question's row as ``Columns`` holds it: the mean over its counted
-    samples of each per-question metric, and the sum of the rest (the corpus statistics of the
-    text family, which so pool every sample's).
+    ``finish`` gives each question's row as ``Columns`` holds it: the mean over its counted samples
+    of each per-question metric, from their exact sum (``moments.exact_mean``: the same whatever
+    the order of the samples), and the sum of the rest (the corpus statistics of the text family,
+    which so pool every sample's).
     """
 
     width: int
-    sums: array[float] = field(default_factory=lambda: array("d"))
-    counts: array[int] = field(default_factory=lambda: array("I"))
-    offsets: array[int] = field(default_factory=lambda: array("q"))
-    owners: array[int] = field(default_factory=lambda: array("q"))
+    values: array[float] = field(default_factory=lambda: array("d"))
+    owners: array[int] = field(default_factory=lambda: array("q"))  # the question of each row
 
     def reserve(self, questions: int) -> None:
-        """Prepare for ``questions`` positions."""
-        self.offsets = array("q", [-1]) * questions
+        """Nothing to prepare: rows are added as samples come."""
 
     def put(self, position: int, row: tuple[float, ...] | None) -> None:
-        """Add a sample's row to its question's (None: the family does not count that sample)."""
-        if row is None:
-            return
-        start = self.offsets[position]
-        if start < 0:
-            self.offsets[position] = len(self.sums)
+        """Add a sample's row (None: the family does not count that sample)."""
+        if row is not None:
+            self.values.extend(row)
             self.owners.append(position)
-            self.sums.extend(row)
-            self.counts.append(1)
-            return
-        sums = self.sums
-        for i, value in enumerate(row, start):
-            sums[i] += value
-        self.counts[start // self.width] += 1
 
     def finish(self, averaged: Sequence[bool], questions: int) -> Columns:
         """Give each counted question's row: the mean of the ``averaged`` columns, the sum of the others."""
+        rows: dict[int, list[int]] = {}
+        for index, position in enumerate(self.owners):
+            rows.setdefault(position, []).append(index)
         out = Columns(self.width)
         out.reserve(questions)
-        w = self.width
-        for index, (position, count) in enumerate(zip(self.owners, self.counts, strict=True)):
-            row = self.sums[index * w : (index + 1) * w]
-            out.put(position, tuple(v / count if mean else v for v, mean in zip(row, averaged, strict=True)))
+        w, values = self.width, self.values
+        for position, indices in rows.items():
+            samples = [values[i * w : (i + 1) * w] for i in indices]
+            out.put(position, tuple(exact_mean(column) if mean else math.fsum(column)
+                                    for column, mean in zip(zip(*samples, strict=True), averaged, strict=True)))
         return out
 
 

@@ -144,6 +144,17 @@ class Moments:
         return self.total / (self.n << self.scale) if self.n else None
 
 
+def exact_mean(values: Sequence[float]) -> float:
+    """The mean of a few finite floats, from their exact sum, correctly rounded once (0.7 three
+    times averages 0.7; ``fsum / n`` gives 0.6999999999999998), whatever their order."""
+    first = values[0]
+    if all(v == first for v in values):
+        return first
+    ratios = [v.as_integer_ratio() for v in values]  # each denominator a power of two
+    common = max(d for _, d in ratios)
+    return sum(n * (common // d) for n, d in ratios) / (common * len(values))
+
+
 def _reduced(n: int, scale: int, total: int, squares: int | None, low: float, high: float,
              replicates: Replicates | None) -> Moments:
     """Build a Moments at the least scale that holds its sums exactly."""

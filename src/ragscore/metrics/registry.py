@@ -148,16 +148,21 @@ def direction_of(name: str) -> Direction:
 
 
 SCORES: Final = "scores"  # the family of the common names of scores from other evaluators
+REPEATS: Final = "repeats"  # metrics of repeated samples: their names are taken only in a run that has them
+# Families whose names a score may still have where they are not computed: a run without samples
+# knows no consistency, and score runs none of monitor's (answer_length is an evaluator's name too).
+CONDITIONAL: Final = frozenset({REPEATS, "monitor"})
 
 
-def score_name_problem(name: str) -> str | None:
+def score_name_problem(name: str, sampled: bool = False) -> str | None:
     """Say why a score from another evaluator cannot be called ``name``, or None when it can.
 
     The one rule, for a trace's "scores", ``--scores`` files and the names gates take as scores:
     spelt as ``ragscore.score_names`` says, not ending in ``@K`` (every cutoff, in diagnosis
     rules), and not one of ragscore's metric names or aliases (nor, for a metric computed per
     cutoff, its name with another suffix: ``ndcg@v2``). The common names (``faithfulness``) are
-    declared as scores, so they may be used.
+    declared as scores, so they may be used, and so may the names of metrics a run does not
+    compute (``CONDITIONAL``): those of repeated samples unless ``sampled``, and monitor's.
     """
     if not well_spelt(name):
         return (f"expected score names of {CHARACTERS}, starting with {FIRST} (like \"faithfulness\"), "
@@ -167,7 +172,8 @@ def score_name_problem(name: str) -> str | None:
         return (f'a score is named "{name}", like an alias of the ragscore metric {metrics.aliases[name]}: '
                 "rename the score")
     spec = metrics.owner(name)
-    if spec is not None and spec.family != SCORES:
+    if spec is not None and spec.family != SCORES and (spec.family not in CONDITIONAL or (
+            sampled and spec.family == REPEATS)):
         return f'a score is named "{name}", like a ragscore metric ({spec.family}): rename the score'
     if name.endswith("@K"):
         return f'a score is named "{name}", and "@K" stands for every cutoff of a metric: rename the score'

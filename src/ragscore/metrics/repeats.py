@@ -36,7 +36,7 @@ from typing import Final, NamedTuple
 from ragscore.labels import LABEL_ORDER, PASSING_LABELS
 from ragscore.metrics import METRICS
 from ragscore.metrics.answer import answer_metric_names, question_values, unpack
-from ragscore.metrics.moments import Moments, summarise
+from ragscore.metrics.moments import Moments, exact_mean, summarise
 from ragscore.settings import Settings
 
 FAMILY: Final = "repeats"
@@ -106,6 +106,7 @@ class Repeats:
     counts: array[int]
     codes: Counter[int] = field(default_factory=Counter)
     values: dict[int, tuple[float | None, ...]] = field(default_factory=dict)  # code -> its answer values
+    shares: dict[int, list[float]] = field(default_factory=dict)  # each question's citation shares, averaged exactly
 
     @classmethod
     def of(cls, questions: int, settings: Settings) -> Repeats:
@@ -131,8 +132,7 @@ class Repeats:
                 sums[base + i] += value
                 counts[base + i] += 1
         if share is not None:
-            sums[base + self.share_at] += share
-            counts[base + self.share_at] += 1
+            self.shares.setdefault(position, []).append(share)
 
     def question(self, position: int, pass_k: Sequence[int]) -> QuestionSamples:
         """Give a question's samples, once they are all counted."""
@@ -140,8 +140,12 @@ class Repeats:
         labels = tuple(self.labels[position * _LABELS : (position + 1) * _LABELS])
         correct = sum(labels[i] for i in _PASSING)
         base = position * self.width
+        # The 0/1 values add up exactly; the shares (1/3, ...) are averaged from their exact sum.
         answer = tuple(self.sums[base + i] / self.counts[base + i] if self.counts[base + i] else None
                        for i in range(self.width))
+        shares = self.shares.get(position)
+        if shares is not None:
+            answer = (*answer[: self.share_at], exact_mean(shares), *answer[self.share_at + 1 :])
         return QuestionSamples(n, correct, labels, answer, question_repeats(n, correct, labels, pass_k))
 
 

@@ -28,11 +28,6 @@ def _listed(ids: list[str], total: int) -> str:
     return ", ".join(ids) if total <= len(ids) else "e.g. " + ", ".join(ids)
 
 
-def _operational(metric: str) -> bool:
-    spec = lookup(metric)
-    return spec is not None and spec.family == "operations"
-
-
 def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
@@ -140,7 +135,8 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
                          "exact quantile)")
         for concept, count in ev.operations.counts().items():
             if count["questions"] and count["missing"]:
-                notes.append(f"operations: {count['missing']} of {ev.operations.traced} traced questions have no "
+                what = "samples" if ev.repeats is not None else "questions"
+                notes.append(f"operations: {count['missing']} of {ev.operations.traced} traced {what} have no "
                              f"{concept} (left out of its metrics, not counted as 0)")
     if ev.operations is not None and ev.operations.bad:
         fields = _plural(ev.operations.bad, "latency, token or cost field", "latency, token or cost fields")
@@ -172,6 +168,18 @@ def repeat_notes(totals: RepeatTotals, pass_k: Sequence[int], bound: tuple[str, 
     return [clean(note) for note in notes]  # qids come from the input
 
 
+def _why_unseen(metric: str) -> str:
+    """Say why a gated name has no value: which traces or settings would give it."""
+    family = spec.family if (spec := lookup(metric)) is not None else None
+    if family == "operations":
+        return "(no trace carries latency, tokens or cost)"
+    if family == "repeats":
+        return """(a metric of repeated samples, --repeats samples; no trace's "scores" gave it either)"""
+    if family == "monitor":
+        return """(a metric of ragscore monitor; no trace's "scores" gave it either)"""
+    return """(no trace's "scores" and no --scores row gave it)"""
+
+
 def gate_lines(results: list[GateResult], passed: bool, slice_failed: list[str] | None = None) -> list[str]:
     """Give one verdict line per gate when any gate did not pass, and a closing verdict.
 
@@ -182,9 +190,7 @@ def gate_lines(results: list[GateResult], passed: bool, slice_failed: list[str] 
     lines = []
     if any(r.status is not Status.PASS for r in results):
         for r in results:
-            unseen = "" if r.seen else (f": the run never saw {quote(r.gate.metric)} " + (
-                "(no trace carries latency, tokens or cost)" if _operational(r.gate.metric)
-                else """(no trace's "scores" and no --scores row gave it)"""))
+            unseen = "" if r.seen else f": the run never saw {quote(r.gate.metric)} " + _why_unseen(r.gate.metric)
             lines.append(f"{r.status.value.upper():7} {r.gate.metric} = {fmt(r.value)} "
                          f"(gate {gate_bound(r.gate.op, r.gate.threshold)}){unseen}")
     slice_failed = slice_failed or []

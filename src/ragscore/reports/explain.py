@@ -9,7 +9,7 @@ from ragscore.evaluate import Explained
 from ragscore.loaders.jsonl import InputFile
 from ragscore.loaders.records import Records
 from ragscore.loaders.trace import Cites
-from ragscore.metrics.answer import Outcome
+from ragscore.metrics.answer import LABEL_ORDER, Outcome
 from ragscore.quoting import visible
 from ragscore.reports.reasons import citation_reason, containment_reason, quote, reason, refusal_reason
 from ragscore.settings import Settings
@@ -45,11 +45,18 @@ def render_explanation(explained: Explained, settings: Settings, traces: InputFi
     if gold.question is not None:
         lines.append(f"question: {quote(gold.question)}")
     lines.append(f"answerable: {'yes' if gold.answerable else 'no'}")
+    samples = explained.sampled
+    if samples is not None and trace is not None:  # repeated samples: all of them, then the last one in full
+        counts = ", ".join(f"{label.value} {n}" for label, n in zip(LABEL_ORDER, samples.labels, strict=True) if n)
+        lines.append(f"samples: {samples.correct} of {samples.n} correct ({counts}); below, the last of them")
     lines.append(f"label: {outcome.label.value}: {reason(outcome, gold)}")
     if trace is None:
         lines.append(f"trace: none in {trace_name}; scored as a refusal")
         return _lines(lines)
-    later = f" (the last of {duplicates + 1} lines for this question)" if duplicates else ""
+    if samples is not None:
+        later = f" (sample {samples.n} of {samples.n})"
+    else:
+        later = f" (the last of {duplicates + 1} lines for this question)" if duplicates else ""
     trace_name, line = traces.locate(trace.line)
     lines.append(f"trace: {trace_name} line {line}{later}")
     lines.append(f"claim (normalised): {quote(normalise(trace.claim))}" + ("" if trace.claim_from else " (no claim)"))

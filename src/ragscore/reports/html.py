@@ -17,6 +17,7 @@ import hashlib
 import html
 import math
 import re
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -294,18 +295,25 @@ def _metrics(metrics: dict[str, float | None]) -> str:
 
 
 def _questions(doc: dict[str, Any]) -> Iterator[str]:
-    options = "".join(f'<option value="{esc(label)}">{esc(label)} ({esc(n)})</option>'
-                      for label, n in doc["labels"].items())
-    yield ('<h2>Questions</h2>\n<p id="filter" hidden><label for="label-filter">Label:</label> '
+    sampled = "repeats" in doc  # a row shows its last sample; the labels count samples, the filter rows
+    counts = doc["labels"]
+    if sampled:
+        shown = Counter(q["label"] for q in doc["questions"])
+        counts = {label: shown[label] for label in counts}
+    options = "".join(f'<option value="{esc(label)}">{esc(label)} ({esc(n)})</option>' for label, n in counts.items())
+    note = ('<p class="note">With samples, a row shows its question\'s last sample; <em>correct</em> counts all of '
+            "them, and the label filter counts rows.</p>\n" if sampled else "")
+    yield ('<h2>Questions</h2>\n' + note + '<p id="filter" hidden><label for="label-filter">Label:</label> '
            f'<select id="label-filter"><option value="">all labels</option>{options}</select> '
            '<span id="shown"></span></p>\n'
            '<table id="questions">\n<thead><tr><th>qid</th><th>question</th><th>label</th><th>reason</th>'
-           "<th>answered</th><th>hit</th></tr></thead>\n<tbody>\n")
+           "<th>answered</th><th>hit</th>" + ("<th>correct</th>" if sampled else "") + "</tr></thead>\n<tbody>\n")
     for q in doc["questions"]:
+        correct = f'<td class="num">{q["samples"]["correct"]}/{q["samples"]["n"]}</td>' if sampled else ""
         yield (f'<tr data-label="{esc(q["label"])}"><td><code>{esc(q["qid"])}</code></td>'
                f'<td>{esc_lines(q.get("question", ""))}</td>'
                f'<td><code>{esc(q["label"])}</code></td><td>{esc_lines(q.get("reason", ""))}</td>'
-               f'<td>{yes_no(q.get("answered"))}</td><td>{yes_no(q.get("hit"))}</td></tr>\n')
+               f'<td>{yes_no(q.get("answered"))}</td><td>{yes_no(q.get("hit"))}</td>{correct}</tr>\n')
     yield "</tbody>\n</table>\n"
 
 

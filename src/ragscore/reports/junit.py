@@ -47,12 +47,22 @@ def _gate_case(metric: str, gate: Mapping[str, Any]) -> ET.Element:
 
 
 def _question_case(question: Mapping[str, Any]) -> tuple[ET.Element, bool]:
-    """Build one question's testcase, failed unless its label passes; say whether it failed."""
+    """Build one question's testcase, failed unless its label passes (with repeated samples: unless
+    every sample's does); say whether it failed."""
     case = ET.Element("testcase", classname=QUESTION_CLASS, name=clean(question["qid"]))
     label = clean(question["label"])
-    if label in PASSING_LABELS:
+    samples = question.get("samples")
+    if samples is not None:
+        if samples["correct"] == samples["n"]:
+            return case, False
+        counts = ", ".join(f"{clean(name)} {count}" for name, count in samples["labels"].items())
+        message = (f"{samples['correct']} of {samples['n']} samples correct ({counts}); the last: {label}: "
+                   f"{clean(question['reason'])}")
+        label = "SAMPLES"
+    elif label in PASSING_LABELS:
         return case, False
-    message = f"{label}: {clean(question['reason'])}"
+    else:
+        message = f"{label}: {clean(question['reason'])}"
     failure = ET.SubElement(case, "failure", message=message, type=label)
     # The body is what a CI server shows on the failed test's page: the question helps find it.
     body = [message]

@@ -119,7 +119,8 @@ def unreadable_lines(counts: dict[str, Any]) -> list[str]:
 
 def _samples_line(repeats: dict[str, Any]) -> str:
     """Say how the answer metrics read samples."""
-    return (f"Samples: {repeats['samples']} of {repeats['questions']} questions. Each answer metric is the mean, over "
+    return (f"Samples: {repeats['samples']} samples of {repeats['questions']} questions. Each answer metric is the "
+            "mean, over "
             "the questions it counts, of each question's mean over its samples: every question weighs the same. "
             "The counts of answered, refused, answerable and unanswerable, and the labels, are of samples.")
 

@@ -22,8 +22,10 @@ def render_text(doc: dict[str, Any], *, colour: bool = False) -> Iterator[str]:
     """Yield the summary's lines: one row per metric, with its gate and status when it has one."""
     passed = verdict(doc["pass"])
     counts = doc["counts"]
-    yield f"ragscore {_paint(passed, passed, colour)}  {counts['total']} questions, {doc['answered']} answered, " \
-          f"{doc['refused']} refused, {counts['missing']} missing, {counts['unknown_traces']} unknown, " \
+    # With repeated samples, answered and refused count samples.
+    samples = f"{doc['repeats']['samples']} samples, " if "repeats" in doc else ""
+    yield f"ragscore {_paint(passed, passed, colour)}  {counts['total']} questions, {samples}{doc['answered']} " \
+          f"answered, {doc['refused']} refused, {counts['missing']} missing, {counts['unknown_traces']} unknown, " \
           f"{counts['duplicate_traces']} duplicate traces" \
           + (f", {counts['unreadable']} unreadable" if counts.get("unreadable") else "") \
           + (f", {counts['unreadable_retrieved']} with an unreadable retrieved list"
