@@ -83,7 +83,7 @@ def scored_with(s: Settings) -> Overrides:
     """Give the overrides that score as ``s`` does (a merge reads its gates over its partials' settings)."""
     return Overrides(k=s.k, cutoffs=s.cutoffs, families=s.families, confidence=s.confidence, bootstrap=s.bootstrap,
                      seed=s.seed, strict=s.strict, trace_format=s.trace_format, trace_fields=s.trace_fields,
-                     repeats=s.repeats, pass_k=s.pass_k)
+                     repeats=s.repeats, pass_k=s.pass_k if s.sampled else None)
 
 
 @dataclass(frozen=True, slots=True)

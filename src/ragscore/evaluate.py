@@ -571,7 +571,7 @@ def _judge_missing(gold: GoldSet, judged: _Judged, settings: Settings, result: P
 def _tally(judged: _Judged, tally: AnswerTally) -> None:
     """Add every question's packed code to the tally (its citation shares: ``_summarise``); with
     samples, every sample's."""
-    codes = judged.repeats.codes if judged.repeats is not None else Counter(judged.codes)
+    codes = judged.repeats.codes() if judged.repeats is not None else Counter(judged.codes)
     for code, times in codes.items():
         tally.add_packed(code, times)
 
@@ -581,11 +581,11 @@ def _finish_samples(gold: GoldSet, judged: _Judged, settings: Settings) -> list[
     external scores, and (for diagnoses and compare) its citation share."""
     assert judged.repeats is not None and judged.sampled_columns is not None
     questions = len(gold.items)
-    sampled = [judged.repeats.question(position, settings.pass_k) for position in range(questions)]
+    sampled = judged.repeats.questions()
     judged.columns = [c.finish(averaged(family, settings), questions)
                       for family, c in zip(judged.families, judged.sampled_columns, strict=True)]
     judged.external.average()
-    share_at = judged.repeats.share_at
+    share_at = answer_metric_names(settings).index("citation_precision")
     judged.shares = array("d", (math.nan if (v := q.answer[share_at]) is None else v for q in sampled))
     return sampled
 

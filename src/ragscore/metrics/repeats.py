@@ -29,8 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import compress
-from math import comb, nan
-from operator import eq
+from math import comb
 from typing import Final, NamedTuple
 
 from ragscore.labels import LABEL_ORDER, PASSING_LABELS
@@ -90,63 +89,88 @@ def question_repeats(n: int, c: int, labels: Sequence[int], pass_k: Sequence[int
     return (*at, *hat, float(max(labels) == n), float(0 < c < n))
 
 
+_NO_SAMPLE: Final = 0xFFFF  # no sample yet (packed codes use 12 bits)
+
+
 @dataclass(slots=True)
 class Repeats:
-    """A part's questions' samples while its traces are read: per question, its sample count,
-    label counts, and each answer metric's sum and count over its samples; and every sample's
-    packed outcome, counted (``AnswerTally`` adds them up: its counts are of samples).
+    """A part's questions' samples while its traces are read: each question's packed outcomes (its
+    first in an array, the rest in lists) and citation shares.
+
+    A question's answer values depend only on the multiset of its codes (and its shares), so they
+    are worked out once per distinct multiset: most questions share one with many others.
     """
 
     settings: Settings
-    width: int     # answer metrics
-    share_at: int  # citation_precision's place among them (the packed code lacks the share)
-    n: array[int]
-    labels: array[int]
-    sums: array[float]
-    counts: array[int]
-    codes: Counter[int] = field(default_factory=Counter)
-    values: dict[int, tuple[float | None, ...]] = field(default_factory=dict)  # code -> its answer values
-    shares: dict[int, list[float]] = field(default_factory=dict)  # each question's citation shares, averaged exactly
+    first: array[int]
+    more: dict[int, list[int]] = field(default_factory=dict)     # the codes of a question's later samples
+    shares: dict[int, list[float]] = field(default_factory=dict)  # each question's citation shares
 
     @classmethod
     def of(cls, questions: int, settings: Settings) -> Repeats:
         """Allocate for ``questions`` gold items."""
-        names = answer_metric_names(settings)
-        width = len(names)
-        return cls(settings, width, names.index("citation_precision"), array("I", [0]) * questions,
-                   array("I", [0]) * (questions * _LABELS), array("d", [0.0]) * (questions * width),
-                   array("I", [0]) * (questions * width))
+        return cls(settings, array("H", [_NO_SAMPLE]) * questions)
 
     def add(self, position: int, code: int, share: float | None) -> None:
         """Count one sample of the question at ``position``: its packed outcome and citation share."""
-        self.codes[code] += 1
-        values = self.values.get(code)
-        if values is None:
-            values = self.values[code] = question_values(*unpack(code), self.settings)
-        self.n[position] += 1
-        self.labels[position * _LABELS + (code & 7)] += 1
-        base = position * self.width
-        sums, counts = self.sums, self.counts
-        for i, value in enumerate(values):
-            if value is not None:
-                sums[base + i] += value
-                counts[base + i] += 1
+        if self.first[position] == _NO_SAMPLE:
+            self.first[position] = code
+        else:
+            more = self.more.get(position)
+            if more is None:
+                self.more[position] = [code]
+            else:
+                more.append(code)
         if share is not None:
-            self.shares.setdefault(position, []).append(share)
+            shares = self.shares.get(position)
+            if shares is None:
+                self.shares[position] = [share]
+            else:
+                shares.append(share)
 
-    def question(self, position: int, pass_k: Sequence[int]) -> QuestionSamples:
-        """Give a question's samples, once they are all counted."""
-        n = self.n[position]
-        labels = tuple(self.labels[position * _LABELS : (position + 1) * _LABELS])
+    def codes(self) -> Counter[int]:
+        """Every sample's packed outcome, counted (``AnswerTally`` adds them up: its counts are of samples)."""
+        codes = Counter(self.first)
+        for more in self.more.values():
+            codes.update(more)
+        return codes
+
+    def questions(self) -> list[QuestionSamples]:
+        """Give every question's samples, once they are all counted (each question has one at least)."""
+        names = answer_metric_names(self.settings)
+        share_at = names.index("citation_precision")
+        values: dict[int, tuple[float | None, ...]] = {}
+        profiles: dict[tuple[int, ...], QuestionSamples] = {}
+        out = []
+        more, shares = self.more, self.shares
+        for position, first in enumerate(self.first):
+            codes = (first, *sorted(more[position])) if position in more else (first,)
+            q = profiles.get(codes)
+            if q is None:
+                q = profiles[codes] = self._profile(codes, values)
+            if position in shares:  # the one value the codes do not hold, averaged exactly
+                answer = q.answer
+                q = q._replace(answer=(*answer[:share_at], exact_mean(shares[position]), *answer[share_at + 1 :]))
+            out.append(q)
+        return out
+
+    def _profile(self, codes: tuple[int, ...], values: dict[int, tuple[float | None, ...]]) -> QuestionSamples:
+        """Work out the samples of a question whose packed outcomes are ``codes``."""
+        for code in codes:
+            if code not in values:
+                values[code] = question_values(*unpack(code), self.settings)
+        n = len(codes)
+        labels = [0] * _LABELS
+        for code in codes:
+            labels[code & 7] += 1
         correct = sum(labels[i] for i in _PASSING)
-        base = position * self.width
-        # The 0/1 values add up exactly; the shares (1/3, ...) are averaged from their exact sum.
-        answer = tuple(self.sums[base + i] / self.counts[base + i] if self.counts[base + i] else None
-                       for i in range(self.width))
-        shares = self.shares.get(position)
-        if shares is not None:
-            answer = (*answer[: self.share_at], exact_mean(shares), *answer[self.share_at + 1 :])
-        return QuestionSamples(n, correct, labels, answer, question_repeats(n, correct, labels, pass_k))
+        answer = []
+        for column in zip(*(values[code] for code in codes), strict=True):
+            counted = [v for v in column if v is not None]
+            # 0s and 1s add up exactly: one division is correctly rounded.
+            answer.append(sum(counted) / len(counted) if counted else None)
+        return QuestionSamples(n, correct, tuple(labels), tuple(answer),
+                               question_repeats(n, correct, labels, self.settings.pass_k))
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,28 +259,25 @@ def summarise_questions(
 ) -> RepeatTotals:
     """Summarise questions' samples (in gold order; ``resample``: keep the bootstrap replicates)."""
     width = len(column_names(settings, answer_metric_names(settings)))
-    columns = [array("d", [nan]) * len(questions) for _ in range(width)]
-    samples = single = 0
-    short = [0] * len(settings.pass_k)
+    sizes = Counter(q.n for q in questions)
+    samples = sum(n * times for n, times in sizes.items())
+    single = sizes.get(1, 0)
+    short = [sum(times for n, times in sizes.items() if n < k) for k in settings.pass_k]
     counts: Counter[tuple[int, int]] = Counter()
     first: dict[tuple[int, int], list[Below]] = {}
     for position, q in enumerate(questions):
-        for j, value in enumerate((*q.answer, *q.repeats)):
-            if value is not None:
-                columns[j][position] = value
-        samples += q.n
-        single += q.n == 1
-        for i, k in enumerate(settings.pass_k):
-            short[i] += q.n < k
         pair = (q.correct, q.n)
         counts[pair] += 1
-        listed = first.setdefault(pair, [])
-        if len(listed) < EXAMPLES:
+        listed = first.get(pair)
+        if listed is None:
+            first[pair] = [Below(places[position], qids[position], q.correct, q.n)]
+        elif len(listed) < EXAMPLES:
             listed.append(Below(places[position], qids[position], q.correct, q.n))
     seed, resamples = settings.seed, settings.bootstrap
     moments = []
+    columns = zip(*((*q.answer, *q.repeats) for q in questions), strict=True) if questions else [()] * width
     for column in columns:
-        present = list(map(eq, column, column))  # NaN: the question has no value
+        present = [v is not None for v in column]  # None: the question has no value
         keys = list(compress(qids, present)) if resample else None
         moments.append(summarise([array("d", compress(column, present))], (True,), keys, seed, resamples)[0])
     rates = {pair: (counts[pair], tuple(first[pair])) for pair in sorted(counts)}
