@@ -4,7 +4,6 @@ settings, the HTML page, and memory that does not grow with the traces."""
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import re
@@ -13,8 +12,20 @@ from datetime import UTC, datetime
 
 import pytest
 
-from conftest import write
+from conftest import validated, write
 from ragscore.monitoring import Window, instant, two_proportion_test, window_seconds
+from ragscore.schema import MONITOR_SCHEMA_FILE, load_schema
+
+try:  # every monitor report read here is checked against its shipped schema
+    from jsonschema import Draft202012Validator
+
+    VALIDATOR = Draft202012Validator(load_schema(MONITOR_SCHEMA_FILE))
+except ImportError:  # the test extra is not installed
+    VALIDATOR = None
+
+
+def _doc(text):
+    return validated(text, VALIDATOR, "the monitor report")
 
 DAY = 1_763_942_400  # 2025-11-24T00:00:00Z
 REFUSAL = "not in context"
@@ -73,7 +84,7 @@ def test_per_hour_rates_equal_a_hand_count(ragscore, isolated):
     write(isolated / "day.jsonl", traces)
     run = ragscore("monitor", "--trace", "day.jsonl")
     assert run.status == 0, run.err
-    doc = json.loads(run.out)
+    doc = _doc(run.out)
     counted = _hand_count(traces)
     assert [w["start"] for w in doc["windows"]] == [_label(s) for s in sorted(counted)]
     for w, start in zip(doc["windows"], sorted(counted), strict=True):
@@ -103,13 +114,13 @@ def test_a_gate_fails_when_one_window_crosses_it(ragscore, isolated):
     assert "ragscore: FAIL    refusal_rate[2025-11-24T09:00:00Z] = " in "\n".join(lines)
     assert sum(line.startswith("ragscore: FAIL    refusal_rate[") for line in lines) == 1
     assert lines[-1] == "ragscore: FAIL: 1 failed: refusal_rate[2025-11-24T09:00:00Z]"
-    doc = json.loads(ragscore("monitor", "--trace", "day.jsonl", "--gates", "refusal_rate=0.35").out)
+    doc = _doc(ragscore("monitor", "--trace", "day.jsonl", "--gates", "refusal_rate=0.35").out)
     assert doc["gates"]["refusal_rate"]["status"] == "pass"  # the whole day is below it
     statuses = [w["gates"]["refusal_rate"]["status"] for w in doc["windows"]]
     assert statuses.count("fail") == 1 and statuses[9] == "fail"
     # A window with fewer traces than min_n is not gated.
     run = ragscore("monitor", "--trace", "day.jsonl", "--gates", "refusal_rate=0.35", "--min-n", "1000")
-    doc = json.loads(run.out)
+    doc = _doc(run.out)
     assert run.status == 0 and all(w["small"] for w in doc["windows"])
     assert {w["gates"]["refusal_rate"]["status"] for w in doc["windows"]} == {"skipped"}
 
@@ -122,11 +133,11 @@ def test_drift_flags_an_injected_change_and_not_a_sampled_unchanged_day(ragscore
     write(isolated / "drifted.jsonl", _day(rng, drift_hour=15))
     write(isolated / "gates.toml", "[monitor.drift]\nrefusal_rate = 0.1\n")
     same = ragscore("monitor", "--trace", "same.jsonl", "--baseline", "base.jsonl")
-    doc = json.loads(same.out)
+    doc = _doc(same.out)
     assert same.status == 0 and not any(d["significant"] for d in doc["drift"])
     assert len(doc["drift"]) == 25 * 4  # every rate of every window and of the whole day
     drifted = ragscore("monitor", "--trace", "drifted.jsonl", "--baseline", "base.jsonl")
-    doc = json.loads(drifted.out)
+    doc = _doc(drifted.out)
     flagged = [(d["window"], d["metric"]) for d in doc["drift"] if d["significant"]]
     assert ("2025-11-24T15:00:00Z", "refusal_rate") in flagged
     assert all(window in ("2025-11-24T15:00:00Z", "all") for window, _ in flagged)
@@ -156,7 +167,7 @@ def test_openmetrics_parses_with_prometheus_client(ragscore, isolated):
     write(isolated / "day.jsonl", _day(rng, per_hour=20))
     run = ragscore("monitor", "--trace", "day.jsonl", "--baseline", "base.jsonl", "--format", "openmetrics",
                    "--json", "m.json")
-    doc = json.loads((isolated / "m.json").read_text())
+    doc = _doc((isolated / "m.json").read_text())
     families = {f.name: f for f in parser.text_string_to_metric_families(run.out)}
     assert run.out.endswith("# EOF\n")
     values = {(s.labels.get("window"), s.labels.get("metric")): s.value
@@ -181,7 +192,7 @@ def test_timestamps_epoch_iso_and_the_unreadable(ragscore, isolated):
               {**base, "ts": DAY * 1000}, {**base, "ts": "soon"}]
     write(isolated / "t.jsonl", traces)
     run = ragscore("monitor", "--trace", "t.jsonl")
-    doc = json.loads(run.out)
+    doc = _doc(run.out)
     assert [(w["start"], w["traces"]) for w in doc["windows"]] == [("2025-11-24T00:00:00Z", 2),
                                                                   ("2025-11-24T01:00:00Z", 1)]
     assert doc["counts"] == {"traces": 6, "windows": 2, "untimed": 1, "bad_time": 2, "unreadable": 0}
@@ -195,11 +206,11 @@ def test_settings_come_from_gates_toml_and_bad_ones_point_at_their_line(ragscore
     write(isolated / "day.jsonl", _day(random.Random(4), per_hour=10))
     write(isolated / "gates.toml", '[monitor]\nwindow = "6h"\nmin_n = 5\n\n[monitor.gates]\nlatency_p95 = 5000\n'
                                    'refusal_rate = 0.5\n')
-    doc = json.loads(ragscore("monitor", "--trace", "day.jsonl").out)
+    doc = _doc(ragscore("monitor", "--trace", "day.jsonl").out)
     assert len(doc["windows"]) == 4 and doc["settings"]["window"] == "6h" and doc["settings"]["min_n"] == 5
     assert doc["gates"]["latency_p95"]["op"] == "<=" and doc["gates"]["refusal_rate"]["op"] == "<="
     assert "|window:6h|min_n:5|" in doc["signature"]
-    assert len(json.loads(ragscore("monitor", "--trace", "day.jsonl", "--window", "1d").out)["windows"]) == 1
+    assert len(_doc(ragscore("monitor", "--trace", "day.jsonl", "--window", "1d").out)["windows"]) == 1
     for text, message in (
         ('[monitor]\nwindows = "1h"\n', 'gates.toml:2: [monitor] unknown key "windows"; did you mean "window"?'),
         ('[monitor]\nwindow = "1 hour"\n', 'gates.toml:2: [monitor] expected "window" to be a count and a unit'),
@@ -281,3 +292,12 @@ def test_the_readme_example(ragscore, monkeypatch):
                    "examples/monitor/baseline.jsonl", "--gates-file", "examples/monitor/gates.toml", "--format", "none")
     assert run.status == 1
     assert shown == run.err.splitlines()
+
+
+def test_the_schema_is_valid_and_printed(ragscore):
+    jsonschema = pytest.importorskip("jsonschema")
+    from ragscore.schema import schema_text
+
+    jsonschema.Draft202012Validator.check_schema(load_schema(MONITOR_SCHEMA_FILE))
+    run = ragscore("schema", "monitor")
+    assert run.status == 0 and run.out == schema_text(MONITOR_SCHEMA_FILE)

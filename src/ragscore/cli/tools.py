@@ -79,9 +79,9 @@ def run_init(args: argparse.Namespace, streams: Streams) -> Exit:
 
 def schema_parser(prog: str) -> argparse.ArgumentParser:
     parser = Parser(prog=prog, description="Print the JSON Schema of a JSON report.")
-    parser.add_argument("report", nargs="?", choices=("score", "stage", "trec"), default="score",
+    parser.add_argument("report", nargs="?", choices=("score", "stage", "trec", "monitor"), default="score",
                         help="score: the score command's report (default); stage: the report of ner, classify and "
-                             "link; trec: the report of ragscore trec --format json")
+                             "link; trec: the report of ragscore trec --format json; monitor: ragscore monitor's")
     return parser
 
 
@@ -96,9 +96,9 @@ def run_schema(args: argparse.Namespace, streams: Streams) -> Exit:
         package, name = ("ragscore.stages", STAGE_SCHEMA) if args.report == "stage" else ("ragscore.trec", TREC_SCHEMA)
         text = files(package).joinpath(name).read_text(encoding="utf-8")
     else:
-        from ragscore.schema import schema_text
+        from ragscore.schema import MONITOR_SCHEMA_FILE, SCHEMA_FILE, schema_text
 
-        text = schema_text()
+        text = schema_text(MONITOR_SCHEMA_FILE if args.report == "monitor" else SCHEMA_FILE)
     with standard_output(streams) as out:
         out.write(text)
     return Exit.OK
