@@ -24,10 +24,12 @@ foreign shapes has a citations field:
                             span has no ``gen_ai.retrieval.query.text`` (the question comes from the last
                             user message of the chat span)
 
-Both span formats carry token usage, which the readers turn into the scores ``input_tokens`` and
-``output_tokens``: their native twin is ``tests/data/formats/native-with-tokens.jsonl``, native.jsonl
-with a ``scores`` object per line (a separate file, so that the ragas and langchain runs compare
-with the plain native run field for field, without carving the token metrics out of the report).
+Both span formats carry token usage, which the readers sum into the trace's ``input_tokens`` and
+``output_tokens`` (the operational metrics tokens_in_mean, ...): their native twin is
+``tests/data/formats/native-with-tokens.jsonl``, native.jsonl with both fields per line (a separate
+file, so that the ragas and langchain runs compare with the plain native run field for field). The
+span formats also time each trace, from its first span's start to its last span's end: the latency
+metrics, which the twin lacks and ``comparable`` leaves out (checked against the files below).
 
 What the readers may change in the report, and nothing else:
 - ``settings``: ``trace_format`` names the format the traces were read in;
@@ -106,6 +108,9 @@ def score(ragscore, trace: Path, *options: str) -> dict:
 def comparable(doc: dict) -> dict:
     """The report without what legitimately differs between shapes (see the module docstring)."""
     out = {key: value for key, value in doc.items() if key not in ("settings", "signature", "inputs")}
+    out["metrics"] = {name: value for name, value in doc["metrics"].items() if not name.startswith("latency_")}
+    if "operations" in doc:
+        out["operations"] = {key: value for key, value in doc["operations"].items() if key != "latency_ms"}
     out["questions"] = [{k: v for k, v in q.items() if k != "trace_line"} for q in doc["questions"]]
     return out
 
@@ -150,17 +155,16 @@ def test_native_retrieval_recall_at_5(ragscore, isolated):
                             "TP-06": 1.0, "TP-07": 0.0, "TP-08": None, "TP-09": None, "TP-10": None}
 
 
-def test_native_with_tokens_is_native_plus_token_scores(ragscore, isolated):
+def test_native_with_tokens_is_native_plus_token_counts(ragscore, isolated):
     plain, with_tokens = read_jsonl(NATIVE), read_jsonl(NATIVE_TOKENS)
-    assert [{k: v for k, v in t.items() if k != "scores"} for t in with_tokens] == plain
-    tokens = [t["scores"] for t in with_tokens]
-    assert sum(s["input_tokens"] for s in tokens) == 5583 and sum(s["output_tokens"] for s in tokens) == 198
+    assert [{k: v for k, v in t.items() if not k.endswith("_tokens")} for t in with_tokens] == plain
+    assert sum(t["input_tokens"] for t in with_tokens) == 5583 and sum(t["output_tokens"] for t in with_tokens) == 198
     doc = score(ragscore, NATIVE_TOKENS, "-q")
-    assert doc["metrics"]["input_tokens"] == pytest.approx(5583 / 9)
-    assert doc["metrics"]["output_tokens"] == pytest.approx(22.0)
+    assert doc["metrics"]["tokens_in_mean"] == 5583 / 9 and doc["metrics"]["tokens_out_mean"] == 22.0
+    assert doc["metrics"]["tokens_total"] == 5583 + 198
     native = score(ragscore, NATIVE, "-q")
     assert {q["qid"]: q["label"] for q in doc["questions"]} == LABELS
-    assert {k: v for k, v in doc["metrics"].items() if not k.endswith("_tokens")} == native["metrics"]
+    assert {k: v for k, v in doc["metrics"].items() if k in native["metrics"]} == native["metrics"]
 
 
 def test_examples_are_one_run():
@@ -235,13 +239,37 @@ def test_auto_says_which_format_it_read(ragscore, isolated, name, preset):
                                             "--trace-format", preset).err
 
 
-def test_span_formats_sum_the_token_counts(ragscore, isolated):
+def _span_extents(name: str) -> dict[str, float]:
+    """Each trace's first start to last end in milliseconds, read from the span file by hand."""
+    from datetime import datetime
+
+    starts: dict[str, list[int]] = {}
+    ends: dict[str, list[int]] = {}
+    for record in read_jsonl(FORMATS / name):
+        if "resourceSpans" in record:  # OTLP: nanoseconds as strings
+            spans = [s for r in record["resourceSpans"] for sc in r["scopeSpans"] for s in sc["spans"]]
+            for s in spans:
+                starts.setdefault(s["traceId"], []).append(int(s["startTimeUnixNano"]))
+                ends.setdefault(s["traceId"], []).append(int(s["endTimeUnixNano"]))
+        else:  # Phoenix: ISO 8601 to the microsecond
+            trace = record["context"]["trace_id"]
+            for key, into in (("start_time", starts), ("end_time", ends)):
+                moment = datetime.fromisoformat(record[key])
+                micros = (moment.toordinal() * 86_400 + moment.hour * 3600 + moment.minute * 60 + moment.second) \
+                    * 1_000_000 + moment.microsecond
+                into.setdefault(trace, []).append(micros * 1000)
+    return {trace: (max(ends[trace]) - min(starts[trace])) / 1e6 for trace in starts}
+
+
+def test_span_formats_sum_the_token_counts_and_time_each_trace(ragscore, isolated):
     for name in ("openinference.jsonl", "otel-genai.jsonl"):
         doc = score(ragscore, FORMATS / name, "-q", "--trace-format", name.removesuffix(".jsonl"))
-        assert doc["metrics"]["input_tokens"] == pytest.approx(5583 / 9), name
-        assert doc["metrics"]["output_tokens"] == pytest.approx(22.0), name
-        tp03 = next(q for q in doc["questions"] if q["qid"] == "TP-03")
-        assert (tp03["metrics"]["input_tokens"], tp03["metrics"]["output_tokens"]) == (142 + 633, 3 + 34), name
+        assert doc["metrics"]["tokens_in_mean"] == 5583 / 9, name
+        assert doc["metrics"]["tokens_out_mean"] == 22.0, name
+        extents = sorted(_span_extents(name).values())
+        assert doc["metrics"]["latency_max"] == extents[-1], name
+        assert doc["metrics"]["latency_mean"] == pytest.approx(sum(extents) / len(extents), rel=1e-15), name
+        assert doc["operations"]["latency_ms"] == {"questions": 9, "missing": 0}, name
 
 
 # --- a ragas dataset as its own gold set ------------------------------------------------------------

@@ -37,7 +37,7 @@ from ragscore.metrics import METRICS
 from ragscore.metrics.moments import Moments, summarise
 from ragscore.metrics.stats import holm
 from ragscore.metrics.text import normalise
-from ragscore.operations import CONCEPTS, KEYS, Operations, Sketch, read
+from ragscore.operations import CONCEPTS, KEYS, Operations, Sketch, instant, read
 from ragscore.settings import Settings
 
 if TYPE_CHECKING:
@@ -68,24 +68,6 @@ def window_seconds(text: str) -> int:
 def window_label(start: int) -> str:
     """Name a window by its start, in UTC (``2026-11-24T10:00:00Z``)."""
     return datetime.fromtimestamp(start, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def instant(value: object) -> float | None:
-    """Read a timestamp: epoch seconds, or an ISO 8601 time (UTC without an offset); None if unreadable.
-
-    A number from 1e11 up (epoch milliseconds, most likely) is unreadable: it would be year 5138.
-    """
-    if type(value) is int or type(value) is float:
-        return float(value) if 0 <= value < 1e11 else None
-    if type(value) is not str:
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
 
 
 @dataclass(slots=True)

@@ -21,7 +21,7 @@ import math
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from ragscore.metrics.moments import Moments, summarise
@@ -53,7 +53,7 @@ def _number(value: object) -> float | None:
     return None
 
 
-def _instant(value: object) -> float | None:
+def instant(value: object) -> float | None:
     """Epoch seconds, or an ISO 8601 time (with its offset; without one, read as UTC), as seconds."""
     if type(value) is int or type(value) is float:
         return float(value) if abs(value) <= 1e11 else None  # within some three thousand years of 1970
@@ -66,6 +66,32 @@ def _instant(value: object) -> float | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
+
+
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND: Final = timedelta(microseconds=1)
+
+
+def nanoseconds(value: object) -> int | None:
+    """An ISO 8601 time (UTC without an offset) as integer nanoseconds since 1970, exactly; None otherwise."""
+    if type(value) is not str:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (moment - _EPOCH) // _MICROSECOND * 1000
+
+
+def between_ms(start_at: object, end_at: object, start: float, end: float) -> float:
+    """The milliseconds from one time to another: exact for two ISO 8601 times (to the microsecond,
+    not through epoch seconds as floats), else from the seconds read."""
+    first, last = nanoseconds(start_at), nanoseconds(end_at)
+    if first is not None and last is not None:
+        return (last - first) / 1_000_000
+    return (end - start) * 1000.0
 
 
 def _zoned(value: object) -> bool:
@@ -102,12 +128,12 @@ def read(record: Mapping[str, object]) -> tuple[tuple[float, ...], int]:
             break
         if concept == "latency_ms" and not present and ("start_time" in record or "end_time" in record):
             start_at, end_at = record.get("start_time"), record.get("end_time")
-            start, end = _instant(start_at), _instant(end_at)
+            start, end = instant(start_at), instant(end_at)
             if (start is None or end is None or end < start or (end - start) * 1000.0 > _LARGEST
                     or _zoned(start_at) != _zoned(end_at)):  # a time with an offset and one without: unknown
                 bad += 1
             else:
-                value = (end - start) * 1000.0
+                value = between_ms(start_at, end_at, start, end)
         out.append(value)
     return tuple(out), bad
 

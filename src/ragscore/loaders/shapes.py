@@ -27,6 +27,7 @@ from ragscore.loaders.records import Records
 from ragscore.loaders.scores import csv_records
 from ragscore.loaders.shards import Shards
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS
+from ragscore.operations import nanoseconds
 
 FORMATS: Final = ("native", "ragas", "openinference", "otel-genai", "langchain")
 CHOICES: Final = ("auto", *FORMATS)
@@ -314,6 +315,8 @@ class _Span(TypedDict):
     parent: object
     attributes: dict[str, object]
     line: int
+    start: int | None  # nanoseconds since 1970 (None: not given, or unreadable)
+    end: int | None
 
 
 def _phoenix_span(obj: dict[str, object], source: str, line: int) -> _Span:
@@ -338,7 +341,8 @@ def _phoenix_span(obj: dict[str, object], source: str, line: int) -> _Span:
         kind = lookup(attributes, parse_path("openinference.span.kind"))
     parent = obj.get("parent_id", obj.get("parentId", obj.get("parent_span_id")))
     return {"trace": trace, "kind": str(kind).upper() if isinstance(kind, str) else "", "root": not parent,
-            "id": span_id, "parent": parent, "attributes": attributes, "line": line}
+            "id": span_id, "parent": parent, "attributes": attributes, "line": line,
+            "start": nanoseconds(obj.get("start_time")), "end": nanoseconds(obj.get("end_time"))}
 
 
 def _otlp_value(value: object) -> object:
@@ -396,8 +400,32 @@ def _otlp_spans(obj: dict[str, object], source: str, line: int) -> list[_Span]:
                 spans.append({"trace": trace, "kind": kind.upper() if isinstance(kind, str) else "",
                               "root": not span.get("parentSpanId"), "id": span.get("spanId"),
                               "parent": span.get("parentSpanId"), "attributes": unflatten(attributes)
-                              if "openinference.span.kind" in attributes else attributes, "line": line})
+                              if "openinference.span.kind" in attributes else attributes, "line": line,
+                              "start": _nanos(span.get("startTimeUnixNano")),
+                              "end": _nanos(span.get("endTimeUnixNano"))})
     return spans
+
+
+def _nanos(value: object) -> int | None:
+    """Read OTLP's nanoseconds since the epoch (an int64, written as a string)."""
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    if type(value) is int and value >= 0:
+        return value
+    return None
+
+
+def _operations(record: dict[str, object], spans: list[_Span], tokens: dict[str, int | None]) -> None:
+    """Give a trace assembled from spans its operational fields: the token counts summed over its
+    spans, and its latency, from the first span's start to the last one's end (the root's duration
+    when it encloses the rest)."""
+    for name, total in tokens.items():
+        if total is not None:
+            record[name] = total
+    starts = [s["start"] for s in spans if s["start"] is not None]
+    ends = [s["end"] for s in spans if s["end"] is not None]
+    if starts and ends and max(ends) >= min(starts):
+        record["latency_ms"] = (max(ends) - min(starts)) / 1_000_000  # integers, divided once
 
 
 _JSON_INPUT_KEYS: Final = ("question", "query", "input", "user_input")
@@ -466,15 +494,8 @@ def _openinference_trace(spans: list[_Span], document_id: tuple[FieldPath, ...])
         record["answer"] = _text_value(claim, _JSON_OUTPUT_KEYS)
     if retriever is not None:
         record.update(_documents(_attr(retriever, "retrieval.documents", True), document_id, "document.content"))
-    scores = {}
-    for name, paths in (
-        ("input_tokens", ("llm.token_count.prompt",)), ("output_tokens", ("llm.token_count.completion",))
-    ):
-        total = _sum_tokens(llms, paths)
-        if total is not None:
-            scores[name] = total
-    if scores:
-        record["scores"] = scores
+    _operations(record, spans, {"input_tokens": _sum_tokens(llms, ("llm.token_count.prompt",)),
+                                "output_tokens": _sum_tokens(llms, ("llm.token_count.completion",))})
     return record
 
 
@@ -520,15 +541,8 @@ def _genai_trace(spans: list[_Span], document_id: tuple[FieldPath, ...]) -> dict
             record["answer"] = claim
     if retrieval is not None:
         record.update(_documents(_attr(retrieval, '"gen_ai.retrieval.documents"', True), document_id, "content"))
-    scores = {}
-    for name, key in (
-        ("input_tokens", '"gen_ai.usage.input_tokens"'), ("output_tokens", '"gen_ai.usage.output_tokens"')
-    ):
-        total = _sum_tokens(spans, (key,))
-        if total is not None:
-            scores[name] = total
-    if scores:
-        record["scores"] = scores
+    _operations(record, spans, {"input_tokens": _sum_tokens(spans, ('"gen_ai.usage.input_tokens"',)),
+                                "output_tokens": _sum_tokens(spans, ('"gen_ai.usage.output_tokens"',))})
     return record
 
 
