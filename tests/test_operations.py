@@ -96,6 +96,11 @@ def test_where_each_value_is_read_from():
         ({"usage": "n/a"}, (math.nan,) * 4, 2),  # not an object: both token counts unreadable
         ({"start_time": "2026-11-24T10:00:00+02:00", "end_time": "2026-11-24T10:00:01"}, (math.nan,) * 4, 1),
         ({"start_time": 0, "end_time": "1970-01-01T00:00:02Z"}, (2000.0, math.nan, math.nan, math.nan), 0),
+        ({"start_time": "2026-11-24T10:00:00Z"}, (math.nan,) * 4, 0),  # a start alone: no latency, nothing bad
+        ({"end_time": 5}, (math.nan,) * 4, 0),
+        # Two ISO 8601 times are subtracted exactly (through epoch floats: 1.2500002384185791 s).
+        ({"start_time": "2026-11-24T10:00:00.000001Z", "end_time": "2026-11-24T10:00:01.250002Z"},
+         (1250.001, math.nan, math.nan, math.nan), 0),
     ]
     for record, expected, bad in cases:
         values, unreadable = read(record)

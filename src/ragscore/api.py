@@ -672,17 +672,7 @@ def monitor(
     period, the gates on each, and (with ``baseline``, traces of an earlier period) each rate's
     drift. ``settings`` are those of ``score`` that read traces (refusal tokens and patterns,
     trace_format, fields); ``[monitor]`` in the settings files gives the window, gates and drift bounds."""
-    from ragscore.gates import evaluate_gates, gates_pass
-    from ragscore.monitoring import (
-        NAMES,
-        check_windows,
-        drifts,
-        load_monitor_config,
-        monitor_signature,
-        watch,
-        window_label,
-        window_seconds,
-    )
+    from ragscore.monitoring import load_monitor_config, monitor_signature, observe, watch, window_seconds
     from ragscore.reports.console import monitor_notes
     from ragscore.reports.document import input_entry
     from ragscore.reports.monitor_report import build_monitor_document, monitor_verdict
@@ -693,34 +683,32 @@ def monitor(
     width = window_seconds(watching.window)
     s = config.settings
     current = watch(as_traces(traces), s, width)
-    before = watch(as_traces(baseline, "baseline"), s, width) if baseline is not None else None
-    windows = check_windows(current, watching.gates, watching.min_n, watching.strict)
-    total = current.total()
-    metrics = {name: total.metrics()[name] for name in NAMES}
-    results = evaluate_gates(watching.gates, metrics, watching.strict)
-    drift = None
-    if before is not None:
-        scopes = [("all", total), *((window_label(start), w) for start, w in current.ordered())]
-        drift = drifts(scopes, before.total(), watching.drift, s.confidence)
-    passed = (gates_pass(results) and all(gates_pass(w.gates) for w in windows)
-              and not any(d.failed for d in drift or ()))
+    # The baseline period is one window: only its rates are compared.
+    before = watch(as_traces(baseline, "baseline"), s, width, False, "--baseline") if baseline is not None else None
+    base = before.total() if before is not None else None
+    seen = observe(current, base, watching, s.confidence)
     assert current.source is not None
     inputs = {"trace": input_entry(current.source, current.source.sha256),
               "baseline": None if before is None or before.source is None else input_entry(before.source,
                                                                                            before.source.sha256)}
-    counts = {"traces": current.lines, "windows": len(current.windows), "untimed": current.untimed.traces
-              - current.bad_time, "bad_time": current.bad_time, "unreadable": current.unreadable}
+    total = seen.total
+    counts = {
+        "traces": current.lines, "windows": len(seen.windows), "untimed": current.no_time.count,
+        "bad_time": current.bad_time.count, "unreadable": current.unreadable.count,
+        "unreadable_retrieved": current.bad_retrieved.count, "bad_refused": current.bad_refused.count,
+        "bad_operations": total.bad,
+    }
     document_settings = {
         "window": watching.window, "window_seconds": width, "min_n": watching.min_n, "strict": watching.strict,
         "confidence": s.confidence, "drift": dict(sorted(watching.drift.items())),
         "refusal_tokens": list(s.refusal_tokens), "refusal_patterns": list(s.refusal_patterns),
         "trace_format": current.trace_format, "trace_fields": dict(s.trace_fields),
     }
-    baseline_doc = None if before is None else {"traces": before.lines, "metrics": {
-        name: before.total().metrics()[name] for name in NAMES}}
-    doc = build_monitor_document(document_settings, inputs, counts, metrics, results, windows, drift, baseline_doc,
-                                 passed, monitor_signature(watching, s, current.trace_format))
-    return MonitorRun(doc, monitor_notes(current, windows, drift, results, passed, monitor_verdict(doc)))
+    baseline_doc = None if base is None else {"traces": base.traces, "metrics": base.metrics()}
+    doc = build_monitor_document(document_settings, inputs, counts, seen.metrics, seen.gates, seen.windows,
+                                 seen.drift, baseline_doc, seen.passed,
+                                 monitor_signature(watching, s, current.trace_format))
+    return MonitorRun(doc, monitor_notes(current, before, seen, watching.min_n, monitor_verdict(doc)))
 
 
 # --- pipeline stages ----------------------------------------------------------------------------------

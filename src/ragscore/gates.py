@@ -113,7 +113,9 @@ def resolve_metric(
         return canonical  # checked once the run's scores are known: see unknown_gate_metric
     if spec is not None:
         cutoff = split_cutoff(canonical)[1]
-        if spec.family == "monitor":
+        if "refusal_rate" in names and spec.family not in ("monitor", "operations"):  # ragscore monitor's gates
+            how = "it needs a gold set: a metric of ragscore score, not of monitor"
+        elif spec.family == "monitor":
             how = "it is a metric of ragscore monitor (production traces without gold)"
         elif spec.family == "repeats":
             sampled = any((other := lookup(n)) is not None and other.family == "repeats" for n in names)

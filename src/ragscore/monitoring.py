@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from ragscore.errors import ConfigError, UsageError
+from ragscore.errors import ConfigError, InputError, UsageError
 from ragscore.evaluate import Spec, open_input
 from ragscore.gates import Gate, GateResult, Status, evaluate_gates
 from ragscore.loaders.shapes import open_records
@@ -48,13 +48,13 @@ if TYPE_CHECKING:
 # The rates a window is tested on against the baseline (count over count), then the means.
 RATES: Final = ("refusal_rate", "compliance", "fabricated_citation_rate", "empty_retrieval_rate")
 MEANS: Final = ("citations_per_answer", "answer_length")
-NAMES: Final = (*RATES, *MEANS, *METRICS.names("operations"))
-TIME_KEYS: Final = ("ts", "timestamp", "start_time")
+NAMES: Final = ("traces", *RATES, *MEANS, *METRICS.names("operations"))
+TIME_KEYS: Final = ("ts", "timestamp", "start_time")  # where a trace's time is read, in order
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
 _WINDOW_RE: Final = re.compile(r"^([1-9][0-9]{0,6})([smhdw])$")
 _BUFFER: Final = 256  # a window's operational values summed exactly in batches of this many
 EXAMPLES: Final = 5
-MAX_WINDOWS: Final = 100_000  # a year of 5-minute windows; more is a --window too fine for the data
+MAX_WINDOWS: Final = 20_000  # a year of 30-minute windows; more is a --window too fine for the data
 
 
 def window_seconds(text: str) -> int:
@@ -132,12 +132,26 @@ class Window:
 
     def metrics(self) -> dict[str, float | None]:
         """Every metric of the window (None where nothing is counted)."""
-        out: dict[str, float | None] = {name: count / total if total else None
-                                        for name, (count, total) in self.rates().items()}
+        out: dict[str, float | None] = {"traces": self.traces}
+        out.update((name, count / total if total else None) for name, (count, total) in self.rates().items())
         out["citations_per_answer"] = self.citations / self.answered if self.answered else None
         out["answer_length"] = self.words / self.answered if self.answered else None
         out.update(self.operations().metrics())
         return out
+
+
+@dataclass(slots=True)
+class Tally:
+    """How many traces had one problem, and the first lines that had it (each line once)."""
+
+    count: int = 0
+    lines: list[int] = field(default_factory=list)
+
+    def note(self, line: int) -> None:
+        """Count a trace of ``line`` (a line holding several spans is listed once)."""
+        self.count += 1
+        if len(self.lines) < EXAMPLES and line not in self.lines:
+            self.lines.append(line)
 
 
 @dataclass(slots=True)
@@ -146,13 +160,13 @@ class Watched:
 
     width: int
     windows: dict[int, Window] = field(default_factory=dict)  # by start (epoch seconds)
-    untimed: Window = field(default_factory=Window)           # traces without a timestamp
+    untimed: Window = field(default_factory=Window)           # traces without a usable timestamp
     lines: int = 0
-    bad_time: int = 0
-    bad_time_lines: list[int] = field(default_factory=list)
-    untimed_lines: list[int] = field(default_factory=list)
-    unreadable: int = 0  # traces with no claim and no refusal field (read as empty answers)
-    unreadable_lines: list[int] = field(default_factory=list)
+    no_time: Tally = field(default_factory=Tally)       # no ts, timestamp or start_time
+    bad_time: Tally = field(default_factory=Tally)      # one that cannot be read (or before 1970)
+    unreadable: Tally = field(default_factory=Tally)    # no claim and no refusal field (read as empty answers)
+    bad_retrieved: Tally = field(default_factory=Tally)  # a retrieved entry without an id (read as nothing)
+    bad_refused: Tally = field(default_factory=Tally)   # a "refused" field neither true nor false (read as absent)
     trace_format: str = "native"
     source: InputFile | Records | None = None  # the traces read (their name, lines and sha256)
 
@@ -164,48 +178,59 @@ class Watched:
         return total
 
     def ordered(self) -> list[tuple[int, Window]]:
-        """The windows in time order."""
-        return sorted(self.windows.items())
+        """Every window from the first to the last, in time order; one without traces is empty."""
+        if not self.windows:
+            return []
+        first, last = min(self.windows), max(self.windows)
+        return [(start, self.windows.get(start) or Window()) for start in range(first, last + 1, self.width)]
 
 
-def watch(spec: Spec, settings: Settings, width: int) -> Watched:
-    """Read every trace of ``spec`` once and count it in its window."""
+JOIN_KEYS: Final = ("qid", "q_id", "q", "question")
+LATEST: Final = 1e11  # later than this (year 5138), a number is epoch milliseconds or worse: unreadable
+
+
+def watch(spec: Spec, settings: Settings, width: int, windowed: bool = True, what: str = "--trace") -> Watched:
+    """Read every trace of ``spec`` once and count it in its window (``windowed=False``: all in one,
+    as a baseline period is); an input without a trace is an error."""
     traces = open_input(spec)
     out = Watched(width, source=traces)
     out.trace_format, shape, records = open_records(traces, settings.trace_format, settings.trace_fields)
     refusals, patterns = settings.refusal_forms(), settings.refusal_regexes()
     document_id = DOCUMENT_ID_PATHS if shape is None else shape.document_id
+    mapped_time = shape is None or "ts" not in shape.mapped  # a mapped ts: the record's own keys are not read
     windows = out.windows
     for line, _column, record, obj, _key in records:
         out.lines += 1
-        if type(obj) is dict and not any(key in obj for key in ("qid", "q_id", "q", "question")):
-            obj = {**obj, "question": ""}  # production traces need no join key: nothing is joined
+        if type(obj) is dict:  # production traces are joined to nothing: their join keys are not read
+            obj = {key: value for key, value in obj.items() if key not in JOIN_KEYS}
+            obj["question"] = ""
         view = parse_trace(obj, traces.name, line, document_id)
-        stamp = _stamp(record, obj)
-        if isinstance(stamp, _NoTime):
-            window = out.untimed
-            if len(out.untimed_lines) < EXAMPLES:
-                out.untimed_lines.append(line)
-        elif stamp is None:
-            out.bad_time += 1
-            if len(out.bad_time_lines) < EXAMPLES:
-                out.bad_time_lines.append(line)
-            window = out.untimed
-        else:
-            start = int(stamp // width) * width
-            if start not in windows:
-                if len(windows) >= MAX_WINDOWS:
-                    raise UsageError(f"--window: more than {MAX_WINDOWS:,} windows of {width:,} seconds: choose a "
-                                     "wider window")
-                windows[start] = Window()
-            window = windows[start]
+        window = out.untimed
+        if windowed:
+            stamp = _stamp(obj, record if mapped_time else None)
+            if isinstance(stamp, _NoTime):
+                out.no_time.note(line)
+            elif stamp is None:
+                out.bad_time.note(line)
+            else:
+                start = int(stamp // width) * width
+                if start not in windows:
+                    if len(windows) >= MAX_WINDOWS:
+                        raise UsageError(f"--window: more than {MAX_WINDOWS:,} windows of {width:,} seconds in "
+                                         f"{traces.name}: choose a wider window")
+                    windows[start] = Window()
+                window = windows[start]
         if view.claim_from is None and view.refused_from is None:
-            out.unreadable += 1
-            if len(out.unreadable_lines) < EXAMPLES:
-                out.unreadable_lines.append(line)
+            out.unreadable.note(line)
+        if view.retrieved_bad:
+            out.bad_retrieved.note(line)
+        if view.refused_bad:
+            out.bad_refused.note(line)
         _count(window, view, refusals, patterns)
         if type(obj) is dict and not KEYS.isdisjoint(obj):
             window.add_operations(obj)
+    if not out.lines:
+        raise InputError(traces.name, f"no trace to monitor ({what})")
     return out
 
 
@@ -216,13 +241,16 @@ class _NoTime:
 _NO_TIME: Final = _NoTime()
 
 
-def _stamp(record: object, obj: object) -> float | None | _NoTime:
-    """Find a trace's timestamp in its record as written, else as read (a format's mapping)."""
-    for source in (record, obj):
+def _stamp(obj: object, record: object) -> float | None | _NoTime:
+    """Find a trace's timestamp as read (a mapping's ``ts``; a span format's first start), else in
+    its record as written (``record`` None: not there): epoch seconds from 0 to 1e11, or an ISO
+    8601 time from 1970 on."""
+    for source in (obj, record):
         if type(source) is dict:
             for key in TIME_KEYS:
                 if key in source and source[key] is not None:
-                    return instant(source[key])
+                    moment = instant(source[key])
+                    return moment if moment is not None and 0 <= moment < LATEST else None
     return _NO_TIME
 
 
@@ -282,24 +310,28 @@ class Drift:
     significant: bool
     bound: float | None
     failed: bool
+    skipped: bool = False  # the window (or the baseline) has fewer traces than min_n: not tested
 
 
 def drifts(
-    scopes: Iterable[tuple[str, Window]], baseline: Window, bounds: Mapping[str, float], confidence: float
+    scopes: Iterable[tuple[str, Window]], baseline: Window, bounds: Mapping[str, float], confidence: float,
+    min_n: int,
 ) -> list[Drift]:
-    """Test each rate of each scope against the baseline; Holm across every test."""
+    """Test each rate of each scope against the baseline; Holm across every test. A scope (or a
+    baseline) of fewer than ``min_n`` traces is not tested: the normal approximation needs counts."""
     base_rates = baseline.rates()
     rows = []
     for label, window in scopes:
+        small = window.traces < min_n or baseline.traces < min_n
         for metric, (count, total) in window.rates().items():
             base_count, base_total = base_rates[metric]
-            z, p = two_proportion_test(count, total, base_count, base_total)
+            z, p = (None, None) if small else two_proportion_test(count, total, base_count, base_total)
             rows.append((label, metric, base_count / base_total if base_total else None,
-                         count / total if total else None, z, p))
+                         count / total if total else None, z, p, small))
     tested = [i for i, row in enumerate(rows) if row[5] is not None]
     adjusted = dict(zip(tested, holm([rows[i][5] for i in tested]), strict=True))  # type: ignore[misc]
     out = []
-    for i, (label, metric, base, current, z, p) in enumerate(rows):
+    for i, (label, metric, base, current, z, p, small) in enumerate(rows):
         p_adj = adjusted.get(i)
         significant = p_adj is not None and p_adj < 1 - confidence
         bound = bounds.get(metric)
@@ -307,7 +339,7 @@ def drifts(
         # A tolerance, as for regression gates: 0.35 - 0.3 must not fail a bound of 0.05.
         failed = (significant and bound is not None and change is not None
                   and abs(change) > bound + 1e-12 * max(1.0, bound))
-        out.append(Drift(label, metric, base, current, z, p, p_adj, significant, bound, failed))
+        out.append(Drift(label, metric, base, current, z, p, p_adj, significant, bound, failed, small))
     return out
 
 
@@ -325,17 +357,54 @@ class WindowResult:
     small: bool  # fewer traces than min_n: its gates are skipped
 
 
+def check_gates(window: Window, gates: Sequence[Gate], min_n: int, strict: bool) -> tuple[
+        dict[str, float | None], list[GateResult], bool]:
+    """Give a window (or the period) its metrics and gates; below ``min_n`` traces every gate is
+    skipped but those on ``traces`` (a quiet hour is what they look for)."""
+    metrics = window.metrics()
+    results = evaluate_gates(gates, metrics, strict)
+    small = window.traces < min_n
+    if small:
+        results = [r if r.gate.metric == "traces" else GateResult(r.gate, r.value, Status.SKIPPED) for r in results]
+    return metrics, results, small
+
+
 def check_windows(watched: Watched, gates: Sequence[Gate], min_n: int, strict: bool) -> list[WindowResult]:
-    """Give every window its metrics and check the gates on it (skipped below ``min_n`` traces)."""
+    """Give every window from the first to the last its metrics and check the gates on it."""
     out = []
     for start, window in watched.ordered():
-        metrics = window.metrics()
-        results = evaluate_gates(gates, metrics, strict)
-        small = window.traces < min_n
-        if small:
-            results = [GateResult(r.gate, r.value, Status.SKIPPED) for r in results]
+        metrics, results, small = check_gates(window, gates, min_n, strict)
         out.append(WindowResult(start, window.traces, metrics, results, small))
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """A monitored period checked: its windows, its own metrics and gates, and its drift."""
+
+    windows: list[WindowResult]
+    total: Window
+    metrics: dict[str, float | None]
+    gates: list[GateResult]
+    small: bool
+    drift: list[Drift] | None
+    passed: bool
+
+
+def observe(current: Watched, baseline: Window | None, config: MonitorConfig, confidence: float) -> Observed:
+    """Check the gates on every window and on the period, and (with a baseline) every rate's drift."""
+    from ragscore.gates import gates_pass
+
+    windows = check_windows(current, config.gates, config.min_n, config.strict)
+    total = current.total()
+    metrics, results, small = check_gates(total, config.gates, config.min_n, config.strict)
+    drift = None
+    if baseline is not None:
+        scopes = [("all", total), *((window_label(start), w) for start, w in current.ordered())]
+        drift = drifts(scopes, baseline, config.drift, confidence, config.min_n)
+    passed = (gates_pass(results) and all(gates_pass(w.gates) for w in windows)
+              and not any(d.failed for d in drift or ()))
+    return Observed(windows, total, metrics, results, small, drift, passed)
 
 
 # --- settings -----------------------------------------------------------------------------------

@@ -126,7 +126,8 @@ def read(record: Mapping[str, object]) -> tuple[tuple[float, ...], int]:
             else:
                 value = number * factor
             break
-        if concept == "latency_ms" and not present and ("start_time" in record or "end_time" in record):
+        # Both times, or no latency: a start alone is when the trace ran (ragscore monitor reads it so).
+        if concept == "latency_ms" and not present and "start_time" in record and "end_time" in record:
             start_at, end_at = record.get("start_time"), record.get("end_time")
             start, end = instant(start_at), instant(end_at)
             if (start is None or end is None or end < start or (end - start) * 1000.0 > _LARGEST

@@ -48,6 +48,7 @@ TRACE_CONCEPTS: Final = {
     "tokens_in": "input_tokens",
     "tokens_out": "output_tokens",
     "cost": "cost",
+    "ts": "ts",  # when a trace ran (ragscore monitor's windows)
 }
 CONTAINERS: Final = frozenset({"citations", "retrieved_ids", "retrieved_chunks", "scores"})
 # The native keys a mapped concept replaces (the built-in lookup is dropped, not mixed in).
@@ -64,6 +65,7 @@ _REPLACES: Final = {
     "tokens_in": ("input_tokens", "prompt_tokens"),
     "tokens_out": ("output_tokens", "completion_tokens"),
     "cost": ("cost", "cost_usd"),
+    "ts": ("ts", "timestamp"),
 }
 # ... and, for the token counts, the keys inside "usage" they replace.
 _IN_USAGE: Final = {"tokens_in": ("prompt_tokens", "input_tokens"),
@@ -424,6 +426,8 @@ def _operations(record: dict[str, object], spans: list[_Span], tokens: dict[str,
             record[name] = total
     starts = [s["start"] for s in spans if s["start"] is not None]
     ends = [s["end"] for s in spans if s["end"] is not None]
+    if starts:
+        record["ts"] = min(starts) / 1e9  # when the trace began, in epoch seconds (ragscore monitor's windows)
     if starts and ends and max(ends) >= min(starts):
         record["latency_ms"] = (max(ends) - min(starts)) / 1_000_000  # integers, divided once
 

@@ -132,6 +132,8 @@ OPERATIONS: Final = (  # read from the traces when they carry them (operations.p
 
 MONITOR: Final = (  # ragscore monitor (monitoring.py): production traces, no gold; with compliance and
     # fabricated_citation_rate (answer metrics), counted over traces
+    MetricSpec("traces", H, "monitor", "traces in the window (or the period): a gate on it is never skipped for min_n",
+               "count"),
     MetricSpec("refusal_rate", L, "monitor", "traces that refuse (a refusal field, token or pattern), over traces",
                RATE),
     MetricSpec("empty_retrieval_rate", L, "monitor", "traces that retrieved nothing, over traces", RATE),

@@ -14,7 +14,7 @@ from ragscore.metrics.registry import lookup
 from ragscore.monitoring import NAMES
 from ragscore.reports.common import fmt, gate_rule, verdict
 from ragscore.reports.html import esc, gates_section, html_table, nice_ceiling, page_head, status_class
-from ragscore.reports.monitor_report import monitor_verdict
+from ragscore.reports.monitor_report import monitor_verdict, window_status
 
 WIDTH: Final = 720
 HEIGHT: Final = 170
@@ -127,7 +127,5 @@ def render_monitor_html(doc: Mapping[str, Any]) -> Iterator[str]:
 
 
 def _gate_cell(window: Mapping[str, Any]) -> str:
-    statuses = {g["status"] for g in window["gates"].values()}
-    status = "fail" if "fail" in statuses else "skipped" if window["small"] and statuses else "pass" if statuses \
-        else ""
-    return f'<span class="{status_class(status)}">{esc(status)}</span>' if status else ""
+    status = window_status(window)
+    return f'<span class="{status_class(status.split()[0])}">{esc(status)}</span>' if status else ""

@@ -1,20 +1,20 @@
 """The reports of ``ragscore monitor``: its document (JSON), Markdown and OpenMetrics text.
 
 OpenMetrics is the Prometheus text exposition format a scraper reads: one gauge family per
-metric, a sample per window (``window="2026-11-24T10:00:00Z"``) and one for the whole period
-(``window="all"``), the traces counted, whether the run passed, and each drift test's adjusted
-p-value; it ends with ``# EOF``.
+metric (latency in seconds), with the whole period's value and the last window's, whether the
+run passed, and the drift tests' adjusted p-values; it ends with ``# EOF``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from ragscore import __version__
 from ragscore.gates import GateResult
 from ragscore.metrics.registry import lookup
-from ragscore.monitoring import NAMES, RATES, Drift, WindowResult, window_label
+from ragscore.monitoring import NAMES, Drift, WindowResult, window_label
 from ragscore.reports.common import code, fmt, gate_rule, verdict
 from ragscore.reports.document import _gates
 
@@ -49,7 +49,7 @@ def build_monitor_document(
             {"window": d.window, "metric": d.metric, "baseline": d.baseline, "current": d.current,
              "change": None if d.baseline is None or d.current is None else d.current - d.baseline, "z": d.z,
              "p_value": d.p_value, "p_adjusted": d.p_adjusted, "significant": d.significant, "bound": d.bound,
-             "status": "fail" if d.failed else "changed" if d.significant else "pass"}
+             "status": "skipped" if d.skipped else "fail" if d.failed else "changed" if d.significant else "pass"}
             for d in drift
         ],
     }
@@ -94,9 +94,7 @@ def render_monitor_markdown(doc: Mapping[str, Any]) -> Iterator[str]:
         yield ("\n## Windows\n\n| window | traces | " + " | ".join(code(n) for n in _COLUMNS) + " | gates |\n"
                + "|---|---|" + "---|" * len(_COLUMNS) + "---|\n")
         for w in doc["windows"]:
-            statuses = {g["status"] for g in w["gates"].values()}
-            gates = ("fail" if "fail" in statuses else "skipped (few traces)" if w["small"] and statuses
-                     else "pass" if statuses else "")
+            gates = window_status(w)
             values = " | ".join(fmt(w["metrics"][n]) for n in _COLUMNS)
             yield f"| {w['start']} | {w['traces']} | {values} | {gates} |\n"
     if doc["drift"] is not None:
@@ -113,9 +111,19 @@ def render_monitor_markdown(doc: Mapping[str, Any]) -> Iterator[str]:
                        f"{d['change']:+.4f} | {d['p_adjusted']:.4g} | {fmt(d['bound'])} | {d['status']} |\n")
 
 
+def window_status(window: Mapping[str, Any]) -> str:
+    """Sum a window's gates up: fail, warn, pass, skipped (few traces), or nothing (no gate)."""
+    statuses = {g["status"] for g in window["gates"].values()}
+    for status in ("fail", "warn", "pass"):
+        if status in statuses:
+            return status
+    return "skipped (few traces)" if statuses else ""
+
+
 def _sample(name: str, labels: Mapping[str, str], value: float) -> str:
+    family = name if name.startswith(PREFIX) else PREFIX + name
     shown = ",".join(f'{key}="{_escape(v)}"' for key, v in labels.items())
-    return f"{PREFIX}{name}{{{shown}}} {_number(value)}\n" if shown else f"{PREFIX}{name} {_number(value)}\n"
+    return f"{family}{{{shown}}} {_number(value)}\n" if shown else f"{family} {_number(value)}\n"
 
 
 def _escape(value: str) -> str:
@@ -132,29 +140,51 @@ _HELP: Final = {
     "fabricated_citation_rate": "answered traces citing an id they did not retrieve, over answered traces",
     "empty_retrieval_rate": "traces that retrieved nothing, over traces",
 }
+# OpenMetrics names: a gauge may not end in _total (a counter's suffix), and time is in seconds.
+_RENAMED: Final = {"tokens_total": "tokens", "cost_total": "cost"}
+
+
+def exposed(name: str) -> tuple[str, str | None, float]:
+    """Name a metric as OpenMetrics does, with its unit and what to divide it by (milliseconds to seconds)."""
+    if name.startswith("latency_"):
+        return f"{PREFIX}{name}_seconds", "seconds", 1000.0
+    return PREFIX + _RENAMED.get(name, name), None, 1.0
 
 
 def render_openmetrics(doc: Mapping[str, Any]) -> Iterator[str]:
-    """Write the metrics of every window and of the whole period as OpenMetrics gauges."""
-    scopes = [(ALL, doc["metrics"], doc["counts"]["traces"])] + [
-        (w["start"], w["metrics"], w["traces"]) for w in doc["windows"]]
-    yield f"# TYPE {PREFIX}traces gauge\n# HELP {PREFIX}traces traces counted\n"
-    for label, _, traces in scopes:
-        yield _sample("traces", {"window": label}, traces)
+    """Write the whole period's metrics and the last window's as OpenMetrics gauges.
+
+    Two samples per metric, ``scope="period"`` and ``scope="last_window"`` (the latest window in
+    the traces; ``ragscore_monitor_last_window_start_seconds`` says which): a scraper sees a fixed
+    set of series, never one per past window (those are in the JSON report).
+    """
+    last = doc["windows"][-1] if doc["windows"] else None
+    scopes = [("period", doc["metrics"])] + ([("last_window", last["metrics"])] if last else [])
     for name in NAMES:
         spec = lookup(name)
+        family, unit, divisor = exposed(name)
         help_text = _HELP.get(name) or (spec.description if spec else name)
-        yield f"# TYPE {PREFIX}{name} gauge\n# HELP {PREFIX}{name} {_escape(help_text)}\n"
-        for label, metrics, _ in scopes:
+        if unit is not None:
+            help_text = help_text.replace("in milliseconds", "in seconds")
+        yield f"# TYPE {family} gauge\n" + (f"# UNIT {family} {unit}\n" if unit else "")
+        yield f"# HELP {family} {_escape(help_text)}\n"
+        for scope, metrics in scopes:
             value = metrics.get(name)
             if value is not None:
-                yield _sample(name, {"window": label}, value)
+                yield _sample(family, {"scope": scope}, value / divisor if unit else value)
+    if last is not None:
+        start = datetime.strptime(last["start"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        yield (f"# TYPE {PREFIX}last_window_start_seconds gauge\n# UNIT {PREFIX}last_window_start_seconds seconds\n"
+               f"# HELP {PREFIX}last_window_start_seconds when the last window began, in seconds since 1970\n")
+        yield _sample("last_window_start_seconds", {}, int(start.timestamp()))
     yield f"# TYPE {PREFIX}pass gauge\n# HELP {PREFIX}pass 1 when no gate failed and no rate drifted past its bound\n"
     yield _sample("pass", {}, 1 if doc["pass"] else 0)
     if doc["drift"] is not None:
         yield (f"# TYPE {PREFIX}drift_p_adjusted gauge\n# HELP {PREFIX}drift_p_adjusted Holm-adjusted p-value of a "
                "rate's change from the baseline\n")
+        wanted = {"all": "period", **({last["start"]: "last_window"} if last else {})}
         for d in doc["drift"]:
-            if d["p_adjusted"] is not None and d["metric"] in RATES:
-                yield _sample("drift_p_adjusted", {"metric": d["metric"], "window": d["window"]}, d["p_adjusted"])
+            if d["p_adjusted"] is not None and d["window"] in wanted:
+                yield _sample("drift_p_adjusted", {"metric": d["metric"], "scope": wanted[d["window"]]},
+                              d["p_adjusted"])
     yield "# EOF\n"
