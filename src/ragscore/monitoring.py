@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from ragscore.errors import ConfigError, InputError, UsageError
+from ragscore.errors import InputError, UsageError
 from ragscore.evaluate import Spec, open_input
 from ragscore.gates import Gate, GateResult, Status, evaluate_gates
 from ragscore.loaders.shapes import open_records
@@ -449,21 +449,13 @@ def load_monitor_config(
 ) -> MonitorConfig:
     """Read ``[tool.ragscore.monitor]`` of ./pyproject.toml, then ``[monitor]`` of the gates file, then
     the options given (which win)."""
-    from ragscore.config import SettingsTable
     from ragscore.gates import finite_number, parse_gate_option, parse_gate_table
     from ragscore.metrics.registry import did_you_mean
     from ragscore.quoting import show_value
-    from ragscore.stages.config import stage_tables
+    from ragscore.stages.config import keyed_table, stage_tables, subtable
 
     def checked(value: object, source: str, text: str, name: str) -> SettingsTable:
-        if not isinstance(value, dict):
-            raise ConfigError(source, f'expected "[{name}]" to be a table')
-        table = SettingsTable(value, source, text, name)
-        for key in value:
-            if key not in MONITOR_KEYS:
-                raise table.error(key, f'unknown key "{key}"{did_you_mean(key, list(MONITOR_KEYS))} (known: '
-                                       f'{", ".join(MONITOR_KEYS)})')
-        return table
+        return keyed_table(value, source, text, name, MONITOR_KEYS)
 
     config = MonitorConfig()
     found: dict[str, Gate | None] = {}
@@ -484,10 +476,10 @@ def load_monitor_config(
                 raise table.error("strict", f'expected "strict" to be true or false, got {show_value(data["strict"])}')
             config = replace(config, strict=data["strict"])
         if "gates" in data:
-            sub = _subtable(table, "gates")
+            sub = subtable(table, "gates")
             found.update(parse_gate_table(sub.data, NAMES, 5, sub.source, sub.line_of))
         if "drift" in data:
-            sub = _subtable(table, "drift")
+            sub = subtable(table, "drift")
             bounds = dict(config.drift)
             for key, bound in sub.data.items():
                 if key not in RATES:
@@ -509,12 +501,3 @@ def load_monitor_config(
     if strict is not None:
         config = replace(config, strict=strict)
     return replace(config, gates=tuple(gate for gate in found.values() if gate is not None))
-
-
-def _subtable(table: SettingsTable, key: str) -> SettingsTable:
-    from ragscore.config import SettingsTable
-
-    value = table.data[key]
-    if not isinstance(value, dict):
-        raise table.error(key, f'expected "{key}" to be a table ([{table.name}.{key}])')
-    return SettingsTable(value, table.source, table.text, f"{table.name}.{key}")

@@ -53,19 +53,23 @@ def _number(value: object) -> float | None:
     return None
 
 
-def instant(value: object) -> float | None:
-    """Epoch seconds, or an ISO 8601 time (with its offset; without one, read as UTC), as seconds."""
-    if type(value) is int or type(value) is float:
-        return float(value) if abs(value) <= 1e11 else None  # within some three thousand years of 1970
+def _moment(value: object) -> datetime | None:
+    """An ISO 8601 time, placed in UTC when it has no offset; None for anything else."""
     if type(value) is not str:
         return None
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
         return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def instant(value: object) -> float | None:
+    """Epoch seconds, or an ISO 8601 time (with its offset; without one, read as UTC), as seconds."""
+    if type(value) is int or type(value) is float:
+        return float(value) if abs(value) <= 1e11 else None  # within some three thousand years of 1970
+    moment = _moment(value)
+    return None if moment is None else moment.timestamp()
 
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
@@ -74,15 +78,8 @@ _MICROSECOND: Final = timedelta(microseconds=1)
 
 def nanoseconds(value: object) -> int | None:
     """An ISO 8601 time (UTC without an offset) as integer nanoseconds since 1970, exactly; None otherwise."""
-    if type(value) is not str:
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return (moment - _EPOCH) // _MICROSECOND * 1000
+    moment = _moment(value)
+    return None if moment is None else (moment - _EPOCH) // _MICROSECOND * 1000
 
 
 def between_ms(start_at: object, end_at: object, start: float, end: float) -> float:

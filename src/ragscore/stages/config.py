@@ -80,19 +80,22 @@ def stage_tables(
     return found
 
 
-def _checked_stage(value: object, source: str, text: str, name: str) -> SettingsTable:
-    stage = name.rsplit(".", 1)[-1]
+def keyed_table(value: object, source: str, text: str, name: str, keys: tuple[str, ...]) -> SettingsTable:
+    """Read a command's table (``[ner]``, ``[monitor]``, ...), refusing a key it does not take."""
     if not isinstance(value, dict):
         raise ConfigError(source, f'expected "[{name}]" to be a table')
     table = SettingsTable(value, source, text, name)
     for key in value:
-        if key not in KEYS[stage]:
-            known = ", ".join(KEYS[stage])
-            raise table.error(key, f'unknown key "{key}"{did_you_mean(key, list(KEYS[stage]))} (known: {known})')
+        if key not in keys:
+            raise table.error(key, f'unknown key "{key}"{did_you_mean(key, list(keys))} (known: {", ".join(keys)})')
     return table
 
 
-def _subtable(table: SettingsTable, key: str) -> SettingsTable:
+def _checked_stage(value: object, source: str, text: str, name: str) -> SettingsTable:
+    return keyed_table(value, source, text, name, KEYS[name.rsplit(".", 1)[-1]])
+
+
+def subtable(table: SettingsTable, key: str) -> SettingsTable:
     value = table.data[key]
     if not isinstance(value, dict):
         raise table.error(key, f'expected "{key}" to be a table ([{table.name}.{key}])')
@@ -180,13 +183,13 @@ def load_stage_config(
             if problem is not None:
                 raise table.error("cutoffs", f'expected "cutoffs" to hold {problem}')
         if "hierarchy" in table.data:
-            hierarchy = {**(hierarchy or {}), **_hierarchy(_subtable(table, "hierarchy"))}
+            hierarchy = {**(hierarchy or {}), **_hierarchy(subtable(table, "hierarchy"))}
     final_cutoffs = cutoffs or file_cutoffs
     names = list(stage_specs(stage, final_cutoffs, hierarchy is not None))
     merged: dict[str, Gate | None] = {gate.metric: gate for gate in DEFAULT_GATES}
     for table in tables:
         if "gates" in table.data:
-            merged.update(_gate_table(stage, _subtable(table, "gates"), names))
+            merged.update(_gate_table(stage, subtable(table, "gates"), names))
     if gates is not None:
         merged.update(_gate_option(stage, gates, names))
     return StageConfig(

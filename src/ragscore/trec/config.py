@@ -20,7 +20,7 @@ from ragscore.config import SettingsTable
 from ragscore.errors import ConfigError
 from ragscore.gates import Gate, format_threshold, parse_gate_option, parse_gate_table
 from ragscore.metrics.registry import Direction, did_you_mean
-from ragscore.stages.config import stage_tables
+from ragscore.stages.config import keyed_table, stage_tables
 from ragscore.trec.names import Named, resolve, spellings
 
 KEYS: Final = ("gates",)
@@ -41,13 +41,8 @@ def _tables(cwd: Path, gates_file: str | None) -> list[SettingsTable]:
 
 
 def _checked(value: object, source: str, text: str, name: str) -> SettingsTable:
-    if not isinstance(value, dict):
-        raise ConfigError(source, f'expected "[{name}]" to be a table')
-    table = SettingsTable(value, source, text, name)
-    for key in value:
-        if key not in KEYS:
-            raise table.error(key, f'unknown key "{key}"{did_you_mean(key, list(KEYS))} (known: {", ".join(KEYS)})')
-    gates = value.get("gates")
+    table = keyed_table(value, source, text, name, KEYS)
+    gates = table.data.get("gates")
     if gates is not None and not isinstance(gates, dict):
         raise table.error("gates", f'expected "gates" to be a table ([{name}.gates])')
     return table
