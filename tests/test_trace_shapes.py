@@ -153,7 +153,7 @@ def test_near_miss_keys_are_noted_by_score(ragscore, isolated):
     ("claim=result..x", "--map \"claim=result..x\": expected a key, got '.' (quote keys that hold dots, brackets or "
                         "spaces: \"a.b\"), at character 8 of the path \"result..x\""),
     ("clam=result", '--map "clam=result": unknown concept "clam" (known: qid, question, claim, citations, '
-                    'retrieved_ids, refused, retrieved_chunks, scores, document_id, latency_ms, tokens_in, tokens_out, cost); did you mean "claim"?'),
+                    'retrieved_ids, refused, retrieved_chunks, scores, document_id, latency_ms, tokens_in, tokens_out, cost, ts); did you mean "claim"?'),
     ("result", '--map "result": expected CONCEPT=PATH, such as claim=result or '
                "retrieved_ids=source_documents[*].metadata.id"),
 ])
@@ -176,7 +176,7 @@ def test_a_concept_mapped_twice_is_a_usage_error(ragscore, isolated):
      '"docs[*"'),
     ('[trace.fields]\nclaims = "result"\n',
      'gates.toml:2: [trace.fields] unknown concept "claims" (known: qid, question, claim, citations, retrieved_ids, '
-     'refused, retrieved_chunks, scores, document_id, latency_ms, tokens_in, tokens_out, cost); did you mean "claim"?'),
+     'refused, retrieved_chunks, scores, document_id, latency_ms, tokens_in, tokens_out, cost, ts); did you mean "claim"?'),
     ('[trace]\nformat = "langchian"\n',
      "gates.toml:2: [trace] expected one of auto, native, ragas, openinference, otel-genai, langchain, got "
      '"langchian"; did you mean "langchain"?'),
