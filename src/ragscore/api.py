@@ -45,7 +45,7 @@ FORMATS: Final = ("json", "markdown", "text", "html", "junit")
 # Keyword settings and what they set (see Overrides).
 _SETTINGS: Final = ("k", "cutoffs", "refusal_tokens", "refusal_patterns", "require_claim", "scope_citations", "strict",
                     "gates", "metrics", "confidence", "bootstrap", "seed", "trace_format", "fields", "repeats",
-                    "pass_k")
+                    "pass_k", "test", "correction")
 
 
 def load_config(path: str | os.PathLike[str] | None = None, *, cwd: str | os.PathLike[str] | None = None,
@@ -123,6 +123,12 @@ def _checked(name: str, value: Any) -> Any:
         problem = None if value in CHOICES else f"one of {', '.join(CHOICES)}"
     elif name == "repeats":
         problem = None if value in REPEATS else f"one of {', '.join(REPEATS)}"
+    elif name in ("test", "correction"):
+        from ragscore.config import PAIRED_TESTS
+        from ragscore.metrics.stats import CORRECTIONS
+
+        choices = PAIRED_TESTS if name == "test" else tuple(CORRECTIONS)
+        problem = None if value in choices else f"one of {', '.join(choices)}"
     elif name == "refusal_tokens":
         if not all(isinstance(v, str) for v in value):
             problem = "strings"
@@ -530,7 +536,8 @@ def compare(
         specs = [x for x in (gold_in, baseline_in, candidate_in) if not isinstance(x, Records)]
         count = choose_jobs(jobs, *specs) if len(specs) == 3 else 1
         # Both runs in one pass over the gold set, question by question, without per-question rows.
-        baseline_ev, candidate_ev, paired = score_pair(gold_in, baseline_in, candidate_in, run_settings, count)
+        baseline_ev, candidate_ev, paired = score_pair(gold_in, baseline_in, candidate_in, run_settings, count,
+                                                       config.test != "bootstrap")
         _check_regression_names(config, candidate_ev.metrics())
         baseline_metrics = baseline_ev.metrics()
         baseline_input = _input_of(baseline_ev.traces, baseline_ev.digests[1])
@@ -553,9 +560,11 @@ def compare(
         if lacking:
             raise InputError(report.name, f"the baseline report lacks {', '.join(lacking)}, which [regression] gates: "
                                           "remake it with the same --metrics")
-        paired = pair_runs(baseline_run, candidate_run, [row.qid for row in candidate_ev.rows or ()], run_settings)
+        paired = pair_runs(baseline_run, candidate_run, [row.qid for row in candidate_ev.rows or ()], run_settings,
+                           config.test != "bootstrap")
         baseline_ev = None
-    deltas = compare_runs(baseline_metrics, candidate_ev.metrics(), paired, run_settings)
+    deltas = compare_runs(baseline_metrics, candidate_ev.metrics(), paired, run_settings, config.test,
+                          config.correction)
     # With samples a question's correctness is a pass rate, not a yes or no: McNemar does not apply.
     test = None if run_settings.sampled else mcnemar(paired)
     regressions = check_regressions(deltas, config.regression, config.require_significance, run_settings.confidence,
@@ -565,7 +574,7 @@ def compare(
         "baseline": baseline_input,
         "trace": _input_of(candidate_ev.traces, candidate_ev.digests[1]),
     }
-    doc = build_compare_document(inputs, run_settings, deltas, test, regressions)
+    doc = build_compare_document(inputs, run_settings, deltas, test, regressions, config.test, config.correction)
     return Comparison(doc, baseline_ev, candidate_ev, regressions, test.fixed if test else [],
                       test.broken if test else [], read_as, run_settings.confidence)
 

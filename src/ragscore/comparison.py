@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ragscore.errors import InputError
@@ -22,7 +22,15 @@ from ragscore.metrics.answer import PASSING_LABELS, Label, answer_metric_names, 
 from ragscore.metrics.families import enabled
 from ragscore.metrics.registry import Direction, direction_of
 from ragscore.metrics.repeats import repeat_metric_names
-from ragscore.metrics.stats import PairSums, holm, mcnemar_exact, paired_bootstrap, paired_normal, resampling_is_cheap
+from ragscore.metrics.significance import TESTS, TestResult, differences, permutation
+from ragscore.metrics.stats import (
+    CORRECTIONS,
+    PairSums,
+    mcnemar_exact,
+    paired_bootstrap,
+    paired_normal,
+    resampling_is_cheap,
+)
 from ragscore.quoting import quote
 from ragscore.settings import Settings
 
@@ -64,7 +72,8 @@ class Delta:
     interval: tuple[float, float] | None
     p_value: float | None
     p_adjusted: float | None = None
-    method: str | None = None  # "bootstrap" or "normal"; None when not tested
+    method: str | None = None  # "bootstrap" or "normal", or the test's (t, wilcoxon, ...); None when not tested
+    test: TestResult | None = None  # a test of metrics.significance (compare --test), with its statistic and effect
 
 
 def run_from_evaluation(ev: Evaluation) -> Run:
@@ -106,8 +115,11 @@ def run_from_report(doc: Mapping[str, Any], source: str) -> Run:
     return Run(values, correct, dict(doc["metrics"]), source)
 
 
-def pair_runs(baseline: Run, candidate: Run, qids: Sequence[str], settings: Settings) -> Paired:
-    """Line up two runs held question by question (``qids`` in gold order).
+def pair_runs(
+    baseline: Run, candidate: Run, qids: Sequence[str], settings: Settings, keep_columns: bool = False
+) -> Paired:
+    """Line up two runs held question by question (``qids`` in gold order); ``keep_columns``: keep each
+    metric's values however many questions there are (the tests other than the bootstrap need them).
 
     The baseline must list every question with every metric both runs report that the candidate
     has question by question: a ragscore report writes an undefined value as null, never leaves
@@ -123,7 +135,7 @@ def pair_runs(baseline: Run, candidate: Run, qids: Sequence[str], settings: Sett
     return Paired(
         len(qids),
         {name: PairSums.of(*pair) for name, pair in columns.items()},
-        columns if resampling_is_cheap(len(qids), settings.bootstrap) else None,
+        columns if keep_columns or resampling_is_cheap(len(qids), settings.bootstrap) else None,
         fixed,
         broken,
     )
@@ -148,9 +160,12 @@ def _mean(values: Sequence[float | None]) -> float | None:
 
 
 def compare_runs(
-    baseline: Mapping[str, float | None], candidate: Mapping[str, float | None], paired: Paired, settings: Settings
+    baseline: Mapping[str, float | None], candidate: Mapping[str, float | None], paired: Paired, settings: Settings,
+    test: str = "bootstrap", correction: str = "holm",
 ) -> dict[str, Delta]:
-    """Compare every metric both runs report; test those with per-question values."""
+    """Compare every metric both runs report; test those with per-question values (``test``: the
+    paired bootstrap, or one of ``metrics.significance``'s on the questions both runs count), and
+    correct the p-values across the metrics (``correction``: holm, bonferroni or none)."""
     deltas: dict[str, Delta] = {}
     for name, candidate_value in candidate.items():
         if name not in baseline:
@@ -159,7 +174,15 @@ def compare_runs(
         delta = None if baseline_value is None or candidate_value is None else candidate_value - baseline_value
         interval = p_value = None
         method = None
-        if paired.n and name in paired.sums:
+        result = None
+        if paired.n and name in paired.sums and test != "bootstrap":
+            assert paired.columns is not None  # pair_runs keeps them for these tests
+            base, cand = paired.columns[name]
+            d = differences(base, cand)
+            result = (permutation(d, f"{settings.seed}:{name}") if test == "permutation" else TESTS[test](d))
+            p_value = result.p_value
+            method = f"{test} ({result.method})" if test == "wilcoxon" else test
+        elif paired.n and name in paired.sums:
             if paired.columns is not None:
                 base, cand = paired.columns[name]
                 interval, p_value = paired_bootstrap(
@@ -170,12 +193,11 @@ def compare_runs(
                 interval, p_value = paired_normal(paired.sums[name], delta, settings.confidence)
                 method = NORMAL
         deltas[name] = Delta(baseline_value, candidate_value, delta, interval, p_value,
-                             method=method if p_value is not None else None)
+                             method=method if p_value is not None else None, test=result)
     tested = {name: d.p_value for name, d in deltas.items() if d.p_value is not None}
-    adjusted = holm(list(tested.values()))
+    adjusted = CORRECTIONS[correction](list(tested.values()))
     for name, p in zip(tested, adjusted, strict=True):
-        d = deltas[name]
-        deltas[name] = Delta(d.baseline, d.candidate, d.delta, d.interval, d.p_value, p, d.method)
+        deltas[name] = replace(deltas[name], p_adjusted=p)
     return deltas
 
 

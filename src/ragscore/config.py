@@ -26,6 +26,7 @@ from ragscore.gates import (
 from ragscore.metrics import METRICS
 from ragscore.metrics.families import ANSWER, FAMILIES
 from ragscore.metrics.registry import Direction, closest, did_you_mean, lookup, split_cutoff
+from ragscore.metrics.stats import CORRECTIONS
 from ragscore.quoting import quote, show_value
 from ragscore.settings import MAX_CUTOFF, REPEATS, Settings, cutoff_problem, refusal_pattern_problem
 
@@ -38,6 +39,7 @@ DEFAULT_GATES: Final = (
 )
 # "ner", "classify" and "link" belong to the stage commands (ragscore.stages.config), "trec" to ragscore trec
 # (ragscore.trec.config); score ignores them.
+PAIRED_TESTS: Final = ("bootstrap", "t", "wilcoxon", "permutation", "sign")  # compare's tests (metrics.significance)
 SECTIONS: Final = (
     "scoring", "gates", "regression", "slice_gates", "diagnose", "trace", "gold", "ner", "classify", "link", "trec",
     "monitor",
@@ -77,6 +79,8 @@ class Overrides:
     trace_fields: tuple[tuple[str, str], ...] = ()  # --map, over [trace.fields] concept by concept
     repeats: str | None = None
     pass_k: tuple[int, ...] | None = None
+    test: str | None = None        # compare's paired test (--test)
+    correction: str | None = None  # ... and correction (--correction)
 
 
 def scored_with(s: Settings) -> Overrides:
@@ -94,6 +98,8 @@ class Config:
     gates: tuple[Gate, ...]
     regression: dict[str, float] = field(default_factory=dict)  # metric -> largest allowed worsening
     require_significance: bool = False
+    test: str = "bootstrap"     # compare's paired test ([regression] test, --test)
+    correction: str = "holm"    # ... and its correction across metrics ([regression] correction, --correction)
     slice_gates: tuple[Gate, ...] = ()
     slice_min_n: int = DEFAULT_MIN_N
     rules: dict[str, Rule] = field(default_factory=builtin_rules)  # diagnosis rules by metric
@@ -455,12 +461,16 @@ def load_config(
     regression: dict[str, float] = {}
     regression_at: dict[str, tuple[str, int | None]] = {}
     require_significance = False
+    chosen = {"test": "bootstrap", "correction": "holm"}  # [regression] test and correction, then the options
     for tables in files:
         if "regression" in tables:
             table = tables["regression"]
             for key, value in table.data.items():
                 if key == "require_significance":
                     require_significance = _bool(table, key)
+                    continue
+                if key in ("test", "correction"):
+                    chosen[key] = _choice(table, key, PAIRED_TESTS if key == "test" else tuple(CORRECTIONS))
                     continue
                 metric = resolve_metric(key, names, settings.k, table.source, table.line_of(key), external=True)
                 drop = finite_number(value)
@@ -489,10 +499,11 @@ def load_config(
             slice_gates.update(parsed)
     gated += tuple(spec.family for metric in [*regression, *slice_gates] if (spec := lookup(metric)) is not None)
     settings = replace(settings, families=_in_order(settings.families + gated))
+    chosen = {"test": overrides.test or chosen["test"], "correction": overrides.correction or chosen["correction"]}
     return Config(
         settings, tuple(g for g in gates.values() if g is not None), regression, require_significance,
-        tuple(g for g in slice_gates.values() if g is not None), min_n, diagnosis_rules, samples, directions,
-        regression_at, names,
+        chosen["test"], chosen["correction"], tuple(g for g in slice_gates.values() if g is not None), min_n,
+        diagnosis_rules, samples, directions, regression_at, names,
     )
 
 

@@ -105,9 +105,11 @@ def compare_files(
 
 
 def score_pair(
-    gold_spec: Spec, baseline_spec: Spec, trace_spec: Spec, settings: Settings, jobs: int
+    gold_spec: Spec, baseline_spec: Spec, trace_spec: Spec, settings: Settings, jobs: int,
+    keep_columns: bool = False,
 ) -> tuple[Evaluation, Evaluation, Paired]:
-    """Score both runs (with ``jobs`` processes) and line them up question by question."""
+    """Score both runs (with ``jobs`` processes) and line them up question by question
+    (``keep_columns``: keep each metric's per-question values however many questions there are)."""
     specs = (gold_spec, baseline_spec, trace_spec)
     paths = [spec for spec in specs if not isinstance(spec, Records)]  # workers split files, not records in memory
     parts: list[PairedPart] = []
@@ -130,10 +132,10 @@ def score_pair(
     # Errors surface here, the candidate's (and the gold set's) first.
     candidate = merge([p.candidate for p in parts], gold, trace_file, settings, _WANTS, (digests[0], digests[2]))
     baseline = merge([p.baseline for p in parts], gold, baseline_file, settings, _WANTS, (digests[0], digests[1]))
-    return baseline, candidate, _pair(parts, settings)
+    return baseline, candidate, _pair(parts, settings, keep_columns)
 
 
-def _pair(parts: list[PairedPart], settings: Settings) -> Paired:
+def _pair(parts: list[PairedPart], settings: Settings, keep_columns: bool = False) -> Paired:
     """Turn the parts' codes and values into the paired sums (and, when cheap, the columns)."""
     names = answer_metric_names(settings)
     packed = [_both_packed(p) for p in parts]
@@ -164,7 +166,7 @@ def _pair(parts: list[PairedPart], settings: Settings) -> Paired:
         )
     n = sum(len(p.places) for p in parts)
     columns = None
-    if resampling_is_cheap(n, settings.bootstrap):
+    if keep_columns or resampling_is_cheap(n, settings.bootstrap):
         columns = _columns(parts, packed, names, floats, table)
     fixed = [qid for _, qid in heapq.merge(*(p.fixed for p in parts))]
     broken = [qid for _, qid in heapq.merge(*(p.broken for p in parts))]

@@ -18,11 +18,12 @@ from ragscore.cli.common import (
     positive_int,
     report_and_exit,
 )
-from ragscore.config import Overrides, load_config, parse_families
+from ragscore.config import PAIRED_TESTS, Overrides, load_config, parse_families
 from ragscore.errors import UsageError
 from ragscore.evaluate import metric_names
 from ragscore.input_config import map_options
 from ragscore.loaders.shards import expand
+from ragscore.metrics.stats import CORRECTIONS
 from ragscore.parallel import choose_jobs
 from ragscore.settings import REPEATS
 
@@ -57,6 +58,11 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--repeats", choices=REPEATS,
                         help="what several trace lines of one question are: the last counts (last, the default), or "
                              "each is a sample (samples: pass@k and pass^k compared question by question)")
+    parser.add_argument("--test", choices=PAIRED_TESTS,
+                        help="the paired test of each metric: bootstrap (default), t, wilcoxon, permutation or sign "
+                             "([regression] test)")
+    parser.add_argument("--correction", choices=tuple(CORRECTIONS),
+                        help="the correction of the p-values across metrics: holm (default), bonferroni or none")
     parser.add_argument("--bootstrap", type=count, metavar="N", help="bootstrap resamples (default 1000)")
     parser.add_argument("--seed", metavar="TEXT", help="seed of the bootstrap (default 0)")
     parser.add_argument("--confidence", type=confidence_level, metavar="C",
@@ -76,7 +82,8 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     families = (parse_families([n.strip() for n in args.metrics.split(",") if n.strip()], "--metrics")
                 if args.metrics else ())
     overrides = Overrides(families=families, confidence=args.confidence, bootstrap=args.bootstrap, seed=args.seed,
-                          trace_format=args.trace_format, trace_fields=map_options(args.map), repeats=args.repeats)
+                          trace_format=args.trace_format, trace_fields=map_options(args.map), repeats=args.repeats,
+                          test=args.test, correction=args.correction)
     config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)
     note_capped_jobs(args, streams)
     traces = expand(args.trace)

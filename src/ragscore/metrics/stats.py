@@ -31,7 +31,7 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from statistics import NormalDist
-from typing import NamedTuple, TypeVar
+from typing import Final, NamedTuple, TypeVar
 
 __all__ = [
     "holm",
@@ -186,6 +186,21 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, (m - rank) * p_values[index])
         adjusted[index] = min(1.0, running)
     return adjusted
+
+
+def bonferroni(p_values: Sequence[float]) -> list[float]:
+    """Return Bonferroni-adjusted p-values: each times their count, at most 1."""
+    return [min(1.0, p * len(p_values)) for p in p_values]
+
+
+def uncorrected(p_values: Sequence[float]) -> list[float]:
+    """Return the p-values as they are (no correction across metrics)."""
+    return list(p_values)
+
+
+CORRECTIONS: Final[dict[str, Callable[[Sequence[float]], list[float]]]] = {
+    "holm": holm, "bonferroni": bonferroni, "none": uncorrected,
+}
 
 
 T = TypeVar("T")  # a per-question value as paired_bootstrap's statistic reads it

@@ -12,6 +12,12 @@ from ragscore.reports.common import cell, change_mark, code, fmt, signature_line
 from ragscore.settings import Settings
 
 SIGNIFICANT: Final = "*"
+_TEST_NAMES: Final = {
+    "t": "paired t-test over the questions both runs count; effect: Cohen's d of the differences",
+    "wilcoxon": "Wilcoxon signed-rank test; effect: the rank-biserial correlation",
+    "sign": "sign test; effect: the share of questions that improved, minus those that got worse",
+    "permutation": "paired permutation test of the mean difference; effect: Cohen's d",
+}
 
 
 def build_compare_document(
@@ -20,9 +26,15 @@ def build_compare_document(
     deltas: Mapping[str, Delta],
     test: Mcnemar | None,
     regressions: list[Regression],
+    paired_test: str = "bootstrap",
+    correction: str = "holm",
 ) -> dict[str, Any]:
-    """Assemble the comparison: verdict first, then every metric's move, then the changed questions."""
-    return {
+    """Assemble the comparison: verdict first, then every metric's move, then the changed questions.
+
+    With a test other than the bootstrap, each metric also has its statistic, effect size and the
+    questions tested, and the document names the test and the correction (a bootstrap comparison
+    reads as before)."""
+    doc = {
         "pass": all(r.status != "fail" for r in regressions),
         "schema": 1,
         "kind": "compare",
@@ -38,6 +50,7 @@ def build_compare_document(
                 "p_value": d.p_value,
                 "p_adjusted": d.p_adjusted,
                 "method": d.method,
+                **({} if paired_test == "bootstrap" else _tested(d)),
             }
             for name, d in deltas.items()
         },
@@ -50,6 +63,16 @@ def build_compare_document(
             for r in regressions
         },
     }
+    if paired_test != "bootstrap" or correction != "holm":
+        doc["test"] = {"name": paired_test, "correction": correction}
+    return doc
+
+
+def _tested(d: Delta) -> dict[str, Any]:
+    """A test's statistic, effect size, the pairs it tested and (sampled permutations) the p-value's error."""
+    t = d.test
+    return {"statistic": t.statistic if t else None, "effect": t.effect if t else None, "pairs": t.n if t else None,
+            "p_se": t.p_se if t else None}
 
 
 def _arrow(name: str, delta: float | None) -> str:
@@ -68,15 +91,24 @@ def render_compare_markdown(doc: dict[str, Any], alpha: float) -> Iterator[str]:
     failed = [m for m, r in doc["regressions"].items() if r["status"] == "fail"]
     detail = f"regressions in {', '.join(code(m) for m in failed)}" if failed else "no regression gate failed"
     yield f"# ragscore compare\n\n**{verdict(doc['pass'])}**: {detail}.\n\n"
+    chosen = doc.get("test", {"name": "bootstrap", "correction": "holm"})
     methods = {m["method"] for m in doc["metrics"].values() if m["method"]}
-    how = "paired bootstrap over questions" if methods == {"bootstrap"} else "paired normal approximation" \
-        if methods == {"normal"} else "paired tests over questions"
-    yield f"{SIGNIFICANT} significant at {alpha:g} after Holm's correction across metrics ({how}).\n\n"
-    yield "| metric | baseline | candidate | change | interval | p (Holm) |\n|---|---|---|---|---|---|\n"
+    how = _TEST_NAMES.get(chosen["name"]) or ("paired bootstrap over questions" if methods == {"bootstrap"}
+                                              else "paired normal approximation" if methods == {"normal"}
+                                              else "paired tests over questions")
+    after = {"holm": "after Holm's correction across metrics", "bonferroni": "after Bonferroni's correction across "
+             "metrics", "none": "uncorrected"}[chosen["correction"]]
+    label = {"holm": "p (Holm)", "bonferroni": "p (Bonferroni)", "none": "p"}[chosen["correction"]]
+    yield f"{SIGNIFICANT} significant at {alpha:g} {after} ({how}).\n\n"
+    tested = chosen["name"] != "bootstrap"  # the test's effect size beside the p-value
+    yield (f"| metric | baseline | candidate | change | {'effect' if tested else 'interval'} | {label} |\n"
+           "|---|---|---|---|---|---|\n")
     for name, m in doc["metrics"].items():
         mark = SIGNIFICANT if m["p_adjusted"] is not None and m["p_adjusted"] < alpha else ""
         bounds = m["delta_interval"]
         interval = "" if bounds is None else f"{_signed(bounds[0])} to {_signed(bounds[1])}"
+        if tested:
+            interval = "" if m.get("effect") is None else f"{m['effect']:+.3f}"
         p = "" if m["p_adjusted"] is None else f"{m['p_adjusted']:.4f}{mark}"
         yield (f"| {code(name)} | {fmt(m['baseline'])} | {fmt(m['candidate'])} | {_signed(m['delta'])} "
                f"{_arrow(name, m['delta'])} | {interval} | {p} |\n")
