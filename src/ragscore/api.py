@@ -619,6 +619,99 @@ def _check_same_scoring(baseline: str, candidate: str, source: str) -> None:
                                              for key in differing) + ")")
 
 
+@dataclass
+class RunsTable:
+    """Several runs on one gold set compared pair by pair: a table of values marked with the runs
+    each is significantly better than, and each pair's wins, ties and losses."""
+
+    document: dict[str, Any] = field(repr=False)
+    passed: bool = True  # no gate: the table informs, a regression gate needs a baseline and a candidate
+
+    def render(self, format: str = "json") -> Iterator[str]:
+        """Yield the table in ``format`` (json, markdown or html), as the command line writes it."""
+        from ragscore.reports.json_report import render_json
+        from ragscore.reports.several_report import render_several_html, render_several_markdown
+
+        if format == "json":
+            return render_json(self.document)
+        if format == "markdown":
+            return render_several_markdown(self.document)
+        if format == "html":
+            return render_several_html(self.document)
+        raise UsageError(f"unknown comparison format {format!r} (formats: json, markdown, html)")
+
+    def report(self, format: str = "json") -> str:
+        """Return the table in ``format``: the command line's bytes."""
+        return "".join(self.render(format))
+
+    def notes(self) -> list[str]:
+        """One line per pair: its wins, ties and losses."""
+        def counted(n: int, one: str, many: str) -> str:
+            return f"{n} {one if n == 1 else many}"
+
+        return [f"{p['baseline']} vs {p['candidate']}: {counted(p['wins'], 'win', 'wins')}, "
+                f"{counted(p['ties'], 'tie', 'ties')}, {counted(p['losses'], 'loss', 'losses')}"
+                for p in self.document["pairs"]]
+
+
+def compare_several(
+    gold: Source,
+    runs: Sequence[TraceSource],
+    *,
+    names: Sequence[str] | None = None,
+    columns: Sequence[str] | None = None,
+    config: Config | None = None,
+    jobs: int | None = None,
+    **settings: Any,
+) -> RunsTable:
+    """Compare several runs on one gold set, every pair as ``compare`` compares a baseline and a
+    candidate (``test=`` and ``correction=`` as there), in a table of ``columns`` (default:
+    precision, chr, under_refusal, over_refusal)."""
+    from ragscore.comparison import run_from_evaluation
+    from ragscore.parallel import choose_jobs
+    from ragscore.parallel import score as score_parts
+    from ragscore.reports.several_report import build_several_document
+    from ragscore.several import DEFAULT_COLUMNS, MAX_RUNS
+    from ragscore.several import compare_several as compare_pairs
+
+    _check_jobs(jobs)
+    if not 2 <= len(runs) <= MAX_RUNS:
+        raise UsageError(f"compare: give from 2 to {MAX_RUNS} runs, got {len(runs)}")
+    config = _configured(config, settings)
+    gold_in = as_input(gold, "gold")
+    inputs = [as_traces(run, f"run {i + 1}") for i, run in enumerate(runs)]
+    evaluations = []
+    for run_in in inputs:
+        specs = [x for x in (gold_in, run_in) if not isinstance(x, Records)]
+        count = choose_jobs(jobs, *specs) if len(specs) == 2 else 1
+        evaluations.append(score_parts(gold_in, run_in, config.settings, Wants(rows=True), count))
+    shown = list(names) if names is not None else _run_names([_input_of(ev.traces, ev.digests[1])["path"]
+                                                             for ev in evaluations])
+    if len(shown) != len(runs) or len(set(shown)) != len(shown):
+        raise UsageError(f"compare: expected {len(runs)} distinct run names, got {', '.join(shown)}")
+    metrics = evaluations[0].metrics()
+    chosen = list(columns) if columns is not None else [c for c in DEFAULT_COLUMNS if c in metrics]
+    unknown = [c for c in chosen if c not in metrics]
+    if unknown:
+        from ragscore.metrics.registry import did_you_mean
+
+        raise UsageError(f"compare: the runs report no metric {unknown[0]!r}{did_you_mean(unknown[0], list(metrics))}")
+    qids = [row.qid for row in evaluations[0].rows or ()]
+    pairs = compare_pairs([run_from_evaluation(ev) for ev in evaluations], qids, config.settings, chosen,
+                          config.test, config.correction)
+    described = [{"name": name, **_input_of(ev.traces, ev.digests[1]), "metrics": ev.metrics()}
+                 for name, ev in zip(shown, evaluations, strict=True)]
+    doc = build_several_document(config.settings, _input_of(evaluations[0].gold, evaluations[0].digests[0]),
+                                 described, chosen, pairs, config.test, config.correction)
+    return RunsTable(doc)
+
+
+def _run_names(paths: Sequence[str]) -> list[str]:
+    """Name runs by their file names without the extension (their paths, when two would share one)."""
+    stems = [Path(path).name.split(".")[0] or path for path in paths]
+    return stems if len(set(stems)) == len(stems) else list(paths)
+
+
 # --- production monitoring ----------------------------------------------------------------------------
 
 

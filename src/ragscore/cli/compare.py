@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ragscore.api import compare
+from ragscore.api import compare, compare_several
 from ragscore.cli.common import (
     Exit,
     Parser,
@@ -18,7 +18,7 @@ from ragscore.cli.common import (
     positive_int,
     report_and_exit,
 )
-from ragscore.config import PAIRED_TESTS, Overrides, load_config, parse_families
+from ragscore.config import PAIRED_TESTS, Config, Overrides, load_config, parse_families
 from ragscore.errors import UsageError
 from ragscore.evaluate import metric_names
 from ragscore.input_config import map_options
@@ -33,12 +33,20 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
         prog=prog,
         description="Compare a candidate run with a baseline on the same gold set: every metric's change with a "
         "paired-bootstrap interval and p-value (Holm-corrected), an exact McNemar test on per-question "
-        "correctness, and the [regression] gates of gates.toml.",
+        "correctness, and the [regression] gates of gates.toml. With several RUNs instead (trace files), a "
+        "table of every run's metrics marked with the runs each is significantly better than.",
     )
     parser.add_argument("--gold", required=True, metavar="PATH", help="the gold set both runs answered")
-    parser.add_argument("--trace", required=True, action="append", metavar="PATH",
+    parser.add_argument("runs", nargs="*", metavar="RUN",
+                        help="several runs' trace files to compare pair by pair (instead of --trace and --baseline)")
+    parser.add_argument("--trace", action="append", metavar="PATH",
                         help="the candidate run's traces (repeatable, a quoted glob or a folder: read as one)")
-    baseline = parser.add_mutually_exclusive_group(required=True)
+    parser.add_argument("--names", metavar="NAME,NAME,...",
+                        help="with several RUNs: their names in the table (default: their file names)")
+    parser.add_argument("--columns", metavar="METRIC,METRIC,...",
+                        help="with several RUNs: the table's metrics (default precision,chr,under_refusal,"
+                             "over_refusal)")
+    baseline = parser.add_mutually_exclusive_group()
     baseline.add_argument("--baseline", action="append", metavar="PATH",
                           help="the baseline run's traces (repeatable, a quoted glob or a folder: read as one)")
     baseline.add_argument("--baseline-report", metavar="PATH",
@@ -47,10 +55,11 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
                               "otel-genai or langchain",
                       "read a trace concept from another path of each record, in both runs (repeatable; see "
                       "score --help)")
-    add_report_options(parser, ("json", "markdown", "none"), files=("json", "markdown"),
+    add_report_options(parser, ("json", "markdown", "none"), files=("json", "markdown", "html"),
                        format_help="report on standard output (default: json)", helps={
                            "json": "also write the JSON comparison to PATH",
-                           "markdown": "also write the Markdown comparison (for a pull-request comment) to PATH"})
+                           "markdown": "also write the Markdown comparison (for a pull-request comment) to PATH",
+                           "html": "with several RUNs: also write the table as a self-contained HTML page"})
     parser.add_argument("--gates-file", metavar="PATH",
                         help="read [scoring] and [regression] from PATH instead of ./gates.toml")
     parser.add_argument("--metrics", metavar="FAMILIES",
@@ -74,9 +83,20 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
+def _several(args: argparse.Namespace, streams: Streams, config: Config) -> Exit:
+    """Compare several runs pair by pair, in a table."""
+    if args.trace or args.baseline or args.baseline_report:
+        raise UsageError("compare: give several RUNs, or --trace and --baseline, not both")
+    names = [n.strip() for n in args.names.split(",")] if args.names else None
+    columns = [c.strip() for c in args.columns.split(",") if c.strip()] if args.columns else None
+    runs = [expand([run], "RUN") for run in args.runs]
+    table = compare_several(args.gold, runs, names=names, columns=columns, config=config, jobs=args.jobs)
+    return report_and_exit(args, streams, table)
+
+
 def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     """Score both runs (or read the baseline's report), compare them, check the regression gates."""
-    specs = [args.gold, *args.trace, *(args.baseline or [args.baseline_report])]
+    specs = [args.gold, *(args.trace or ()), *args.runs, *(args.baseline or [args.baseline_report])]
     if specs.count("-") > 1:
         raise UsageError("only one input can be '-' (standard input)")
     families = (parse_families([n.strip() for n in args.metrics.split(",") if n.strip()], "--metrics")
@@ -86,6 +106,12 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
                           test=args.test, correction=args.correction)
     config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)
     note_capped_jobs(args, streams)
+    if args.runs:
+        return _several(args, streams, config)
+    if not args.trace or not (args.baseline or args.baseline_report):
+        raise UsageError("compare: give --trace and --baseline (or --baseline-report), or several RUNs")
+    if args.html or args.names or args.columns:
+        raise UsageError("compare: --html, --names and --columns are for several RUNs")
     traces = expand(args.trace)
     baseline = expand(args.baseline, "--baseline") if args.baseline else None
     inputs = (args.gold, traces) if baseline is None else (args.gold, baseline, traces)
