@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = [
+    "Agreement",
     "Comparison",
     "Config",
     "ConfigError",
@@ -29,6 +30,7 @@ __all__ = [
     "StageRun",
     "UsageError",
     "__version__",
+    "agree",
     "classify",
     "compare",
     "compare_several",
@@ -40,15 +42,18 @@ __all__ = [
     "owner",
     "partial",
     "score",
+    "split",
 ]
 
 if TYPE_CHECKING:
     from ragscore.api import (
+        Agreement,
         Comparison,
         MonitorRun,
         Run,
         RunsTable,
         StageRun,
+        agree,
         classify,
         compare,
         compare_several,
@@ -60,6 +65,7 @@ if TYPE_CHECKING:
         owner,
         partial,
         score,
+        split,
     )
     from ragscore.config import Config
     from ragscore.errors import ConfigError, InputError, RagscoreError, UsageError
@@ -67,9 +73,9 @@ if TYPE_CHECKING:
 
 # Imported on first use, so that `import ragscore` (and the command line's start) stays light.
 _HOMES = {
-    **dict.fromkeys(("Comparison", "MonitorRun", "Run", "RunsTable", "StageRun", "classify", "compare",
-                     "compare_several", "finalize", "link",
-                     "load_config", "monitor", "ner", "owner", "partial", "score"), "ragscore.api"),
+    **dict.fromkeys(("Agreement", "Comparison", "MonitorRun", "Run", "RunsTable", "StageRun", "agree", "classify",
+                     "compare", "compare_several", "finalize", "link", "load_config", "monitor", "ner", "owner",
+                     "partial", "score", "split"), "ragscore.api"),
     "Partial": "ragscore.partials",
     "Config": "ragscore.config",
     "ConfigError": "ragscore.errors", "InputError": "ragscore.errors", "RagscoreError": "ragscore.errors",

@@ -35,6 +35,8 @@ _HOMES: Final = {
     "partial": ("distributed", "partial_parser", "run_partial"),
     "merge": ("distributed", "merge_parser", "run_merge"),
     "monitor": ("monitor", "monitor_parser", "run_monitor"),
+    "agree": ("gold", "agree_parser", "run_agree"),
+    "split": ("gold", "split_parser", "run_split"),
 }
 
 

@@ -1,0 +1,137 @@
+"""Gold-set quality: how far annotators agree (``ragscore agree``), and stratified splits (``ragscore split``).
+
+Agreement, over the qids every file has (a qid in some files only is counted and named):
+
+- Cohen's kappa between two annotators (``sklearn.metrics.cohen_kappa_score``): observed agreement
+  against the agreement their label frequencies give by chance; with more than two, the mean of
+  every pair's (Light's kappa).
+- Krippendorff's alpha, nominal (the ``krippendorff`` package): 1 − observed / expected
+  disagreement over every pair of values a question has, any number of annotators, a missing
+  value skipped.
+- On ``gold_citations``: the mean Jaccard similarity of two annotators' sets (1 when both are
+  empty) and the share of questions whose sets are equal, over every pair of annotators.
+
+A split puts every stratum's items (the items sharing the values of the ``--by`` fields) in the
+splits in the given ratios, to within one item: each stratum is ordered by a hash of the seed and
+the qid, and cut where the largest-remainder rounding of its size puts the boundaries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Hashable, Sequence
+from itertools import combinations
+from typing import Final
+
+MISSING: Final = None  # an annotator without a value for a question
+
+
+def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
+    """Cohen's kappa of two annotators' labels of the same items (None when chance agreement is 1)."""
+    n = len(a)
+    if not n:
+        return None
+    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    left, right = Counter(a), Counter(b)
+    expected = sum(left[label] * right[label] for label in left) / (n * n)
+    if expected == 1.0:
+        return None
+    return (observed - expected) / (1.0 - expected)
+
+
+def krippendorff_alpha(units: Sequence[Sequence[Hashable | None]]) -> float | None:
+    """Krippendorff's alpha for nominal data: ``units[i]`` holds item i's value from each annotator
+    (None: missing). Items with fewer than two values are left out. None without disagreement possible."""
+    pairable = [[v for v in unit if v is not None] for unit in units]
+    pairable = [values for values in pairable if len(values) >= 2]
+    totals: Counter[Hashable] = Counter()
+    observed = 0.0
+    for values in pairable:
+        counts = Counter(values)
+        m = len(values)
+        totals.update(counts)
+        # Disagreeing ordered pairs within the unit, each weighted 1 / (m - 1).
+        observed += (m * m - sum(c * c for c in counts.values())) / (m - 1)
+    n = sum(totals.values())
+    if n < 2:
+        return None
+    expected = (n * n - sum(c * c for c in totals.values())) / (n - 1)
+    if expected == 0:
+        return None
+    return 1.0 - observed / expected
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """The Jaccard similarity of two sets; 1 when both are empty."""
+    union = a | b
+    return len(a & b) / len(union) if union else 1.0
+
+
+def citation_agreement(sets: Sequence[Sequence[frozenset[str]]]) -> tuple[float | None, float | None]:
+    """Mean Jaccard similarity and share of equal sets of ``gold_citations``, over every question and
+    every pair of annotators (``sets[i]``: each annotator's set for question i)."""
+    similarities = [jaccard(x, y) for per in sets for x, y in combinations(per, 2)]
+    equal = [x == y for per in sets for x, y in combinations(per, 2)]
+    if not similarities:
+        return None, None
+    return sum(similarities) / len(similarities), sum(equal) / len(equal)
+
+
+def mean_pairwise_kappa(columns: Sequence[Sequence[Hashable]]) -> float | None:
+    """Cohen's kappa of two annotators, or the mean over every pair of more (Light's kappa)."""
+    kappas = [cohen_kappa(x, y) for x, y in combinations(columns, 2)]
+    defined = [k for k in kappas if k is not None]
+    return sum(defined) / len(defined) if defined and len(defined) == len(kappas) else None
+
+
+def label_of(value: object) -> str:
+    """A field's value as a label: JSON text, so that 1, "1" and true stay three labels."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+# --- splits ---------------------------------------------------------------------------------------
+
+
+def split_sizes(n: int, ratios: Sequence[int]) -> list[int]:
+    """Split n items in the ratios, each size within one item of its share (largest remainders)."""
+    total = sum(ratios)
+    exact = [n * r for r in ratios]  # shares times ``total``, kept in integers
+    sizes = [e // total for e in exact]
+    remainders = sorted(range(len(ratios)), key=lambda i: (-(exact[i] % total), i))
+    for i in remainders[: n - sum(sizes)]:
+        sizes[i] += 1
+    return sizes
+
+
+def order_key(seed: str, qid: str) -> bytes:
+    """Where an item falls in its stratum: a hash of the seed and its qid (the same seed, the same order)."""
+    return hashlib.sha256(f"ragscore-split:{len(seed)}:{seed}:{qid}".encode()).digest()
+
+
+# --- ragscore agree -------------------------------------------------------------------------------
+
+EXAMPLES: Final = 20  # disagreeing qids listed per field (all are counted)
+
+
+def agreement_metrics(files: Sequence[dict[str, tuple[bool, frozenset[str], tuple[str, ...]]]],
+                      fields: Sequence[str]) -> tuple[dict[str, float | None], dict[str, list[str]], list[str]]:
+    """Agreement of annotators' gold sets (``files[j]``: qid -> (answerable, gold citations, the
+    labels of each field)) over the qids every file has; also the disagreeing qids by field, and
+    the qids only some files have."""
+    shared = [qid for qid in files[0] if all(qid in f for f in files[1:])]
+    partial = sorted({qid for f in files for qid in f} - set(shared))
+    metrics: dict[str, float | None] = {}
+    disagreeing: dict[str, list[str]] = {}
+    for index, name in enumerate(("answerable", *fields)):
+        columns = [[(f[qid][0] if index == 0 else f[qid][2][index - 1]) for qid in shared] for f in files]
+        suffix = "" if index == 0 else f"_{name}"
+        metrics[f"kappa{suffix}"] = mean_pairwise_kappa(columns)
+        metrics[f"alpha{suffix}"] = krippendorff_alpha(list(zip(*columns, strict=True)))
+        disagreeing[name] = [qid for qid, values in zip(shared, zip(*columns, strict=True), strict=True)
+                             if len(set(values)) > 1]
+    sets = [[f[qid][1] for f in files] for qid in shared]
+    metrics["citation_jaccard"], metrics["citation_exact"] = citation_agreement(sets)
+    disagreeing["gold_citations"] = [qid for qid, per in zip(shared, sets, strict=True) if len(set(per)) > 1]
+    return metrics, disagreeing, partial

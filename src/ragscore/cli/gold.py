@@ -1,0 +1,71 @@
+"""The gold-set commands: agree (annotators' agreement) and split (stratified splits)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ragscore.cli.common import (
+    Exit,
+    Parser,
+    Streams,
+    add_quiet_option,
+    add_report_options,
+    positive_int,
+    report_and_exit,
+)
+from ragscore.errors import UsageError
+
+
+def agree_parser(prog: str) -> argparse.ArgumentParser:
+    parser = Parser(prog=prog, description="Compare two or more annotators' gold files (the same questions, by "
+                    "qid): Cohen's kappa and Krippendorff's alpha on answerable and on each --field, Jaccard and "
+                    "exact agreement on gold_citations, and the questions they disagree on.")
+    parser.add_argument("annotations", nargs="+", metavar="GOLD", help="each annotator's gold file")
+    parser.add_argument("--field", action="append", default=[], metavar="PATH",
+                        help="another gold field to measure agreement on (a dotted path, as --by; repeatable)")
+    parser.add_argument("--gates", metavar="SPEC", help='gates on the measures, e.g. "kappa=0.85,citation_jaccard=0.8"')
+    parser.add_argument("--strict", action="store_true", help="fail gates on undefined measures")
+    add_report_options(parser, ("json", "markdown", "none"), files=("json", "markdown"))
+    parser.add_argument("--no-fail", action="store_true", help="exit 0 even when a gate fails")
+    add_quiet_option(parser)
+    return parser
+
+
+def run_agree(args: argparse.Namespace, streams: Streams) -> Exit:
+    """Measure the agreement, check the gates, report."""
+    from ragscore.api import agree
+
+    return report_and_exit(args, streams, agree(args.annotations, fields=args.field, gates=args.gates,
+                                                strict=args.strict))
+
+
+def split_parser(prog: str) -> argparse.ArgumentParser:
+    parser = Parser(prog=prog, description="Split a JSON Lines gold set into stratified files: every stratum of "
+                    "the --by fields in the ratios, to within one item; the same seed, the same files.")
+    parser.add_argument("--gold", required=True, metavar="PATH", help="the gold set (JSON Lines)")
+    parser.add_argument("--by", action="append", default=[], metavar="FIELD",
+                        help="a gold field to stratify by (a dotted path; repeatable)")
+    parser.add_argument("--ratios", default="70,15,15", metavar="R,R,...",
+                        help="the files' shares, whole numbers (default 70,15,15: train, dev, test)")
+    parser.add_argument("--names", metavar="NAME,NAME,...", help="the files' names (default train,dev,test or "
+                        "train,test)")
+    parser.add_argument("--seed", default="0", metavar="TEXT", help="the seed of the order within each stratum")
+    parser.add_argument("--out", required=True, metavar="DIR", help="the folder to write NAME.jsonl files in")
+    add_quiet_option(parser)
+    return parser
+
+
+def run_split(args: argparse.Namespace, streams: Streams) -> Exit:
+    """Write the splits and say how many items each got."""
+    from ragscore.api import split
+
+    try:
+        ratios = [positive_int(part) for part in args.ratios.split(",")]
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"--ratios: {exc}") from None
+    names = [n.strip() for n in args.names.split(",")] if args.names else None
+    counts = split(args.gold, args.out, by=args.by, ratios=ratios, seed=args.seed, names=names)
+    if not args.quiet:
+        for name, count in counts.items():
+            streams.note(f"{name}: {count} items -> {args.out.rstrip('/')}/{name}.jsonl")
+    return Exit.OK
