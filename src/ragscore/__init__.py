@@ -24,6 +24,7 @@ __all__ = [
     "InputError",
     "MonitorRun",
     "Partial",
+    "PowerReport",
     "RagscoreError",
     "Run",
     "RunsTable",
@@ -41,6 +42,7 @@ __all__ = [
     "ner",
     "owner",
     "partial",
+    "power",
     "score",
     "split",
 ]
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
         Agreement,
         Comparison,
         MonitorRun,
+        PowerReport,
         Run,
         RunsTable,
         StageRun,
@@ -64,6 +67,7 @@ if TYPE_CHECKING:
         ner,
         owner,
         partial,
+        power,
         score,
         split,
     )
@@ -75,7 +79,7 @@ if TYPE_CHECKING:
 _HOMES = {
     **dict.fromkeys(("Agreement", "Comparison", "MonitorRun", "Run", "RunsTable", "StageRun", "agree", "classify",
                      "compare", "compare_several", "finalize", "link", "load_config", "monitor", "ner", "owner",
-                     "partial", "score", "split"), "ragscore.api"),
+                     "partial", "power", "score", "split", "PowerReport"), "ragscore.api"),
     "Partial": "ragscore.partials",
     "Config": "ragscore.config",
     "ConfigError": "ragscore.errors", "InputError": "ragscore.errors", "RagscoreError": "ragscore.errors",

@@ -16,6 +16,7 @@ once; pass its result as ``config=``), and keyword settings override them:
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -838,6 +839,98 @@ def split(
     folder.mkdir(parents=True, exist_ok=True)
     write_reports({str(folder / f"{name}.jsonl"): iter(lines) for name, lines in zip(chosen, texts, strict=True)})
     return {name: len(lines) for name, lines in zip(chosen, texts, strict=True)}
+
+
+@dataclass
+class PowerReport:
+    """How many questions a run's comparisons need: per metric, the change its size detects and
+    the questions a given change needs."""
+
+    document: dict[str, Any] = field(repr=False)
+    passed: bool = True  # no gate
+
+    def render(self, format: str = "json") -> Iterator[str]:
+        """Yield the report in ``format`` (json or markdown)."""
+        from ragscore.reports.json_report import render_json
+
+        if format == "json":
+            return render_json(self.document)
+        if format == "markdown":
+            from ragscore.reports.power_report import render_power_markdown
+
+            return render_power_markdown(self.document)
+        raise UsageError(f"unknown power format {format!r} (formats: json, markdown)")
+
+    def report(self, format: str = "json") -> str:
+        """Return the report in ``format``: the command line's bytes."""
+        return "".join(self.render(format))
+
+    def notes(self) -> list[str]:
+        """One line per metric: what this run's size detects, and what the change asked for needs."""
+        from ragscore.reports.power_report import power_notes
+
+        return power_notes(self.document)
+
+
+def power(
+    gold: Source,
+    traces: TraceSource,
+    *,
+    detect: float | None = None,
+    target: float = 0.8,
+    columns: Sequence[str] | None = None,
+    config: Config | None = None,
+    jobs: int | None = None,
+    **settings: Any,
+) -> PowerReport:
+    """For each metric (``columns``; default: the gated ones, else precision, chr, under_refusal and
+    over_refusal), the smallest change a paired comparison of a run like this one detects at its
+    size (the run's confidence, power ``target``), and the questions needed to detect ``detect``
+    (default: the metric's [regression] bound, else 0.05)."""
+    from ragscore.comparison import run_from_evaluation
+    from ragscore.metrics.power import detectable, needed, spread_of_one_run
+    from ragscore.metrics.registry import lookup
+    from ragscore.parallel import choose_jobs
+    from ragscore.parallel import score as score_parts
+    from ragscore.reports.power_report import build_power_document
+    from ragscore.several import DEFAULT_COLUMNS
+
+    _check_jobs(jobs)
+    if detect is not None and not 0 < detect:
+        raise UsageError(f"power: expected a positive change to detect, got {detect!r}")
+    if not 0 < target < 1:
+        raise UsageError(f"power: expected a power between 0 and 1, got {target!r}")
+    config = _configured(config, settings)
+    gold_in, trace_in = as_input(gold, "gold"), as_traces(traces)
+    specs = [x for x in (gold_in, trace_in) if not isinstance(x, Records)]
+    ev = score_parts(gold_in, trace_in, config.settings, Wants(rows=True),
+                     choose_jobs(jobs, *specs) if len(specs) == 2 else 1)
+    run = run_from_evaluation(ev)
+    metrics = ev.metrics()
+
+    def per_question(name: str) -> bool:
+        spec = lookup(name)
+        return spec is None or spec.kind in ("rate", "mean")
+
+    gated = [g.metric for g in config.gates if g.metric in metrics and per_question(g.metric)]
+    chosen = list(columns) if columns is not None else (gated or [c for c in DEFAULT_COLUMNS if c in metrics])
+    unknown = [c for c in chosen if c not in metrics or not per_question(c)]
+    if unknown:
+        raise UsageError(f"power: no per-question values of {unknown[0]!r} (a metric of the run with per-question "
+                         "values, such as precision or ndcg@10)")
+    alpha = 1 - config.settings.confidence
+    rows = {}
+    for name in chosen:
+        values = [v for per in run.values.values() if (v := per.get(name)) is not None]
+        sigma = spread_of_one_run(values)
+        change = detect if detect is not None else config.regression.get(name, 0.05)
+        need = needed(change, sigma, alpha, target) if sigma else None
+        rows[name] = {"value": metrics[name], "questions": len(values), "sd": sigma,
+                      "detectable": detectable(sigma, len(values), alpha, target) if sigma else None,
+                      "detect": change, "needed": None if need is None else math.ceil(need - 1e-9)}
+    doc = build_power_document(config.settings, _input_of(ev.gold, ev.digests[0]), _input_of(ev.traces, ev.digests[1]),
+                               target, rows)
+    return PowerReport(doc)
 
 
 # --- production monitoring ----------------------------------------------------------------------------

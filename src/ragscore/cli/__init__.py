@@ -37,6 +37,7 @@ _HOMES: Final = {
     "monitor": ("monitor", "monitor_parser", "run_monitor"),
     "agree": ("gold", "agree_parser", "run_agree"),
     "split": ("gold", "split_parser", "run_split"),
+    "power": ("power", "power_parser", "run_power"),
 }
 
 
