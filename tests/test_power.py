@@ -81,3 +81,26 @@ def test_the_readme_example(ragscore, monkeypatch):
     run = ragscore("power", "--gold", "examples/product/gold.jsonl", "--trace", "examples/product/trace.jsonl",
                    "--detect", "0.1", "--columns", "precision,over_refusal", "--format", "none")
     assert run.status == 0 and shown == run.err.splitlines()
+
+
+def test_compare_gives_each_regression_gate_its_power(ragscore, monkeypatch):
+    from conftest import ROOT
+
+    from ragscore.metrics.power import spread_of_differences
+
+    monkeypatch.chdir(ROOT)  # the repository's gates.toml: [regression] precision = 0.02, under_refusal = 0.05
+    args = ("--gold", "examples/product/gold.jsonl")
+    doc = json.loads(ragscore("compare", *args, "--baseline", "examples/product/baseline.jsonl", "--trace",
+                              "examples/product/trace.jsonl", "--no-fail").out)
+    rows = {}
+    for name in ("baseline", "trace"):
+        report = json.loads(ragscore(*args, "--trace", f"examples/product/{name}.jsonl", "--per-question",
+                                     "--no-fail").out)
+        rows[name] = {q["qid"]: q["metrics"] for q in report["questions"]}
+    for metric, gate in doc["regressions"].items():
+        d = [rows["trace"][q][metric] - rows["baseline"][q][metric] for q in rows["baseline"]
+             if rows["trace"][q][metric] is not None and rows["baseline"][q][metric] is not None]
+        sigma = spread_of_differences(d)
+        assert gate["pairs"] == len(d)
+        assert gate["detectable"] == detectable(sigma, len(d), 0.05)
+        assert gate["needed"] == math.ceil(needed(gate["allowed"], sigma, 0.05))

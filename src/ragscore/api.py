@@ -515,6 +515,7 @@ def compare(
         compare_runs,
         mcnemar,
         pair_runs,
+        regression_power,
         run_from_evaluation,
         run_from_report,
     )
@@ -575,7 +576,9 @@ def compare(
         "baseline": baseline_input,
         "trace": _input_of(candidate_ev.traces, candidate_ev.digests[1]),
     }
-    doc = build_compare_document(inputs, run_settings, deltas, test, regressions, config.test, config.correction)
+    power = regression_power(paired, config.regression, run_settings.confidence)
+    doc = build_compare_document(inputs, run_settings, deltas, test, regressions, config.test, config.correction,
+                                 power)
     return Comparison(doc, baseline_ev, candidate_ev, regressions, test.fixed if test else [],
                       test.broken if test else [], read_as, run_settings.confidence)
 

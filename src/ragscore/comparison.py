@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from ragscore.errors import InputError
 from ragscore.evaluate import Evaluation
@@ -224,6 +224,34 @@ class Regression:
     worse_by: float | None   # how much worse the candidate is (negative: better)
     p_adjusted: float | None
     status: str              # "pass", "fail" or "skipped"
+
+
+class GatePower(NamedTuple):
+    """What a comparison of this size can tell about a regression gate's metric."""
+
+    pairs: int                 # questions both runs count
+    detectable: float | None   # the change detected with 80% power at this size (metrics.power)
+    needed: int | None         # the questions needed to detect the gate's bound
+
+
+def regression_power(paired: Paired, allowed: Mapping[str, float], confidence: float) -> dict[str, GatePower]:
+    """For each regression gate, the change its comparison can detect and the questions its bound
+    needs, from the spread of the observed paired differences (None without per-question values)."""
+    from ragscore.metrics.power import detectable, needed, spread_of_differences
+
+    out = {}
+    alpha = 1 - confidence
+    for metric, bound in allowed.items():
+        columns = paired.columns.get(metric) if paired.columns is not None else None
+        if columns is None:
+            out[metric] = GatePower(0, None, None)
+            continue
+        d = differences(*columns)
+        sigma = spread_of_differences(d)
+        count = needed(bound, sigma, alpha) if sigma and bound > 0 else None
+        out[metric] = GatePower(len(d), detectable(sigma, len(d), alpha) if sigma else None,
+                                None if count is None else math.ceil(count - 1e-9))
+    return out
 
 
 def check_regressions(

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from ragscore import __version__
-from ragscore.comparison import Delta, Mcnemar, Regression
+from ragscore.comparison import Delta, GatePower, Mcnemar, Regression
 from ragscore.metrics.registry import direction_of
 from ragscore.reports.common import cell, change_mark, code, fmt, signature_line, verdict
 from ragscore.settings import Settings
@@ -28,6 +28,7 @@ def build_compare_document(
     regressions: list[Regression],
     paired_test: str = "bootstrap",
     correction: str = "holm",
+    power: Mapping[str, GatePower] | None = None,
 ) -> dict[str, Any]:
     """Assemble the comparison: verdict first, then every metric's move, then the changed questions.
 
@@ -59,13 +60,22 @@ def build_compare_document(
                                               "p_value": test.p_value},
         "changed": {"fixed": test.fixed if test else [], "broken": test.broken if test else []},
         "regressions": {
-            r.metric: {"allowed": r.allowed, "worse_by": r.worse_by, "p_adjusted": r.p_adjusted, "status": r.status}
+            r.metric: {"allowed": r.allowed, "worse_by": r.worse_by, "p_adjusted": r.p_adjusted, "status": r.status,
+                       **_power(power, r.metric)}
             for r in regressions
         },
     }
     if paired_test != "bootstrap" or correction != "holm":
         doc["test"] = {"name": paired_test, "correction": correction}
     return doc
+
+
+def _power(power: Mapping[str, GatePower] | None, metric: str) -> dict[str, Any]:
+    """A regression gate's pairs, detectable change (80% power) and the questions its bound needs."""
+    p = (power or {}).get(metric)
+    if p is None:
+        return {}
+    return {"pairs": p.pairs, "detectable": p.detectable, "needed": p.needed}
 
 
 def _tested(d: Delta) -> dict[str, Any]:
@@ -124,7 +134,12 @@ def render_compare_markdown(doc: dict[str, Any], alpha: float) -> Iterator[str]:
         if qids:
             yield f"\n**{title}** ({len(qids)}): " + ", ".join(cell(q) for q in qids) + "\n"
     if doc["regressions"]:
-        yield "\n| regression gate | allowed | worse by | status |\n|---|---|---|---|\n"
+        yield ("\n| regression gate | allowed | worse by | status | detectable change | questions needed |\n"
+               "|---|---|---|---|---|---|\n")
         for name, r in doc["regressions"].items():
-            yield f"| {code(name)} | {r['allowed']:g} | {fmt(r['worse_by'])} | {r['status']} |\n"
+            needed = "" if r.get("needed") is None else f"{r['needed']:,}"
+            yield (f"| {code(name)} | {r['allowed']:g} | {fmt(r['worse_by'])} | {r['status']} | "
+                   f"{fmt(r.get('detectable'))} | {needed} |\n")
+        yield ("\nDetectable change: what this many paired questions detect with 80% power; questions needed: "
+               "what the allowed change needs (the normal test of the observed paired differences).\n")
     yield signature_line(doc["signature"])
