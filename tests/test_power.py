@@ -85,7 +85,6 @@ def test_the_readme_example(ragscore, monkeypatch):
 
 def test_compare_gives_each_regression_gate_its_power(ragscore, monkeypatch):
     from conftest import ROOT
-
     from ragscore.metrics.power import spread_of_differences
 
     monkeypatch.chdir(ROOT)  # the repository's gates.toml: [regression] precision = 0.02, under_refusal = 0.05
