@@ -88,7 +88,7 @@ def test_the_commands_share_their_report_options():
     score, stage, compare = score_parser("ragscore"), stage_parser("ner", "ragscore ner"), compare_parser("ragscore compare")
     options = [_report_options(parser) for parser in (score, stage, compare)]
     assert [list(o) for o in options] == [["--format", "--json", "--markdown", "--html", "--junit", "--quiet"]] * 2 + [
-        ["--format", "--json", "--markdown", "--quiet"]]
+        ["--format", "--json", "--markdown", "--html", "--quiet"]]  # compare's --html: the table of several runs
     assert options[0]["--format"][0] == options[1]["--format"][0] == ("json", "markdown", "text", "none")
     assert options[2]["--format"][0] == ("json", "markdown", "none")
     assert {o["--format"][1] for o in options} == {"json"}
