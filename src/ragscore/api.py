@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from ragscore.config import Config, Overrides, parse_families, scored_with
 from ragscore.config import load_config as _load_config
@@ -624,29 +624,52 @@ def _check_same_scoring(baseline: str, candidate: str, source: str) -> None:
 
 
 @dataclass
-class RunsTable:
-    """Several runs on one gold set compared pair by pair: a table of values marked with the runs
-    each is significantly better than, and each pair's wins, ties and losses."""
+class Reported:
+    """A command's result held as its report document: JSON, or a format of ``RENDERERS`` (module,
+    function), rendered piece by piece; it passed unless the document says otherwise."""
 
     document: dict[str, Any] = field(repr=False)
-    passed: bool = True  # no gate: the table informs, a regression gate needs a baseline and a candidate
+    KIND: ClassVar[str] = "report"
+    RENDERERS: ClassVar[dict[str, tuple[str, str]]] = {}
+
+    @property
+    def passed(self) -> bool:
+        """Whether every gate passed (a result without gates passes)."""
+        return bool(self.document.get("pass", True))
 
     def render(self, format: str = "json") -> Iterator[str]:
-        """Yield the table in ``format`` (json, markdown or html), as the command line writes it."""
-        from ragscore.reports.json_report import render_json
-        from ragscore.reports.several_report import render_several_html, render_several_markdown
-
+        """Yield the report in ``format``, as the command line writes it."""
         if format == "json":
+            from ragscore.reports.json_report import render_json
+
             return render_json(self.document)
-        if format == "markdown":
-            return render_several_markdown(self.document)
-        if format == "html":
-            return render_several_html(self.document)
-        raise UsageError(f"unknown comparison format {format!r} (formats: json, markdown, html)")
+        home = self.RENDERERS.get(format)
+        if home is None:
+            raise UsageError(f"unknown {self.KIND} format {format!r} (formats: json, {', '.join(self.RENDERERS)})")
+        import importlib
+
+        renderer: Callable[[dict[str, Any]], Iterator[str]] = getattr(importlib.import_module(home[0]), home[1])
+        return renderer(self.document)
 
     def report(self, format: str = "json") -> str:
-        """Return the table in ``format``: the command line's bytes."""
+        """Return the report in ``format``: the command line's bytes."""
         return "".join(self.render(format))
+
+    def notes(self) -> list[str]:
+        """What the command line prints on standard error."""
+        return []
+
+
+@dataclass
+class RunsTable(Reported):
+    """Several runs on one gold set compared pair by pair: a table of values marked with the runs
+    each is significantly better than, and each pair's wins, ties and losses (no gate: it passes)."""
+
+    KIND: ClassVar[str] = "comparison"
+    RENDERERS: ClassVar[dict[str, tuple[str, str]]] = {
+        "markdown": ("ragscore.reports.several_report", "render_several_markdown"),
+        "html": ("ragscore.reports.several_report", "render_several_html"),
+    }
 
     def notes(self) -> list[str]:
         """One line per pair: its wins, ties and losses."""
@@ -720,37 +743,18 @@ def _run_names(paths: Sequence[str]) -> list[str]:
 
 
 @dataclass
-class Agreement:
+class Agreement(Reported):
     """How far annotators' gold sets agree: kappa, alpha, citation overlap, the disagreeing qids, gates."""
 
-    document: dict[str, Any] = field(repr=False)
-    gate_results: list[GateResult] = field(repr=False)
-
-    @property
-    def passed(self) -> bool:
-        """Whether every gate passed."""
-        return bool(self.document["pass"])
+    gate_results: list[GateResult] = field(default_factory=list, repr=False)
+    KIND: ClassVar[str] = "agreement"
+    RENDERERS: ClassVar[dict[str, tuple[str, str]]] = {
+        "markdown": ("ragscore.reports.agree_report", "render_agree_markdown")}
 
     @property
     def metrics(self) -> dict[str, float | None]:
         """Every agreement measure by name."""
         return dict(self.document["metrics"])
-
-    def render(self, format: str = "json") -> Iterator[str]:
-        """Yield the report in ``format`` (json or markdown)."""
-        from ragscore.reports.json_report import render_json
-
-        if format == "json":
-            return render_json(self.document)
-        if format == "markdown":
-            from ragscore.reports.agree_report import render_agree_markdown
-
-            return render_agree_markdown(self.document)
-        raise UsageError(f"unknown agreement format {format!r} (formats: json, markdown)")
-
-    def report(self, format: str = "json") -> str:
-        """Return the report in ``format``: the command line's bytes."""
-        return "".join(self.render(format))
 
     def notes(self) -> list[str]:
         """What the command line prints on standard error: disagreements, then the gates' verdict."""
@@ -845,28 +849,13 @@ def split(
 
 
 @dataclass
-class PowerReport:
+class PowerReport(Reported):
     """How many questions a run's comparisons need: per metric, the change its size detects and
-    the questions a given change needs."""
+    the questions a given change needs (no gate: it passes)."""
 
-    document: dict[str, Any] = field(repr=False)
-    passed: bool = True  # no gate
-
-    def render(self, format: str = "json") -> Iterator[str]:
-        """Yield the report in ``format`` (json or markdown)."""
-        from ragscore.reports.json_report import render_json
-
-        if format == "json":
-            return render_json(self.document)
-        if format == "markdown":
-            from ragscore.reports.power_report import render_power_markdown
-
-            return render_power_markdown(self.document)
-        raise UsageError(f"unknown power format {format!r} (formats: json, markdown)")
-
-    def report(self, format: str = "json") -> str:
-        """Return the report in ``format``: the command line's bytes."""
-        return "".join(self.render(format))
+    KIND: ClassVar[str] = "power"
+    RENDERERS: ClassVar[dict[str, tuple[str, str]]] = {
+        "markdown": ("ragscore.reports.power_report", "render_power_markdown")}
 
     def notes(self) -> list[str]:
         """One line per metric: what this run's size detects, and what the change asked for needs."""
@@ -940,43 +929,21 @@ def power(
 
 
 @dataclass
-class MonitorRun:
+class MonitorRun(Reported):
     """Production traces watched: every window's metrics and gates, the whole period's, and drift."""
 
-    document: dict[str, Any] = field(repr=False)
     notes_: list[str] = field(default_factory=list, repr=False)
-
-    @property
-    def passed(self) -> bool:
-        """Whether no gate failed (on the period or a window) and no rate drifted past its bound."""
-        return bool(self.document["pass"])
+    KIND: ClassVar[str] = "monitor"
+    RENDERERS: ClassVar[dict[str, tuple[str, str]]] = {
+        "markdown": ("ragscore.reports.monitor_report", "render_monitor_markdown"),
+        "html": ("ragscore.reports.monitor_html", "render_monitor_html"),
+        "openmetrics": ("ragscore.reports.monitor_report", "render_openmetrics"),
+    }
 
     @property
     def metrics(self) -> dict[str, float | None]:
         """The whole period's metrics."""
         return dict(self.document["metrics"])
-
-    def render(self, format: str = "json") -> Iterator[str]:
-        """Render the report in ``format`` (json, markdown, html, openmetrics), piece by piece."""
-        from ragscore.reports.monitor_report import render_monitor_markdown, render_openmetrics
-
-        if format == "json":
-            from ragscore.reports.json_report import render_json
-
-            return render_json(self.document)
-        if format == "markdown":
-            return render_monitor_markdown(self.document)
-        if format == "openmetrics":
-            return render_openmetrics(self.document)
-        if format == "html":
-            from ragscore.reports.monitor_html import render_monitor_html
-
-            return render_monitor_html(self.document)
-        raise UsageError(f"monitor: unknown report format {format!r} (json, markdown, html, openmetrics)")
-
-    def report(self, format: str = "json") -> str:
-        """Return the report in ``format``: the command line's bytes."""
-        return "".join(self.render(format))
 
     def notes(self) -> list[str]:
         """The notes the command line prints on standard error (without its "ragscore: " prefix)."""
