@@ -149,7 +149,7 @@ def test_compare_tests_each_metric_on_the_questions_both_runs_count(ragscore, is
             k = sum(x > 0 for x in d)
             ref = stats.binomtest(k, sum(x != 0 for x in d), 0.5).pvalue if any(d) else None
         else:
-            ref = permutation(d, f"0:{metric}").p_value  # n > 17: the seeded sample, the same each run
+            ref = permutation(d, f"0:{metric}", 1000).p_value  # n > 17: the seeded sample of --bootstrap draws
         if ref is None or (isinstance(ref, float) and math.isnan(ref)):
             assert m["p_value"] is None, metric
         else:
@@ -194,3 +194,20 @@ def test_the_python_api_takes_the_test(isolated):
     with pytest.raises(ragscore.UsageError, match="test: expected one of bootstrap, t, wilcoxon"):
         ragscore.compare(gold, EXAMPLES / "product" / "baseline.jsonl", EXAMPLES / "product" / "trace.jsonl",
                          test="anova")
+
+
+def test_zero_differences_leave_the_permutation_test_exact():
+    rng = random.Random(4)
+    d = [rng.choice([0.0, 0.0, 0.25, -0.25, 0.5]) for _ in range(20)]  # 20 pairs, 10 of them nonzero
+    result = permutation(d)
+    assert result.method == "exact" and sum(x != 0 for x in d) <= 17
+    reference = stats.permutation_test((np.array(d),), lambda x, axis: np.mean(x, axis=axis),
+                                       permutation_type="samples", n_resamples=np.inf, vectorized=True).pvalue
+    _close(result.p_value, reference, d)
+    # Past 17 nonzero differences, a sample: repeated magnitudes drawn as binomials, the rest byte by byte.
+    mixed = [rng.gauss(0.05, 0.3) for _ in range(19)] + [0.25] * 30 + [-0.25] * 20
+    sampled = permutation(mixed, "s", 20_000)
+    reference = stats.permutation_test((np.array(mixed),), lambda x, axis: np.mean(x, axis=axis),
+                                       permutation_type="samples", n_resamples=100_000, vectorized=True,
+                                       random_state=1).pvalue
+    assert sampled.method == "monte carlo" and abs(sampled.p_value - reference) < 4 * sampled.p_se

@@ -179,7 +179,8 @@ def compare_runs(
             assert paired.columns is not None  # pair_runs keeps them for these tests
             base, cand = paired.columns[name]
             d = differences(base, cand)
-            result = (permutation(d, f"{settings.seed}:{name}") if test == "permutation" else TESTS[test](d))
+            result = (permutation(d, f"{settings.seed}:{name}", settings.bootstrap) if test == "permutation"
+                      else TESTS[test](d))
             p_value = result.p_value
             method = f"{test} ({result.method})" if test == "wilcoxon" else test
         elif paired.n and name in paired.sums:

@@ -15,7 +15,8 @@ baseline, and gives a statistic, a two-sided p-value and an effect size:
   (``scipy.stats.binomtest(k, n, 0.5)``); effect: the share of positive ones minus one half, twice.
 - ``permutation``: the sign-flip randomization test of the mean difference (``scipy.stats.
   permutation_test`` with ``permutation_type="samples"``): exact over all 2^n sign vectors when
-  n ≤ 17, else a seeded Monte Carlo of ``resamples`` sign vectors, whose p-value (count + 1) /
+  at most 17 differences are nonzero, else a seeded Monte Carlo of ``resamples`` sign vectors (the
+  run's --bootstrap in compare), whose p-value (count + 1) /
   (resamples + 1) comes with its standard error. Sums are compared exactly on a grid of 1e-12
   (``_grid``). Effect: Cohen's d, as for the t-test.
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+from collections import Counter
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
@@ -220,7 +222,8 @@ def _subset_sums(chunk: Sequence[int]) -> list[int]:
 
 
 def permutation(d: Sequence[float], seed: str = "0", resamples: int = 9999) -> TestResult:
-    """The sign-flip randomization test of the mean difference: exact when n ≤ 17, else sampled."""
+    """The sign-flip randomization test of the mean difference: exact when at most 17 differences
+    are nonzero (a zero's sign changes nothing: each doubles every count alike), else sampled."""
     n = len(d)
     if n < 1:
         return TestResult(None, None, None, 0, "exact")
@@ -231,31 +234,38 @@ def permutation(d: Sequence[float], seed: str = "0", resamples: int = 9999) -> T
         effect = mean / sd if sd else None
     ints = _grid(d)
     observed = sum(ints)
-    low = high = observed
-    if n <= EXACT_PERMUTATION_MAX:
+    nonzero = [x for x in ints if x]
+    if len(nonzero) <= EXACT_PERMUTATION_MAX:
         # Every sign vector by Gray code: one sign changes at each step, so the sum moves by 2·d_i.
         total, less, greater = observed, 0, 0
-        signs = [1] * n
-        for step in range(2**n):
-            less += total <= high
-            greater += total >= low
-            if step + 1 < 2**n:
+        signs = [1] * len(nonzero)
+        for step in range(2 ** len(nonzero)):
+            less += total <= observed
+            greater += total >= observed
+            if step + 1 < 2 ** len(nonzero):
                 i = ((step + 1) & -(step + 1)).bit_length() - 1
-                total -= 2 * signs[i] * ints[i]
+                total -= 2 * signs[i] * nonzero[i]
                 signs[i] = -signs[i]
-        p = 2 * min(less, greater) / 2**n
+        p = 2 * min(less, greater) / 2 ** len(nonzero)
         return TestResult(mean, min(p, 1.0), effect, n, "exact")
     rng = random.Random(int.from_bytes(hashlib.sha256(f"ragscore-permutation:{seed}".encode()).digest()[:8], "big"))
-    # Bit i of a draw is the sign of difference i (1: +). The sum is 2·(the + ones' sum) − (all of
-    # them), and the + ones' sum is read byte by byte from tables of every byte's 256 subsets.
-    tables = [_subset_sums(ints[start : start + 8]) for start in range(0, n, 8)]
-    width, everything = len(tables), sum(ints)
+    # A sign vector's sum, without a loop over the differences: the m differences of one magnitude
+    # a add a·(2·B − m), B ~ Binomial(m, 1/2), the count of set bits of m random ones; differences
+    # of a magnitude of their own add 2·(the + ones' sum) − (their sum), the + ones' sum read byte
+    # by byte from tables of every byte's 256 subsets.
+    magnitudes = Counter(abs(x) for x in nonzero)
+    shared = [(a, m) for a, m in sorted(magnitudes.items()) if m > 1]
+    single = sorted(a for a, m in magnitudes.items() if m == 1)
+    tables = [_subset_sums(single[start : start + 8]) for start in range(0, len(single), 8)]
+    width, bits, everything = len(tables), len(single), sum(single)
     less = greater = 0
     for _ in range(resamples):
-        plus = sum(map(list.__getitem__, tables, rng.getrandbits(n).to_bytes(width, "little")))
-        total = 2 * plus - everything
-        less += total <= high
-        greater += total >= low
+        total = sum(a * (2 * rng.getrandbits(m).bit_count() - m) for a, m in shared)
+        if bits:
+            chosen = rng.getrandbits(bits).to_bytes(width, "little")
+            total += 2 * sum(map(list.__getitem__, tables, chosen)) - everything
+        less += total <= observed
+        greater += total >= observed
     p = min(1.0, 2 * min(less + 1, greater + 1) / (resamples + 1))
     return TestResult(mean, p, effect, n, "monte carlo", math.sqrt(p * (1 - p) / resamples))
 
