@@ -63,7 +63,9 @@ def test_every_test_equals_scipy(kind):
         s = sign_test(d)
         positive, nonzero = sum(x > 0 for x in d), sum(x != 0 for x in d)
         if nonzero:
-            _close(s.p_value, stats.binomtest(positive, nonzero, 0.5).pvalue, where)
+            reference = stats.binomtest(positive, nonzero, 0.5)
+            _close(s.p_value, reference.pvalue, where)
+            _close(s.statistic, reference.statistic, where)
         if n <= 12:  # scipy enumerates in Python: larger n is slow for it
             p = permutation(d)
             ref = stats.permutation_test((np.array(d),), lambda x, axis: np.mean(x, axis=axis),
@@ -149,7 +151,7 @@ def test_compare_tests_each_metric_on_the_questions_both_runs_count(ragscore, is
             k = sum(x > 0 for x in d)
             ref = stats.binomtest(k, sum(x != 0 for x in d), 0.5).pvalue if any(d) else None
         else:
-            ref = permutation(d, f"0:{metric}", 1000).p_value  # n > 17: the seeded sample of --bootstrap draws
+            ref = permutation(d, f"0:{metric}").p_value  # n > 17: the seeded sample, the same each run
         if ref is None or (isinstance(ref, float) and math.isnan(ref)):
             assert m["p_value"] is None, metric
         else:
@@ -211,3 +213,24 @@ def test_zero_differences_leave_the_permutation_test_exact():
                                        permutation_type="samples", n_resamples=100_000, vectorized=True,
                                        random_state=1).pvalue
     assert sampled.method == "monte carlo" and abs(sampled.p_value - reference) < 4 * sampled.p_se
+
+
+def test_review_fixes_direction_tails_and_corners(ragscore, isolated):
+    from ragscore.comparison import Delta, check_regressions
+    from ragscore.metrics.significance import TestResult, t_two_sided
+
+    special = pytest.importorskip("scipy.special")
+    # p near 1: the complement is computed from t^2 / (df + t^2), not from 1 - x.
+    assert t_two_sided(1.3e-6, 19999) == pytest.approx(2 * special.stdtr(19999, -1.3e-6), rel=1e-12)
+    # A sign test significant for an improvement excuses no worsening of the mean, nor fails it.
+    improved = TestResult(0.9, 1e-6, 0.82, 33, "exact")
+    delta = Delta(0.8, 0.736, -0.064, None, 1e-6, 1e-6, "sign", improved)
+    assert check_regressions({"precision": delta}, {"precision": 0.05}, True, 0.95)[0].status == "pass"
+    worse = delta.__class__(0.8, 0.736, -0.064, None, 1e-6, 1e-6, "sign", improved._replace(effect=-0.5))
+    assert check_regressions({"precision": worse}, {"precision": 0.05}, True, 0.95)[0].status == "fail"
+    # The sampled p-value's error: twice the one-tailed share's.
+    rng = random.Random(8)
+    sampled = permutation([rng.gauss(0.02, 0.3) for _ in range(40)], "e", 1000)
+    tail = sampled.p_value / 2
+    assert sampled.p_se == pytest.approx(2 * math.sqrt(tail * (1 - tail) / 1000))
+    assert differences([1.0, float("nan"), None], [2.0, 1.0, 1.0]) == [1.0]

@@ -179,10 +179,9 @@ def compare_runs(
             assert paired.columns is not None  # pair_runs keeps them for these tests
             base, cand = paired.columns[name]
             d = differences(base, cand)
-            result = (permutation(d, f"{settings.seed}:{name}", settings.bootstrap) if test == "permutation"
-                      else TESTS[test](d))
+            result = permutation(d, f"{settings.seed}:{name}") if test == "permutation" else TESTS[test](d)
             p_value = result.p_value
-            method = f"{test} ({result.method})" if test == "wilcoxon" else test
+            method = f"{test} ({result.method})" if test in ("wilcoxon", "permutation") else test
         elif paired.n and name in paired.sums:
             if paired.columns is not None:
                 base, cand = paired.columns[name]
@@ -281,5 +280,11 @@ def check_regressions(
         if failed and require_significance and d.p_adjusted is not None:
             # Untested metrics (counts, corpus scores) keep the plain bound: they cannot be excused.
             failed = d.p_adjusted < 1 - confidence
+            effect = d.test.effect if d.test is not None else None
+            if failed and effect is not None:
+                # A test of ranks or signs (wilcoxon, sign) is significant for the way most questions
+                # moved, which may be an improvement while the mean got worse: it excuses no worsening
+                # it did not find.
+                failed = (effect < 0) if direction is Direction.HIGHER else (effect > 0)
         out.append(Regression(metric, bound, worse_by, d.p_adjusted, "fail" if failed else "pass"))
     return out

@@ -32,7 +32,8 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
     parser = Parser(
         prog=prog,
         description="Compare a candidate run with a baseline on the same gold set: every metric's change with a "
-        "paired-bootstrap interval and p-value (Holm-corrected), an exact McNemar test on per-question "
+        "paired-bootstrap interval and p-value (or --test's; Holm-corrected, or --correction's), an exact McNemar "
+        "test on per-question "
         "correctness, and the [regression] gates of gates.toml. With several RUNs instead (trace files), a "
         "table of every run's metrics marked with the runs each is significantly better than.",
     )

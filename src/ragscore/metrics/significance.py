@@ -12,7 +12,7 @@ baseline, and gives a statistic, a two-sided p-value and an effect size:
   and no continuity correction. Statistic: the smaller rank sum; effect: the matched-pairs
   rank-biserial correlation (R+ − R−) / (R+ + R−).
 - ``sign_test``: the exact binomial test of positive against negative differences, zeros dropped
-  (``scipy.stats.binomtest(k, n, 0.5)``); effect: the share of positive ones minus one half, twice.
+  (``scipy.stats.binomtest(k, n, 0.5)``: statistic k / n); effect: positive minus negative, over n.
 - ``permutation``: the sign-flip randomization test of the mean difference (``scipy.stats.
   permutation_test`` with ``permutation_type="samples"``): exact over all 2^n sign vectors when
   at most 17 differences are nonzero, else a seeded Monte Carlo of ``resamples`` sign vectors (the
@@ -50,8 +50,8 @@ class TestResult(NamedTuple):
 
 
 def differences(base: Sequence[float | None], cand: Sequence[float | None]) -> list[float]:
-    """The differences candidate − baseline of the questions both runs have a value for."""
-    return [c - b for b, c in zip(base, cand, strict=True) if b is not None and c is not None]
+    """The differences candidate − baseline of the questions both runs have a value for (None or NaN: none)."""
+    return [c - b for b, c in zip(base, cand, strict=True) if b is not None and c is not None and b == b and c == c]
 
 
 # --- the t distribution ----------------------------------------------------------------------------
@@ -87,24 +87,26 @@ def _log_beta(a: float, b: float) -> float:
     return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
 
 
-def betainc(a: float, b: float, x: float) -> float:
-    """The regularized incomplete beta function I_x(a, b)."""
+def betainc(a: float, b: float, x: float, y: float | None = None) -> float:
+    """The regularized incomplete beta function I_x(a, b); ``y`` = 1 − x when it is known more
+    exactly than 1 − x can be computed (x near 1)."""
+    y = 1.0 - x if y is None else y
     if x <= 0.0:
         return 0.0
-    if x >= 1.0:
+    if y <= 0.0:
         return 1.0
-    log_front = a * math.log(x) + b * math.log1p(-x) - _log_beta(a, b)
+    log_front = a * math.log(x) + b * math.log(y) - _log_beta(a, b)
     if x < (a + 1.0) / (a + b + 2.0):
         return math.exp(log_front) * _beta_fraction(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _beta_fraction(b, a, 1.0 - x) / b
+    return 1.0 - math.exp(log_front) * _beta_fraction(b, a, y) / b
 
 
 def t_two_sided(t: float, df: float) -> float:
     """P(|T| ≥ |t|) for Student's t with ``df`` degrees of freedom."""
     if math.isinf(t):
         return 0.0
-    x = df / (df + t * t)
-    return betainc(df / 2.0, 0.5, x)
+    t2 = t * t
+    return betainc(df / 2.0, 0.5, df / (df + t2), t2 / (df + t2))
 
 
 # --- the tests -------------------------------------------------------------------------------------
@@ -194,13 +196,14 @@ def wilcoxon(d: Sequence[float]) -> TestResult:
 
 def sign_test(d: Sequence[float]) -> TestResult:
     """The exact sign test: positive against negative differences, zeros dropped (``binomtest(k, n)``)."""
+    from ragscore.metrics.stats import mcnemar_exact  # the same binomial test, in linear time
+
     positive = sum(x > 0 for x in d)
     n = positive + sum(x < 0 for x in d)
     if not n:
         return TestResult(None, None, None, 0, "exact")
-    low = sum(math.comb(n, i) for i in range(min(positive, n - positive) + 1))
-    p = min(1.0, 2 * low / 2**n)
-    return TestResult(float(positive), p, 2 * positive / n - 1, n, "exact")
+    # Statistic: binomtest's, the share of positive differences; effect: positive minus negative, over n.
+    return TestResult(positive / n, mcnemar_exact(n - positive, positive), 2 * positive / n - 1, n, "exact")
 
 
 GRID: Final = 10**12  # differences are compared on a grid of 1e-12: decimal scores tie as they should
@@ -266,8 +269,9 @@ def permutation(d: Sequence[float], seed: str = "0", resamples: int = 9999) -> T
             total += 2 * sum(map(list.__getitem__, tables, chosen)) - everything
         less += total <= observed
         greater += total >= observed
-    p = min(1.0, 2 * min(less + 1, greater + 1) / (resamples + 1))
-    return TestResult(mean, p, effect, n, "monte carlo", math.sqrt(p * (1 - p) / resamples))
+    tail = min(less + 1, greater + 1) / (resamples + 1)  # the smaller one-sided share; p is twice it
+    p = min(1.0, 2 * tail)
+    return TestResult(mean, p, effect, n, "monte carlo", 2 * math.sqrt(tail * (1 - tail) / resamples))
 
 
 TESTS: Final = {"t": paired_t, "wilcoxon": wilcoxon, "sign": sign_test}

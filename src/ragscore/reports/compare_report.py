@@ -15,7 +15,7 @@ SIGNIFICANT: Final = "*"
 _TEST_NAMES: Final = {
     "t": "paired t-test over the questions both runs count; effect: Cohen's d of the differences",
     "wilcoxon": "Wilcoxon signed-rank test; effect: the rank-biserial correlation",
-    "sign": "sign test; effect: the share of questions that improved, minus those that got worse",
+    "sign": "sign test; effect: positive minus negative differences (candidate − baseline), over the nonzero ones",
     "permutation": "paired permutation test of the mean difference; effect: Cohen's d",
 }
 
