@@ -113,3 +113,11 @@ def test_the_readme_example(ragscore, monkeypatch):
     run = ragscore("compare", "--gold", "examples/several/gold.jsonl",
                    *(f"examples/several/v{i}.jsonl" for i in range(1, 5)), "--format", "markdown", "-q")
     assert run.status == 0 and run.out == shown
+
+
+def test_notes_escape_run_names(isolated):
+    import ragscore
+
+    _runs(isolated, n=20)
+    table = ragscore.compare_several("g.jsonl", ["run_a.jsonl", "run_b.jsonl"], names=["a\x1bb", "c"])
+    assert table.notes()[0].startswith("a\\x1bb vs c: ")

@@ -676,8 +676,10 @@ class RunsTable(Reported):
         def counted(n: int, one: str, many: str) -> str:
             return f"{n} {one if n == 1 else many}"
 
-        return [f"{p['baseline']} vs {p['candidate']}: {counted(p['wins'], 'win', 'wins')}, "
-                f"{counted(p['ties'], 'tie', 'ties')}, {counted(p['losses'], 'loss', 'losses')}"
+        from ragscore.reports.common import clean  # run names come from file names or --names
+
+        return [clean(f"{p['baseline']} vs {p['candidate']}: {counted(p['wins'], 'win', 'wins')}, "
+                      f"{counted(p['ties'], 'tie', 'ties')}, {counted(p['losses'], 'loss', 'losses')}")
                 for p in self.document["pairs"]]
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from ragscore import __version__
 from ragscore.agreement import EXAMPLES
 from ragscore.gates import GateResult
-from ragscore.reports.common import cell, code, fmt, gate_rule, verdict
+from ragscore.reports.common import cell, clean, code, fmt, gate_rule, verdict
 from ragscore.reports.console import gate_lines
 from ragscore.reports.document import _gates
 
@@ -62,4 +62,4 @@ def agree_notes(doc: Mapping[str, Any], results: list[GateResult]) -> list[str]:
         if d["count"]:
             notes.append(f"{name}: the annotators disagree on {d['count']} of {doc['counts']['questions']} "
                          f"questions: {', '.join(d['qids'][:5])}" + (", ..." if d["count"] > 5 else ""))
-    return notes + (gate_lines(results, doc["pass"]) if results else [])
+    return [clean(note) for note in notes] + (gate_lines(results, doc["pass"]) if results else [])  # qids: input
