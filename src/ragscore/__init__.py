@@ -29,6 +29,7 @@ __all__ = [
     "Run",
     "RunsTable",
     "StageRun",
+    "TrecRun",
     "UsageError",
     "__version__",
     "agree",
@@ -44,6 +45,7 @@ __all__ = [
     "partial",
     "power",
     "score",
+    "score_trec",
     "split",
 ]
 
@@ -74,6 +76,7 @@ if TYPE_CHECKING:
     from ragscore.config import Config
     from ragscore.errors import ConfigError, InputError, RagscoreError, UsageError
     from ragscore.partials import Partial
+    from ragscore.trec.api import TrecRun, score_trec
 
 # Imported on first use, so that `import ragscore` (and the command line's start) stays light.
 _HOMES = {
@@ -81,6 +84,7 @@ _HOMES = {
                      "compare", "compare_several", "finalize", "link", "load_config", "monitor", "ner", "owner",
                      "partial", "power", "score", "split", "PowerReport"), "ragscore.api"),
     "Partial": "ragscore.partials",
+    "TrecRun": "ragscore.trec.api", "score_trec": "ragscore.trec.api",
     "Config": "ragscore.config",
     "ConfigError": "ragscore.errors", "InputError": "ragscore.errors", "RagscoreError": "ragscore.errors",
     "UsageError": "ragscore.errors",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import TYPE_CHECKING, Any
 
 from ragscore.cli.common import (
     REPORT_OPTIONS,
@@ -20,11 +19,6 @@ from ragscore.cli.common import (
 )
 from ragscore.errors import UsageError
 from ragscore.quoting import quote
-
-if TYPE_CHECKING:
-    from ragscore.gates import GateResult
-    from ragscore.trec.files import Qrels, Run
-    from ragscore.trec.scoring import Scored, TrecSettings
 
 EPILOG = """\
 examples:
@@ -110,86 +104,20 @@ def _check_inputs(args: argparse.Namespace) -> None:
                                  "never overwrites an input")
 
 
-def _listed(ids: list[str], limit: int = 5) -> str:
-    return ", ".join(ids) if len(ids) <= limit else "e.g. " + ", ".join(ids[:limit])
-
-
-def _document(args: argparse.Namespace, settings: TrecSettings, qrels: Qrels, scored: list[Scored],
-              results: list[list[GateResult]]) -> dict[str, Any]:
-    from ragscore.trec.document import build_comparison_document, build_trec_document
-
-    if len(scored) == 1:
-        return build_trec_document(settings, (args.qrels, qrels.sha256), scored[0], results[0], args.per_query)
-    return build_comparison_document(settings, (args.qrels, qrels.sha256), qrels, scored, results, args.per_query)
-
-
-def _notes(qrels: Qrels, runs: list[Run], scored: list[Scored], results: list[list[GateResult]],
-           accounting: bool) -> list[str]:
-    """Say which judged queries a run ranks nothing for, and which ranked ones no judgment names (with a report),
-    then how each run's gates ended (when there are gates); a note names its run when there are several."""
-    from ragscore.gates import gates_pass
-    from ragscore.reports.common import clean
-    from ragscore.reports.console import gate_lines
-    from ragscore.trec.document import input_of, labels
-
-    names = labels([s.run_id for s in scored], [input_of(s.spec, s.sha256)["path"] for s in scored])
-    notes = []
-    for label, run in zip(names, runs, strict=True) if accounting else ():
-        missing = [qid for qid in qrels.topics if qid not in run.topics]
-        unjudged = [qid for qid in run.topics if qid not in qrels.topics]
-        if missing:
-            notes.append(f"{label}: {len(missing)} judged {'query has' if len(missing) == 1 else 'queries have'} no "
-                         f"ranking (missing: left out of the means as trec_eval leaves them; -c scores them 0): "
-                         f"{_listed(missing)}")
-        if unjudged:
-            notes.append(f"{label}: {len(unjudged)} ranked {'query has' if len(unjudged) == 1 else 'queries have'} no "
-                         f"judgments (unjudged: ignored, as trec_eval ignores them): {_listed(unjudged)}")
-    for label, gate_results in zip(names, results, strict=True) if any(results) else ():
-        lines = gate_lines(gate_results, gates_pass(gate_results))
-        notes += lines if len(scored) == 1 else [f"{label}: {line}" for line in lines]
-    return [clean(note) for note in notes]
-
-
 def run_trec(args: argparse.Namespace, streams: Streams) -> Exit:
     """Print trec_eval's output for the runs (or a report), check the gates, write the report files."""
-    import dataclasses
-
-    from ragscore.gates import evaluate_gates, gates_pass
-    from ragscore.trec.config import gated, load_trec_gates
-    from ragscore.trec.files import read_qrels, read_run
-    from ragscore.trec.measures import headed, parse_measures, render
-    from ragscore.trec.scoring import OFFICIAL, TrecSettings, columns, printed, score_run, with_gated
-    from ragscore.trec.text import render_runs
+    from ragscore.trec.api import score_trec
 
     _check_inputs(args)
-    settings = TrecSettings(tuple(args.measures) or OFFICIAL, args.level, args.complete, args.max_docs,
-                            args.confidence, args.bootstrap, args.seed)
-    asked = parse_measures(args.measures)
-    gates = load_trec_gates(args.gates, args.gates_file)
-    chosen = with_gated(asked, gated(gates))
-    qrels = read_qrels(args.qrels)
-    runs = [read_run(spec, args.max_docs) for spec in args.runs]
-    scored = [score_run(spec, qrels, run, chosen, settings) for spec, run in zip(args.runs, runs, strict=True)]
-    results = [evaluate_gates(gates, s.metrics, False) for s in scored]
-    wanted = args.format not in ("text", "none") or any(getattr(args, option) for option in REPORT_OPTIONS)
-    doc = _document(args, settings, qrels, scored, results) if wanted else None
-    if doc is not None:
-        from ragscore.reports.trec_report import render_trec
-
-        report = doc
-        write_requested_reports(args, lambda option: render_trec(report, option))
-    if not args.quiet and (gates or args.format != "text"):
-        for note in _notes(qrels, runs, scored, results, args.format != "text"):
+    result = score_trec(args.qrels, args.runs, measures=args.measures, per_query=args.per_query,
+                        complete=args.complete, max_docs=args.max_docs, level=args.level, gates=args.gates,
+                        gates_file=args.gates_file, confidence=args.confidence, bootstrap=args.bootstrap,
+                        seed=args.seed)
+    write_requested_reports(args, result.render)
+    if not args.quiet and (result.gate_results[0] or args.format != "text"):
+        for note in result.notes(accounting=args.format != "text"):
             streams.note(note)
     with standard_output(streams) as out:
-        if args.format == "text":
-            named = columns(asked, args.level)
-            shown = [dataclasses.replace(printed(s.evaluated, s.columns, named), headed=headed(args.measures))
-                     for s in scored]
-            out.write(render(shown[0], args.per_query) if len(shown) == 1
-                      else render_runs(shown, args.per_query, [n.trec or n.name for n in named]))
-        elif args.format != "none" and doc is not None:
-            from ragscore.reports.trec_report import render_trec
-
-            out.writelines(render_trec(doc, args.format))
-    return Exit.OK if all(gates_pass(r) for r in results) or args.no_fail else Exit.GATE_FAILED
+        if args.format != "none":
+            out.writelines(result.render(args.format))
+    return Exit.OK if result.passed or args.no_fail else Exit.GATE_FAILED
