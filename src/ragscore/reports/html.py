@@ -44,6 +44,12 @@ code { font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
 .status-fail { color: #c62828; font-weight: bold; }
 .status-skipped, .status-unknown, .note { color: #666; }
 #questions td:nth-child(2), #questions td:nth-child(4) { max-width: 28rem; overflow-wrap: anywhere; }
+td.word, td.word code, code.word { white-space: nowrap; overflow-wrap: normal; }
+svg.chart { max-width: 100%; height: auto; }
+.scroll { overflow-x: auto; max-width: 100%; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 24rem), 1fr)); gap: .5rem 1.5rem; }
+figure { margin: .5rem 0; }
+figcaption { font-weight: bold; }
 """
 
 # Shows the label filter (hidden without script, so no dead control) and keeps it in the URL
@@ -285,13 +291,17 @@ def _summary(doc: dict[str, Any]) -> str:
     return out
 
 
-def _metrics(metrics: dict[str, float | None]) -> str:
+def _metrics(metrics: dict[str, float | None], intervals: dict[str, list[float] | None]) -> str:
+    """Every metric with its interval (as the Markdown report shows it: low–high; n/a when undefined,
+    blank for a metric without one), its direction and meaning."""
     rows = []
     for name, value in metrics.items():
         spec = lookup(name)
-        rows.append([f"<code>{esc(name)}</code>", "#" + esc(fmt(value)), esc(spec.direction.value if spec else ""),
-                     esc(spec.description if spec else "")])
-    return html_table(["metric", "value", "better", "meaning"], rows, "metrics")
+        bounds = intervals.get(name)
+        interval = "" if name not in intervals else "n/a" if bounds is None else f"{fmt(bounds[0])}–{fmt(bounds[1])}"
+        rows.append([f"<code>{esc(name)}</code>", "#" + esc(fmt(value)), "#" + esc(interval) if interval else "",
+                     esc(spec.direction.value if spec else ""), esc(spec.description if spec else "")])
+    return html_table(["metric", "value", "interval", "better", "meaning"], rows, "metrics")
 
 
 def _questions(doc: dict[str, Any]) -> Iterator[str]:
@@ -306,15 +316,16 @@ def _questions(doc: dict[str, Any]) -> Iterator[str]:
     yield ('<h2>Questions</h2>\n' + note + '<p id="filter" hidden><label for="label-filter">Label:</label> '
            f'<select id="label-filter"><option value="">all labels</option>{options}</select> '
            '<span id="shown"></span></p>\n'
-           '<table id="questions">\n<thead><tr><th>qid</th><th>question</th><th>label</th><th>reason</th>'
+           '<div class="scroll"><table id="questions">\n<thead><tr><th>qid</th><th>question</th><th>label</th>'
+           "<th>reason</th>"
            "<th>answered</th><th>hit</th>" + ("<th>correct</th>" if sampled else "") + "</tr></thead>\n<tbody>\n")
     for q in doc["questions"]:
         correct = f'<td class="num">{q["samples"]["correct"]}/{q["samples"]["n"]}</td>' if sampled else ""
-        yield (f'<tr data-label="{esc(q["label"])}"><td><code>{esc(q["qid"])}</code></td>'
+        yield (f'<tr data-label="{esc(q["label"])}"><td class="word"><code>{esc(q["qid"])}</code></td>'
                f'<td>{esc_lines(q.get("question", ""))}</td>'
-               f'<td><code>{esc(q["label"])}</code></td><td>{esc_lines(q.get("reason", ""))}</td>'
+               f'<td class="word"><code>{esc(q["label"])}</code></td><td>{esc_lines(q.get("reason", ""))}</td>'
                f'<td>{yes_no(q.get("answered"))}</td><td>{yes_no(q.get("hit"))}</td>{correct}</tr>\n')
-    yield "</tbody>\n</table>\n"
+    yield "</tbody>\n</table></div>\n"
 
 
 def _diagnoses(diagnoses: list[dict[str, Any]]) -> str:
@@ -347,7 +358,7 @@ def render_html(doc: dict[str, Any]) -> Iterator[str]:
     if doc.get("diagnoses"):
         yield _diagnoses(doc["diagnoses"])
     yield "<h2>Labels</h2>\n" + label_chart(doc["labels"])
-    yield "<h2>Metrics</h2>\n" + _metrics(doc["metrics"])
+    yield "<h2>Metrics</h2>\n" + _metrics(doc["metrics"], doc.get("intervals", {}))
     if "repeats" in doc:  # repeated samples: how the metrics read them, and who is left out
         from ragscore.reports.markdown import repeats_notes
 
