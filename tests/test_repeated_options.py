@@ -158,7 +158,8 @@ def test_every_command_refuses_a_repeated_option(name):
     # trec takes its files as positionals, as trec_eval does; its -M and -l are options of one value;
     # merge takes partials (positionals) and gate options; monitor takes traces only (repeatable).
     expected = {"trec": {"-M", "-l"}, "merge": {"--gates", "--scores"}, "monitor": {"--window", "--gates"},
-                "agree": {"--gates"}}.get(name, {"--gold"})
+                "agree": {"--gates"}, "run": {"--history", "--label", "--time"},
+                "dashboard": {"--html", "--format"}}.get(name, {"--gold"})
     assert expected <= {s for a in single for s in a.option_strings}
     for action in single:
         with pytest.raises(SystemExit) as exit_:

@@ -38,6 +38,8 @@ _HOMES: Final = {
     "agree": ("gold", "agree_parser", "run_agree"),
     "split": ("gold", "split_parser", "run_split"),
     "power": ("power", "power_parser", "run_power"),
+    "run": ("suite", "run_parser", "run_run"),
+    "dashboard": ("suite", "dashboard_parser", "run_dashboard"),
 }
 
 

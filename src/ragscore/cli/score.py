@@ -53,6 +53,12 @@ commands:
   trec       score a TREC run against qrels as trec_eval does (reports and gates with --format)
   partial    score one part of a run (ragscore.owner(qid, N)) and write a partial result
   merge      merge every part's partial result into the run's reports, as score writes them
+  monitor    production traces per time window: gates, drift from a baseline, OpenMetrics
+  agree      agreement between annotators of a gold set (kappa, alpha, citation overlap)
+  split      split a gold set into stratified parts (train/dev/test) with a seed
+  power      how many questions a comparison needs, or what change it can detect
+  run        run every task of a suite (ragscore.toml) and report them together; append to a history
+  dashboard  show a suite's history over its versions: trend charts, the latest run's breakdown
 
 exit status: 0 every gate passed, 1 a gate failed, 2 usage or input error, 3 internal error.
 settings and gates: built-in defaults < [tool.ragscore] in ./pyproject.toml

@@ -1,0 +1,156 @@
+"""The reports of ``ragscore run``: the summary table, one JSON with every task's report under its
+name, one Markdown with a section per task, one JUnit file with a test suite per task.
+
+Each task's own report is its command's, byte for byte: the JSON embeds the task's JSON text
+(indented to its place), the Markdown its Markdown (headings one level down), the JUnit its
+test suite (renamed after the task). Task names are checked when the suite is read (letters,
+digits, ``_ - .``); every other value from input is escaped by the task's own renderer.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from ragscore.reports.common import cell, code, fmt, signature_line
+from ragscore.reports.json_report import _dumps
+from ragscore.reports.junit import clean
+
+if TYPE_CHECKING:
+    from ragscore.suite.run import SuiteRun, TaskOutcome
+
+STATUS_WORDS: Final = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}
+_HEADING_RE: Final = re.compile(r"^(#{1,5}) ", re.MULTILINE)
+_DECLARATION: Final = '<?xml version="1.0" encoding="UTF-8"?>\n'
+
+
+def status_word(outcome: TaskOutcome | Mapping[str, Any]) -> str:
+    """PASS, FAIL or ERROR; a failing task marked no_fail is "FAIL (no_fail)"."""
+    status, no_fail = ((outcome["status"], outcome["no_fail"]) if isinstance(outcome, Mapping)
+                       else (outcome.status, outcome.task.no_fail))
+    return STATUS_WORDS[status] + (" (no_fail)" if status == "fail" and no_fail else "")
+
+
+def suite_verdict(run: SuiteRun) -> str:
+    """Say how the suite ended: which tasks erred or failed, else how many passed."""
+    erred = [o.task.name for o in run.outcomes if o.status == "error"]
+    failed = [o.task.name for o in run.outcomes if o.status == "fail" and o.counts]
+    parts = []
+    if erred:
+        parts.append(f"{len(erred)} of {len(run.outcomes)} tasks could not run: {', '.join(erred)}")
+    if failed:
+        parts.append(f"{len(failed)} of {len(run.outcomes)} tasks failed a gate: {', '.join(failed)}")
+    return "; ".join(parts) if parts else f"all {len(run.outcomes)} tasks passed"
+
+
+def key_figures(metrics: Mapping[str, Any]) -> str:
+    """Show key metrics on one line: ``precision 0.8065  chr 0.8710``."""
+    return "  ".join(f"{name} {fmt(value)}" for name, value in metrics.items())
+
+
+def render_suite_text(run: SuiteRun) -> Iterator[str]:
+    """The summary table: a row per task with its status and key metrics, then the verdict."""
+    from ragscore.reports.common import clean as plain
+
+    rows = [(o["task"], o["command"], status_word(o),
+             plain(o["error"]) if o["error"] else key_figures(o["metrics"])) for o in run.summary()]
+    widths = [max(len(row[i]) for row in [*rows, ("task", "command", "status", "")]) for i in range(3)]
+    yield f"{'task':<{widths[0]}}  {'command':<{widths[1]}}  {'status':<{widths[2]}}  key metrics\n"
+    for row in rows:
+        yield f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:<{widths[2]}}  {row[3]}".rstrip() + "\n"
+    name = f" {plain(run.suite.name)}" if run.suite.name else ""
+    yield f"suite{name}: {'PASS' if run.passed else 'FAIL'}: {suite_verdict(run)}\n"
+
+
+def render_suite_json(run: SuiteRun) -> Iterator[str]:
+    """The suite's document, then ``tasks``: each task's command, status, error and its own JSON report."""
+    doc = run.document
+    yield "{\n"
+    for key, value in doc.items():
+        yield f"  {_dumps(key)}: {_dumps(value, indent=2).replace(chr(10), chr(10) + '  ')},\n"
+    yield '  "tasks": {'
+    for n, o in enumerate(run.outcomes):
+        head = {"command": o.task.command, "status": o.status, "no_fail": o.task.no_fail, "error": o.error}
+        yield ("\n" if n == 0 else ",\n") + f"    {_dumps(o.task.name)}: {{\n"
+        for key, value in head.items():
+            yield f"      {_dumps(key)}: {_dumps(value)},\n"
+        if o.result is None:
+            yield '      "report": null\n    }'
+            continue
+        text = "".join(o.result.render("json")).rstrip("\n")  # strings hold no raw newline: lines are JSON's
+        yield '      "report": ' + text.replace("\n", "\n      ") + "\n    }"
+    yield ("\n  }" if run.outcomes else "}") + "\n}\n"
+
+
+def _summary_table(run: SuiteRun) -> Iterator[str]:
+    yield "| task | command | status | key metrics |\n|---|---|---|---|\n"
+    for o in run.summary():
+        figures = cell(o["error"]) if o["error"] else ", ".join(f"{code(name)} {fmt(value)}"
+                                                               for name, value in o["metrics"].items())
+        yield f"| {code(o['task'])} | {o['command']} | {status_word(o)} | {figures} |\n"
+
+
+def demote(markdown: str) -> str:
+    """Move every heading of a Markdown report one level down (outside fenced code)."""
+    parts = re.split(r"(^```.*?^```[^\n]*$)", markdown, flags=re.MULTILINE | re.DOTALL)
+    return "".join(part if part.startswith("```") else _HEADING_RE.sub(r"#\1 ", part) for part in parts)
+
+
+def render_suite_markdown(run: SuiteRun) -> Iterator[str]:
+    """A title and the summary table, then a section per task holding its own Markdown report."""
+    title = f"ragscore suite {code(run.suite.name)}" if run.suite.name else "ragscore suite"
+    yield f"# {title}\n\n**{'PASS' if run.passed else 'FAIL'}**: {cell(suite_verdict(run))}.\n\n"
+    yield from _summary_table(run)
+    for o in run.outcomes:
+        yield f"\n## Task {code(o.task.name)} ({o.task.command}): {status_word(o)}\n\n"
+        if o.result is None:
+            yield f"Could not run: {cell(o.error)}\n"
+            continue
+        yield demote("".join(o.result.render("markdown")))
+    yield signature_line(run.signature)
+
+
+def _compare_suite(doc: Mapping[str, Any]) -> ET.Element:
+    """A comparison's test suite: a test case per regression gate."""
+    suite = ET.Element("testsuite")
+    for metric, r in doc.get("regressions", {}).items():
+        case = ET.SubElement(suite, "testcase", classname="ragscore.regressions", name=clean(metric))
+        if r["status"] == "fail":
+            message = f"{clean(metric)} worse by {fmt(r['worse_by'])}, allowed {r['allowed']:g}"
+            ET.SubElement(case, "failure", message=message, type="regression").text = message
+    return suite
+
+
+def _task_suite(o: TaskOutcome) -> ET.Element:
+    """The task's own JUnit test suite (a comparison's: its regression gates), named after the task."""
+    if o.result is None:
+        suite = ET.Element("testsuite")
+        case = ET.SubElement(suite, "testcase", classname="ragscore.suite", name="run")
+        ET.SubElement(case, "error", message=clean(o.error or ""), type="input").text = clean(o.error or "")
+    elif o.task.command == "compare":
+        suite = _compare_suite(o.result.document)
+    else:
+        root = ET.fromstring("".join(o.result.render("junit")).encode("utf-8"))
+        found = root.find("testsuite") if root.tag == "testsuites" else root
+        assert found is not None
+        suite = found
+    cases = suite.findall("testcase")
+    suite.attrib.update(name=f"{o.task.name} ({o.task.command})", tests=str(len(cases)),
+                        failures=str(sum(c.find("failure") is not None for c in cases)),
+                        errors=str(sum(c.find("error") is not None for c in cases)),
+                        skipped=str(sum(c.find("skipped") is not None for c in cases)))
+    for case in cases:
+        case.set("classname", f"{o.task.name}.{case.get('classname', '')}".rstrip("."))
+    return suite
+
+
+def render_suite_junit(run: SuiteRun) -> Iterator[str]:
+    """One JUnit file: a test suite per task (its gates, and its questions with per_question)."""
+    suites = [_task_suite(o) for o in run.outcomes]
+    totals = {key: str(sum(int(s.get(key, "0")) for s in suites)) for key in ("tests", "failures", "errors")}
+    root = ET.Element("testsuites", {"name": "ragscore suite", **totals})
+    root.extend(suites)
+    ET.indent(root)
+    yield _DECLARATION + ET.tostring(root, encoding="unicode") + "\n"

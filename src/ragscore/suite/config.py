@@ -1,0 +1,324 @@
+"""Read a suite file: its tasks, each a command with the options that command takes.
+
+A suite is ``./ragscore.toml`` (or the file given), or the ``[tool.ragscore.suite]`` table of a
+``pyproject.toml``::
+
+    name = "support bot"            # optional: the reports' title
+
+    [tasks.qa]                      # a task named qa: `ragscore score` with these options
+    command = "score"
+    gold = "gold.jsonl"
+    trace = "trace.jsonl"
+    metrics = ["retrieval"]
+
+    [tasks.ner]                     # named after its command: `command` may be left out
+    gold = "ner_gold.jsonl"
+    pred = "ner_pred.jsonl"
+
+A task's keys are its command's long options without the dashes, ``_`` for ``-``
+(``--per-question`` is ``per_question = true``); a repeatable option takes a list; a ``--no-X``
+flag is ``X = false``; trec_eval's letters are named as ``ragscore trec --help`` names them
+(``measures``, ``per_query``, ``complete``, ``max_docs``, ``level``), its inputs ``qrels`` and
+``runs``. Every task may also say ``no_fail = true`` (its gates do not fail the suite) and
+``key_metrics = [...]`` (the figures the summary and the dashboard show). Paths are read from the
+suite file's folder, where every task runs as its command would run there. Report options are
+the suite's own (``ragscore run --json ...``), never a task's.
+
+The file is checked whole before any task runs: an unknown key (with the nearest known one) or a
+value of the wrong kind is an error at its line, and nothing runs. An input a task cannot read
+fails that task alone, after the others ran.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from ragscore.config import SettingsTable, read_toml
+from ragscore.errors import ConfigError, UsageError
+from ragscore.metrics.registry import did_you_mean
+from ragscore.quoting import quote
+
+DEFAULT_FILE: Final = "ragscore.toml"
+COMMANDS: Final = ("score", "compare", "trec", "ner", "classify", "link")
+NAME_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+# Options that write reports or shape standard output: in a suite they are the suite's.
+_REPORT_KEYS: Final = frozenset({"format", "json", "markdown", "html", "junit", "openmetrics", "quiet", "explain",
+                                 "output"})
+
+Kind = Callable[[SettingsTable, str, object], object]
+
+
+def _fail(table: SettingsTable, key: str, expected: str, value: object) -> ConfigError:
+    shown = quote(value) if isinstance(value, str) else f"a {type(value).__name__}"
+    if isinstance(value, bool):
+        shown = "true" if value else "false"
+    elif isinstance(value, (int, float)):
+        shown = repr(value)
+    return table.error(key, f"{key}: expected {expected}, got {shown}")
+
+
+def _text(table: SettingsTable, key: str, value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(table, key, "a non-empty string", value)
+    return value
+
+
+def _path(table: SettingsTable, key: str, value: object) -> str:
+    path = _text(table, key, value)
+    if path == "-":
+        raise table.error(key, f"{key}: standard input ('-') cannot feed a task of a suite; name a file")
+    return path
+
+
+def _listed(kind: Kind, what: str) -> Callable[[SettingsTable, str, object], list[Any]]:
+    """A repeatable option: one value, or a non-empty list of them."""
+    def check(table: SettingsTable, key: str, value: object) -> list[Any]:
+        values: list[object] = value if isinstance(value, list) else [value]
+        if not values:
+            raise _fail(table, key, f"{what} or a non-empty list of them", value)
+        return [kind(table, key, v) for v in values]
+
+    return check
+
+
+_paths: Final = _listed(_path, "a path")
+_texts: Final = _listed(_text, "a string")
+
+
+def _flag(table: SettingsTable, key: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(table, key, "true or false", value)
+    return value
+
+
+def _count(table: SettingsTable, key: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise _fail(table, key, "a positive integer", value)
+    return value
+
+
+def _integer(table: SettingsTable, key: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(table, key, "an integer", value)
+    return value
+
+
+def _number(table: SettingsTable, key: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _fail(table, key, "a number", value)
+    return float(value)
+
+
+def _seed(table: SettingsTable, key: str, value: object) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise _fail(table, key, "a string or an integer", value)
+    return str(value)
+
+
+def _ints(table: SettingsTable, key: str, value: object) -> list[int]:
+    """Cutoffs: a list of positive integers, one integer, or "1,3,5" as the option takes them."""
+    if isinstance(value, str):
+        try:
+            value = [int(part) for part in value.split(",") if part.strip()]
+        except ValueError:
+            raise _fail(table, key, "positive integers (a list, or \"1,3,5\")", value) from None
+    values = value if isinstance(value, list) else [value]
+    if not values:
+        raise _fail(table, key, "positive integers (a list, or \"1,3,5\")", value)
+    return [_count(table, key, v) for v in values]
+
+
+def _names(table: SettingsTable, key: str, value: object) -> list[str]:
+    """Comma-separated names (``--metrics retrieval,text``), or a list of them."""
+    values = value if isinstance(value, list) else [value]
+    names = [name.strip() for v in values for name in _text(table, key, v).split(",") if name.strip()]
+    if not names:
+        raise _fail(table, key, "names (a list, or \"a,b\")", value)
+    return names
+
+
+def _gates(table: SettingsTable, key: str, value: object) -> str | dict[str, Any]:
+    """Gates as --gates takes them ("precision=0.8,chr=0.75"), or a table {metric = rule}."""
+    if isinstance(value, dict):
+        return dict(value)
+    return _text(table, key, value)
+
+
+def _map(table: SettingsTable, key: str, value: object) -> dict[str, str]:
+    """Trace concepts read from other paths: {claim = "result"} or ["claim=result", ...] as --map takes them."""
+    if isinstance(value, dict):
+        return {concept: _text(table, key, path) for concept, path in value.items()}
+    out = {}
+    for item in _texts(table, key, value):
+        concept, sep, path = item.partition("=")
+        if not sep or not concept.strip() or not path.strip():
+            raise _fail(table, key, "CONCEPT=PATH entries (or a table {concept = \"path\"})", item)
+        out[concept.strip()] = path.strip()
+    return out
+
+
+_SCORED: Final[dict[str, Kind]] = {"trace_format": _text, "map": _map, "metrics": _names, "repeats": _text,
+                                   "confidence": _number, "bootstrap": _count, "seed": _seed, "jobs": _count,
+                                   "gates_file": _path}
+_STAGE: Final[dict[str, Kind]] = {"gold": _path, "pred": _path, "input_format": _text, "gates": _gates,
+                                  "gates_file": _path, "strict": _flag}
+KEYS: Final[dict[str, dict[str, Kind]]] = {
+    "score": {"gold": _path, "trace": _paths, "scores": _path, "per_question": _flag, "by": _texts,
+              "only_failures": _flag, "gates": _gates, "strict": _flag, "cutoffs": _ints, "k": _count,
+              "pass_k": _ints, "refusal_token": _texts, "refusal_pattern": _texts, "require_claim": _flag,
+              "scope_citations": _flag, **_SCORED},
+    "compare": {"gold": _path, "trace": _paths, "baseline": _paths, "baseline_report": _path, "runs": _paths,
+                "names": _names, "columns": _names, "test": _text, "correction": _text, **_SCORED},
+    "trec": {"qrels": _path, "runs": _paths, "measures": _texts, "per_query": _flag, "complete": _flag,
+             "max_docs": _count, "level": _integer, "gates": _gates, "gates_file": _path, "confidence": _number,
+             "bootstrap": _count, "seed": _seed},
+    "ner": _STAGE,
+    "classify": _STAGE,
+    "link": {**_STAGE, "cutoffs": _ints},
+}
+# Keys every task takes besides its command's options.
+TASK_KEYS: Final[dict[str, Kind]] = {"command": _text, "no_fail": _flag, "key_metrics": _names}
+REQUIRED: Final = {"score": ("gold", "trace"), "compare": ("gold",), "trec": ("qrels", "runs"),
+                   "ner": ("gold", "pred"), "classify": ("gold", "pred"), "link": ("gold", "pred")}
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task of a suite: a command and its options, checked and converted."""
+
+    name: str
+    command: str
+    options: dict[str, Any] = field(repr=False)
+    no_fail: bool = False
+    key_metrics: tuple[str, ...] | None = None
+    table: SettingsTable | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A suite file read: its name, its tasks in file order, and where it is."""
+
+    name: str | None
+    tasks: tuple[Task, ...]
+    source: str           # the file as given (pyproject.toml: with its table), for messages and reports
+    folder: Path          # where its tasks run
+    sha256: str           # of the file's bytes
+
+    def task(self, name: str) -> Task:
+        for task in self.tasks:
+            if task.name == name:
+                return task
+        raise UsageError(f"no task {quote(name)} in {self.source}" + did_you_mean(name, [t.name for t in self.tasks])
+                         + f" (tasks: {', '.join(t.name for t in self.tasks)})")
+
+
+def _task(name: str, value: object, source: str, text: str, prefix: str) -> Task:
+    header = f"{prefix}tasks.{name}"
+    if not NAME_RE.fullmatch(name):
+        raise ConfigError(source, f"[{header}]: a task's name is letters, digits, '_', '-' and '.' (at most 64, "
+                                  "starting with a letter or a digit)", SettingsTable({}, source, text, header)
+                          .line_of(name))
+    if not isinstance(value, dict):
+        raise ConfigError(source, f'expected "[{header}]" to be a table of options')
+    table = SettingsTable(value, source, text, header)
+    command = value.get("command", name if name in COMMANDS else None)
+    if command is None:
+        raise ConfigError(source, f"[{header}] names no command: add command = \"score\" (or one of "
+                                  f"{', '.join(COMMANDS)})", table.line_of(name))
+    if command not in COMMANDS:
+        raise table.error("command", f"command: expected one of {', '.join(COMMANDS)}, got {quote(command)}"
+                          + did_you_mean(str(command), list(COMMANDS)))
+    keys = KEYS[command]
+    options: dict[str, Any] = {}
+    for key, raw in value.items():
+        kind = TASK_KEYS.get(key) or keys.get(key.replace("-", "_"))
+        if kind is None:
+            if key.replace("-", "_") in _REPORT_KEYS:
+                raise table.error(key, f'{key}: a task writes no report of its own; the suite writes every task\'s '
+                                       "(ragscore run --json/--markdown/--html/--junit PATH)")
+            known = sorted(keys) + sorted(TASK_KEYS)
+            raise table.error(key, f"unknown option {quote(key)} for {command}"
+                                   + did_you_mean(key, known) + f" (options: {', '.join(known)})")
+        options[key.replace("-", "_")] = kind(table, key, raw)
+    missing = [key for key in REQUIRED[command] if key not in options]
+    if missing:
+        raise ConfigError(source, f"[{header}] ({command}) needs {' and '.join(missing)}", table.line_of(name))
+    if command == "compare" and not ("runs" in options or ("trace" in options and (
+            "baseline" in options or "baseline_report" in options))):
+        raise ConfigError(source, f"[{header}] (compare) needs trace and baseline (or baseline_report), or runs",
+                          table.line_of(name))
+    no_fail = options.pop("no_fail", False)
+    key_metrics = options.pop("key_metrics", None)
+    options.pop("command", None)
+    return Task(name, command, options, no_fail, None if key_metrics is None else tuple(key_metrics), table)
+
+
+def _suite_table(data: Mapping[str, object], source: str, text: str, prefix: str, folder: Path,
+                 digest: str) -> Suite:
+    allowed = ("name", "tasks")
+    for key in data:
+        if key not in allowed:
+            line = (SettingsTable(data, source, text, prefix.rstrip(".")).line_of(key) if prefix
+                    else _top_line(text, key))
+            raise ConfigError(source, f"unknown key {quote(key)}" + did_you_mean(key, list(allowed))
+                              + " (a suite holds name and [tasks.NAME] tables)", line)
+    name = data.get("name")
+    if name is not None and not isinstance(name, str):
+        raise ConfigError(source, "name: expected a string", _top_line(text, "name"))
+    tasks = data.get("tasks")
+    if not isinstance(tasks, dict) or not tasks:
+        raise ConfigError(source, f"no tasks: add a [{prefix}tasks.NAME] table per task (see the README's "
+                                  '"Suites" section)')
+    return Suite(name, tuple(_task(n, v, source, text, prefix) for n, v in tasks.items()), source, folder, digest)
+
+
+def _top_line(text: str, key: str) -> int | None:
+    match = re.search(r'^[ \t]*"?' + re.escape(key) + r'"?[ \t]*=', text, re.MULTILINE)
+    return text.count("\n", 0, match.start()) + 1 if match else None
+
+
+def load_suite(path: str | None = None, cwd: Path | None = None) -> Suite:
+    """Read the suite file ``path`` (a pyproject.toml: its [tool.ragscore.suite]); by default
+    ./ragscore.toml, else [tool.ragscore.suite] of ./pyproject.toml."""
+    folder = cwd or Path.cwd()
+    if path is None:
+        if (folder / DEFAULT_FILE).is_file():
+            return _required(_read(folder / DEFAULT_FILE, DEFAULT_FILE))
+        if (folder / "pyproject.toml").is_file():
+            suite = _read(folder / "pyproject.toml", "pyproject.toml", required=False)
+            if suite is not None:
+                return suite
+        raise UsageError(f"no suite: give a suite file (ragscore run SUITE.toml), or write ./{DEFAULT_FILE} or "
+                         "[tool.ragscore.suite] in ./pyproject.toml (see the README's \"Suites\" section)")
+    file = Path(path)
+    if not file.exists():
+        raise ConfigError(path, "no such file")
+    return _required(_read(file, path))
+
+
+def _required(suite: Suite | None) -> Suite:
+    assert suite is not None  # _read returns None only when not required
+    return suite
+
+
+def _read(file: Path, display: str, required: bool = True) -> Suite | None:
+    data, text = read_toml(file, display)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    folder = file.parent
+    if file.name != "pyproject.toml":
+        return _suite_table(data, display, text, "", folder, digest)
+    tool = data.get("tool")
+    section = tool.get("ragscore") if isinstance(tool, dict) else None
+    suite = section.get("suite") if isinstance(section, dict) else None
+    if suite is None:
+        if not required:
+            return None
+        raise ConfigError(display, "has no [tool.ragscore.suite] table")
+    if not isinstance(suite, dict):
+        raise ConfigError(display, 'expected "[tool.ragscore.suite]" to be a table')
+    return _suite_table(suite, display, text, "tool.ragscore.suite.", folder, digest)
