@@ -21,6 +21,7 @@ __all__ = [
     "Comparison",
     "Config",
     "ConfigError",
+    "Dashboard",
     "InputError",
     "MonitorRun",
     "Partial",
@@ -29,6 +30,7 @@ __all__ = [
     "Run",
     "RunsTable",
     "StageRun",
+    "SuiteRun",
     "TrecRun",
     "UsageError",
     "__version__",
@@ -36,6 +38,7 @@ __all__ = [
     "classify",
     "compare",
     "compare_several",
+    "dashboard",
     "finalize",
     "link",
     "load_config",
@@ -44,6 +47,7 @@ __all__ = [
     "owner",
     "partial",
     "power",
+    "run_suite",
     "score",
     "score_trec",
     "split",
@@ -76,6 +80,8 @@ if TYPE_CHECKING:
     from ragscore.config import Config
     from ragscore.errors import ConfigError, InputError, RagscoreError, UsageError
     from ragscore.partials import Partial
+    from ragscore.suite.dashboard import Dashboard, dashboard
+    from ragscore.suite.run import SuiteRun, run_suite
     from ragscore.trec.api import TrecRun, score_trec
 
 # Imported on first use, so that `import ragscore` (and the command line's start) stays light.
@@ -84,6 +90,8 @@ _HOMES = {
                      "compare", "compare_several", "finalize", "link", "load_config", "monitor", "ner", "owner",
                      "partial", "power", "score", "split", "PowerReport"), "ragscore.api"),
     "Partial": "ragscore.partials",
+    "Dashboard": "ragscore.suite.dashboard", "dashboard": "ragscore.suite.dashboard",
+    "SuiteRun": "ragscore.suite.run", "run_suite": "ragscore.suite.run",
     "TrecRun": "ragscore.trec.api", "score_trec": "ragscore.trec.api",
     "Config": "ragscore.config",
     "ConfigError": "ragscore.errors", "InputError": "ragscore.errors", "RagscoreError": "ragscore.errors",

@@ -2,7 +2,7 @@
 its command's own HTML report.
 
 A task's report is rendered by its command's renderer and set into the page: the page's head and
-end are dropped, headings move one level down, and every ``id`` (and the ``for`` that names one)
+end are dropped, headings move two levels down (under the task's), and every ``id`` (and the ``for`` that names one)
 takes the task's place as a prefix, so that ids stay unique. These edits read only markup the
 renderers wrote: every value from input reaches their output escaped (``<``, ``>`` and ``"``
 never raw), so no input text can look like a tag or an attribute here. The page runs no script
@@ -24,18 +24,18 @@ if TYPE_CHECKING:
     from ragscore.suite.run import SuiteRun, TaskOutcome
 
 _BODY_RE: Final = re.compile(r"<body>\n(.*)</body>", re.DOTALL)
-_HEADING_RE: Final = re.compile(r"<(/?)h([1-5])([ >])")
+_HEADING_RE: Final = re.compile(r"<(/?)h([1-4])([ >])")
 _ID_RE: Final = re.compile(r' (id|for)="([^"]*)"')
 _SCRIPT_RE: Final = re.compile(r"<script>.*?</script>\n?", re.DOTALL)
 _STATUS: Final = {"pass": "pass", "fail": "fail", "error": "fail"}
 
 
 def embed(page: str, prefix: str) -> str:
-    """Set a report page into the suite's page: its body only, headings one level down, ids prefixed."""
+    """Set a report page into the suite's page: its body only, headings two levels down, ids prefixed."""
     match = _BODY_RE.search(page)
     body = match.group(1) if match else page
     body = _SCRIPT_RE.sub("", body)
-    body = _HEADING_RE.sub(lambda m: f"<{m[1]}h{int(m[2]) + 1}{m[3]}", body)
+    body = _HEADING_RE.sub(lambda m: f"<{m[1]}h{int(m[2]) + 2}{m[3]}", body)
     return _ID_RE.sub(lambda m: f' {m[1]}="{prefix}{m[2]}"', body)
 
 

@@ -2,7 +2,7 @@
 name, one Markdown with a section per task, one JUnit file with a test suite per task.
 
 Each task's own report is its command's, byte for byte: the JSON embeds the task's JSON text
-(indented to its place), the Markdown its Markdown (headings one level down), the JUnit its
+(indented to its place), the Markdown its Markdown (headings two levels down, under the task's), the JUnit its
 test suite (renamed after the task). Task names are checked when the suite is read (letters,
 digits, ``_ - .``); every other value from input is escaped by the task's own renderer.
 """
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ragscore.suite.run import SuiteRun, TaskOutcome
 
 STATUS_WORDS: Final = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}
-_HEADING_RE: Final = re.compile(r"^(#{1,5}) ", re.MULTILINE)
+_HEADING_RE: Final = re.compile(r"^(#{1,4}) ", re.MULTILINE)
 _DECLARATION: Final = '<?xml version="1.0" encoding="UTF-8"?>\n'
 
 
@@ -93,9 +93,9 @@ def _summary_table(run: SuiteRun) -> Iterator[str]:
 
 
 def demote(markdown: str) -> str:
-    """Move every heading of a Markdown report one level down (outside fenced code)."""
+    """Move every heading of a Markdown report two levels down, under its task's (outside fenced code)."""
     parts = re.split(r"(^```.*?^```[^\n]*$)", markdown, flags=re.MULTILINE | re.DOTALL)
-    return "".join(part if part.startswith("```") else _HEADING_RE.sub(r"#\1 ", part) for part in parts)
+    return "".join(part if part.startswith("```") else _HEADING_RE.sub(r"##\1 ", part) for part in parts)
 
 
 def render_suite_markdown(run: SuiteRun) -> Iterator[str]:

@@ -217,19 +217,26 @@ class Suite:
                          + f" (tasks: {', '.join(t.name for t in self.tasks)})")
 
 
+def _header_line(text: str, header: str, name: str) -> int | None:
+    """Find the line of a task's header, ``[tasks.NAME]`` (best effort: None when it is written otherwise)."""
+    parts = [re.escape(part) for part in header.split(".")[:-1]] + ['"?' + re.escape(name) + '"?']
+    match = re.search(r"^[ \t]*\[[ \t]*" + r"[ \t]*\.[ \t]*".join(parts) + r"[ \t]*\]", text, re.MULTILINE)
+    return text.count("\n", 0, match.start()) + 1 if match else None
+
+
 def _task(name: str, value: object, source: str, text: str, prefix: str) -> Task:
     header = f"{prefix}tasks.{name}"
+    at = _header_line(text, f"{prefix}tasks.x", name)
     if not NAME_RE.fullmatch(name):
-        raise ConfigError(source, f"[{header}]: a task's name is letters, digits, '_', '-' and '.' (at most 64, "
-                                  "starting with a letter or a digit)", SettingsTable({}, source, text, header)
-                          .line_of(name))
+        raise ConfigError(source, f"[{prefix}tasks.{quote(name)}]: a task's name is letters, digits, '_', '-' and "
+                                  "'.' (at most 64, starting with a letter or a digit)", at)
     if not isinstance(value, dict):
         raise ConfigError(source, f'expected "[{header}]" to be a table of options')
     table = SettingsTable(value, source, text, header)
     command = value.get("command", name if name in COMMANDS else None)
     if command is None:
         raise ConfigError(source, f"[{header}] names no command: add command = \"score\" (or one of "
-                                  f"{', '.join(COMMANDS)})", table.line_of(name))
+                                  f"{', '.join(COMMANDS)})", at)
     if command not in COMMANDS:
         raise table.error("command", f"command: expected one of {', '.join(COMMANDS)}, got {quote(command)}"
                           + did_you_mean(str(command), list(COMMANDS)))
@@ -247,11 +254,11 @@ def _task(name: str, value: object, source: str, text: str, prefix: str) -> Task
         options[key.replace("-", "_")] = kind(table, key, raw)
     missing = [key for key in REQUIRED[command] if key not in options]
     if missing:
-        raise ConfigError(source, f"[{header}] ({command}) needs {' and '.join(missing)}", table.line_of(name))
+        raise ConfigError(source, f"[{header}] ({command}) needs {' and '.join(missing)}", at)
     if command == "compare" and not ("runs" in options or ("trace" in options and (
             "baseline" in options or "baseline_report" in options))):
         raise ConfigError(source, f"[{header}] (compare) needs trace and baseline (or baseline_report), or runs",
-                          table.line_of(name))
+                          at)
     no_fail = options.pop("no_fail", False)
     key_metrics = options.pop("key_metrics", None)
     options.pop("command", None)
