@@ -87,7 +87,7 @@ def trend_chart(name: str, points: Sequence[Mapping[str, Any] | None], labels: S
            'font-family="sans-serif" font-size="11">',
            f'<line x1="{LEFT}" y1="{TOP + plot_h}" x2="{WIDTH - RIGHT}" y2="{TOP + plot_h}" stroke="#bbb"/>',
            f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot_h}" stroke="#bbb"/>',
-           f'<text x="{LEFT - 6}" y="{TOP + 4}" text-anchor="end">{esc(fmt(top) if top != 1 else "1")}</text>',
+           f'<text x="{LEFT - 6}" y="{TOP + 4}" text-anchor="end">{esc(f"{top:g}")}</text>',
            f'<text x="{LEFT - 6}" y="{TOP + plot_h + 4}" text-anchor="end">0</text>']
     # The interval band, in runs of consecutive versions that kept one.
     run: list[int] = []

@@ -31,6 +31,17 @@ def _number(value: object) -> float | int | None:
     return value if math.isfinite(value) else None
 
 
+def _finite(value: Any) -> Any:
+    """A history's data with every number JSON cannot write (1e999 reads as infinity) as None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(v) for key, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
 def _interval(value: object) -> list[float] | None:
     if isinstance(value, list) and len(value) == 2:
         low, high = _number(value[0]), _number(value[1])
@@ -123,9 +134,9 @@ def build_dashboard(history: History) -> dict[str, Any]:
             "command": latest["command"],
             "series": series,
             "statuses": [None if e is None else e.get("status") for e in entries],
-            "latest": {"version": latest_index, "status": latest.get("status"), "error": latest.get("error"),
-                       "metrics": latest.get("metrics", {}), "gates": latest.get("gates", {}),
-                       "breakdown": latest.get("breakdown", {}), "changes": latest.get("changes")},
+            "latest": _finite({"version": latest_index, "status": latest.get("status"), "error": latest.get("error"),
+                               "metrics": latest.get("metrics", {}), "gates": latest.get("gates", {}),
+                               "breakdown": latest.get("breakdown", {}), "changes": latest.get("changes")}),
         })
     return {"kind": "dashboard", "schema": SCHEMA_VERSION, "version": __version__,
             "source": os.path.basename(history.source),
