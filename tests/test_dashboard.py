@@ -190,7 +190,7 @@ PROBE = """<script>
 """
 
 
-def probe(chromium: str, tmp: Path, page: str, width: int) -> dict[str, Any]:
+def probe(chromium: str, tmp: Path, page: str, width: int) -> dict[str, Any]:  # noqa: F811
     text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>\n', "", page).replace("</body>", PROBE + "</body>")
     path = tmp / f"probe-{width}.html"
     path.write_text(text, encoding="utf-8")

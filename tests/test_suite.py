@@ -431,3 +431,24 @@ def test_the_python_api_runs_a_suite_from_its_folder(monkeypatch):
     assert run.outcomes[0].result is not None and run.outcomes[0].result.document["inputs"]["gold"]["path"] == (
         "../stages/ner_gold.jsonl")
     assert run.report("text").splitlines()[-1] == "suite Stashwell support bot: PASS: all 2 tasks passed"
+
+
+def test_the_readme_example(ragscore, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("$ ragscore run examples/suite/ragscore.toml -q\n", 1)[1].split("```", 1)[0]
+    run = ragscore("run", "examples/suite/ragscore.toml", "-q")
+    assert run.status == 1 and run.out == shown
+
+
+def test_the_example_history_is_what_its_script_writes(tmp_path, monkeypatch):
+    """examples/suite/make_history.py writes the committed history, byte for byte (run it after a change)."""
+    copy = tmp_path / "examples"
+    for name in FOLDERS:
+        shutil.copytree(EXAMPLES / name, copy / name)
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    monkeypatch.delenv("GITHUB_SHA", raising=False)
+    done = subprocess.run([sys.executable, str(copy / "suite" / "make_history.py")], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (copy / "suite" / "history.jsonl").read_bytes() == (EXAMPLES / "suite" / "history.jsonl").read_bytes()
