@@ -165,7 +165,7 @@ def test_score_outputs_render_a_control_character_as_its_escape(score_outputs: d
     shown = "E\\x1b[2J\\u202e\\x00"
     md = score_outputs["markdown file"]
     assert "| E\\\\x1b\\[2J\\\\u202e\\\\x00 | yes | yes | no | `OK` |" in md  # Markdown shows \x1b once rendered
-    assert f"<tr data-label=\"OK\"><td><code>{shown}</code></td><td>{shown}</td>" in score_outputs["html file"]
+    assert f"<tr data-label=\"OK\"><td class=\"word\"><code>{shown}</code></td><td>{shown}</td>" in score_outputs["html file"]
     assert f'<testcase classname="ragscore.questions" name="{shown}"' in score_outputs["junit file"]
     assert "replaced by a later line for the same question (the last counts): " + shown in score_outputs["notes and annotations"]
     report = score_outputs["json file"]
