@@ -43,7 +43,10 @@ def record(i: int, rng: random.Random, label: str | None = None) -> dict[str, An
     release = {"command": "compare", "status": "pass", "no_fail": False, "error": None,
                "metrics": {"precision": precision}, "key_metrics": ["precision"],
                "changes": {"precision": {"delta": 0.1, "p_adjusted": 0.01, "significant": i % 7 == 3}},
-               "inputs": qa["inputs"], "gates": {}, "breakdown": {}}
+               "inputs": {**qa["inputs"], "baseline": {"path": "b.jsonl", "sha256": f"{max(i - 1, 0):064x}"}},
+               "gates": {"precision": {"op": "worse by <=", "threshold": 0.05, "warn": None, "value": 0.01,
+                                       "status": "pass"}},
+               "breakdown": {}}
     classify = {"command": "classify", "status": "pass", "no_fail": False, "error": None,
                 "metrics": {"accuracy": 0.8}, "key_metrics": ["accuracy"], "gates": {},
                 "breakdown": {"confusion": {"labels": ["A", "B"], "matrix": [[3, 1], [0, 4]]}}}
@@ -67,16 +70,18 @@ def test_the_example_history_charts_every_key_metric(ragscore, tmp_path):
     charts = root.all("svg", **{"class": "chart trend"})
     assert len(charts) == sum(map(len, keys.values())) == 17
     for n, (task, metrics) in enumerate(keys.items()):
-        for metric in metrics:
-            figure = root.one("figure", id=f"chart-{n}-{metric}")
+        for k, metric in enumerate(metrics):
+            figure = root.one("figure", id=f"chart-{n}-{k}")
+            assert figure.attrs["data-metric"] == metric
             svg = figure.one("svg")
             assert len(svg.all("circle", **{"class": "point"})) == 5, (task, metric)
-            gated = metric in records[-1]["tasks"][task]["gates"]
+            gated = records[-1]["tasks"][task]["gates"].get(metric, {}).get("op") in (">=", "<=")
             assert bool(svg.all("polyline", **{"class": "gate"})) == gated, (task, metric)
-    qa_precision = root.one("figure", id="chart-0-precision").one("svg")
+    assert not root.one("figure", id="chart-1-0").one("svg").all("polyline", **{"class": "gate"})  # a regression
+    qa_precision = root.one("figure", id="chart-0-0").one("svg")
     assert qa_precision.all("polygon", **{"class": "band"})  # the score task kept intervals
     # v1.1 fixed the citations v1.0 had lost: the release compare found it significant, on both charts.
-    for figure in ("chart-0-precision", "chart-1-precision"):
+    for figure in ("chart-0-0", "chart-1-0"):
         (ring,) = root.one("figure", id=figure).all("circle", **{"class": "significant"})
         assert "v1.1: 0.7000" in ring.content() and "significant change 0.4241" in ring.content()
     assert root.one("table", id="tasks")
@@ -232,3 +237,55 @@ def test_browser_screenshot_of_five_versions(chromium, tmp_path, ragscore):  # n
     assert len(data) > 50_000  # charts, not a blank page
     if REGENERATE:
         shutil.copyfile(shot, SCREENSHOT)
+
+
+def test_a_comparison_against_a_fixed_baseline_marks_no_change(ragscore, tmp_path):
+    records = [record(i, random.Random(i)) for i in range(8)]
+    for r in records:
+        r["tasks"]["release"]["inputs"]["baseline"]["sha256"] = "f" * 64  # always the same release
+        r["tasks"]["release"]["changes"]["precision"]["significant"] = True
+    log = write_history(tmp_path / "h.jsonl", records)
+    ragscore("dashboard", log, "--html", tmp_path / "d.html")
+    assert "significant" not in (tmp_path / "d.html").read_text(encoding="utf-8").split("<h2>Tasks</h2>", 1)[1]
+
+
+def test_negative_values_get_an_axis_below_zero_and_settings_changes_are_drawn(ragscore, tmp_path):
+    records = [record(i, random.Random(i)) for i in range(4)]
+    for i, r in enumerate(records):
+        r["tasks"]["qa"]["metrics"]["chr"] = -3.0 + i
+        r["tasks"]["qa"]["signature"] = "a" if i < 2 else "b"
+    log = write_history(tmp_path / "h.jsonl", records)
+    ragscore("dashboard", log, "--html", tmp_path / "d.html")
+    root = parse((tmp_path / "d.html").read_text(encoding="utf-8"))
+    chr_chart = root.one("figure", id="chart-0-1").one("svg")
+    assert chr_chart.all("text")[1].content() == "-5" and chr_chart.all("line", **{"class": "zero"})
+    changed = chr_chart.all("line", **{"class": "settings"})
+    assert len(changed) == 1 and "v2: the settings changed" in changed[0].content()
+
+
+@pytest.mark.parametrize("change", ["status", "warn", "huge", "matrix"])
+def test_odd_values_of_a_history_never_crash_the_dashboard(ragscore, tmp_path, change):
+    r = record(0, random.Random(0))
+    qa = r["tasks"]["qa"]
+    if change == "status":
+        qa["status"] = ["pass"]
+    elif change == "warn":
+        qa["gates"]["precision"]["warn"] = "high"
+    elif change == "huge":
+        qa["metrics"]["precision"] = 10 ** 400
+        qa["breakdown"]["labels"]["OK"] = 10 ** 400
+    else:
+        r["tasks"]["classify"]["breakdown"]["confusion"]["matrix"] = {"a": 1}
+    log = write_history(tmp_path / "h.jsonl", [r])
+    run = ragscore("dashboard", log, "--html", tmp_path / "d.html")
+    if change == "status":
+        assert run.status == 2 and 'h.jsonl:1: task "qa": expected an object with a command and a status' in run.err
+    else:
+        assert run.status == 0, run.err
+
+
+def test_a_line_that_is_neither_json_nor_a_torn_record_is_an_error(ragscore, tmp_path):
+    log = write_history(tmp_path / "h.jsonl", [record(0, random.Random(0))])
+    log.write_text("<<<<<<< HEAD\n" + log.read_text())
+    run = ragscore("dashboard", log)
+    assert run.status == 2 and "h.jsonl:1: not JSON, nor the start of a history record" in run.err

@@ -452,3 +452,101 @@ def test_the_example_history_is_what_its_script_writes(tmp_path, monkeypatch):
                           cwd=tmp_path, timeout=300)
     assert done.returncode == 0, done.stderr
     assert (copy / "suite" / "history.jsonl").read_bytes() == (EXAMPLES / "suite" / "history.jsonl").read_bytes()
+
+
+def test_a_suite_in_pyproject_leaves_the_settings_of_score_alone(tmp_path, ragscore, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name in ("gold.jsonl", "trace.jsonl", "baseline.jsonl"):
+        shutil.copy(EXAMPLES / "product" / name, tmp_path / name)
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""\
+        [tool.ragscore.gates]
+        precision = 0.5
+        [tool.ragscore.suite.tasks.qa]
+        command = "score"
+        gold = "gold.jsonl"
+        trace = "trace.jsonl"
+        [tool.ragscore.suite.tasks.release]
+        command = "compare"
+        gold = "gold.jsonl"
+        baseline = "baseline.jsonl"
+        trace = "trace.jsonl"
+        """), encoding="utf-8")
+    run = ragscore("run", "--format", "json")
+    assert run.status in (0, 1) and [t["status"] for t in json.loads(run.out)["tasks"].values()] != ["error"] * 2
+    assert json.loads(run.out)["tasks"]["qa"]["report"]["gates"]["precision"]["threshold"] == 0.5
+    assert ragscore("--gold", "gold.jsonl", "--trace", "trace.jsonl").status in (0, 1)  # score alone reads it too
+
+
+@pytest.mark.parametrize(("option", "target", "message"), [
+    ("--json", "suite/ragscore.toml", "is the suite file"),
+    ("--html", "stages/ner_gold.jsonl", "is ner's gold"),
+    ("--history", "stages/ner_pred.jsonl", "is ner's pred"),
+    ("--markdown", "suite/gates.toml", "is gates.toml"),
+])
+def test_no_report_or_history_overwrites_what_the_suite_reads(examples, ragscore, option, target, message):
+    before = (examples / target).read_bytes()
+    run = ragscore("run", examples / "suite" / "ragscore.toml", option, examples / target, "--label", "v1")
+    assert run.status == 2 and message in run.err and run.out == ""
+    assert (examples / target).read_bytes() == before
+
+
+def test_a_history_that_is_not_one_is_refused_before_anything_runs(examples, ragscore, tmp_path):
+    other = tmp_path / "notes.txt"
+    other.write_text("shopping list\n")
+    run = ragscore("run", examples / "suite" / "ragscore.toml", "--history", other, "--label", "v1",
+                   "--json", tmp_path / "s.json")
+    assert run.status == 2 and "is not a ragscore history" in run.err and not (tmp_path / "s.json").exists()
+    run = ragscore("run", examples / "suite" / "ragscore.toml", "--history", tmp_path / "no" / "h.jsonl",
+                   "--label", "v1")
+    assert run.status == 2 and "no such folder" in run.err
+
+
+@pytest.mark.parametrize(("lines", "message"), [
+    ('trace = "t"\nruns = ["a", "b"]', 's.toml:4: [tasks.c] trace: give runs (several runs), or trace and baseline'),
+    ('trace = "t"\nbaseline = "b"\nnames = "x,y"', "s.toml:6: [tasks.c] names: is for several runs"),
+    ('trace = "t"\nbaseline = "b"\nbaseline_report = "r"', "s.toml:6: [tasks.c] baseline_report: give baseline or"),
+    ('trace = "t"\nbaseline = "b"\nrepeats = "sample"', 's.toml:6: [tasks.c] repeats: expected one of last, samples'),
+    ('trace = "t"\nbaseline = "b"\nconfidence = 1.5', "s.toml:6: [tasks.c] confidence: expected a number strictly"),
+    ('trace = "t"\nbaseline = "b\\u0000"', "s.toml:5: [tasks.c] baseline: a path with a control character"),
+    ('trace = "t"\nbaseline = "b"\ntest = "z"', "s.toml:6: [tasks.c] test: expected one of bootstrap, t,"),
+])
+def test_compare_options_are_checked_at_their_line(tmp_path, ragscore, monkeypatch, lines, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.toml").write_text(f'[tasks.c]\ncommand = "compare"\ngold = "g"\n{lines}\n', encoding="utf-8")
+    run = ragscore("run", "s.toml")
+    assert run.status == 2 and run.err.startswith(f"ragscore: error: {message}"), run.err
+
+
+@pytest.mark.parametrize(("lines", "message"), [
+    ('refusal_pattern = "("', 'refusal_pattern: "(": '),
+    ("cutoffs = [2000000]", "cutoffs: expected cutoffs of at most 1,000,000"),
+    ("gates = {precision = {min = 0.7, warn = 0.8}}", "gates: precision: a rule with a warn level"),
+    ("per_question = true\nper-question = false", "per-question: given twice"),
+    ('trace_format = "json"', "trace_format: expected one of auto, native"),
+])
+def test_score_options_are_checked_before_anything_runs(tmp_path, ragscore, monkeypatch, lines, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.toml").write_text(f'[tasks.qa]\ncommand = "score"\ngold = "g"\ntrace = "t"\n{lines}\n',
+                                     encoding="utf-8")
+    run = ragscore("run", "s.toml")
+    assert run.status == 2 and run.err.startswith("ragscore: error: s.toml:") and message in run.err, run.err
+
+
+def test_score_trec_checks_its_arguments():
+    import ragscore
+    from ragscore.errors import UsageError
+
+    qrels, runs = EXAMPLES / "retrieval" / "qrels.txt", EXAMPLES / "retrieval" / "run.txt"
+    for bad in ({"level": "x"}, {"confidence": 1.5}, {"bootstrap": 10 ** 12}, {"max_docs": 0}, {"measures": [3]}):
+        with pytest.raises(UsageError):
+            ragscore.score_trec(qrels, [runs, runs], **bad)
+    assert ragscore.score_trec(qrels, runs, measures=["map"]).metrics["map"] > 0.9
+
+
+def test_under_github_actions_the_run_annotates_and_summarises(examples, ragscore, tmp_path, monkeypatch):
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
+    run = ragscore("run", examples / "suite" / "ragscore.toml", "--format", "none")
+    assert "::error title=ragscore release%3A gate under_refusal::" in run.err
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert summary.startswith("# ragscore suite `Stashwell support bot`") and "## Task" not in summary

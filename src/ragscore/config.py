@@ -202,6 +202,8 @@ def _deep_line(text: str) -> int | None:
 def _sections(data: Mapping[str, object], source: str, text: str, prefix: str = "") -> dict[str, SettingsTable]:
     tables = {}
     for name, value in data.items():
+        if name == "suite" and prefix == "tool.ragscore.":  # ragscore run's suite: not a setting
+            continue
         if name not in SECTIONS:
             if not isinstance(value, dict):
                 raise ConfigError(source, f'"{prefix}{name}" is not a table: settings go in "[{prefix}scoring]", '

@@ -18,6 +18,7 @@ from ragscore.cli.common import (
 )
 from ragscore.errors import UsageError
 from ragscore.quoting import quote
+from ragscore.suite.config import Suite
 
 RUN_EPILOG = """\
 examples:
@@ -53,7 +54,7 @@ def run_parser(prog: str) -> argparse.ArgumentParser:
                            "html": "also write one self-contained HTML page to PATH: a section per task",
                            "junit": "also write JUnit XML to PATH: a test suite per task"})
     parser.set_defaults(format="text")
-    add_quiet_option(reports, "print no notes on standard error (the tasks' notes and errors still are)")
+    add_quiet_option(reports, "print no notes on standard error (a task's error still is)")
     history = parser.add_argument_group("history")
     history.add_argument("--history", metavar="PATH",
                          help="append this run to a history (JSON Lines; created if missing) for ragscore dashboard")
@@ -76,8 +77,8 @@ def run_run(args: argparse.Namespace, streams: Streams) -> Exit:
     from ragscore.suite.config import load_suite
     from ragscore.suite.run import run_suite
 
-    _check_history_path(args)
     suite = load_suite(args.suite)  # read and checked before anything runs or is written
+    _check_outputs(args, suite)
     label, when = "", None
     if args.history is not None:
         label = history.version_label(args.label, suite.folder if str(suite.folder) else Path("."))
@@ -88,6 +89,14 @@ def run_run(args: argparse.Namespace, streams: Streams) -> Exit:
     write_requested_reports(args, run.render)
     if args.history is not None:
         history.append(args.history, history.entry(run, label, when))
+    if os.environ.get("GITHUB_ACTIONS") == "true":  # annotations on the run, the summary table on its page
+        from ragscore.reports.github import append_step_summary
+        from ragscore.reports.suite_report import annotation_lines, render_suite_summary
+
+        for line in annotation_lines(run):
+            streams.write_err(line)
+        if os.environ.get("GITHUB_STEP_SUMMARY"):
+            append_step_summary(render_suite_summary(run), os.environ["GITHUB_STEP_SUMMARY"])
     for line in run.notes():
         if not args.quiet or ": error: " in line:
             streams.note(line)
@@ -99,16 +108,35 @@ def run_run(args: argparse.Namespace, streams: Streams) -> Exit:
     return Exit.OK if run.passed or args.no_fail else Exit.GATE_FAILED
 
 
-def _check_history_path(args: argparse.Namespace) -> None:
-    """Refuse a history that is also a report file (a report would overwrite it)."""
-    if args.history is None:
-        return
-    if not args.history.strip():
-        raise UsageError("--history: expected a file path")
-    for option in ("json", "markdown", "html", "junit"):
-        path = getattr(args, option)
-        if path is not None and os.path.abspath(path) == os.path.abspath(args.history):
-            raise UsageError(f"--{option} {quote(path)}: is the history file; a report never overwrites it")
+def _check_outputs(args: argparse.Namespace, suite: Suite) -> None:
+    """Before any task runs: refuse a report or a history that is a file the suite reads (compared by
+    device and inode, as every command compares them), or another output; and a history that is not one."""
+    from ragscore.cli.common import _files_named, _identity
+
+    seen: dict[object, str] = {}
+    for name, path in suite.inputs():
+        for file in _files_named(str(path)):
+            identity, device = _identity(file)
+            if not device:
+                seen.setdefault(identity, name)
+    outputs = [(f"--{option}", getattr(args, option)) for option in ("json", "markdown", "html", "junit")
+               if getattr(args, option) not in (None, "-")]
+    if args.history is not None:
+        if not args.history.strip():
+            raise UsageError("--history: expected a file path")
+        outputs.append(("--history", args.history))
+    for option, path in outputs:
+        identity, device = _identity(path)
+        if device:
+            continue
+        other = seen.setdefault(identity, option)
+        if other != option:
+            raise UsageError(f"{option} {quote(path)}: is {other}; a report or history never overwrites what the "
+                             "suite reads, or another report")
+    if args.history is not None:
+        from ragscore.suite.history import check_appendable
+
+        check_appendable(args.history)
 
 
 def dashboard_parser(prog: str) -> argparse.ArgumentParser:

@@ -18,8 +18,8 @@ from ragscore.metrics.registry import Direction, lookup
 from ragscore.reports.common import cell, code, fmt, gate_rule, verdict
 from ragscore.reports.html import esc, html_table, label_chart, nice_ceiling, page_head, status_class
 
-WIDTH: Final = 640
-HEIGHT: Final = 220
+WIDTH: Final = 480
+HEIGHT: Final = 210
 LEFT: Final = 52
 RIGHT: Final = 14
 TOP: Final = 16
@@ -51,13 +51,16 @@ def _numbers(points: Sequence[Mapping[str, Any] | None]) -> list[float]:
     return out
 
 
-def _top(name: str, points: Sequence[Mapping[str, Any] | None]) -> float:
+def _axis(name: str, points: Sequence[Mapping[str, Any] | None]) -> tuple[float, float]:
+    """The axis of a chart: 0 to 1 for a rate, else 0 (or below it, for a negative value) to a round number."""
     spec = lookup(name)
     numbers = _numbers(points)
     is_count = spec is not None and spec.kind == "count"
     if not is_count and all(0 <= n <= 1 for n in numbers):
-        return 1.0
-    return nice_ceiling(max([1.0, *numbers]))
+        return 0.0, 1.0
+    low = min([0.0, *numbers])
+    bottom = -nice_ceiling(-low) if low < 0 else 0.0
+    return bottom, nice_ceiling(max([1.0, *numbers]))
 
 
 def _direction(name: str, change: Mapping[str, Any]) -> str:
@@ -70,25 +73,34 @@ def _direction(name: str, change: Mapping[str, Any]) -> str:
     return arrow + (" better" if (delta > 0) == (spec.direction is Direction.HIGHER) else " worse")
 
 
-def trend_chart(name: str, points: Sequence[Mapping[str, Any] | None], labels: Sequence[str]) -> str:
-    """Draw one metric over the versions (see the module's docstring)."""
+def trend_chart(name: str, points: Sequence[Mapping[str, Any] | None], labels: Sequence[str],
+                changed: Sequence[int] = ()) -> str:
+    """Draw one metric over the versions (see the module's docstring); ``changed`` are the versions
+    whose settings differ from the version before (a grey dotted line)."""
     n = len(points)
-    top = _top(name, points)
+    bottom, top = _axis(name, points)
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 
     def x(i: int) -> float:
         return LEFT + (plot_w * i / (n - 1) if n > 1 else plot_w / 2)
 
     def y(value: float) -> float:
-        return TOP + plot_h * (1 - min(max(value / top, 0.0), 1.0))
+        return TOP + plot_h * (1 - min(max((value - bottom) / (top - bottom), 0.0), 1.0))
 
     out = [f'<svg class="chart trend" role="img" aria-label="{esc(name)} over {n} versions" width="{WIDTH}" '
            f'height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" xmlns="http://www.w3.org/2000/svg" '
-           'font-family="sans-serif" font-size="11">',
+           'font-family="sans-serif" font-size="12">',
            f'<line x1="{LEFT}" y1="{TOP + plot_h}" x2="{WIDTH - RIGHT}" y2="{TOP + plot_h}" stroke="#bbb"/>',
            f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot_h}" stroke="#bbb"/>',
            f'<text x="{LEFT - 6}" y="{TOP + 4}" text-anchor="end">{esc(f"{top:g}")}</text>',
-           f'<text x="{LEFT - 6}" y="{TOP + plot_h + 4}" text-anchor="end">0</text>']
+           f'<text x="{LEFT - 6}" y="{TOP + plot_h + 4}" text-anchor="end">{esc(f"{bottom:g}")}</text>']
+    if bottom < 0:
+        out.append(f'<line class="zero" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(0):.1f}" y2="{y(0):.1f}" '
+                   'stroke="#bbb"/>')
+    for i in changed:
+        out.append(f'<line class="settings" x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{TOP}" y2="{TOP + plot_h}" '
+                   f'stroke="#757575" stroke-dasharray="2 3"><title>{esc(labels[i])}: the settings changed'
+                   "</title></line>")
     # The interval band, in runs of consecutive versions that kept one.
     run: list[int] = []
     for i in [*range(n), None]:
@@ -162,24 +174,24 @@ def trend_chart(name: str, points: Sequence[Mapping[str, Any] | None], labels: S
     return "\n".join(out) + "\n"
 
 
-def _scroll(table: str) -> str:
-    """Let a wide table scroll on its own, so that the page keeps a phone's width."""
-    return f'<div class="scroll">{table}</div>\n'
-
-
 def _num(value: object) -> str:
     return "#" + esc(fmt(value if isinstance(value, (int, float)) and not isinstance(value, bool) else None))
 
 
 def _gates_table(gates: Mapping[str, Any]) -> str:
-    rows = []
-    for name, g in gates.items():
-        if not isinstance(g, dict) or not isinstance(g.get("op"), str) or not isinstance(g.get("threshold"),
-                                                                                           (int, float)):
-            continue
-        rows.append([f"<code>{esc(name)}</code>", esc(gate_rule(g)), _num(g.get("value")),
-                     f'<span class="{status_class(g.get("status"))}">{esc(g.get("status"))}</span>'])
-    return "<h4>Gates</h4>\n" + _scroll(html_table(["metric", "rule", "value", "status"], rows)) if rows else ""
+    """The latest run's gates (``suite.dashboard`` kept those it can read)."""
+    rows = [[f"<code>{esc(name)}</code>", esc(gate_rule(g)), _num(g["value"]),
+             f'<span class="{status_class(g["status"])}">{esc(g["status"])}</span>'] for name, g in gates.items()]
+    return "<h4>Gates</h4>\n" + html_table(["metric", "rule", "value", "status"], rows) if rows else ""
+
+
+def _matrix(confusion: object) -> tuple[list[object], list[list[object]]] | None:
+    """A confusion matrix's labels and rows, if the history holds one."""
+    if not isinstance(confusion, dict) or not isinstance(confusion.get("labels"), list):
+        return None
+    matrix = confusion.get("matrix")
+    rows = [row for row in matrix if isinstance(row, list)] if isinstance(matrix, list) else []
+    return confusion["labels"], rows
 
 
 def _breakdown(task: Mapping[str, Any]) -> str:
@@ -192,24 +204,20 @@ def _breakdown(task: Mapping[str, Any]) -> str:
     worst = b.get("worst")
     if isinstance(worst, list) and worst:
         rows = [[f'<code class="word">{esc(q.get("qid"))}</code>', f'<code class="word">{esc(q.get("label"))}</code>',
-                 esc(q.get("question")),
-                 esc(q.get("reason"))] for q in worst[:WORST_SHOWN] if isinstance(q, dict)]
-        out.append("<h4>Failing questions</h4>\n" + _scroll(html_table(["qid", "label", "question", "reason"], rows,
-                                                                           )))
-    confusion = b.get("confusion")
-    if isinstance(confusion, dict) and isinstance(confusion.get("labels"), list):
-        names = confusion["labels"]
-        matrix = confusion.get("matrix") or []
-        rows = [[f"<code>{esc(name)}</code>", *(_num(v) for v in row)] for name, row in zip(names, matrix, strict=False)
-                if isinstance(row, list)]
+                 esc(q.get("question")), esc(q.get("reason"))] for q in worst[:WORST_SHOWN] if isinstance(q, dict)]
+        out.append("<h4>Failing questions</h4>\n" + html_table(["qid", "label", "question", "reason"], rows))
+    matrix = _matrix(b.get("confusion"))
+    if matrix is not None:
+        names, matrix_rows = matrix
         out.append("<h4>Confusion matrix</h4>\n<p class=\"note\">Rows: gold label; columns: predicted.</p>\n"
-                   + _scroll(html_table(["gold \\ predicted", *(f"<code>{esc(n)}</code>" for n in names)], rows)))
+                   + html_table(["gold \\ predicted", *(f"<code>{esc(n)}</code>" for n in names)],
+                                [[f"<code>{esc(name)}</code>", *(_num(v) for v in row)]
+                                 for name, row in zip(names, matrix_rows, strict=False)]))
     types = b.get("type_distribution")
     if isinstance(types, dict) and types:
         rows = [[f"<code>{esc(name)}</code>", _num(t.get("gold")), _num(t.get("predicted")),
                  _num(t.get("over_prediction"))] for name, t in types.items() if isinstance(t, dict)]
-        out.append("<h4>Entity types</h4>\n" + _scroll(html_table(["type", "gold", "predicted", "over-predicted"],
-                                                                  rows)))
+        out.append("<h4>Entity types</h4>\n" + html_table(["type", "gold", "predicted", "over-predicted"], rows))
     for key, title in (("broken", "Broken"), ("fixed", "Fixed")):
         qids = b.get(key)
         if isinstance(qids, list) and qids:
@@ -218,7 +226,7 @@ def _breakdown(task: Mapping[str, Any]) -> str:
                        + "</p>\n")
     counts = b.get("counts")
     if isinstance(counts, dict) and counts:
-        out.append(_scroll(html_table([esc(k) for k in counts], [[_num(v) for v in counts.values()]])))
+        out.append(html_table([esc(k) for k in counts], [[_num(v) for v in counts.values()]]))
     return "".join(out)
 
 
@@ -232,9 +240,10 @@ def _task_section(n: int, task: Mapping[str, Any], labels: Sequence[str]) -> str
         out.append(f"<p>Could not run: <code>{esc(latest['error'])}</code></p>\n")
     if task["series"]:
         out.append('<div class="charts">\n')
-        for metric, points in task["series"].items():
-            out.append(f'<figure id="chart-{n}-{esc(metric)}"><figcaption><code>{esc(metric)}</code></figcaption>\n'
-                       + trend_chart(metric, points, labels) + "</figure>\n")
+        for k, (metric, points) in enumerate(task["series"].items()):
+            out.append(f'<figure id="chart-{n}-{k}" data-metric="{esc(metric)}"><figcaption><code>{esc(metric)}'
+                       "</code></figcaption>\n" + trend_chart(metric, points, labels, task["settings_changed"])
+                       + "</figure>\n")
         out.append("</div>\n")
     out.append(_gates_table(latest["gates"]) + _breakdown(task) + "</section>\n")
     return "".join(out)
@@ -266,11 +275,11 @@ def render_dashboard_html(doc: Mapping[str, Any]) -> Iterator[str]:
                      f"{esc(str(status).upper())}</span>",
                      ", ".join(f"<code>{esc(m)}</code> {esc(fmt(_last_value(points)))}"
                                for m, points in task["series"].items())])
-    yield "<h2>Tasks</h2>\n" + _scroll(html_table(["task", "command", "latest", "key metrics"], rows, "tasks"))
+    yield "<h2>Tasks</h2>\n" + html_table(["task", "command", "latest", "key metrics"], rows, "tasks")
     for n, task in enumerate(doc["tasks"]):
         yield _task_section(n, task, labels)
     shown = versions[-MARKDOWN_VERSIONS:]
-    yield "<h2>Versions</h2>\n" + _scroll(html_table(
+    yield "<h2>Versions</h2>\n" + (html_table(
         ["version", "time", "verdict", *(f"<code>{esc(t['name'])}</code>" for t in doc["tasks"])],
         [[f"<code>{esc(v['label'])}</code>", esc(v["time"] or ""), esc(verdict(v["pass"])),
           *(esc(t["statuses"][len(versions) - len(shown) + i] or "") for t in doc["tasks"])]
@@ -300,7 +309,7 @@ def render_dashboard_markdown(doc: Mapping[str, Any]) -> Iterator[str]:
                f"{', '.join(map(str, doc['skipped_lines'][:10]))}.\n")
     yield "\n\\* a significant change (paired test) at that version.\n"
     for task in doc["tasks"]:
-        yield f"\n## Task {code(task['name'])} ({task['command']})\n\n"
+        yield f"\n## Task {code(task['name'])} ({code(task['command'])})\n\n"
         metrics = list(task["series"])
         yield "| version | status | " + " | ".join(code(m) for m in metrics) + " |\n"
         yield "|---|---|" + "---|" * len(metrics) + "\n"
@@ -325,12 +334,12 @@ def render_dashboard_markdown(doc: Mapping[str, Any]) -> Iterator[str]:
             for q in worst[:WORST_SHOWN]:
                 if isinstance(q, dict):
                     yield f"| {code(q.get('qid'))} | {code(q.get('label'))} | {cell(q.get('reason'))} |\n"
-        confusion = b.get("confusion")
-        if isinstance(confusion, dict) and isinstance(confusion.get("labels"), list):
-            names = confusion["labels"]
+        matrix = _matrix(b.get("confusion"))
+        if matrix is not None:
+            names, rows = matrix
             yield "\n| gold \\\\ predicted | " + " | ".join(code(n) for n in names) + " |\n"
             yield "|---|" + "---|" * len(names) + "\n"
-            for name, row in zip(names, confusion.get("matrix") or [], strict=False):
+            for name, row in zip(names, rows, strict=False):
                 yield f"| {code(name)} | " + " | ".join(cell(v) for v in row) + " |\n"
         types = b.get("type_distribution")
         if isinstance(types, dict) and types:

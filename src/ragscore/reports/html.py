@@ -43,8 +43,9 @@ code { font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
 .status-warn { color: #b35300; font-weight: bold; }
 .status-fail { color: #c62828; font-weight: bold; }
 .status-skipped, .status-unknown, .note { color: #666; }
-#questions td:nth-child(2), #questions td:nth-child(4) { max-width: 28rem; overflow-wrap: anywhere; }
-td.word, td.word code, code.word { white-space: nowrap; overflow-wrap: normal; }
+table.questions td:nth-child(2), table.questions td:nth-child(4) { max-width: 28rem; overflow-wrap: anywhere; }
+td code { overflow-wrap: normal; }
+td.word, td.word code, code.word { white-space: nowrap; }
 svg.chart { max-width: 100%; height: auto; }
 .scroll { overflow-x: auto; max-width: 100%; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 24rem), 1fr)); gap: .5rem 1.5rem; }
@@ -236,7 +237,9 @@ def html_table(header: list[str], rows: list[list[str]], table_id: str = "") -> 
     head = "".join(f"<th>{h}</th>" for h in header)
     body = "".join("<tr>" + "".join(td(c) for c in row) + "</tr>\n" for row in rows)
     ident = f' id="{table_id}"' if table_id else ""
-    return f"<table{ident}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}</tbody>\n</table>\n"
+    # A wide table scrolls on its own, so that the page keeps a phone's width.
+    return (f'<div class="scroll"><table{ident}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}</tbody>\n'
+            "</table></div>\n")
 
 
 def page_head(title: str) -> str:
@@ -316,8 +319,8 @@ def _questions(doc: dict[str, Any]) -> Iterator[str]:
     yield ('<h2>Questions</h2>\n' + note + '<p id="filter" hidden><label for="label-filter">Label:</label> '
            f'<select id="label-filter"><option value="">all labels</option>{options}</select> '
            '<span id="shown"></span></p>\n'
-           '<div class="scroll"><table id="questions">\n<thead><tr><th>qid</th><th>question</th><th>label</th>'
-           "<th>reason</th>"
+           '<div class="scroll"><table id="questions" class="questions">\n<thead><tr><th>qid</th><th>question</th>'
+           "<th>label</th><th>reason</th>"
            "<th>answered</th><th>hit</th>" + ("<th>correct</th>" if sampled else "") + "</tr></thead>\n<tbody>\n")
     for q in doc["questions"]:
         correct = f'<td class="num">{q["samples"]["correct"]}/{q["samples"]["n"]}</td>' if sampled else ""

@@ -98,11 +98,16 @@ def demote(markdown: str) -> str:
     return "".join(part if part.startswith("```") else _HEADING_RE.sub(r"##\1 ", part) for part in parts)
 
 
-def render_suite_markdown(run: SuiteRun) -> Iterator[str]:
-    """A title and the summary table, then a section per task holding its own Markdown report."""
+def render_suite_summary(run: SuiteRun) -> Iterator[str]:
+    """A title, the verdict and the summary table (the GitHub job summary; the Markdown report's start)."""
     title = f"ragscore suite {code(run.suite.name)}" if run.suite.name else "ragscore suite"
     yield f"# {title}\n\n**{'PASS' if run.passed else 'FAIL'}**: {cell(suite_verdict(run))}.\n\n"
     yield from _summary_table(run)
+
+
+def render_suite_markdown(run: SuiteRun) -> Iterator[str]:
+    """A title and the summary table, then a section per task holding its own Markdown report."""
+    yield from render_suite_summary(run)
     for o in run.outcomes:
         yield f"\n## Task {code(o.task.name)} ({o.task.command}): {status_word(o)}\n\n"
         if o.result is None:
@@ -110,6 +115,24 @@ def render_suite_markdown(run: SuiteRun) -> Iterator[str]:
             continue
         yield demote("".join(o.result.render("markdown")))
     yield signature_line(run.signature)
+
+
+def annotation_lines(run: SuiteRun) -> list[str]:
+    """GitHub Actions annotations: an error per task that could not run and per failed gate (a warning
+    per warned one), each titled with its task."""
+    from ragscore.reports.common import gate_finding
+    from ragscore.reports.github import escape_data, escape_property
+
+    lines = []
+    for o in run.outcomes:
+        if o.error is not None:
+            lines.append(f"::error title={escape_property(f'ragscore {o.task.name}')}::{escape_data(o.error)}")
+        for metric, gate in (o.figures.gates if o.figures else {}).items():
+            command = {"fail": "error", "warn": "warning"}.get(gate["status"])
+            if command is not None:
+                title = escape_property(f"ragscore {o.task.name}: gate {metric}")
+                lines.append(f"::{command} title={title}::{escape_data(gate_finding(metric, gate))}")
+    return lines
 
 
 def _compare_suite(doc: Mapping[str, Any]) -> ET.Element:

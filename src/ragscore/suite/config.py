@@ -34,14 +34,18 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from ragscore.config import SettingsTable, read_toml
+from ragscore.api import STAGE_FORMATS
+from ragscore.config import PAIRED_TESTS, SettingsTable, read_toml
 from ragscore.errors import ConfigError, UsageError
+from ragscore.loaders.shapes import CHOICES as TRACE_FORMATS
 from ragscore.metrics.registry import did_you_mean
+from ragscore.metrics.stats import CORRECTIONS
 from ragscore.quoting import quote
+from ragscore.settings import MAX_CUTOFF, REPEATS, cutoff_problem, refusal_pattern_problem
 
 DEFAULT_FILE: Final = "ragscore.toml"
 COMMANDS: Final = ("score", "compare", "trec", "ner", "classify", "link")
@@ -72,7 +76,43 @@ def _path(table: SettingsTable, key: str, value: object) -> str:
     path = _text(table, key, value)
     if path == "-":
         raise table.error(key, f"{key}: standard input ('-') cannot feed a task of a suite; name a file")
+    if any(ord(c) < 32 or ord(c) == 127 for c in path):
+        raise table.error(key, f"{key}: a path with a control character, {quote(path)}")
     return path
+
+
+def _choice(choices: tuple[str, ...]) -> Kind:
+    """One of a few words (--repeats, --test, ...)."""
+    def check(table: SettingsTable, key: str, value: object) -> str:
+        if value not in choices:
+            raise _fail(table, key, f"one of {', '.join(choices)}", value)
+        return str(value)
+
+    return check
+
+
+def _confidence(table: SettingsTable, key: str, value: object) -> float:
+    number = _number(table, key, value)
+    if not 0 < number < 1:
+        raise _fail(table, key, "a number strictly between 0 and 1", value)
+    return number
+
+
+def _bounded(table: SettingsTable, key: str, value: object) -> int:
+    """A count the command line bounds (--bootstrap, --k): at most MAX_CUTOFF."""
+    count = _count(table, key, value)
+    if count > MAX_CUTOFF:
+        raise _fail(table, key, f"a positive integer of at most {MAX_CUTOFF:,}", value)
+    return count
+
+
+def _patterns(table: SettingsTable, key: str, value: object) -> list[str]:
+    patterns = _texts(table, key, value)
+    for pattern in patterns:
+        problem = refusal_pattern_problem(pattern)
+        if problem is not None:
+            raise table.error(key, f"{key}: {quote(pattern)}: {problem}")
+    return patterns
 
 
 def _listed(kind: Kind, what: str) -> Callable[[SettingsTable, str, object], list[Any]]:
@@ -130,7 +170,11 @@ def _ints(table: SettingsTable, key: str, value: object) -> list[int]:
     values = value if isinstance(value, list) else [value]
     if not values:
         raise _fail(table, key, "positive integers (a list, or \"1,3,5\")", value)
-    return [_count(table, key, v) for v in values]
+    counts = [_count(table, key, v) for v in values]
+    problem = cutoff_problem(set(counts))
+    if problem is not None:
+        raise _fail(table, key, problem, value)
+    return counts
 
 
 def _names(table: SettingsTable, key: str, value: object) -> list[str]:
@@ -143,8 +187,15 @@ def _names(table: SettingsTable, key: str, value: object) -> list[str]:
 
 
 def _gates(table: SettingsTable, key: str, value: object) -> str | dict[str, Any]:
-    """Gates as --gates takes them ("precision=0.8,chr=0.75"), or a table {metric = rule}."""
+    """Gates as --gates takes them ("precision=0.8,chr=0.75"), or a table {metric = rule}: a number, a
+    rule such as ">= 0.6", or "off"."""
     if isinstance(value, dict):
+        for metric, rule in value.items():
+            if isinstance(rule, dict):
+                raise table.error(key, f"{key}: {metric}: a rule with a warn level ({{min = ..., warn = ...}}) goes "
+                                       "in gates.toml; here give a number or a rule such as \">= 0.6\"")
+            if isinstance(rule, bool) or not isinstance(rule, (int, float, str)):
+                raise _fail(table, key, f"{metric}: a number, a rule such as \">= 0.6\" or \"off\"", rule)
         return dict(value)
     return _text(table, key, value)
 
@@ -162,25 +213,28 @@ def _map(table: SettingsTable, key: str, value: object) -> dict[str, str]:
     return out
 
 
-_SCORED: Final[dict[str, Kind]] = {"trace_format": _text, "map": _map, "metrics": _names, "repeats": _text,
-                                   "confidence": _number, "bootstrap": _count, "seed": _seed, "jobs": _count,
-                                   "gates_file": _path}
-_STAGE: Final[dict[str, Kind]] = {"gold": _path, "pred": _path, "input_format": _text, "gates": _gates,
-                                  "gates_file": _path, "strict": _flag}
+_SCORED: Final[dict[str, Kind]] = {"trace_format": _choice(TRACE_FORMATS), "map": _map, "metrics": _names,
+                                   "repeats": _choice(REPEATS), "confidence": _confidence, "bootstrap": _bounded,
+                                   "seed": _seed, "jobs": _count, "gates_file": _path}
+_STAGE: Final[dict[str, Kind]] = {"gold": _path, "pred": _path, "input_format": _choice(STAGE_FORMATS),
+                                  "gates": _gates, "gates_file": _path, "strict": _flag}
 KEYS: Final[dict[str, dict[str, Kind]]] = {
     "score": {"gold": _path, "trace": _paths, "scores": _path, "per_question": _flag, "by": _texts,
-              "only_failures": _flag, "gates": _gates, "strict": _flag, "cutoffs": _ints, "k": _count,
-              "pass_k": _ints, "refusal_token": _texts, "refusal_pattern": _texts, "require_claim": _flag,
+              "only_failures": _flag, "gates": _gates, "strict": _flag, "cutoffs": _ints, "k": _bounded,
+              "pass_k": _ints, "refusal_token": _texts, "refusal_pattern": _patterns, "require_claim": _flag,
               "scope_citations": _flag, **_SCORED},
     "compare": {"gold": _path, "trace": _paths, "baseline": _paths, "baseline_report": _path, "runs": _paths,
-                "names": _names, "columns": _names, "test": _text, "correction": _text, **_SCORED},
+                "names": _names, "columns": _names, "test": _choice(PAIRED_TESTS),
+                "correction": _choice(tuple(CORRECTIONS)), **_SCORED},
     "trec": {"qrels": _path, "runs": _paths, "measures": _texts, "per_query": _flag, "complete": _flag,
-             "max_docs": _count, "level": _integer, "gates": _gates, "gates_file": _path, "confidence": _number,
-             "bootstrap": _count, "seed": _seed},
+             "max_docs": _count, "level": _integer, "gates": _gates, "gates_file": _path, "confidence": _confidence,
+             "bootstrap": _bounded, "seed": _seed},
     "ner": _STAGE,
     "classify": _STAGE,
     "link": {**_STAGE, "cutoffs": _ints},
 }
+# The keys that name files a task reads.
+INPUT_KEYS: Final = ("gold", "trace", "baseline", "baseline_report", "runs", "pred", "qrels", "scores", "gates_file")
 # Keys every task takes besides its command's options.
 TASK_KEYS: Final[dict[str, Kind]] = {"command": _text, "no_fail": _flag, "key_metrics": _names}
 REQUIRED: Final = {"score": ("gold", "trace"), "compare": ("gold",), "trec": ("qrels", "runs"),
@@ -205,9 +259,23 @@ class Suite:
 
     name: str | None
     tasks: tuple[Task, ...]
-    source: str           # the file as given (pyproject.toml: with its table), for messages and reports
+    source: str           # the file as given, for messages and reports
     folder: Path          # where its tasks run
     sha256: str           # of the file's bytes
+    file: Path | None = None  # the file itself
+
+    def inputs(self) -> list[tuple[str, Path]]:
+        """Every file the suite reads, named for a message: the suite file, the settings files of its
+        folder, and each task's inputs (globs and folders as named)."""
+        found = [("the suite file", self.file)] if self.file is not None else []
+        found += [(name, self.folder / name) for name in ("gates.toml", "pyproject.toml")
+                  if (self.folder / name).is_file()]
+        for task in self.tasks:
+            for key in INPUT_KEYS:
+                value = task.options.get(key)
+                for spec in value if isinstance(value, list) else [value] if value is not None else []:
+                    found.append((f"{task.name}'s {key}", self.folder / spec))
+        return found
 
     def task(self, name: str) -> Task:
         for task in self.tasks:
@@ -243,6 +311,8 @@ def _task(name: str, value: object, source: str, text: str, prefix: str) -> Task
     keys = KEYS[command]
     options: dict[str, Any] = {}
     for key, raw in value.items():
+        if key.replace("-", "_") in options:
+            raise table.error(key, f"{key}: given twice (as {key.replace('-', '_')} and with '-')")
         kind = TASK_KEYS.get(key) or keys.get(key.replace("-", "_"))
         if kind is None:
             if key.replace("-", "_") in _REPORT_KEYS:
@@ -255,14 +325,29 @@ def _task(name: str, value: object, source: str, text: str, prefix: str) -> Task
     missing = [key for key in REQUIRED[command] if key not in options]
     if missing:
         raise ConfigError(source, f"[{header}] ({command}) needs {' and '.join(missing)}", at)
-    if command == "compare" and not ("runs" in options or ("trace" in options and (
-            "baseline" in options or "baseline_report" in options))):
-        raise ConfigError(source, f"[{header}] (compare) needs trace and baseline (or baseline_report), or runs",
-                          at)
+    if command == "compare":
+        _check_compare(table, header, options, at)
     no_fail = options.pop("no_fail", False)
     key_metrics = options.pop("key_metrics", None)
     options.pop("command", None)
     return Task(name, command, options, no_fail, None if key_metrics is None else tuple(key_metrics), table)
+
+
+def _check_compare(table: SettingsTable, header: str, options: Mapping[str, Any], at: int | None) -> None:
+    """A comparison names two runs (trace, and baseline or baseline_report) or several (runs), not both."""
+    pair = [key for key in ("trace", "baseline", "baseline_report") if key in options]
+    if "runs" in options:
+        if pair:
+            raise table.error(pair[0], f"{pair[0]}: give runs (several runs), or trace and baseline, not both")
+        return
+    for key in ("names", "columns"):
+        if key in options:
+            raise table.error(key, f"{key}: is for several runs (runs = [...])")
+    if "baseline" in options and "baseline_report" in options:
+        raise table.error("baseline_report", "baseline_report: give baseline or baseline_report, not both")
+    if "trace" not in options or len(pair) < 2:
+        raise ConfigError(table.source, f"[{header}] (compare) needs trace and baseline (or baseline_report), or "
+                                        "runs", at)
 
 
 def _suite_table(data: Mapping[str, object], source: str, text: str, prefix: str, folder: Path,
@@ -278,10 +363,16 @@ def _suite_table(data: Mapping[str, object], source: str, text: str, prefix: str
     if name is not None and not isinstance(name, str):
         raise ConfigError(source, "name: expected a string", _top_line(text, "name"))
     tasks = data.get("tasks")
+    if tasks is not None and not isinstance(tasks, dict):
+        raise ConfigError(source, f"tasks: expected [{prefix}tasks.NAME] tables", _top_line(text, "tasks"))
     if not isinstance(tasks, dict) or not tasks:
         raise ConfigError(source, f"no tasks: add a [{prefix}tasks.NAME] table per task (see the README's "
                                   '"Suites" section)')
     return Suite(name, tuple(_task(n, v, source, text, prefix) for n, v in tasks.items()), source, folder, digest)
+
+
+def _at(suite: Suite | None, file: Path) -> Suite | None:
+    return None if suite is None else replace(suite, file=file)
 
 
 def _top_line(text: str, key: str) -> int | None:
@@ -303,6 +394,8 @@ def load_suite(path: str | None = None, cwd: Path | None = None) -> Suite:
         raise UsageError(f"no suite: give a suite file (ragscore run SUITE.toml), or write ./{DEFAULT_FILE} or "
                          "[tool.ragscore.suite] in ./pyproject.toml (see the README's \"Suites\" section)")
     file = Path(path)
+    if cwd is not None and not file.is_absolute():
+        file = folder / file
     if not file.exists():
         raise ConfigError(path, "no such file")
     return _required(_read(file, path))
@@ -314,6 +407,10 @@ def _required(suite: Suite | None) -> Suite:
 
 
 def _read(file: Path, display: str, required: bool = True) -> Suite | None:
+    return _at(_parse(file, display, required), file)
+
+
+def _parse(file: Path, display: str, required: bool) -> Suite | None:
     data, text = read_toml(file, display)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     folder = file.parent

@@ -3,9 +3,12 @@ and the latest run's breakdown.
 
 Tasks are shown in the latest run's order, then those only earlier runs had. A task's charts are
 its key metrics of every version (the union, the latest's first). Each point carries its value,
-its interval where the run kept one, its gate, and a significant change where a paired test
-backs one: the task's own comparison (``compare``, ``trec`` with several runs), or a ``compare``
-task of the same run whose candidate is this task's inputs (the same gold and trace sha256).
+its interval where the run kept one, its gate, and a significant change where a paired test of
+the version before against this one backs it: the task's own (a ``compare``, or a ``trec`` with
+several runs, whose baseline is the candidate the same task had the version before), or on a
+``score`` task that of such a ``compare`` task of the same run whose candidate is the score
+task's inputs (the same gold and trace sha256). A comparison against a fixed baseline marks
+nothing: its change is not one between versions.
 
 A history is input: a value that is not a number reads as no value, never as a wrong one.
 """
@@ -25,16 +28,23 @@ from ragscore.suite.history import History
 SCHEMA_VERSION: Final = 1
 
 
+_OPS: Final = (">=", "<=", ">", "<")  # a gate on the value (a comparison's allowed worsening is not one)
+_BIGGEST: Final = 2 ** 53              # past this, an integer is no count a chart can place
+
+
 def _number(value: object) -> float | int | None:
+    """A number of the history, or None: not a number, not finite, or too large to draw."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
+    if isinstance(value, int):
+        return value if abs(value) <= _BIGGEST else None
     return value if math.isfinite(value) else None
 
 
 def _finite(value: Any) -> Any:
-    """A history's data with every number JSON cannot write (1e999 reads as infinity) as None."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
+    """A history's data with every number JSON or a chart cannot hold (1e999 reads as infinity) as None."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _number(value)
     if isinstance(value, dict):
         return {key: _finite(v) for key, v in value.items()}
     if isinstance(value, list):
@@ -51,10 +61,12 @@ def _interval(value: object) -> list[float] | None:
 
 
 def _gate(value: object) -> dict[str, Any] | None:
-    if not isinstance(value, dict) or _number(value.get("threshold")) is None or not isinstance(value.get("op"), str):
+    """A gate on the value, as the charts and tables read it (None: none, or not one they can draw)."""
+    if not isinstance(value, dict) or _number(value.get("threshold")) is None or value.get("op") not in _OPS:
         return None
+    status = value.get("status")
     return {"op": value["op"], "threshold": value["threshold"], "warn": _number(value.get("warn")),
-            "status": value.get("status") if isinstance(value.get("status"), str) else None}
+            "value": _number(value.get("value")), "status": status if isinstance(status, str) else None}
 
 
 def _change(value: object) -> dict[str, Any] | None:
@@ -63,24 +75,54 @@ def _change(value: object) -> dict[str, Any] | None:
     return {"delta": _number(value.get("delta")), "p_adjusted": _number(value.get("p_adjusted"))}
 
 
-def _sha(inputs: object, role: str) -> str | None:
-    entry = inputs.get(role) if isinstance(inputs, dict) else None
+def _sha(entry: object) -> str | None:
     sha = entry.get("sha256") if isinstance(entry, dict) else None
     return sha if isinstance(sha, str) else None
 
 
-def _linked_changes(tasks: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """The changes a compare task of this run vouches for, by the name of each score task it compared."""
-    out: dict[str, dict[str, Any]] = {}
-    for task in tasks.values():
-        if not isinstance(task, dict) or task.get("command") != "compare" or not isinstance(task.get("changes"), dict):
+def _pair(task: object) -> tuple[str | None, str | None]:
+    """The sha256 of what a task's paired test compared: (baseline, candidate); (None, None) without one."""
+    if not isinstance(task, dict) or not isinstance(task.get("inputs"), dict):
+        return None, None
+    inputs = task["inputs"]
+    runs = inputs.get("runs")
+    if task.get("command") in ("compare", "trec") and isinstance(runs, list) and len(runs) > 1:
+        return _sha(runs[0]), _sha(runs[-1])
+    if task.get("command") == "compare":
+        return _sha(inputs.get("baseline")), _sha(inputs.get("trace"))
+    return None, None
+
+
+def _consecutive(task: object, before: object) -> bool:
+    """Whether a task's paired test compared this version with the one before (its baseline is the
+    candidate that version's same task had)."""
+    baseline, _ = _pair(task)
+    _, previous = _pair(before)
+    return baseline is not None and baseline == previous
+
+
+def _changes(records: Sequence[Mapping[str, Any]], i: int) -> dict[str, Mapping[str, Any]]:
+    """The significant changes version ``i`` can show, by task: a paired test of the version before
+    against this one; on a score task, that of a compare task whose candidate is the score task's
+    inputs (the same gold and trace sha256)."""
+    if i == 0:
+        return {}
+    tasks, before = records[i]["tasks"], records[i - 1]["tasks"]
+    out: dict[str, Mapping[str, Any]] = {}
+    for name, task in tasks.items():
+        if not isinstance(task, dict) or not isinstance(task.get("changes"), dict):
             continue
-        gold, trace = _sha(task.get("inputs"), "gold"), _sha(task.get("inputs"), "trace")
-        for name, other in tasks.items():
-            if (isinstance(other, dict) and other.get("command") == "score" and gold is not None
-                    and trace is not None and (_sha(other.get("inputs"), "gold"), _sha(other.get("inputs"), "trace"))
-                    == (gold, trace)):
-                out[name] = task["changes"]
+        if not _consecutive(task, before.get(name)):
+            continue
+        out[name] = task["changes"]
+        if task.get("command") != "compare" or not isinstance(task.get("inputs"), dict):
+            continue
+        gold, trace = _sha(task["inputs"].get("gold")), _sha(task["inputs"].get("trace"))
+        for other, entry in tasks.items():
+            if (isinstance(entry, dict) and entry.get("command") == "score" and isinstance(entry.get("inputs"), dict)
+                    and gold is not None and trace is not None
+                    and (_sha(entry["inputs"].get("gold")), _sha(entry["inputs"].get("trace"))) == (gold, trace)):
+                out[other] = task["changes"]
     return out
 
 
@@ -102,23 +144,26 @@ def _key_metrics(records: Sequence[Mapping[str, Any]], name: str) -> list[str]:
     return list(keys)
 
 
-def _point(task: Mapping[str, Any] | None, metric: str, linked: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def _point(task: Mapping[str, Any] | None, metric: str, changes: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if task is None:
         return None
-    own = task.get("changes")
-    changes: Mapping[str, Any] = own if isinstance(own, dict) else linked or {}
     return {
         "value": _number(task.get("metrics", {}).get(metric)),
         "interval": _interval(task.get("intervals", {}).get(metric)),
         "gate": _gate(task.get("gates", {}).get(metric)),
-        "change": _change(changes.get(metric)),
+        "change": _change((changes or {}).get(metric)),
     }
+
+
+def _signature(task: Mapping[str, Any] | None) -> str | None:
+    value = None if task is None else task.get("signature")
+    return value if isinstance(value, str) else None
 
 
 def build_dashboard(history: History) -> dict[str, Any]:
     """Assemble the dashboard's data from a history (at least one record)."""
     records = history.records
-    linked = [_linked_changes(r["tasks"]) for r in records]
+    changes = [_changes(records, i) for i in range(len(records))]
     versions = [{"label": r["label"], "time": r["time"] if isinstance(r.get("time"), str) else None,
                  "pass": r["pass"] is True, "line": line} for r, line in zip(records, history.lines, strict=True)]
     tasks = []
@@ -127,21 +172,31 @@ def build_dashboard(history: History) -> dict[str, Any]:
         latest_index = max(i for i, e in enumerate(entries) if e is not None)
         latest = entries[latest_index]
         assert latest is not None
-        series = {metric: [_point(e, metric, link.get(name)) for e, link in zip(entries, linked, strict=True)]
+        series = {metric: [_point(e, metric, found.get(name)) for e, found in zip(entries, changes, strict=True)]
                   for metric in _key_metrics(records, name)}
+        signatures = [_signature(e) for e in entries]
+        gates = latest.get("gates", {})
         tasks.append({
             "name": name,
             "command": latest["command"],
             "series": series,
-            "statuses": [None if e is None else e.get("status") for e in entries],
-            "latest": _finite({"version": latest_index, "status": latest.get("status"), "error": latest.get("error"),
-                               "metrics": latest.get("metrics", {}), "gates": latest.get("gates", {}),
-                               "breakdown": latest.get("breakdown", {}), "changes": latest.get("changes")}),
+            "statuses": [None if e is None else e["status"] for e in entries],
+            # Where the task's settings changed from the version before: its values may not compare.
+            "settings_changed": [i for i in range(1, len(entries)) if signatures[i] is not None
+                                 and signatures[i - 1] is not None and signatures[i] != signatures[i - 1]],
+            "latest": {"version": latest_index, "status": latest["status"], "error": _text(latest.get("error")),
+                       "metrics": _finite(latest.get("metrics", {})),
+                       "gates": {metric: gate for metric, g in gates.items() if (gate := _gate(g)) is not None},
+                       "breakdown": _finite(latest.get("breakdown", {}))},
         })
     return {"kind": "dashboard", "schema": SCHEMA_VERSION, "version": __version__,
             "source": os.path.basename(history.source),
-            "suite": records[-1].get("suite") if records else None, "versions": versions,
+            "suite": _text(records[-1].get("suite")) if records else None, "versions": versions,
             "skipped_lines": list(history.skipped), "tasks": tasks}
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 @dataclass

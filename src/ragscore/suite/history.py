@@ -6,9 +6,10 @@ signature, the inputs' sha256 and every task's figures (``suite.tasks.Figures``)
 
 An append is one ``write`` of the whole line to a file opened for appending, under an exclusive
 lock where the system has one, then ``fsync``: a run that is killed leaves either its whole line
-or a torn one at the end. A torn line is told from a record by not being JSON: reading reports
-and skips it, and the next append first ends it with a newline, so that its own line stands
-alone. A line that is JSON but not a history record is an error at its line.
+or a torn one at the end. A torn line is told from a record by not being JSON while starting as
+every record starts (``{"ragscore_history":``): reading reports and skips it, and the next append
+first ends it with a newline, so that its own line stands alone. Any other line that is not a
+history record (a merge conflict's marker, JSON of another shape) is an error at its line.
 """
 
 from __future__ import annotations
@@ -91,7 +92,45 @@ def entry(run: SuiteRun, label: str, time: str | None) -> dict[str, Any]:
             task.update(asdict(o.figures))
         tasks[o.task.name] = task
     return {FORMAT_KEY: FORMAT_VERSION, "label": label, "time": time, "version": __version__,
-            "suite": run.suite.name, "signature": run.signature, "pass": run.passed, "tasks": tasks}
+            "suite": run.suite.name, "suite_sha256": run.suite.sha256, "signature": run.signature, "pass": run.passed,
+            "tasks": tasks}
+
+
+_HEAD: Final = b'{"' + FORMAT_KEY.encode() + b'":'
+
+
+def is_torn(raw: bytes) -> bool:
+    """Whether a line that is not JSON is the start of a record a killed run left (every record starts
+    with its format key)."""
+    text = raw.rstrip(b"\r\n")
+    return text.startswith(_HEAD) or (bool(text) and _HEAD.startswith(text))
+
+
+def check_appendable(path: str | os.PathLike[str]) -> None:
+    """Refuse, before a run, a history that cannot be appended to: a folder, a missing folder, or a
+    file that is not a history (its first line is neither a record nor the start of one)."""
+    spec = os.fspath(path)
+    if os.path.isdir(spec):
+        raise UsageError(f"--history {quote(spec)}: is a folder, expected a file")
+    if not os.path.exists(spec):
+        folder = os.path.dirname(spec) or "."
+        if not os.path.isdir(folder):
+            raise UsageError(f"--history {quote(spec)}: no such folder {quote(folder)}")
+        return
+    try:
+        with open(spec, "rb") as stream:
+            first = stream.readline(MAX_LINE + 1)
+    except OSError as exc:
+        raise UsageError(f"--history {quote(spec)}: cannot read: {exc.strerror or exc}") from None
+    if not first.strip() or is_torn(first):
+        try:
+            record = json.loads(first)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return  # empty, or the start of a record a killed run left
+        if isinstance(record, dict) and FORMAT_KEY in record:
+            return
+    raise UsageError(f"--history {quote(spec)}: is not a ragscore history (its first line is not a history "
+                     "record); name a new file or a history ragscore run wrote")
 
 
 def encode(record: Mapping[str, Any]) -> bytes:
@@ -168,6 +207,9 @@ def read(path: str | os.PathLike[str]) -> History:
             try:
                 record = json.loads(raw.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError):
+                if not is_torn(raw):
+                    raise InputError(source, "not JSON, nor the start of a history record a stopped run left: "
+                                             "not a ragscore history line", number) from None
                 history.skipped.append(number)
                 continue
             _check(record, source, number)
@@ -189,8 +231,10 @@ def _check(record: object, source: str, line: int) -> None:
     if not isinstance(record["label"], str) or not isinstance(record["tasks"], dict):
         raise InputError(source, "a history record's label must be a string and its tasks an object", line)
     for name, task in record["tasks"].items():
-        if not isinstance(task, dict) or not isinstance(task.get("command"), str) or "status" not in task:
-            raise InputError(source, f"task {quote(name)}: expected an object with command and status", line)
+        if (not isinstance(task, dict) or not isinstance(task.get("command"), str)
+                or task.get("status") not in ("pass", "fail", "error")):
+            raise InputError(source, f"task {quote(name)}: expected an object with a command and a status (pass, "
+                                     "fail or error)", line)
         for key in ("metrics", "intervals", "gates", "breakdown"):
             if not isinstance(task.get(key, {}), dict):
                 raise InputError(source, f"task {quote(name)}: {key} must be an object", line)

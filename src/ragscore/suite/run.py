@@ -144,8 +144,8 @@ def run_task(task: Task) -> TaskOutcome:
     """Run one task; an input or usage error ends this task alone (status "error")."""
     try:
         result = execute(task)
+        confidence = getattr(result, "confidence", None)
+        kept = figures(task, result, None if confidence is None else 1 - confidence)
     except RagscoreError as exc:
         return TaskOutcome(task, "error", error=str(exc))
-    confidence = getattr(result, "confidence", None)
-    kept = figures(task, result, None if confidence is None else 1 - confidence)
     return TaskOutcome(task, "pass" if result.passed else "fail", result, kept)
