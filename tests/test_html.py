@@ -192,9 +192,31 @@ def test_question_table_has_one_row_per_question(product):
     assert options == ["", *product["labels"]]
 
 
-def test_metric_table_lists_every_metric(product):
+def test_question_table_shows_the_claim_and_cited_ids_and_keeps_words_whole(product):
+    page = parse(render(product))
+    table = page.one("table", id="questions")
+    assert cells(table.one("thead").one("tr"))[:6] == ["qid", "question", "label", "reason", "claim", "cited"]
+    rows = table.one("tbody").all("tr")
+    for row, q in zip(rows, product["questions"], strict=True):
+        shown = cells(row)
+        claim = q["claim"] if q["claim"] is None or len(q["claim"]) <= 160 else q["claim"][:159].rstrip() + "…"
+        assert shown[4] == ("" if claim is None else claim)
+        assert shown[5] == ("" if q["cited"] is None else "none" if not q["cited"] else ", ".join(q["cited"]))
+        assert [c.attrs.get("class") for c in row.children if c.tag == "td"][:3] == ["word", None, "word"]
+    missing = next(q for q in product["questions"] if q["label"] == "MISSING_TRACE")
+    assert missing["claim"] is None and missing["cited"] is None
+    assert "td.word, td.word code, code.word { white-space: nowrap; }" in render(product)
+
+
+def test_metric_table_lists_every_metric_with_its_interval(product):
     rows = parse(render(product)).one("table", id="metrics").one("tbody").all("tr")
     assert [cells(r)[0] for r in rows] == list(product["metrics"])
+    for row in rows:
+        name, _, interval = cells(row)[:3]
+        bounds = product["intervals"].get(name)
+        expected = "" if name not in product["intervals"] else "n/a" if bounds is None else (
+            f"{bounds[0]:.4f}–{bounds[1]:.4f}")
+        assert interval == expected, name
 
 
 def test_page_references_nothing_outside_itself(product):

@@ -110,6 +110,8 @@ class QuestionRow(NamedTuple):
     slices: tuple[tuple[str, ...], ...] = ()           # the labels of each --by path
     scores: dict[str, float] = {}                       # external scores the question has (read-only)
     sampled: QuestionSamples | None = None              # its samples (repeats = "samples"; outcome: the last)
+    claim: str | None = None                            # what the trace that counted claimed (None: no claim)
+    cited: tuple[str, ...] | None = None                # ... and the ids it cited (None: no trace)
 
 
 class Explained(NamedTuple):
@@ -409,6 +411,7 @@ class _Judged:
     operations: OperationColumns          # latency, tokens and cost, when the traces carry them
     claims: list[str | None] | None
     trace_lines: array[int] | None
+    answers: list[tuple[str | None, tuple[str, ...]] | None] | None  # claim and citations, for the rows
     views: dict[int, TraceView] = field(default_factory=dict)  # the questions to explain: the last trace
     seen: dict[int, int] = field(default_factory=dict)         # ... and how many lines they had
     shape: TraceShape | None = None       # how a mapped trace format is read (None: the contract)
@@ -435,6 +438,7 @@ def _judged(questions: int, settings: Settings, wants: Wants, parts: int, reread
         # cannot be read again.
         claims=[None] * questions if wants.samples and (parts == 1 or not rereadable) else None,
         trace_lines=array("q", [0]) * questions if wants.samples and parts > 1 and rereadable else None,
+        answers=[None] * questions if wants.rows else None,
         repeats=Repeats.of(questions, settings) if settings.sampled else None,
         sampled_columns=sampled_columns,
     )
@@ -483,6 +487,7 @@ def _join(
     codes, shares, outcomes, claims, trace_lines = (judged.codes, judged.shares, judged.outcomes, judged.claims,
                                                     judged.trace_lines)
     external, families, views, seen, shape = judged.external, judged.families, judged.views, judged.seen, judged.shape
+    answers = judged.answers
     # Each sample adds to its question's sums; else a later line replaces the question's row.
     columns: Sequence[Columns | SampleColumns] = judged.sampled_columns or judged.columns
     operations, operation_keys, repeats = judged.operations, OPERATION_KEYS, judged.repeats
@@ -533,6 +538,8 @@ def _join(
             claims[position] = view.claim
         elif trace_lines is not None:
             trace_lines[position] = line
+        if answers is not None:
+            answers[position] = (view.claim if view.claim_from is not None else None, tuple(view.citations))
         outcome = judge(item, view, settings, refusals)
         codes[position] = pack(outcome, item.answerable)
         shares[position] = math.nan if outcome.cite_share is None else outcome.cite_share
@@ -621,17 +628,19 @@ def _rows_and_explained(
 ) -> None:
     """Build the per-question rows (``wants.rows``) and what ``--explain`` needs of the questions it names."""
     assert judged.outcomes is not None
-    columns = judged.columns
+    columns, answers = judged.columns, judged.answers
     for position, (item, outcome) in enumerate(zip(gold.items, judged.outcomes, strict=True)):
         assert outcome is not None
         if wants.rows:
             family_rows = tuple(c.row(position) for c in columns)
             labels = tuple(slice_labels(item, path) for path in wants.by)
+            answer = None if answers is None else answers[position]
             result.rows.append(QuestionRow(
                 gold.places[position], item.qid, item.question, item.answerable, outcome, item.citations, item.rule,
                 family_rows, labels,
                 {name: value for name, (column, _) in score_columns.items() if (value := column[position]) == value},
                 None if sampled is None else sampled[position],
+                None if answer is None else answer[0], None if answer is None else answer[1],
             ))
         if item.qid in wants.explain:
             result.explained[item.qid] = Explained(item, outcome, judged.views.get(position),

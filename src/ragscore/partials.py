@@ -46,7 +46,7 @@ from ragscore.text import Rule
 FORMAT: Final = "ragscore-partial"
 # The integer counts of an AnswerTally (its shares and labels are written apart).
 _COUNTS: Final = tuple(name for name in AnswerTally.__dataclass_fields__ if name not in ("shares", "labels"))
-VERSION: Final = 2
+VERSION: Final = 3
 
 
 @dataclass(frozen=True)
@@ -214,7 +214,7 @@ def _outcome(o: Outcome) -> list[Any]:
 def _row(r: QuestionRow) -> list[Any]:
     out = [r.place, r.qid, r.question, r.answerable, _outcome(r.outcome), list(r.citations), r.rule.name,
            [None if row is None else _nums(row) for row in r.family_rows], [list(s) for s in r.slices],
-           {name: _num(v) for name, v in r.scores.items()}]
+           {name: _num(v) for name, v in r.scores.items()}, r.claim, None if r.cited is None else list(r.cited)]
     if r.sampled is not None:  # repeated samples: the question's (a run without them writes what 0.1 wrote)
         q = r.sampled
         out.append([q.n, q.correct, list(q.labels), [None if v is None else _num(v) for v in q.answer],
@@ -456,11 +456,13 @@ def _read_outcome(v: list[Any]) -> Outcome:
 
 
 def _read_row(v: list[Any]) -> QuestionRow:
-    place, qid, question, answerable, outcome, citations, rule, family_rows, slices, scores, *sampled = v
+    place, qid, question, answerable, outcome, citations, rule, family_rows, slices, scores, claim, cited, *sampled = v
+    if not (claim is None or isinstance(claim, str)) or not (cited is None or all(isinstance(c, str) for c in cited)):
+        raise ValueError(f"question {qid!r}: a claim or cited ids that are not text")
     return QuestionRow(place, qid, question, answerable, _read_outcome(outcome), tuple(citations), Rule[rule],
                        tuple(None if row is None else tuple(map(_float, row)) for row in family_rows),
                        tuple(tuple(s) for s in slices), {name: _float(x) for name, x in scores.items()},
-                       _read_sampled(*sampled) if sampled else None)
+                       _read_sampled(*sampled) if sampled else None, claim, None if cited is None else tuple(cited))
 
 
 def _read_sampled(v: list[Any]) -> QuestionSamples:

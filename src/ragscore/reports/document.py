@@ -118,6 +118,8 @@ class Questions:
                 refused=not o.answered,
                 hit=o.hit,
                 contained=o.contained,
+                claim=row.claim,
+                cited=None if row.cited is None else list(row.cited),
                 trace_line=o.line or None,
                 metrics=dict(zip(names, question_values(o, row.answerable, settings), strict=True)),
             )

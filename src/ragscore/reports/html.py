@@ -43,7 +43,8 @@ code { font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
 .status-warn { color: #b35300; font-weight: bold; }
 .status-fail { color: #c62828; font-weight: bold; }
 .status-skipped, .status-unknown, .note { color: #666; }
-table.questions td:nth-child(2), table.questions td:nth-child(4) { max-width: 28rem; overflow-wrap: anywhere; }
+table.questions td:nth-child(2), table.questions td:nth-child(4), table.questions td:nth-child(5) {
+  max-width: 24rem; overflow-wrap: anywhere; }
 td code { overflow-wrap: normal; }
 td.word, td.word code, code.word { white-space: nowrap; }
 svg.chart { max-width: 100%; height: auto; }
@@ -320,15 +321,28 @@ def _questions(doc: dict[str, Any]) -> Iterator[str]:
            f'<select id="label-filter"><option value="">all labels</option>{options}</select> '
            '<span id="shown"></span></p>\n'
            '<div class="scroll"><table id="questions" class="questions">\n<thead><tr><th>qid</th><th>question</th>'
-           "<th>label</th><th>reason</th>"
+           "<th>label</th><th>reason</th><th>claim</th><th>cited</th>"
            "<th>answered</th><th>hit</th>" + ("<th>correct</th>" if sampled else "") + "</tr></thead>\n<tbody>\n")
     for q in doc["questions"]:
         correct = f'<td class="num">{q["samples"]["correct"]}/{q["samples"]["n"]}</td>' if sampled else ""
         yield (f'<tr data-label="{esc(q["label"])}"><td class="word"><code>{esc(q["qid"])}</code></td>'
                f'<td>{esc_lines(q.get("question", ""))}</td>'
                f'<td class="word"><code>{esc(q["label"])}</code></td><td>{esc_lines(q.get("reason", ""))}</td>'
+               f"<td>{_claim(q.get('claim'))}</td><td>{_cited(q.get('cited'))}</td>"
                f'<td>{yes_no(q.get("answered"))}</td><td>{yes_no(q.get("hit"))}</td>{correct}</tr>\n')
     yield "</tbody>\n</table></div>\n"
+
+
+def _claim(claim: object) -> str:
+    """A claim in the question table: cut as the diagnoses cut it (the JSON report keeps it whole)."""
+    return "" if not isinstance(claim, str) else esc_lines(cut_for_table(claim))
+
+
+def _cited(cited: object) -> str:
+    """The cited ids in the question table, each as code; "none" for a trace that cited nothing."""
+    if not isinstance(cited, list):
+        return ""
+    return ", ".join(f"<code>{esc(c)}</code>" for c in cited) if cited else '<span class="note">none</span>'
 
 
 def _diagnoses(diagnoses: list[dict[str, Any]]) -> str:
