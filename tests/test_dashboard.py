@@ -289,3 +289,13 @@ def test_a_line_that_is_neither_json_nor_a_torn_record_is_an_error(ragscore, tmp
     log.write_text("<<<<<<< HEAD\n" + log.read_text())
     run = ragscore("dashboard", log)
     assert run.status == 2 and "h.jsonl:1: not JSON, nor the start of a history record" in run.err
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_browser_suite_page_fits_a_desktop_and_a_phone(chromium, tmp_path, ragscore, width):  # noqa: F811
+    ragscore("run", EXAMPLES / "suite" / "ragscore.toml", "--html", tmp_path / "s.html", "--format", "none")
+    page = (tmp_path / "s.html").read_text(encoding="utf-8")
+    found = probe(chromium, tmp_path, page, width)
+    assert found["scroll"] <= found["width"] and found["resources"] == 0
+    dom = parse_dom(browse(chromium, tmp_path, tmp_path / "s.html", "--dump-dom"))
+    assert not dom.all("script") and len(dom.all("section", **{"class": "task"})) == 6
