@@ -18,7 +18,7 @@ import pytest
 from conftest import EXAMPLES, ROOT
 from ragscore.reports.html import CSP
 from ragscore.suite import history
-from test_html import browse, chromium, parse, parse_dom  # noqa: F401 (chromium is a fixture)
+from test_html import browse, cells, chromium, parse, parse_dom  # noqa: F401 (chromium is a fixture)
 
 REGENERATE = __import__("os").environ.get("REGENERATE_GOLDEN") == "1"
 SCREENSHOT = ROOT / "docs" / "dashboard.png"
@@ -139,7 +139,7 @@ def test_a_torn_last_line_is_noted_and_an_empty_history_is_an_error(ragscore, tm
         stream.write('{"ragscore_history": 1, "label": "v1", "ti')
     run = ragscore("dashboard", log, "--format", "none")
     assert run.status == 0 and "h.jsonl: 1 incomplete line skipped (a run stopped while writing it?): line 2" in run.err
-    log.write_text('{"ragscore_history": 1, "lab\n', encoding="utf-8")
+    log.write_text('{"ragscore_history": 1, "lab', encoding="utf-8")
     run = ragscore("dashboard", log)
     assert run.status == 2 and "holds no complete run" in run.err
     assert "no such file" in ragscore("dashboard", tmp_path / "none.jsonl").err
@@ -288,7 +288,10 @@ def test_a_line_that_is_neither_json_nor_a_torn_record_is_an_error(ragscore, tmp
     log = write_history(tmp_path / "h.jsonl", [record(0, random.Random(0))])
     log.write_text("<<<<<<< HEAD\n" + log.read_text())
     run = ragscore("dashboard", log)
-    assert run.status == 2 and "h.jsonl:1: not JSON, nor the start of a history record" in run.err
+    assert run.status == 2 and "h.jsonl:1: not JSON: not a ragscore history line" in run.err
+    (tmp_path / "x.html").write_text("old")
+    run = ragscore("dashboard", tmp_path / "none.jsonl", "--html", tmp_path / "x.html")
+    assert run.status == 2 and "none.jsonl: no such file" in run.err
 
 
 @pytest.mark.parametrize("width", [1400, 390])
@@ -299,3 +302,27 @@ def test_browser_suite_page_fits_a_desktop_and_a_phone(chromium, tmp_path, ragsc
     assert found["scroll"] <= found["width"] and found["resources"] == 0
     dom = parse_dom(browse(chromium, tmp_path, tmp_path / "s.html", "--dump-dom"))
     assert not dom.all("script") and len(dom.all("section", **{"class": "task"})) == 6
+
+
+def test_gate_lines_break_where_a_version_had_no_gate_and_regressions_are_listed(ragscore, tmp_path):
+    records = [record(i, random.Random(i)) for i in range(3)]
+    del records[1]["tasks"]["qa"]["gates"]["precision"]
+    log = write_history(tmp_path / "h.jsonl", records)
+    run = ragscore("dashboard", log, "--html", tmp_path / "d.html")
+    root = parse((tmp_path / "d.html").read_text(encoding="utf-8"))
+    precision = root.one("figure", id="chart-0-0").one("svg")
+    assert not precision.all("polyline", **{"class": "gate"}) and len(precision.all("line", **{"class": "gate"})) == 2
+    release = root.one("section", id="task-1")
+    assert [cells(r)[:2] for r in release.one("tbody").all("tr")] == [["precision", "worse by <= 0.05"]]
+    assert "| v2 | pass |" in run.out
+
+
+def test_a_compare_marks_a_score_chart_only_where_both_have_the_same_value(ragscore, tmp_path):
+    records = [record(i, random.Random(i)) for i in range(5)]
+    for r in records:
+        r["tasks"]["release"]["metrics"]["precision"] += 0.001  # scored otherwise (another refusal token, say)
+    log = write_history(tmp_path / "h.jsonl", records)
+    ragscore("dashboard", log, "--html", tmp_path / "d.html")
+    root = parse((tmp_path / "d.html").read_text(encoding="utf-8"))
+    assert not root.one("figure", id="chart-0-0").all("circle", **{"class": "significant"})
+    assert root.one("figure", id="chart-1-0").all("circle", **{"class": "significant"})  # its own chart keeps it

@@ -254,9 +254,11 @@ def test_the_suite_is_found_in_ragscore_toml_then_pyproject(tmp_path, ragscore, 
     assert "pyproject.toml: has no [tool.ragscore.suite] table" in ragscore("run", "pyproject.toml").err
 
 
-def test_task_option_runs_only_the_tasks_named(ragscore):
-    run = ragscore("run", EXAMPLES / "suite" / "ragscore.toml", "--task", "ner", "--task", "link", "--format", "json")
-    assert run.status == 0 and list(json.loads(run.out)["tasks"]) == ["ner", "link"]
+def test_task_option_runs_only_the_tasks_named_in_the_files_order(ragscore):
+    runs = [ragscore("run", EXAMPLES / "suite" / "ragscore.toml", "--task", a, "--task", b, "--format", "json")
+            for a, b in (("ner", "link"), ("link", "ner"))]
+    assert runs[0].status == 0 and list(json.loads(runs[0].out)["tasks"]) == ["ner", "link"]
+    assert runs[0].out == runs[1].out
     run = ragscore("run", EXAMPLES / "suite" / "ragscore.toml", "--task", "nr")
     assert run.status == 2 and 'no task "nr" in ' in run.err and 'did you mean "ner"?' in run.err
 
@@ -352,7 +354,7 @@ def test_the_label_defaults_to_git_describe(examples, ragscore, tmp_path):
            "GIT_COMMITTER_EMAIL": "t@t"}
     for argv in (["init", "-q"], ["add", "."], ["commit", "-qm", "x"], ["tag", "v9.9"]):
         subprocess.run(["git", *argv], cwd=folder, check=True, env=env)
-    ragscore("run", folder / "ragscore.toml", "--task", "ner", "--history", tmp_path / "h.jsonl")
+    ragscore("run", folder / "ragscore.toml", "--history", tmp_path / "h.jsonl")
     assert json.loads((tmp_path / "h.jsonl").read_text())["label"] == "v9.9"
 
 
@@ -365,9 +367,14 @@ def test_a_torn_last_line_is_skipped_and_the_next_append_stands_alone(tmp_path):
     read = history.read(log)
     assert [r["label"] for r in read.records] == ["v1"] and read.skipped == [2]
     assert "1 incomplete line skipped" in read.notes()[0]
-    history.append(log, {**record, "label": "v3"})
+    history.append(log, {**record, "label": "v3"})  # cuts the torn line off first
     read = history.read(log)
-    assert [r["label"] for r in read.records] == ["v1", "v3"] and read.skipped == [2]
+    assert [r["label"] for r in read.records] == ["v1", "v3"] and read.skipped == []
+    assert log.read_bytes() == history.encode(record) + history.encode({**record, "label": "v3"})
+    with open(log, "ab") as stream:  # a whole record without its newline (an editor's doing) is kept
+        stream.write(history.encode({**record, "label": "v4"}).rstrip(b"\n"))
+    history.append(log, {**record, "label": "v5"})
+    assert [r["label"] for r in history.read(log).records] == ["v1", "v3", "v4", "v5"]
 
 
 @pytest.mark.parametrize(("line", "message"), [
@@ -425,6 +432,7 @@ def test_the_python_api_runs_a_suite_from_its_folder(monkeypatch):
     import ragscore
 
     monkeypatch.chdir(ROOT)
+    assert ragscore.run_suite("examples/suite/ragscore.toml", only="ner").outcomes[0].task.name == "ner"
     run = ragscore.run_suite("examples/suite/ragscore.toml", only=["ner", "classify"])
     assert Path.cwd() == ROOT  # the working directory is restored
     assert run.passed and [o.task.name for o in run.outcomes] == ["ner", "classify"]
@@ -490,12 +498,27 @@ def test_no_report_or_history_overwrites_what_the_suite_reads(examples, ragscore
     assert (examples / target).read_bytes() == before
 
 
-def test_a_history_that_is_not_one_is_refused_before_anything_runs(examples, ragscore, tmp_path):
+@pytest.mark.parametrize("text", ["shopping list\n", "\nhello\n", '{\n  "kind": "suite"\n}\n'])
+def test_a_history_that_is_not_one_is_refused_before_anything_runs(examples, ragscore, tmp_path, text):
     other = tmp_path / "notes.txt"
-    other.write_text("shopping list\n")
+    other.write_text(text)
     run = ragscore("run", examples / "suite" / "ragscore.toml", "--history", other, "--label", "v1",
                    "--json", tmp_path / "s.json")
     assert run.status == 2 and "is not a ragscore history" in run.err and not (tmp_path / "s.json").exists()
+    assert other.read_text() == text
+
+
+def test_history_refuses_a_device_a_partial_run_and_a_time_out_of_range(examples, ragscore, tmp_path):
+    suite = examples / "suite" / "ragscore.toml"
+    run = ragscore("run", suite, "--history", "/dev/null", "--label", "v1")
+    assert run.status == 2 and "is not a regular file" in run.err and run.out == ""
+    run = ragscore("run", suite, "--history", tmp_path / "h.jsonl", "--label", "v1", "--task", "ner")
+    assert run.status == 2 and "--task runs part of a suite, and a history records whole runs" in run.err
+    for moment in ("0001-01-01T00:00:00+01:00", "9999-12-31T23:00:00-05:00"):
+        run = ragscore("run", suite, "--history", tmp_path / "h.jsonl", "--label", "v1", "--time", moment)
+        assert run.status == 2 and "between the years 1 and 9999" in run.err
+    assert history.parse_time("0999-06-01T00:00:00Z") == "0999-06-01T00:00:00Z"
+    assert not (tmp_path / "h.jsonl").exists()
     run = ragscore("run", examples / "suite" / "ragscore.toml", "--history", tmp_path / "no" / "h.jsonl",
                    "--label", "v1")
     assert run.status == 2 and "no such folder" in run.err
@@ -523,6 +546,9 @@ def test_compare_options_are_checked_at_their_line(tmp_path, ragscore, monkeypat
     ("gates = {precision = {min = 0.7, warn = 0.8}}", "gates: precision: a rule with a warn level"),
     ("per_question = true\nper-question = false", "per-question: given twice"),
     ('trace_format = "json"', "trace_format: expected one of auto, native"),
+    ('gates = {precision = "garbage"}', 'gates: expected precision: a number, a rule such as ">= 0.6" or "off"'),
+    ('metrics = "nonsense"', 'metrics: unknown metric family "nonsense"'),
+    ('map = {nosuch = "x"}', 'map: --map "nosuch=x": unknown concept "nosuch"'),
 ])
 def test_score_options_are_checked_before_anything_runs(tmp_path, ragscore, monkeypatch, lines, message):
     monkeypatch.chdir(tmp_path)

@@ -75,17 +75,19 @@ def run_run(args: argparse.Namespace, streams: Streams) -> Exit:
 
     from ragscore.suite import history
     from ragscore.suite.config import load_suite
-    from ragscore.suite.run import run_suite
+    from ragscore.suite.run import run_tasks
 
-    suite = load_suite(args.suite)  # read and checked before anything runs or is written
-    _check_outputs(args, suite)
+    suite = load_suite(args.suite)  # read and checked once, before anything runs or is written
+    if args.history is not None and args.task:
+        raise UsageError("--task runs part of a suite, and a history records whole runs: give --task or --history")
+    history_notes = _check_outputs(args, suite)
     label, when = "", None
     if args.history is not None:
         label = history.version_label(args.label, suite.folder if str(suite.folder) else Path("."))
         when = history.run_time(args.time)
     elif args.label is not None or args.time is not None:
         raise UsageError("--label and --time name the run in a history: give --history PATH too")
-    run = run_suite(args.suite, only=args.task)
+    run = run_tasks(suite, args.task)
     write_requested_reports(args, run.render)
     if args.history is not None:
         history.append(args.history, history.entry(run, label, when))
@@ -97,7 +99,7 @@ def run_run(args: argparse.Namespace, streams: Streams) -> Exit:
             streams.write_err(line)
         if os.environ.get("GITHUB_STEP_SUMMARY"):
             append_step_summary(render_suite_summary(run), os.environ["GITHUB_STEP_SUMMARY"])
-    for line in run.notes():
+    for line in [*history_notes, *run.notes()]:
         if not args.quiet or ": error: " in line:
             streams.note(line)
     with standard_output(streams) as out:
@@ -108,7 +110,7 @@ def run_run(args: argparse.Namespace, streams: Streams) -> Exit:
     return Exit.OK if run.passed or args.no_fail else Exit.GATE_FAILED
 
 
-def _check_outputs(args: argparse.Namespace, suite: Suite) -> None:
+def _check_outputs(args: argparse.Namespace, suite: Suite) -> list[str]:
     """Before any task runs: refuse a report or a history that is a file the suite reads (compared by
     device and inode, as every command compares them), or another output; and a history that is not one."""
     from ragscore.cli.common import _files_named, _identity
@@ -133,10 +135,11 @@ def _check_outputs(args: argparse.Namespace, suite: Suite) -> None:
         if other != option:
             raise UsageError(f"{option} {quote(path)}: is {other}; a report or history never overwrites what the "
                              "suite reads, or another report")
-    if args.history is not None:
-        from ragscore.suite.history import check_appendable
+    if args.history is None:
+        return []
+    from ragscore.suite.history import check_appendable
 
-        check_appendable(args.history)
+    return [f"--history {line}" for line in check_appendable(args.history)]
 
 
 def dashboard_parser(prog: str) -> argparse.ArgumentParser:
@@ -157,10 +160,12 @@ def dashboard_parser(prog: str) -> argparse.ArgumentParser:
 
 def run_dashboard(args: argparse.Namespace, streams: Streams) -> Exit:
     """Read the history and write the dashboard."""
+    from ragscore.cli.common import _identity
     from ragscore.suite.dashboard import dashboard
 
+    history, _ = _identity(args.history)
     for option in ("json", "markdown", "html"):
         path = getattr(args, option)
-        if path is not None and os.path.exists(path) and os.path.samefile(path, args.history):
+        if path is not None and path != "-" and _identity(path)[0] == history:
             raise UsageError(f"--{option} {quote(path)}: is the history file; a report never overwrites it")
     return report_and_exit(args, streams, dashboard(args.history))

@@ -119,19 +119,29 @@ def trend_chart(name: str, points: Sequence[Mapping[str, Any] | None], labels: S
             else:
                 out.append(f'<polygon class="band" fill="{BAND}" points="{" ".join(upper + lower)}"/>')
             run = []
-    # The gate's threshold as it was at each version.
+    # The gate's threshold as it was at each version: a line through consecutive gated versions, a
+    # short tick for a gated version alone (no line where a version had no gate).
     gated = [(i, p["gate"]) for i, p in enumerate(points) if p is not None and p["gate"] is not None]
     if gated:
-        path = " ".join(f"{x(i):.1f},{y(g['threshold']):.1f}" for i, g in gated)
         rule = esc(gate_rule(gated[-1][1]))
-        if len(gated) == 1:
-            i, g = gated[0]
-            out.append(f'<line class="gate" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(g["threshold"]):.1f}" '
-                       f'y2="{y(g["threshold"]):.1f}" stroke="{GATE}" stroke-dasharray="5 4">'
-                       f"<title>gate {rule}</title></line>")
-        else:
-            out.append(f'<polyline class="gate" fill="none" stroke="{GATE}" stroke-dasharray="5 4" points="{path}">'
-                       f"<title>gate {rule}</title></polyline>")
+        runs: list[list[tuple[int, Mapping[str, Any]]]] = []
+        for i, g in gated:
+            if runs and runs[-1][-1][0] == i - 1:
+                runs[-1].append((i, g))
+            else:
+                runs.append([(i, g)])
+        half = 6 if n > 1 else plot_w / 2
+        for span in runs:
+            if len(span) == 1:
+                i, g = span[0]
+                left, right = max(x(i) - half, LEFT), min(x(i) + half, WIDTH - RIGHT)
+                out.append(f'<line class="gate" x1="{left:.1f}" x2="{right:.1f}" '
+                           f'y1="{y(g["threshold"]):.1f}" y2="{y(g["threshold"]):.1f}" stroke="{GATE}" '
+                           f'stroke-dasharray="5 4"><title>gate {rule}</title></line>')
+            else:
+                path = " ".join(f"{x(i):.1f},{y(g['threshold']):.1f}" for i, g in span)
+                out.append(f'<polyline class="gate" fill="none" stroke="{GATE}" stroke-dasharray="5 4" '
+                           f'points="{path}"><title>gate {rule}</title></polyline>')
     # The values, the line broken where a version has none.
     segment: list[str] = []
     for i in [*range(n), None]:
@@ -311,7 +321,15 @@ def render_dashboard_markdown(doc: Mapping[str, Any]) -> Iterator[str]:
     for task in doc["tasks"]:
         yield f"\n## Task {code(task['name'])} ({code(task['command'])})\n\n"
         metrics = list(task["series"])
-        yield "| version | status | " + " | ".join(code(m) for m in metrics) + " |\n"
+        latest = task["latest"]
+        if latest["error"]:
+            yield f"Could not run at {code(versions[latest['version']]['label'])}: {cell(latest['error'])}\n\n"
+        failed = [name for name, g in latest["gates"].items() if g["status"] == "fail"]
+        if failed:
+            yield ("Failed gates at " + code(versions[latest["version"]]["label"]) + ": "
+                   + ", ".join(f"{code(name)} ({cell(gate_rule(latest['gates'][name]))}, "
+                               f"{fmt(latest['gates'][name]['value'])})" for name in failed) + "\n\n")
+        yield "| version | status |" + "".join(f" {code(m)} |" for m in metrics) + "\n"
         yield "|---|---|" + "---|" * len(metrics) + "\n"
         for i in shown:
             values = []
@@ -323,7 +341,8 @@ def render_dashboard_markdown(doc: Mapping[str, Any]) -> Iterator[str]:
                 if p is not None and p["gate"] is not None and p["gate"]["status"] == "fail":
                     text += " (gate failed)"
                 values.append(text)
-            yield f"| {cell(versions[i]['label'])} | {cell(task['statuses'][i] or '')} | " + " | ".join(values) + " |\n"
+            yield f"| {cell(versions[i]['label'])} | {cell(task['statuses'][i] or '')} |" + "".join(
+                f" {v} |" for v in values) + "\n"
         b = task["latest"]["breakdown"] if isinstance(task["latest"]["breakdown"], dict) else {}
         labels = b.get("labels")
         if isinstance(labels, dict) and labels:

@@ -131,7 +131,9 @@ def annotation_lines(run: SuiteRun) -> list[str]:
             command = {"fail": "error", "warn": "warning"}.get(gate["status"])
             if command is not None:
                 title = escape_property(f"ragscore {o.task.name}: gate {metric}")
-                lines.append(f"::{command} title={title}::{escape_data(gate_finding(metric, gate))}")
+                finding = (f"{metric} worse by {fmt(gate['value'])} (allowed {gate['threshold']:g})"
+                           if str(gate["op"]).startswith("worse") else gate_finding(metric, gate))
+                lines.append(f"::{command} title={title}::{escape_data(finding)}")
     return lines
 
 

@@ -40,7 +40,7 @@ from typing import Any, Final
 
 from ragscore.api import STAGE_FORMATS
 from ragscore.config import PAIRED_TESTS, SettingsTable, read_toml
-from ragscore.errors import ConfigError, UsageError
+from ragscore.errors import ConfigError, RagscoreError, UsageError
 from ragscore.loaders.shapes import CHOICES as TRACE_FORMATS
 from ragscore.metrics.registry import did_you_mean
 from ragscore.metrics.stats import CORRECTIONS
@@ -50,6 +50,8 @@ from ragscore.settings import MAX_CUTOFF, REPEATS, cutoff_problem, refusal_patte
 DEFAULT_FILE: Final = "ragscore.toml"
 COMMANDS: Final = ("score", "compare", "trec", "ner", "classify", "link")
 NAME_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+# A gate's rule in a task's gates table: "off", a number, or an operator and a number.
+_RULE_RE: Final = re.compile(r"off|(?:>=|<=|>|<|=)?\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 # Options that write reports or shape standard output: in a suite they are the suite's.
 _REPORT_KEYS: Final = frozenset({"format", "json", "markdown", "html", "junit", "openmetrics", "quiet", "explain",
                                  "output"})
@@ -177,6 +179,20 @@ def _ints(table: SettingsTable, key: str, value: object) -> list[int]:
     return counts
 
 
+def _checked_by(kind: Kind, check: Callable[[Any], object]) -> Kind:
+    """A kind whose value the command's own reader checks too (at load, so the error is at its line)."""
+    def read(table: SettingsTable, key: str, value: object) -> object:
+        converted = kind(table, key, value)
+        try:
+            check(converted)
+        except RagscoreError as exc:
+            message = exc.message if isinstance(exc, ConfigError) else str(exc)
+            raise table.error(key, message if message.startswith(f"{key}:") else f"{key}: {message}") from None
+        return converted
+
+    return read
+
+
 def _names(table: SettingsTable, key: str, value: object) -> list[str]:
     """Comma-separated names (``--metrics retrieval,text``), or a list of them."""
     values = value if isinstance(value, list) else [value]
@@ -194,7 +210,8 @@ def _gates(table: SettingsTable, key: str, value: object) -> str | dict[str, Any
             if isinstance(rule, dict):
                 raise table.error(key, f"{key}: {metric}: a rule with a warn level ({{min = ..., warn = ...}}) goes "
                                        "in gates.toml; here give a number or a rule such as \">= 0.6\"")
-            if isinstance(rule, bool) or not isinstance(rule, (int, float, str)):
+            if isinstance(rule, bool) or not isinstance(rule, (int, float, str)) or (
+                    isinstance(rule, str) and not _RULE_RE.fullmatch(rule.strip())):
                 raise _fail(table, key, f"{metric}: a number, a rule such as \">= 0.6\" or \"off\"", rule)
         return dict(value)
     return _text(table, key, value)
@@ -213,21 +230,49 @@ def _map(table: SettingsTable, key: str, value: object) -> dict[str, str]:
     return out
 
 
-_SCORED: Final[dict[str, Kind]] = {"trace_format": _choice(TRACE_FORMATS), "map": _map, "metrics": _names,
+def _families(names: list[str]) -> None:
+    from ragscore.config import parse_families
+
+    parse_families(names, "metrics")
+
+
+def _mapped(mapping: dict[str, str]) -> None:
+    from ragscore.input_config import map_options
+
+    map_options([f"{concept}={path}" for concept, path in mapping.items()])
+
+
+def _measures(specs: list[str]) -> None:
+    from ragscore.trec.measures import parse_measures
+
+    parse_measures(specs)
+
+
+def _gate_rules(gates: object) -> None:
+    from ragscore.api import _gate_spec
+
+    if isinstance(gates, dict):
+        _gate_spec(gates)
+
+
+_GATES: Final = _checked_by(_gates, _gate_rules)
+_MEASURES: Final = _checked_by(_texts, _measures)
+_SCORED: Final[dict[str, Kind]] = {"trace_format": _choice(TRACE_FORMATS), "map": _checked_by(_map, _mapped),
+                                   "metrics": _checked_by(_names, _families),
                                    "repeats": _choice(REPEATS), "confidence": _confidence, "bootstrap": _bounded,
                                    "seed": _seed, "jobs": _count, "gates_file": _path}
 _STAGE: Final[dict[str, Kind]] = {"gold": _path, "pred": _path, "input_format": _choice(STAGE_FORMATS),
-                                  "gates": _gates, "gates_file": _path, "strict": _flag}
+                                  "gates": _GATES, "gates_file": _path, "strict": _flag}
 KEYS: Final[dict[str, dict[str, Kind]]] = {
     "score": {"gold": _path, "trace": _paths, "scores": _path, "per_question": _flag, "by": _texts,
-              "only_failures": _flag, "gates": _gates, "strict": _flag, "cutoffs": _ints, "k": _bounded,
+              "only_failures": _flag, "gates": _GATES, "strict": _flag, "cutoffs": _ints, "k": _bounded,
               "pass_k": _ints, "refusal_token": _texts, "refusal_pattern": _patterns, "require_claim": _flag,
               "scope_citations": _flag, **_SCORED},
     "compare": {"gold": _path, "trace": _paths, "baseline": _paths, "baseline_report": _path, "runs": _paths,
                 "names": _names, "columns": _names, "test": _choice(PAIRED_TESTS),
                 "correction": _choice(tuple(CORRECTIONS)), **_SCORED},
-    "trec": {"qrels": _path, "runs": _paths, "measures": _texts, "per_query": _flag, "complete": _flag,
-             "max_docs": _count, "level": _integer, "gates": _gates, "gates_file": _path, "confidence": _confidence,
+    "trec": {"qrels": _path, "runs": _paths, "measures": _MEASURES, "per_query": _flag, "complete": _flag,
+             "max_docs": _count, "level": _integer, "gates": _GATES, "gates_file": _path, "confidence": _confidence,
              "bootstrap": _bounded, "seed": _seed},
     "ner": _STAGE,
     "classify": _STAGE,

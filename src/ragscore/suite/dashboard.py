@@ -7,7 +7,8 @@ its interval where the run kept one, its gate, and a significant change where a 
 the version before against this one backs it: the task's own (a ``compare``, or a ``trec`` with
 several runs, whose baseline is the candidate the same task had the version before), or on a
 ``score`` task that of such a ``compare`` task of the same run whose candidate is the score
-task's inputs (the same gold and trace sha256). A comparison against a fixed baseline marks
+task's inputs (the same gold and trace sha256), on the metrics both give the very same value
+(scored alike). A comparison against a fixed baseline marks
 nothing: its change is not one between versions.
 
 A history is input: a value that is not a number reads as no value, never as a wrong one.
@@ -15,7 +16,6 @@ A history is input: a value that is not a number reads as no value, never as a w
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,17 +28,16 @@ from ragscore.suite.history import History
 SCHEMA_VERSION: Final = 1
 
 
-_OPS: Final = (">=", "<=", ">", "<")  # a gate on the value (a comparison's allowed worsening is not one)
-_BIGGEST: Final = 2 ** 53              # past this, an integer is no count a chart can place
+_OPS: Final = (">=", "<=", ">", "<")  # a gate on the value, drawn on its chart
+_REGRESSION: Final = "worse by <="    # a comparison's allowed worsening: in its gate table, not on a chart
+_BIGGEST: Final = 2 ** 53              # past this, no number a chart can place
 
 
 def _number(value: object) -> float | int | None:
     """A number of the history, or None: not a number, not finite, or too large to draw."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    if isinstance(value, int):
-        return value if abs(value) <= _BIGGEST else None
-    return value if math.isfinite(value) else None
+    return value if abs(value) <= _BIGGEST else None  # infinity and NaN too
 
 
 def _finite(value: Any) -> Any:
@@ -60,9 +59,10 @@ def _interval(value: object) -> list[float] | None:
     return None
 
 
-def _gate(value: object) -> dict[str, Any] | None:
-    """A gate on the value, as the charts and tables read it (None: none, or not one they can draw)."""
-    if not isinstance(value, dict) or _number(value.get("threshold")) is None or value.get("op") not in _OPS:
+def _gate(value: object, ops: tuple[str, ...] = _OPS) -> dict[str, Any] | None:
+    """A gate as the charts (``ops``: on the value) and tables (a regression too) read it; None: none,
+    or not one they can show."""
+    if not isinstance(value, dict) or _number(value.get("threshold")) is None or value.get("op") not in ops:
         return None
     status = value.get("status")
     return {"op": value["op"], "threshold": value["threshold"], "warn": _number(value.get("warn")),
@@ -122,8 +122,18 @@ def _changes(records: Sequence[Mapping[str, Any]], i: int) -> dict[str, Mapping[
             if (isinstance(entry, dict) and entry.get("command") == "score" and isinstance(entry.get("inputs"), dict)
                     and gold is not None and trace is not None
                     and (_sha(entry["inputs"].get("gold")), _sha(entry["inputs"].get("trace"))) == (gold, trace)):
-                out[other] = task["changes"]
+                out[other] = _same_values(task, entry)
     return out
+
+
+def _same_values(compare: Mapping[str, Any], score: Mapping[str, Any]) -> dict[str, Any]:
+    """A compare task's changes of the metrics a score task has the very same value of (scored alike: the
+    same settings, or settings that do not change them)."""
+    candidate, values = compare.get("metrics"), score.get("metrics")
+    if not isinstance(candidate, dict) or not isinstance(values, dict):
+        return {}
+    return {metric: change for metric, change in compare["changes"].items()
+            if metric in values and _number(values[metric]) is not None and candidate.get(metric) == values[metric]}
 
 
 def _task_names(records: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -186,7 +196,8 @@ def build_dashboard(history: History) -> dict[str, Any]:
                                  and signatures[i - 1] is not None and signatures[i] != signatures[i - 1]],
             "latest": {"version": latest_index, "status": latest["status"], "error": _text(latest.get("error")),
                        "metrics": _finite(latest.get("metrics", {})),
-                       "gates": {metric: gate for metric, g in gates.items() if (gate := _gate(g)) is not None},
+                       "gates": {metric: gate for metric, g in gates.items()
+                                 if (gate := _gate(g, (*_OPS, _REGRESSION))) is not None},
                        "breakdown": _finite(latest.get("breakdown", {}))},
         })
     return {"kind": "dashboard", "schema": SCHEMA_VERSION, "version": __version__,

@@ -6,10 +6,10 @@ signature, the inputs' sha256 and every task's figures (``suite.tasks.Figures``)
 
 An append is one ``write`` of the whole line to a file opened for appending, under an exclusive
 lock where the system has one, then ``fsync``: a run that is killed leaves either its whole line
-or a torn one at the end. A torn line is told from a record by not being JSON while starting as
-every record starts (``{"ragscore_history":``): reading reports and skips it, and the next append
-first ends it with a newline, so that its own line stands alone. Any other line that is not a
-history record (a merge conflict's marker, JSON of another shape) is an error at its line.
+or a torn one at the end, without a newline. Reading reports and skips such a last line; the next
+append cuts it off before writing its own (a last line that is whole JSON but lacks its newline
+gets one instead). Any other line that is not a history record (a merge conflict's marker, JSON of
+another shape) is an error at its line.
 """
 
 from __future__ import annotations
@@ -49,10 +49,12 @@ def parse_time(text: str, source: str = "--time") -> str:
             if moment.tzinfo is None:
                 raise UsageError(f"{source} {quote(text)}: give a UTC offset (such as Z or +02:00), so that the "
                                  "time means one moment")
+        moment = moment.astimezone(dt.UTC)
     except (ValueError, OverflowError, OSError):
         raise UsageError(f"{source} {quote(text)}: expected seconds since 1970 or an ISO 8601 time such as "
-                         "2026-11-24T09:00:00Z") from None
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+                         "2026-11-24T09:00:00Z (in UTC, between the years 1 and 9999)") from None
+    return (f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:{moment.minute:02d}:"
+            f"{moment.second:02d}Z")
 
 
 def run_time(given: str | None, environ: Mapping[str, str] = os.environ) -> str | None:
@@ -96,41 +98,23 @@ def entry(run: SuiteRun, label: str, time: str | None) -> dict[str, Any]:
             "tasks": tasks}
 
 
-_HEAD: Final = b'{"' + FORMAT_KEY.encode() + b'":'
-
-
-def is_torn(raw: bytes) -> bool:
-    """Whether a line that is not JSON is the start of a record a killed run left (every record starts
-    with its format key)."""
-    text = raw.rstrip(b"\r\n")
-    return text.startswith(_HEAD) or (bool(text) and _HEAD.startswith(text))
-
-
-def check_appendable(path: str | os.PathLike[str]) -> None:
-    """Refuse, before a run, a history that cannot be appended to: a folder, a missing folder, or a
-    file that is not a history (its first line is neither a record nor the start of one)."""
+def check_appendable(path: str | os.PathLike[str]) -> list[str]:
+    """Refuse, before a run, a history that cannot take its line: a folder, a device or a pipe, a
+    missing folder, or a file that is not a history (read whole, as the dashboard reads it); return
+    what reading it noted."""
     spec = os.fspath(path)
-    if os.path.isdir(spec):
-        raise UsageError(f"--history {quote(spec)}: is a folder, expected a file")
     if not os.path.exists(spec):
         folder = os.path.dirname(spec) or "."
         if not os.path.isdir(folder):
             raise UsageError(f"--history {quote(spec)}: no such folder {quote(folder)}")
-        return
+        return []
+    if not os.path.isfile(spec):
+        raise UsageError(f"--history {quote(spec)}: is not a regular file")
     try:
-        with open(spec, "rb") as stream:
-            first = stream.readline(MAX_LINE + 1)
-    except OSError as exc:
-        raise UsageError(f"--history {quote(spec)}: cannot read: {exc.strerror or exc}") from None
-    if not first.strip() or is_torn(first):
-        try:
-            record = json.loads(first)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            return  # empty, or the start of a record a killed run left
-        if isinstance(record, dict) and FORMAT_KEY in record:
-            return
-    raise UsageError(f"--history {quote(spec)}: is not a ragscore history (its first line is not a history "
-                     "record); name a new file or a history ragscore run wrote")
+        return read(spec).notes()
+    except InputError as exc:
+        raise UsageError(f"--history {quote(spec)}: is not a ragscore history ({exc}); name a new file or a history "
+                         "ragscore run wrote") from None
 
 
 def encode(record: Mapping[str, Any]) -> bytes:
@@ -147,9 +131,7 @@ def append(path: str | os.PathLike[str], record: Mapping[str, Any]) -> None:
         raise UsageError(f"--history {quote(os.fspath(path))}: cannot open: {exc.strerror or exc}") from None
     try:
         _lock(fd)
-        size = os.fstat(fd).st_size
-        torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
-        data = (b"\n" if torn else b"") + line
+        data = _after_tail(fd) + line
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
@@ -158,6 +140,29 @@ def append(path: str | os.PathLike[str], record: Mapping[str, Any]) -> None:
         raise UsageError(f"--history {quote(os.fspath(path))}: cannot write: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
+
+
+def _after_tail(fd: int) -> bytes:
+    """Deal with a last line that has no newline, before appending: a whole record gets its newline;
+    the start of one a killed run left is cut off (it holds nothing that can be read)."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return b""
+    start = size
+    while start > 0:  # back to the end of the last whole line
+        chunk = os.pread(fd, min(start, 65536), max(start - 65536, 0))
+        cut = chunk.rfind(b"\n")
+        if cut >= 0:
+            start = start - len(chunk) + cut + 1
+            break
+        start -= len(chunk)
+    tail = os.pread(fd, size - start, start)
+    try:
+        json.loads(tail)
+        return b"\n"
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        os.ftruncate(fd, start)
+        return b""
 
 
 def _lock(fd: int) -> None:
@@ -207,9 +212,8 @@ def read(path: str | os.PathLike[str]) -> History:
             try:
                 record = json.loads(raw.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError):
-                if not is_torn(raw):
-                    raise InputError(source, "not JSON, nor the start of a history record a stopped run left: "
-                                             "not a ragscore history line", number) from None
+                if raw.endswith(b"\n"):  # a killed run leaves its line without one: this one is whole
+                    raise InputError(source, "not JSON: not a ragscore history line", number) from None
                 history.skipped.append(number)
                 continue
             _check(record, source, number)

@@ -124,15 +124,20 @@ class SuiteRun:
         return notes
 
 
-def run_suite(path: str | None = None, *, only: Sequence[str] = (), cwd: str | Path | None = None) -> SuiteRun:
+def run_suite(path: str | None = None, *, only: str | Sequence[str] = (), cwd: str | Path | None = None) -> SuiteRun:
     """Run the suite ``path`` (default ./ragscore.toml, else [tool.ragscore.suite] of ./pyproject.toml):
-    every task (or those named in ``only``), each from the suite file's folder.
+    every task (or those named in ``only``, in the file's order), each from the suite file's folder.
 
     The working directory is that folder while the tasks run (so that every task reads its paths and
     its gates.toml as its command would there); it is restored after. Not for use from threads.
     """
-    suite = load_suite(path, None if cwd is None else Path(cwd))
-    chosen = [suite.task(name) for name in dict.fromkeys(only)] if only else list(suite.tasks)
+    return run_tasks(load_suite(path, None if cwd is None else Path(cwd)), only)
+
+
+def run_tasks(suite: Suite, only: str | Sequence[str] = ()) -> SuiteRun:
+    """Run the tasks of a suite already read (all, or those named in ``only``, in the file's order)."""
+    named = {suite.task(name).name for name in ([only] if isinstance(only, str) else only)}
+    chosen = [task for task in suite.tasks if task.name in named] if named else list(suite.tasks)
     outcomes = []
     with contextlib.chdir(suite.folder):
         for task in chosen:
