@@ -275,8 +275,8 @@ def render_dashboard_html(doc: Mapping[str, Any]) -> Iterator[str]:
         yield (f'<p class="note">{len(doc["skipped_lines"])} incomplete history line(s) skipped (a run that stopped '
                f"while writing): line {esc(', '.join(map(str, doc['skipped_lines'][:10])))}.</p>\n")
     yield ('<p class="note">Each chart: the values over the versions (oldest left), the interval as a band, the '
-           "gate as a dashed red line, a ring where a paired test found a significant change (▲ up, ▼ down; "
-           "green better, red worse).</p>\n")
+           "gate as a dashed red line, a dotted grey line where the task's settings changed, a ring where a paired "
+           "test of the version before found a significant change (▲ up, ▼ down; green better, red worse).</p>\n")
     rows = []
     for n, task in enumerate(doc["tasks"]):
         status = task["latest"]["status"]
