@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import stat
@@ -72,6 +71,8 @@ def run_parts(
     Returns the parts' results in order and each of ``specs`` read whole and hashed (None when
     one of them cannot be read: a worker reports that).
     """
+    import multiprocessing  # only a run in several processes pays for importing it
+
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     # Workers are born with SIGTERM's default action: a handler inherited from the parent (the
