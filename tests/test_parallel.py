@@ -68,7 +68,9 @@ def test_small_inputs_never_start_worker_processes(ragscore, isolated, monkeypat
     def no_workers(*_args, **_kwargs):
         raise AssertionError("a worker process was started")
 
-    monkeypatch.setattr(parallel.multiprocessing, "get_context", no_workers)
+    import multiprocessing
+
+    monkeypatch.setattr(multiprocessing, "get_context", no_workers)
     run = ragscore("--gold", EXAMPLES / "gold.jsonl", "--trace", EXAMPLES / "trace.jsonl")
     assert run.status == 0
     assert parallel.choose_jobs(None, str(EXAMPLES / "gold.jsonl"), str(EXAMPLES / "trace.jsonl")) == 1

@@ -205,13 +205,9 @@ class TextFamily:
         """Score an answered, answerable question that has reference answers."""
         if trace is None or not answered or not item.answerable or not item.answers:
             return None
-        from ragscore.metrics.overlap import text_scores
+        from ragscore.metrics.overlap import text_row
 
-        values, stats = text_scores(
-            trace.claim, item.answers, stemmer=settings.stemmer, tokenizer=settings.text_tokenizer
-        )
-        bleu, chrf = stats.bleu, stats.chrf
-        return (*values, bleu.sys_len, bleu.ref_len, *bleu.correct, *bleu.total, *chrf.counts)
+        return text_row(trace.claim, item.answers, stemmer=settings.stemmer, tokenizer=settings.text_tokenizer)
 
     def summarise(self, columns: Totals, settings: Settings) -> dict[str, float | None]:
         """Average the per-question values; add up the statistics for the corpus scores."""

@@ -23,7 +23,18 @@ from typing import Final
 
 from ragscore.metrics import METRICS
 
-from .bleu import BleuStats, ChrfStats, bleu_from_statistics, bleu_statistics, chrf_from_statistics, chrf_statistics
+from .bleu import (
+    MAX_ORDER,
+    BleuStats,
+    ChrfStats,
+    bleu_counts,
+    bleu_from_statistics,
+    bleu_statistics,
+    chrf_counts,
+    chrf_from_statistics,
+    chrf_statistics,
+    sentence_bleu_value,
+)
 from .rouge import ROUGE_TYPES, rouge_multi
 from .squad import squad_scores
 from .unicode_tokens import TOKENIZERS, check_tokenizer
@@ -34,6 +45,7 @@ __all__ = [
     "corpus_metric_names",
     "corpus_values",
     "text_metric_names",
+    "text_row",
     "text_scores",
     "text_stats",
     "text_values",
@@ -92,23 +104,32 @@ def text_stats(claim: str, references: Sequence[str]) -> TextStats:
     return TextStats(bleu_statistics(claim, references), chrf_statistics(claim, references))
 
 
-def text_scores(
-    claim: str, references: Sequence[str], *, stemmer: bool = False, tokenizer: str = "reference"
-) -> tuple[tuple[float, ...], TextStats]:
-    """Score ``claim`` against ``references``; return :func:`text_values`'s tuple and the corpus statistics."""
+def text_row(claim: str, references: Sequence[str], *, stemmer: bool = False,
+             tokenizer: str = "reference") -> tuple[float, ...]:
+    """:func:`text_values`, then the corpus statistics flattened (BLEU's lengths, matches and totals,
+    chrF's counts): a question's row, built without the objects :func:`text_scores` returns."""
     _check(references)
     check_tokenizer(tokenizer)
     em, f1 = squad_scores(claim, references, tokenizer=tokenizer)
     rouge = rouge_multi(references, claim, stemmer=stemmer, tokenizer=tokenizer)
-    stats = text_stats(claim, references)
-    values = (
-        em,
-        f1,
-        *(value for kind in ROUGE_TYPES for value in rouge[kind]),
-        _unit(bleu_from_statistics(stats.bleu).score),  # sentence_bleu defaults: exp smoothing, effective order
-        _unit(chrf_from_statistics(stats.chrf)),
-    )
-    return values, stats
+    sys_len, ref_len, correct, total = bleu_counts(claim, references)
+    chrf, chrf_percent = chrf_counts(claim, references)
+    return (em, f1, *(value for kind in ROUGE_TYPES for value in rouge[kind]),
+            _unit(sentence_bleu_value(sys_len, ref_len, correct, total)), _unit(chrf_percent / 100),
+            sys_len, ref_len, *correct, *total, *chrf)
+
+
+def text_scores(
+    claim: str, references: Sequence[str], *, stemmer: bool = False, tokenizer: str = "reference"
+) -> tuple[tuple[float, ...], TextStats]:
+    """Score ``claim`` against ``references``; return :func:`text_values`'s tuple and the corpus statistics."""
+    row = text_row(claim, references, stemmer=stemmer, tokenizer=tokenizer)
+    n = len(_TEXT_METRICS)
+    sys_len, ref_len = row[n], row[n + 1]
+    counts = [int(x) for x in row[n + 2:]]
+    stats = TextStats(BleuStats(int(sys_len), int(ref_len), tuple(counts[:MAX_ORDER]),
+                                tuple(counts[MAX_ORDER:2 * MAX_ORDER])), ChrfStats(tuple(counts[2 * MAX_ORDER:])))
+    return row[:n], stats
 
 
 def text_values(

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from itertools import repeat
+from typing import Final, Literal
+
+from .counting import Tally, count, overlap, tally
 
 __all__ = [
     "BETA",
@@ -85,18 +87,24 @@ def _words(text: str, lowercase: bool) -> list[str]:
     return tokenize_13a(text.rstrip()).split()
 
 
-def _word_ngrams(words: list[str]) -> list[Counter[Any]]:
-    """Count the word n-grams of each order 1-4 (unigrams as strings, longer ones as tuples)."""
-    # Not strict: each shifted copy is one shorter, and the n-grams end with the shortest.
-    return [Counter(words)] + [
-        Counter(zip(*(words[i:] for i in range(n)), strict=False)) for n in range(2, MAX_ORDER + 1)
-    ]
+Grams = list[tuple[Tally, int]]  # per order: the n-grams (counted, or a set when each occurs once), how many
 
 
-def _clipped_matches(hypothesis: Counter[Any], reference: Counter[Any]) -> int:
-    """Count hypothesis n-grams, each up to its count in the reference."""
-    small, large = (hypothesis, reference) if len(hypothesis) <= len(reference) else (reference, hypothesis)
-    return sum(min(count, large[gram]) for gram, count in small.items() if gram in large)
+def _word_ngrams(words: list[str]) -> Grams:
+    """Count the word n-grams of each order 1-4 (unigrams as strings, longer ones as tuples): a set of
+    them for an order where each occurs once (as it then does at every higher order), else their counts."""
+    out: Grams = [(tally(words), len(words))]
+    unique = isinstance(out[0][0], set)
+    for n in range(2, MAX_ORDER + 1):
+        total = max(len(words) - n + 1, 0)
+        # Not strict: each shifted copy is one shorter, and the n-grams end with the shortest.
+        grams = set(zip(*(words[i:] for i in range(n)), strict=False))
+        if not unique and len(grams) < total:
+            out.append((count(zip(*(words[i:] for i in range(n)), strict=False)), total))
+            continue
+        unique = True
+        out.append((grams, total))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,9 +143,17 @@ def bleu_statistics(hypothesis: str, references: Sequence[str], *, lowercase: bo
     """Collect one segment's BLEU statistics against all its references at once."""
     if not references:
         raise ValueError("BLEU needs at least one reference")
+    sys_len, ref_len, correct, total = bleu_counts(hypothesis, references, lowercase)
+    return BleuStats(sys_len, ref_len, tuple(correct), tuple(total))
+
+
+def bleu_counts(hypothesis: str, references: Sequence[str], lowercase: bool = False) -> tuple[int, int, list[int],
+                                                                                                list[int]]:
+    """A segment's BLEU statistics as plain numbers: its length, the closest reference's, the clipped
+    matches and the n-gram totals per order (``BleuStats`` without building one)."""
     words = _words(hypothesis, lowercase)
     hyp_len = len(words)
-    best: list[Counter[Any]] = []
+    best: Grams = []
     ref_len = -1
     for reference in references:
         ref_words = _words(reference, lowercase)
@@ -148,13 +164,16 @@ def bleu_statistics(hypothesis: str, references: Sequence[str], *, lowercase: bo
         if not best:
             best = grams
             continue
-        for merged, counts in zip(best, grams, strict=True):
-            for gram, count in counts.items():  # the highest count of each n-gram in any reference
-                if count > merged[gram]:
-                    merged[gram] = count
-    correct = [_clipped_matches(hyp, ref) for hyp, ref in zip(_word_ngrams(words), best, strict=True)]
+        for order, ((kept, _), (found, _)) in enumerate(zip(best, grams, strict=True)):
+            merged = dict.fromkeys(kept, 1) if isinstance(kept, set) else kept
+            for gram, n in (found.items() if isinstance(found, dict) else zip(found, repeat(1))):
+                if n > merged.get(gram, 0):  # the highest count of each n-gram in any reference
+                    merged[gram] = n
+            best[order] = (merged, sum(merged.values()))
+    correct = [overlap(hyp, hyp_total, ref, ref_total)
+               for (hyp, hyp_total), (ref, ref_total) in zip(_word_ngrams(words), best, strict=True)]
     total = [max(hyp_len - n, 0) for n in range(MAX_ORDER)]
-    return BleuStats(hyp_len, ref_len, tuple(correct), tuple(total))
+    return hyp_len, ref_len, correct, total
 
 
 def bleu_from_statistics(
@@ -172,13 +191,27 @@ def bleu_from_statistics(
     sys_len, ref_len = stats.sys_len, stats.ref_len
     correct: list[float] = list(stats.correct)
     total: list[float] = list(stats.total)
+    score, bp, percents = _bleu(sys_len, ref_len, correct, total, smooth_method, smooth_value, effective_order)
+    return BleuScore(score / 100, tuple(correct), tuple(total), tuple(p / 100 for p in percents), bp, sys_len,
+                     ref_len)
+
+
+def sentence_bleu_value(sys_len: int, ref_len: int, correct: list[int], total: list[int]) -> float:
+    """``sentence_bleu``'s score (0-1) from one segment's statistics: exp smoothing, effective order."""
+    return _bleu(sys_len, ref_len, list(correct), list(total), "exp", None, True)[0] / 100
+
+
+def _bleu(sys_len: int, ref_len: int, correct: list[float], total: list[float], smooth_method: Smoothing,
+          smooth_value: float | None, effective_order: bool) -> tuple[float, float, list[float]]:
+    """sacrebleu's ``compute_bleu`` in percent: the score, the brevity penalty and the precisions
+    (``correct`` and ``total`` take add-k smoothing in place)."""
     bp = 1.0
     if sys_len < ref_len:
         bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
     # sacrebleu works in percent; the same operations, divided by 100 at the end, agree to the bit.
     percents = [0.0] * MAX_ORDER
     if not any(correct):
-        return BleuScore(0.0, tuple(correct), tuple(total), tuple(percents), bp, sys_len, ref_len)
+        return 0.0, bp, percents
     halvings = 1.0
     order = MAX_ORDER
     for n in range(MAX_ORDER):
@@ -200,10 +233,7 @@ def bleu_from_statistics(
         else:
             percents[n] = 100.0 * correct[n] / total[n]
     log_sum = sum(math.log(p) if p != 0.0 else _LOG_ZERO for p in percents[:order])
-    score = bp * math.exp(log_sum / order)
-    return BleuScore(
-        score / 100, tuple(correct), tuple(total), tuple(p / 100 for p in percents), bp, sys_len, ref_len
-    )
+    return bp * math.exp(log_sum / order), bp, percents
 
 
 def sentence_bleu(
@@ -258,12 +288,28 @@ class ChrfStats:
         return ChrfStats(tuple(a + b for a, b in zip(self.counts, other.counts, strict=True)))
 
 
-def _char_ngrams(text: str) -> list[Counter[str]]:
-    """Count the character n-grams of orders 1-6 of ``text`` with its white space removed."""
-    text = "".join(text.split())
-    return [Counter(text)] + [
-        Counter([text[i : i + n] for i in range(len(text) - n + 1)]) for n in range(2, CHAR_ORDER + 1)
-    ]
+def _char_ngrams(text: str) -> list[tuple[dict[str, int] | list[str], int]]:
+    """The character n-grams of orders 1-6 of ``text`` (white space removed already), and how many there
+    are: counted, until an order where each occurs once; from there on (each occurs once at every
+    higher order too) the list of them."""
+    out: list[tuple[dict[str, int] | list[str], int]] = []
+    grams: list[str] | str = text
+    unique = False
+    for n in range(1, CHAR_ORDER + 1):
+        if n > 1:  # each (n-1)-gram and the character after it (the last (n-1)-gram has none: not strict)
+            grams = [gram + char for gram, char in zip(grams, text[n - 1 :], strict=False)]
+        if unique:
+            out.append((grams if isinstance(grams, list) else list(grams), len(grams)))
+            continue
+        counts = count(grams)
+        unique = len(counts) == len(grams)
+        out.append((counts, len(grams)))
+    return out
+
+
+def _char_counts(text: str, n: int) -> dict[str, int]:
+    """Count the character n-grams of one order of ``text`` (white space removed already)."""
+    return count([text[i : i + n] for i in range(len(text) - n + 1)])
 
 
 def _chrf_percent(counts: Sequence[int], beta: float, eps_smoothing: bool) -> float:
@@ -308,21 +354,34 @@ def chrf_statistics(
     """Collect one segment's chrF statistics: those of the reference with the best chrF (first on ties)."""
     if not references:
         raise ValueError("chrF needs at least one reference")
-    hyp_grams = _char_ngrams(hypothesis)
-    hyp_totals = [sum(c.values()) for c in hyp_grams]
+    return ChrfStats(tuple(chrf_counts(hypothesis, references, beta, eps_smoothing)[0]))
+
+
+def chrf_counts(hypothesis: str, references: Sequence[str], beta: float = BETA,
+                eps_smoothing: bool = False) -> tuple[list[int], float]:
+    """A segment's chrF statistics as plain numbers (``ChrfStats``' counts), and its chrF on sacrebleu's
+    0-100 scale, which those statistics give."""
+    hyp_grams = _char_ngrams("".join(hypothesis.split()))
     best: list[int] = []
     best_score = -1.0
     for reference in references:
+        text = "".join(reference.split())
         counts: list[int] = []
-        for hyp, ref, hyp_total in zip(hyp_grams, _char_ngrams(reference), hyp_totals, strict=True):
-            small, large = (hyp, ref) if len(hyp) <= len(ref) else (ref, hyp)  # loop over fewer keys
-            matches = sum(min(count, large[gram]) for gram, count in small.items() if gram in large)
+        for n, (hyp, hyp_total) in enumerate(hyp_grams, 1):
+            ref_total = max(len(text) - n + 1, 0)
+            if len(hyp) == hyp_total:
+                # Each hypothesis n-gram once: it matches once if the reference has it anywhere, and a
+                # character n-gram is in the reference exactly when it is a substring of its text.
+                matches = sum(map(text.__contains__, hyp))
+            else:  # the reference's count matters: count its n-grams of this order
+                assert isinstance(hyp, dict)  # a list holds each n-gram once
+                matches = overlap(hyp, hyp_total, _char_counts(text, n), ref_total)
             # sacrebleu counts no hypothesis n-grams for an order the reference lacks.
-            counts += (hyp_total if ref else 0, sum(ref.values()), matches)
+            counts += (hyp_total if ref_total else 0, ref_total, matches)
         score = _chrf_percent(counts, beta, eps_smoothing)
         if score > best_score:
             best, best_score = counts, score
-    return ChrfStats(tuple(best))
+    return best, best_score
 
 
 def chrf_from_statistics(stats: ChrfStats, *, beta: float = BETA, eps_smoothing: bool = False) -> float:

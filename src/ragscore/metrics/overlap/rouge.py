@@ -22,8 +22,9 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import chain
-from typing import Any, Final, NamedTuple
+from typing import Final, NamedTuple
 
+from .counting import Tally, overlap, tally
 from .porter import stem
 from .unicode_tokens import check_tokenizer, unicode_tokens
 
@@ -89,20 +90,19 @@ def _fmeasure(precision: float, recall: float) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
 
 
-def _ngrams(tokens: list[str], n: int) -> Counter[Any]:
+def _ngrams(tokens: list[str], n: int) -> Tally:
     """Count the n-grams of ``tokens``."""
     if n == 1:
-        return Counter(tokens)
-    return Counter(zip(*(tokens[i:] for i in range(n)), strict=False))  # the shifted copies end early: not strict
+        return tally(tokens)
+    return tally(list(zip(*(tokens[i:] for i in range(n)), strict=False)))  # shifted copies end early: not strict
 
 
 def _ngram_score(target: list[str], prediction: list[str], n: int) -> Score:
     """Score clipped n-gram overlap (ROUGE-N)."""
-    target_counts = _ngrams(target, n)
-    prediction_counts = _ngrams(prediction, n)
-    overlap = sum(min(count, prediction_counts[gram]) for gram, count in target_counts.items())
-    precision = overlap / max(len(prediction) - n + 1, 1)
-    recall = overlap / max(len(target) - n + 1, 1)
+    shared = overlap(_ngrams(target, n), max(len(target) - n + 1, 0), _ngrams(prediction, n),
+                     max(len(prediction) - n + 1, 0))
+    precision = shared / max(len(prediction) - n + 1, 1)
+    recall = shared / max(len(target) - n + 1, 1)
     return Score(precision, recall, _fmeasure(precision, recall))
 
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import re
 import string
-from collections import Counter
 from collections.abc import Sequence
 from typing import Final, Literal
 
+from .counting import overlap, tally
 from .unicode_tokens import check_tokenizer, unicode_tokens
 
 __all__ = ["answer_tokens", "exact_match", "normalize_answer", "squad_scores", "token_f1"]
@@ -50,8 +50,7 @@ def _f1(prediction: list[str], reference: list[str], rules: Rules) -> float:
     """Score token lists by SQuAD's F1 (v2 gives 1 when both are empty)."""
     if rules == "v2" and (not prediction or not reference):
         return float(prediction == reference)
-    common = Counter(prediction) & Counter(reference)
-    same = sum(common.values())
+    same = overlap(tally(prediction), len(prediction), tally(reference), len(reference))
     if same == 0:
         return 0.0
     # The official scripts' operation order, so results agree to the last bit.
