@@ -6,6 +6,7 @@ change with:  REGENERATE_GOLDEN=1 pytest tests/test_html.py
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -412,3 +413,28 @@ def parse_dom(dom: str) -> Node:
     builder.feed(dom)
     builder.close()
     return builder.root
+
+
+def test_html_rows_lists_the_first_questions_of_each_label_and_says_what_it_left_out(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    page = tmp_path / "r.html"
+    main(["--gold", "examples/product/gold.jsonl", "--trace", "examples/product/trace.jsonl", "--html", str(page),
+          "--html-rows", "2", "--format", "none", "-q", "--no-fail"])
+    root = parse(page.read_text(encoding="utf-8"))
+    rows = root.one("table", id="questions").one("tbody").all("tr")
+    report = tmp_path / "r.json"
+    main(["--gold", "examples/product/gold.jsonl", "--trace", "examples/product/trace.jsonl", "--json", str(report),
+          "--per-question", "--format", "none", "-q", "--no-fail"])
+    first: dict[str, list[str]] = {}
+    for q in json.loads(report.read_text(encoding="utf-8"))["questions"]:  # gold order
+        first.setdefault(q["label"], [])
+        if len(first[q["label"]]) < 2:
+            first[q["label"]].append(q["qid"])
+    assert [cells(r)[0] for r in rows] == [qid for q in json.loads(report.read_text(encoding="utf-8"))["questions"]
+                                           for qid in [q["qid"]] if qid in first[q["label"]]]
+    note = root.one("p", id="rows-cut").content()
+    assert "first 2 questions of each label" in note and "OK 23" in note and "REFUSAL_OK 4" in note
+    full = tmp_path / "full.html"
+    main(["--gold", "examples/product/gold.jsonl", "--trace", "examples/product/trace.jsonl", "--html", str(full),
+          "--format", "none", "-q", "--no-fail"])
+    assert 'id="rows-cut"' not in full.read_text(encoding="utf-8")  # 1,000 per label by default: all 40 listed

@@ -191,6 +191,7 @@ class Run:
     document: dict[str, Any] = field(repr=False)
     per_question: bool = False
     scores_file: ScoreFile | None = None
+    html_rows: int = 1000  # questions of each label the HTML report lists (reports.html.DEFAULT_HTML_ROWS)
 
     def __repr__(self) -> str:
         counts = self.document["counts"]
@@ -262,7 +263,7 @@ class Run:
         if format == "html":
             from ragscore.reports.html import render_html
 
-            return render_html(self.document)
+            return render_html(self.document, self.html_rows)
         from ragscore.reports.junit import render_junit
 
         return iter([render_junit(self._summary())])

@@ -261,6 +261,13 @@ def add_report_options(
         parser.add_argument(f"--{option}", metavar="PATH", help=(helps or {}).get(option, REPORT_HELP[option]))
 
 
+def add_html_rows_option(group: Any) -> None:
+    """Add --html-rows N: the questions of each label the HTML report's question table lists."""
+    group.add_argument("--html-rows", type=positive_int, default=1000, metavar="N",
+                       help="list at most N questions of each label in the HTML report's question table (default "
+                            "1,000; a note says how many it leaves out; the JSON report lists every one)")
+
+
 def add_quiet_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, help: str = QUIET_HELP) -> None:
     """Add ``-q``/``--quiet``: no notes on standard error."""
     parser.add_argument("-q", "--quiet", action="store_true", help=help)

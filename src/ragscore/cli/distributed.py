@@ -10,6 +10,7 @@ from ragscore.cli.common import (
     Exit,
     Parser,
     Streams,
+    add_html_rows_option,
     add_quiet_option,
     add_report_options,
     report_and_exit,
@@ -112,6 +113,7 @@ def merge_parser(prog: str) -> argparse.ArgumentParser:
                         help="the --scores file the partials were made with (read again: it must be the same)")
     out = parser.add_argument_group("reports")
     add_report_options(out, ("json", "markdown", "text", "none"), format_help=FORMAT_HELP, helps=REPORT_HELP)
+    add_html_rows_option(out)
     out.add_argument("--per-question", action="store_true",
                      help="add a 'questions' list to the JSON report (the partials must keep rows)")
     out.add_argument("--only-failures", action="store_true",
@@ -141,4 +143,5 @@ def run_merge(args: argparse.Namespace, streams: Streams) -> Exit:
     config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)
     run = finalize(merged, config=config, scores=args.scores, per_question=args.per_question,
                    only_failures=args.only_failures)
+    run.html_rows = args.html_rows
     return report_and_exit(args, streams, run)

@@ -12,6 +12,7 @@ from ragscore.cli.common import (
     Exit,
     Parser,
     Streams,
+    add_html_rows_option,
     add_quiet_option,
     add_report_options,
     add_trace_options,
@@ -89,6 +90,7 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
     out = parser.add_argument_group("reports")
     add_report_options(out, ("json", "markdown", "text", "none"), format_help=FORMAT_HELP, helps=REPORT_HELP)
     out.add_argument("--per-question", action="store_true", help="add a 'questions' list to the JSON report")
+    add_html_rows_option(out)
     add_by_option(out)
     out.add_argument("--only-failures", action="store_true",
                      help="list only questions not labelled OK or REFUSAL_OK (with --repeats samples: with a sample "
@@ -213,6 +215,7 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         run = score(args.gold, traces, config=config, scores=args.scores, per_question=args.per_question,
                     only_failures=args.only_failures, by=args.by or (), explain=args.explain or (),
                     keep_rows=keep_rows, jobs=jobs)
+    run.html_rows = args.html_rows
     write_requested_reports(args, run.render)
     if os.environ.get("GITHUB_ACTIONS") == "true":  # annotations on the run, the summary on its page
         from ragscore.reports.github import annotation_lines, append_step_summary

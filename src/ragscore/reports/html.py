@@ -308,13 +308,15 @@ def _metrics(metrics: dict[str, float | None], intervals: dict[str, list[float] 
     return html_table(["metric", "value", "interval", "better", "meaning"], rows, "metrics")
 
 
-def _questions(doc: dict[str, Any]) -> Iterator[str]:
+def _questions(doc: dict[str, Any], rows_per_label: int) -> Iterator[str]:
     sampled = "repeats" in doc  # a row shows its last sample; the labels count samples, the filter rows
     counts = doc["labels"]
     if sampled:
         shown = Counter(q["label"] for q in doc["questions"])
         counts = {label: shown[label] for label in counts}
-    options = "".join(f'<option value="{esc(label)}">{esc(label)} ({esc(n)})</option>' for label, n in counts.items())
+    listed = {label: min(n, rows_per_label) for label, n in counts.items()}
+    options = "".join(f'<option value="{esc(label)}">{esc(label)} ({esc(listed[label])})</option>'
+                      for label, n in counts.items())
     note = ('<p class="note">With samples, a row shows its question\'s last sample; <em>correct</em> counts all of '
             "them, and the label filter counts rows.</p>\n" if sampled else "")
     yield ('<h2>Questions</h2>\n' + note + '<p id="filter" hidden><label for="label-filter">Label:</label> '
@@ -323,7 +325,12 @@ def _questions(doc: dict[str, Any]) -> Iterator[str]:
            '<div class="scroll"><table id="questions" class="questions">\n<thead><tr><th>qid</th><th>question</th>'
            "<th>label</th><th>reason</th><th>claim</th><th>cited</th>"
            "<th>answered</th><th>hit</th>" + ("<th>correct</th>" if sampled else "") + "</tr></thead>\n<tbody>\n")
+    left, skipped = dict(listed), Counter[str]()
     for q in doc["questions"]:
+        if not left.get(q["label"], 0):  # a very large run: the first rows of each label, the rest in the JSON
+            skipped[q["label"]] += 1
+            continue
+        left[q["label"]] -= 1
         correct = f'<td class="num">{q["samples"]["correct"]}/{q["samples"]["n"]}</td>' if sampled else ""
         yield (f'<tr data-label="{esc(q["label"])}"><td class="word"><code>{esc(q["qid"])}</code></td>'
                f'<td>{esc_lines(q.get("question", ""))}</td>'
@@ -331,6 +338,11 @@ def _questions(doc: dict[str, Any]) -> Iterator[str]:
                f"<td>{_claim(q.get('claim'))}</td><td>{_cited(q.get('cited'))}</td>"
                f'<td>{yes_no(q.get("answered"))}</td><td>{yes_no(q.get("hit"))}</td>{correct}</tr>\n')
     yield "</tbody>\n</table></div>\n"
+    if skipped:
+        yield (f'<p class="note" id="rows-cut">The table lists the first {rows_per_label:,} questions of each label, '
+               "in gold order (--html-rows); left out: " + ", ".join(
+                   f"<code>{esc(label)}</code> {n:,}" for label, n in skipped.items())
+               + ". The JSON report (--per-question) lists every one.</p>\n")
 
 
 def _claim(claim: object) -> str:
@@ -366,8 +378,12 @@ def _diagnoses(diagnoses: list[dict[str, Any]]) -> str:
     return "".join(out)
 
 
-def render_html(doc: dict[str, Any]) -> Iterator[str]:
-    """Render the verdict, counts, gates with their chart, labels, metrics and questions, piece by piece."""
+DEFAULT_HTML_ROWS: Final = 1000  # questions of each label the question table lists (--html-rows)
+
+
+def render_html(doc: dict[str, Any], rows_per_label: int = DEFAULT_HTML_ROWS) -> Iterator[str]:
+    """Render the verdict, counts, gates with their chart, labels, metrics and questions, piece by piece;
+    the question table lists the first ``rows_per_label`` questions of each label."""
     yield page_head(f"ragscore report: {verdict(doc['pass'])}") + "<h1>ragscore report</h1>\n"
     yield verdict_html(doc)
     yield "<h2>Summary</h2>\n" + _summary(doc)
@@ -381,7 +397,7 @@ def render_html(doc: dict[str, Any]) -> Iterator[str]:
 
         yield "".join(f"<p>{esc(line)}</p>\n" for line in repeats_notes(doc["repeats"]))
     if "questions" in doc:
-        yield from _questions(doc)
+        yield from _questions(doc, rows_per_label)
     yield footer(doc)
     if "questions" in doc:  # the script only drives the question filter
         yield f"<script>{SCRIPT}</script>\n"
