@@ -316,20 +316,32 @@ def check_report_paths(args: argparse.Namespace) -> None:
             raise UsageError(f"{option}: expected a file path, got {quote(path)}")
     if os.environ.get("GITHUB_ACTIONS") == "true" and os.environ.get("GITHUB_STEP_SUMMARY"):
         reports.append(("GITHUB_STEP_SUMMARY", os.environ["GITHUB_STEP_SUMMARY"]))
+    clash = first_overwrite(inputs, reports)
+    if clash is not None:
+        option, path, other = clash
+        what = "the file" if not other.startswith("--") else "the same file as"
+        raise UsageError(f"{option} {quote(path)}: is {what} {other}; a report never overwrites an input "
+                         "or another report")
+
+
+def first_overwrite(inputs: Iterable[tuple[str, str]],
+                    outputs: Iterable[tuple[str, str]]) -> tuple[str, str, str] | None:
+    """Find the first output (option, path) that is an input or an earlier output, by device and inode;
+    return it with the name of what it would overwrite. Inputs may repeat (a run compared with itself);
+    a character device (``/dev/null``) may be named any number of times."""
     seen: dict[object, str] = {}
-    for option, path in inputs:  # an input may be named twice (compare a run against itself)
+    for name, path in inputs:
         identity, device = _identity(path)
         if not device:
-            seen.setdefault(identity, option)
-    for option, path in reports:
+            seen.setdefault(identity, name)
+    for option, path in outputs:
         identity, device = _identity(path)
         if device:
             continue
         other = seen.setdefault(identity, option)
         if other != option:
-            what = "the file" if not other.startswith("--") else "the same file as"
-            raise UsageError(f"{option} {quote(path)}: is {what} {other}; a report never overwrites an input "
-                             "or another report")
+            return option, path, other
+    return None
 
 
 def write_requested_reports(args: argparse.Namespace, render: Callable[[str], Iterable[str]]) -> None:

@@ -113,28 +113,20 @@ def run_run(args: argparse.Namespace, streams: Streams) -> Exit:
 def _check_outputs(args: argparse.Namespace, suite: Suite) -> list[str]:
     """Before any task runs: refuse a report or a history that is a file the suite reads (compared by
     device and inode, as every command compares them), or another output; and a history that is not one."""
-    from ragscore.cli.common import _files_named, _identity
+    from ragscore.cli.common import _files_named, first_overwrite
 
-    seen: dict[object, str] = {}
-    for name, path in suite.inputs():
-        for file in _files_named(str(path)):
-            identity, device = _identity(file)
-            if not device:
-                seen.setdefault(identity, name)
+    inputs = [(name, file) for name, path in suite.inputs() for file in _files_named(str(path))]
     outputs = [(f"--{option}", getattr(args, option)) for option in ("json", "markdown", "html", "junit")
                if getattr(args, option) not in (None, "-")]
     if args.history is not None:
         if not args.history.strip():
             raise UsageError("--history: expected a file path")
         outputs.append(("--history", args.history))
-    for option, path in outputs:
-        identity, device = _identity(path)
-        if device:
-            continue
-        other = seen.setdefault(identity, option)
-        if other != option:
-            raise UsageError(f"{option} {quote(path)}: is {other}; a report or history never overwrites what the "
-                             "suite reads, or another report")
+    clash = first_overwrite(inputs, outputs)
+    if clash is not None:
+        option, path, other = clash
+        raise UsageError(f"{option} {quote(path)}: is {other}; a report or history never overwrites what the "
+                         "suite reads, or another report")
     if args.history is None:
         return []
     from ragscore.suite.history import check_appendable
