@@ -9,7 +9,6 @@ code scores everything in one pass.
 from __future__ import annotations
 
 import gc
-import heapq
 import math
 from array import array
 from collections import Counter
@@ -64,6 +63,7 @@ from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.operations import KEYS as OPERATION_KEYS
 from ragscore.operations import OperationColumns, Operations
 from ragscore.quoting import quote
+from ragscore.rows import RowFile, Rows, RowWriter, SpillFolder
 from ragscore.settings import Settings
 from ragscore.text import Rule
 
@@ -224,7 +224,7 @@ class PartResult:
     tally: AnswerTally = field(default_factory=AnswerTally)
     accounting: Accounting = field(default_factory=Accounting)
     missing_ids: list[tuple[int, str]] = field(default_factory=list)  # (place, qid)
-    rows: list[QuestionRow] = field(default_factory=list)
+    rows: RowFile | Rows = field(default_factory=RowFile)  # in gold order
     explained: dict[str, Explained] = field(default_factory=dict)
     columns: list[Totals] = field(default_factory=list)
     error: tuple[int, int, int, str, str, int | None, int | None] | None = None  # sortable by position
@@ -256,7 +256,7 @@ class Evaluation:
     tally: AnswerTally
     accounting: Accounting
     missing_ids: list[str]
-    rows: list[QuestionRow] | None
+    rows: RowFile | Rows | None  # in gold order; each pass reads them again (``ragscore.rows``)
     explained: dict[str, Explained]
     columns: list[Totals]
     samples: dict[str, list[Sample]] = field(default_factory=dict)
@@ -334,22 +334,24 @@ def load_part_gold(gold_file: InputFile | Records, settings: Settings, wants: Wa
 
 def score_part(
     gold_spec: Spec, trace_spec: Spec, settings: Settings, wants: Wants, part: int = 0, parts: int = 1,
-    asked: str | None = None,
+    asked: str | None = None, spill: str | None = None,
 ) -> PartResult:
     """Score worker ``part``'s share of the questions; errors come back as data, not raised.
 
-    ``asked`` is the trace format the user asked for, when the parent resolved "auto" for the workers.
+    ``asked`` is the trace format the user asked for, when the parent resolved "auto" for the
+    workers; ``spill`` the parent's folder for the rows (``ragscore.rows``).
     """
     # With several parts the parent hashes the inputs, so the workers need not.
     return score_files(open_input(gold_spec, parts == 1), open_input(trace_spec, parts == 1), settings, wants, part,
-                       parts, asked)
+                       parts, asked, spill)
 
 
 def score_files(
     gold_file: InputFile | Records, trace_file: InputFile | Records, settings: Settings, wants: Wants, part: int = 0,
-    parts: int = 1, asked: str | None = None,
+    parts: int = 1, asked: str | None = None, spill: str | SpillFolder | None = None,
 ) -> PartResult:
-    """Score part ``part`` of the questions from inputs opened for it (see ``score_part``)."""
+    """Score part ``part`` of the questions from inputs opened for it (see ``score_part``); past a
+    few thousand, the rows asked for go to files in ``spill`` (None: they stay in memory)."""
     result = PartResult()
     phase = 0
     try:
@@ -360,7 +362,7 @@ def score_files(
             result.questions = len(gold.items)
             result.gold_keys, result.gold_ragas = gold.extra_keys, gold.ragas
             phase = 1
-            score_traces(gold, trace_file, settings, wants, part, parts, result)
+            score_traces(gold, trace_file, settings, wants, part, parts, result, spill)
         if parts == 1:
             result.digests = (gold_file.sha256, trace_file.sha256)
     except NeedsOneProcess:
@@ -446,7 +448,7 @@ def _judged(questions: int, settings: Settings, wants: Wants, parts: int, reread
 
 def score_traces(
     gold: GoldSet, traces: InputFile | Records, settings: Settings, wants: Wants, part: int, parts: int,
-    result: PartResult,
+    result: PartResult, spill: str | SpillFolder | None = None,
 ) -> None:
     """Judge every trace line of this part against ``gold``; add the findings to ``result``."""
     judged = _judged(len(gold.items), settings, wants, parts, traces.rereadable)
@@ -461,7 +463,8 @@ def score_traces(
     score_columns = judged.external.finish()
     result.score_lines = judged.external.first_lines
     if judged.outcomes is not None:
-        _rows_and_explained(gold, judged, score_columns, wants, result, sampled)
+        _rows_and_explained(gold, judged, score_columns, wants, result, sampled,
+                            RowWriter(spill, f"part-{part}.rows") if wants.rows else None)
     if wants.packed:
         result.packed = _packed(judged, score_columns, settings, sampled)
     if wants.samples:
@@ -624,18 +627,19 @@ def _summarise(
 
 def _rows_and_explained(
     gold: GoldSet, judged: _Judged, score_columns: dict[str, tuple[array[float], int]], wants: Wants,
-    result: PartResult, sampled: list[QuestionSamples] | None,
+    result: PartResult, sampled: list[QuestionSamples] | None, rows: RowWriter | None,
 ) -> None:
-    """Build the per-question rows (``wants.rows``) and what ``--explain`` needs of the questions it names."""
+    """Write the per-question rows (when ``rows`` is given) and keep what ``--explain`` needs of
+    the questions it names."""
     assert judged.outcomes is not None
     columns, answers = judged.columns, judged.answers
     for position, (item, outcome) in enumerate(zip(gold.items, judged.outcomes, strict=True)):
         assert outcome is not None
-        if wants.rows:
+        if rows is not None:
             family_rows = tuple(c.row(position) for c in columns)
             labels = tuple(slice_labels(item, path) for path in wants.by)
             answer = None if answers is None else answers[position]
-            result.rows.append(QuestionRow(
+            rows.append(QuestionRow(
                 gold.places[position], item.qid, item.question, item.answerable, outcome, item.citations, item.rule,
                 family_rows, labels,
                 {name: value for name, (column, _) in score_columns.items() if (value := column[position]) == value},
@@ -646,6 +650,8 @@ def _rows_and_explained(
             result.explained[item.qid] = Explained(item, outcome, judged.views.get(position),
                                                    judged.seen.get(position, 0),
                                                    None if sampled is None else sampled[position])
+    if rows is not None:
+        result.rows = rows.finish()
 
 
 def _packed(
@@ -791,7 +797,7 @@ def combine(parts: Sequence[PartResult]) -> PartResult:
         out.accounting = out.accounting + p.accounting
     out.columns = [Totals.total(columns) for columns in zip(*(p.columns for p in parts), strict=True)]
     out.missing_ids = sorted(pair for p in parts for pair in p.missing_ids)[:EXAMPLES]
-    out.rows = list(heapq.merge(*(p.rows for p in parts)))
+    out.rows = Rows([p.rows for p in parts])
     out.explained = {qid: e for p in parts for qid, e in p.explained.items()}
     out.samples = {name: sorted(chain.from_iterable(p.samples.get(name, ()) for p in parts), key=_pick_order)
                    for name in dict.fromkeys(name for p in parts for name in p.samples)}
@@ -873,7 +879,7 @@ def _first_lines(found: Iterable[dict[str, tuple[str, int]]]) -> dict[str, tuple
 def evaluate(gold_spec: Spec, trace_spec: Spec, settings: Settings, wants: Wants = Wants()) -> Evaluation:
     """Score a trace file against a gold set in one process, in one streaming pass."""
     gold, traces = open_input(gold_spec), open_input(trace_spec)
-    return merge([score_files(gold, traces, settings, wants)], gold, traces, settings, wants)
+    return merge([score_files(gold, traces, settings, wants, spill=SpillFolder())], gold, traces, settings, wants)
 
 
 def open_input(spec: Spec, hashed: bool = True) -> InputFile | Records:

@@ -17,6 +17,7 @@ from ragscore.loaders.jsonl import STDIN, InputFile
 from ragscore.loaders.records import Records
 from ragscore.loaders.shapes import resolve, splittable
 from ragscore.loaders.shards import Shards, paths_of
+from ragscore.rows import RowFile, SpillFolder
 from ragscore.settings import Settings
 
 # Below this many input bytes, starting processes costs more than it saves.
@@ -111,8 +112,13 @@ def score(gold_spec: Spec, trace_spec: Spec, settings: Settings, wants: Wants, j
         settings = replace(settings, trace_format=resolve(settings.trace_format, trace_spec))
     if jobs <= 1 or not splittable(settings.trace_format, settings.trace_fields, trace_spec):
         return evaluate(gold_spec, trace_spec, asked, wants)
-    task = partial(score_part, gold_spec, trace_spec, settings, wants, parts=jobs, asked=asked.trace_format)
+    folder = SpillFolder() if wants.rows else None  # the workers write their rows there
+    task = partial(score_part, gold_spec, trace_spec, settings, wants, parts=jobs, asked=asked.trace_format,
+                   spill=None if folder is None else folder.path)
     parts, files = run_parts(task, jobs, (gold_spec, trace_spec))
+    for p in parts:  # the rows hold the folder until the last pass over them
+        if isinstance(p.rows, RowFile):
+            p.rows.owner = folder
     if any(p.one_process for p in parts):
         # A trace joins by question text: only a process that holds every gold item can do that.
         return evaluate(gold_spec, trace_spec, asked, wants)

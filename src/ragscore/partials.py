@@ -40,6 +40,7 @@ from ragscore.metrics.repeats import EXAMPLES, Below, QuestionSamples, RepeatTot
 from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.operations import CONCEPTS as OPERATION_CONCEPTS
 from ragscore.operations import Operations, Sketch
+from ragscore.rows import RowFile
 from ragscore.settings import LAST, SAMPLES, Settings
 from ragscore.text import Rule
 
@@ -545,7 +546,8 @@ def _decode(data: dict[str, Any]) -> Partial:
         [int(n) for n in a["bad_refused_lines"]])
     result = PartResult(
         questions=int(r["questions"]), tally=tally, accounting=accounting,
-        missing_ids=[(int(n), str(q)) for n, q in r["missing_ids"]], rows=[_read_row(v) for v in r["rows"]],
+        missing_ids=[(int(n), str(q)) for n, q in r["missing_ids"]],
+        rows=RowFile(len(r["rows"]), tail=[_read_row(v) for v in r["rows"]]),
         columns=[_read_totals(c, settings.bootstrap, spread(family, settings))
                  for c, family in zip(r["columns"], families, strict=True)],
         digests=None if r["digests"] is None else (str(r["digests"][0]), str(r["digests"][1])),

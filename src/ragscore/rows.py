@@ -1,0 +1,135 @@
+"""Per-question rows kept out of memory: written in chunks as a part makes them, read back on each pass.
+
+A run that lists its questions (``--per-question``, Markdown, HTML, compare, slices) needs one
+row per question, and a million rows held at once cost gigabytes. So a part appends its rows, in
+gold order, to a ``RowWriter``: the first ``CHUNK`` stay in memory (a small run never touches the
+disk), and from then on every full chunk is pickled to a file in the run's temporary folder
+(``SpillFolder``, under ``TMPDIR``). ``Rows`` reads the parts' files again on every pass and
+merges them by gold place, so a report streams its questions in gold order while holding one
+chunk per part. The folder goes when the last ``Rows`` that reads it does, or when Python exits.
+
+Engines on other machines (Spark, Dask, Ray) and partial results keep their rows in memory: a
+file in one machine's temporary folder means nothing to another.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import pickle
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, BinaryIO, Final
+
+if TYPE_CHECKING:
+    from tempfile import TemporaryDirectory
+
+    from ragscore.evaluate import QuestionRow
+
+CHUNK: Final = 4096  # rows pickled at a time: a few megabytes
+
+
+class SpillFolder:
+    """One run's temporary folder for its rows, made on first use; removed with the last object that
+    holds it (or at exit)."""
+
+    def __init__(self) -> None:
+        self._folder: TemporaryDirectory[str] | None = None
+
+    @property
+    def path(self) -> str:
+        if self._folder is None:
+            import tempfile  # only a run with many rows pays for importing it
+
+            self._folder = tempfile.TemporaryDirectory(prefix="ragscore-rows-")
+        return self._folder.name
+
+    def __reduce__(self) -> tuple[object, ...]:
+        raise TypeError("a spill folder stays in its process; give workers its path")
+
+
+@dataclass(slots=True)
+class RowFile:
+    """One part's rows in gold order: ``chunks`` pickled lists in ``path`` (if any), then ``tail``."""
+
+    count: int = 0
+    path: str | None = None
+    chunks: int = 0
+    tail: list[QuestionRow] = field(default_factory=list)
+    owner: SpillFolder | None = None  # keeps the folder while these rows are read (never pickled)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[QuestionRow]:
+        if self.path is not None:
+            with open(self.path, "rb") as f:
+                for _ in range(self.chunks):
+                    yield from pickle.load(f)
+        yield from self.tail
+
+    def __getstate__(self) -> tuple[object, ...]:
+        return self.count, self.path, self.chunks, self.tail
+
+    def __setstate__(self, state: tuple[object, ...]) -> None:
+        self.count, self.path, self.chunks, self.tail = state  # type: ignore[assignment]
+        self.owner = None
+
+
+class RowWriter:
+    """Collect a part's rows in gold order; past ``CHUNK`` rows, pickle each full chunk to
+    ``name`` in ``folder`` (a path, or the run's ``SpillFolder``). With no folder, keep them all."""
+
+    def __init__(self, folder: str | SpillFolder | None, name: str) -> None:
+        self._folder, self._name = folder, name
+        self._rows: list[QuestionRow] = []
+        self._file: RowFile = RowFile(owner=folder if isinstance(folder, SpillFolder) else None)
+        self._out: BinaryIO | None = None
+
+    def append(self, row: QuestionRow) -> None:
+        rows = self._rows
+        rows.append(row)
+        if len(rows) >= CHUNK and self._folder is not None:
+            self._spill()
+
+    def _spill(self) -> None:
+        file = self._file
+        if self._out is None:
+            folder = self._folder.path if isinstance(self._folder, SpillFolder) else self._folder
+            assert folder is not None  # only a writer with a folder spills
+            file.path = os.path.join(folder, self._name)
+            self._out = open(file.path, "xb")  # noqa: SIM115 (closed by finish, or with the folder)
+        pickle.dump(self._rows, self._out, pickle.HIGHEST_PROTOCOL)
+        file.count += len(self._rows)
+        file.chunks += 1
+        self._rows = []
+
+    def finish(self) -> RowFile:
+        """Close the file; the rows written, then the rest from memory."""
+        file = self._file
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+        file.count += len(self._rows)
+        file.tail, self._rows = self._rows, []
+        return file
+
+
+class Rows:
+    """Every question's row in gold order, read again on each pass: several parts' rows merged by place."""
+
+    __slots__ = ("_parts", "_owner")
+
+    def __init__(self, parts: Sequence[RowFile | Rows], owner: SpillFolder | None = None) -> None:
+        self._parts, self._owner = tuple(parts), owner
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self._parts)
+
+    def __iter__(self) -> Iterator[QuestionRow]:
+        if len(self._parts) == 1:
+            return iter(self._parts[0])
+        return heapq.merge(*self._parts)  # rows start with their gold place, unique across parts
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return Rows, (self._parts,)

@@ -1,0 +1,124 @@
+"""Per-question rows past a few thousand go to temporary files and come back in gold order, byte for byte."""
+
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+
+from ragscore import rows as rows_module
+from ragscore.rows import RowFile, Rows, RowWriter, SpillFolder
+from test_parallel import _make
+
+
+def _row(place: int) -> tuple[int, str]:
+    return place, f"Q{place}"  # rows are written and merged as tuples that start with their gold place
+
+
+def test_a_writer_spills_full_chunks_and_reads_them_back_on_every_pass(tmp_path, monkeypatch):
+    monkeypatch.setattr(rows_module, "CHUNK", 4)
+    writer = RowWriter(str(tmp_path), "part-0.rows")
+    for place in range(10):
+        writer.append(_row(place))  # type: ignore[arg-type]
+    file = writer.finish()
+    assert (file.count, file.chunks, len(file.tail)) == (10, 2, 2)  # two chunks of 4 on disk, 2 in memory
+    assert file.path == str(tmp_path / "part-0.rows") and os.path.getsize(file.path) > 0
+    assert list(file) == list(file) == [_row(p) for p in range(10)]
+    assert len(file) == 10
+
+
+def test_without_a_folder_or_below_a_chunk_nothing_touches_the_disk(tmp_path, monkeypatch):
+    monkeypatch.setattr(rows_module, "CHUNK", 4)
+    kept = RowWriter(None, "x")  # engines on other machines and partials keep their rows
+    small = RowWriter(str(tmp_path), "y")
+    for place in range(9):
+        kept.append(_row(place))  # type: ignore[arg-type]
+    for place in range(3):
+        small.append(_row(place))  # type: ignore[arg-type]
+    assert kept.finish().path is None and small.finish().path is None
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_parts_merge_by_gold_place(tmp_path, monkeypatch):
+    monkeypatch.setattr(rows_module, "CHUNK", 3)
+    writers = [RowWriter(str(tmp_path), f"part-{n}.rows") for n in range(3)]
+    for place in range(30):
+        writers[(place * 7) % 3].append(_row(place))  # type: ignore[arg-type]
+    merged = Rows([w.finish() for w in writers])
+    assert list(merged) == [_row(p) for p in range(30)] == list(merged)
+    assert len(merged) == 30
+    assert list(Rows([merged, RowFile()])) == list(merged)  # merged rows merge again
+
+
+def test_the_folder_goes_with_the_last_rows_that_read_it(monkeypatch):
+    monkeypatch.setattr(rows_module, "CHUNK", 2)
+    folder = SpillFolder()
+    writer = RowWriter(folder, "part-0.rows")
+    for place in range(5):
+        writer.append(_row(place))  # type: ignore[arg-type]
+    rows = Rows([writer.finish()])
+    path = Path(folder.path)
+    del folder, writer
+    gc.collect()
+    assert path.is_dir() and list(rows) == [_row(p) for p in range(5)]
+    del rows
+    gc.collect()
+    assert not path.exists()
+
+
+def test_a_spill_folder_never_leaves_its_process_but_its_rows_do():
+    with pytest.raises(TypeError, match="stays in its process"):
+        pickle.dumps(SpillFolder())
+    file = RowFile(2, None, 0, [_row(0), _row(1)], owner=SpillFolder())  # type: ignore[list-item]
+    back = pickle.loads(pickle.dumps(file))
+    assert back.owner is None and list(back) == [_row(0), _row(1)]
+    assert list(pickle.loads(pickle.dumps(Rows([file])))) == list(file)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_spilled_rows_give_the_same_reports_as_rows_in_memory(ragscore, isolated, monkeypatch, jobs):
+    _make(isolated, n=1200)
+    args = ["--gold", "g.jsonl", "--trace", "t.jsonl", "--jobs", jobs, "--per-question", "--metrics", "all",
+            "--bootstrap", "50", "--by", "answerable"]
+    reports = []
+    made = []
+    real_folder = SpillFolder.path.fget  # type: ignore[attr-defined]
+
+    def watched(self: SpillFolder) -> str:
+        path = real_folder(self)
+        made.append(path)
+        return path
+
+    monkeypatch.setattr(SpillFolder, "path", property(watched))
+    read_from = set()
+    real_iter = RowFile.__iter__
+
+    def reading(self: RowFile):  # type: ignore[no-untyped-def]
+        read_from.add(self.path)
+        return real_iter(self)
+
+    monkeypatch.setattr(RowFile, "__iter__", reading)
+    for chunk in (10**9, 50):  # in memory, then 24 chunks per process (forked workers inherit the setting)
+        monkeypatch.setattr(rows_module, "CHUNK", chunk)
+        run = ragscore(*args, "--markdown", f"r{chunk}.md", "--html", f"r{chunk}.html", "--junit", f"r{chunk}.xml")
+        reports.append((run.status, run.out, run.err, *(Path(f"r{chunk}.{ext}").read_bytes()
+                                                         for ext in ("md", "html", "xml"))))
+    assert reports[0] == reports[1]
+    assert made and len(read_from - {None}) == int(jobs)  # the second run spilled, in each process
+    gc.collect()
+    assert not any(Path(path).exists() for path in made)  # and left nothing behind
+
+
+def test_compare_reads_spilled_rows_of_both_runs(ragscore, isolated, monkeypatch):
+    _make(isolated, n=600)
+    args = ["compare", "--gold", "g.jsonl", "--baseline", "t.jsonl", "--trace", "t.jsonl", "--bootstrap", "50",
+            "--per-question"]
+    outputs = []
+    for chunk in (10**9, 16):
+        monkeypatch.setattr(rows_module, "CHUNK", chunk)
+        run = ragscore(*args)
+        outputs.append((run.status, run.out, run.err))
+    assert outputs[0] == outputs[1]
