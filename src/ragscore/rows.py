@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import heapq
 import os
-import pickle
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO, Final
@@ -63,6 +62,8 @@ class RowFile:
 
     def __iter__(self) -> Iterator[QuestionRow]:
         if self.path is not None:
+            import pickle  # imported only by a run that spilled
+
             with open(self.path, "rb") as f:
                 for _ in range(self.chunks):
                     yield from pickle.load(f)
@@ -93,6 +94,8 @@ class RowWriter:
             self._spill()
 
     def _spill(self) -> None:
+        import pickle  # only a run with many rows pays for importing it
+
         file = self._file
         if self._out is None:
             folder = self._folder.path if isinstance(self._folder, SpillFolder) else self._folder

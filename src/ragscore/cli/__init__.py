@@ -8,7 +8,6 @@ import os
 import signal
 import sys
 import threading
-import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Final
 
@@ -125,5 +124,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return Exit.TERMINATED
     except Exception:  # a bug: say so, with the traceback a report needs, and not as a gate failure
         print("ragscore: internal error (a bug in ragscore; please report it with this output):", file=streams.err)
+        import traceback  # only a bug pays for importing it
+
         traceback.print_exc(file=streams.err)
         return Exit.INTERNAL_ERROR
