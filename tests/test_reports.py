@@ -55,7 +55,7 @@ def test_tallies_of_parts_add_up_to_the_tally_of_the_whole(tmp_path):
     for i, row in enumerate(ev.rows):
         halves[i % 2].add_packed(pack(row.outcome, row.answerable))
     for i, half in enumerate(halves):
-        rows = [row for row in ev.rows[i::2] if row.outcome.cite_share is not None]
+        rows = [row for row in list(ev.rows)[i::2] if row.outcome.cite_share is not None]
         half.shares = summarise([[row.outcome.cite_share for row in rows]], (True,), [row.qid for row in rows], "0",
                                 1000)[0]
     total = halves[0] + halves[1]

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import os
 import pickle
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from ragscore import rows as rows_module
-from ragscore.rows import RowFile, Rows, RowWriter, SpillFolder
+from ragscore.rows import RowFile, Rows, RowWriter, SpillError, SpillFolder
 from test_parallel import _make
 
 
@@ -30,13 +32,13 @@ def test_a_writer_spills_full_chunks_and_reads_them_back_on_every_pass(tmp_path,
     assert len(file) == 10
 
 
-def test_without_a_folder_or_below_a_chunk_nothing_touches_the_disk(tmp_path, monkeypatch):
+def test_without_a_folder_or_up_to_a_chunk_nothing_touches_the_disk(tmp_path, monkeypatch):
     monkeypatch.setattr(rows_module, "CHUNK", 4)
     kept = RowWriter(None, "x")  # engines on other machines and partials keep their rows
     small = RowWriter(str(tmp_path), "y")
     for place in range(9):
         kept.append(_row(place))  # type: ignore[arg-type]
-    for place in range(3):
+    for place in range(4):
         small.append(_row(place))  # type: ignore[arg-type]
     assert kept.finish().path is None and small.finish().path is None
     assert list(tmp_path.iterdir()) == []
@@ -122,3 +124,48 @@ def test_compare_reads_spilled_rows_of_both_runs(ragscore, isolated, monkeypatch
         run = ragscore(*args)
         outputs.append((run.status, run.out, run.err))
     assert outputs[0] == outputs[1]
+
+
+def test_a_folder_that_cannot_be_written_is_one_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(rows_module, "CHUNK", 2)
+    writer = RowWriter(str(tmp_path / "gone"), "part-0.rows")
+    with pytest.raises(SpillError, match="cannot write the per-question rows .*No such file"):
+        for place in range(3):
+            writer.append(_row(place))  # type: ignore[arg-type]
+
+
+def _no_temporary_folder(*args, **kwargs):
+    raise FileNotFoundError(errno.ENOENT, "No usable temporary directory found in ['/tmp']")
+
+
+def test_no_usable_temporary_folder(ragscore, isolated, monkeypatch):
+    _make(isolated, n=300)
+    args = ["--gold", "g.jsonl", "--trace", "t.jsonl", "--per-question", "--bootstrap", "50"]
+    expected = ragscore(*args, "--jobs", "1")
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", _no_temporary_folder)
+    monkeypatch.setattr(rows_module, "CHUNK", 50)
+    one = ragscore(*args, "--jobs", "1")  # one process that must spill: an error, status 2
+    assert one.status == 2 and one.out == ""
+    assert "ragscore: error: cannot write the per-question rows to a temporary folder (TMPDIR): No usable " in one.err
+    assert "Traceback" not in one.err
+    small = ragscore(*args, "--jobs", "2")  # the parent cannot make one: the workers keep their rows
+    assert (small.status, small.out, small.err) == (expected.status, expected.out, expected.err)
+
+
+def test_a_full_disk_in_a_worker_is_one_error_and_leaves_nothing(ragscore, isolated, monkeypatch):
+    _make(isolated, n=300)
+    monkeypatch.setattr(rows_module, "CHUNK", 50)
+    monkeypatch.setenv("TMPDIR", str(isolated))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pickle, "dump", full)  # forked workers inherit it
+    for jobs in ("1", "2"):
+        run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--per-question", "--jobs", jobs,
+                       "--json", "r.json")
+        assert run.status == 2 and "No space left on device; set TMPDIR to a folder with room" in run.err
+        assert "Traceback" not in run.err
+        gc.collect()
+        assert sorted(p.name for p in isolated.iterdir()) == ["g.jsonl", "t.jsonl"]  # no report, no folder

@@ -17,7 +17,7 @@ from ragscore.loaders.jsonl import STDIN, InputFile
 from ragscore.loaders.records import Records
 from ragscore.loaders.shapes import resolve, splittable
 from ragscore.loaders.shards import Shards, paths_of
-from ragscore.rows import RowFile, SpillFolder
+from ragscore.rows import RowFile, SpillError, SpillFolder
 from ragscore.settings import Settings
 
 # Below this many input bytes, starting processes costs more than it saves.
@@ -113,8 +113,12 @@ def score(gold_spec: Spec, trace_spec: Spec, settings: Settings, wants: Wants, j
     if jobs <= 1 or not splittable(settings.trace_format, settings.trace_fields, trace_spec):
         return evaluate(gold_spec, trace_spec, asked, wants)
     folder = SpillFolder() if wants.rows else None  # the workers write their rows there
+    try:
+        spill = None if folder is None else folder.path
+    except SpillError:  # no usable temporary folder: the rows stay in memory, as they always could
+        folder = spill = None
     task = partial(score_part, gold_spec, trace_spec, settings, wants, parts=jobs, asked=asked.trace_format,
-                   spill=None if folder is None else folder.path)
+                   spill=spill)
     parts, files = run_parts(task, jobs, (gold_spec, trace_spec))
     for p in parts:  # the rows hold the folder until the last pass over them
         if isinstance(p.rows, RowFile):

@@ -2,9 +2,9 @@
 
 A run that lists its questions (``--per-question``, Markdown, HTML, compare, slices) needs one
 row per question, and a million rows held at once cost gigabytes. So a part appends its rows, in
-gold order, to a ``RowWriter``: the first ``CHUNK`` stay in memory (a small run never touches the
-disk), and from then on every full chunk is pickled to a file in the run's temporary folder
-(``SpillFolder``, under ``TMPDIR``). ``Rows`` reads the parts' files again on every pass and
+gold order, to a ``RowWriter``, which holds ``CHUNK`` of them: a part with no more than that
+never touches the disk; past it, every full chunk is pickled to a file in the run's temporary
+folder (``SpillFolder``, under ``TMPDIR``). ``Rows`` reads the parts' files again on every pass and
 merges them by gold place, so a report streams its questions in gold order while holding one
 chunk per part. The folder goes when the last ``Rows`` that reads it does, or when Python exits.
 
@@ -20,12 +20,23 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO, Final
 
+from ragscore.errors import RagscoreError
+
 if TYPE_CHECKING:
     from tempfile import TemporaryDirectory
 
     from ragscore.evaluate import QuestionRow
 
 CHUNK: Final = 4096  # rows pickled at a time: a few megabytes
+
+
+class SpillError(RagscoreError):
+    """The rows could not be written to the temporary folder (no usable folder, a full disk)."""
+
+
+def _failed(where: str, exc: OSError) -> SpillError:
+    return SpillError(f"cannot write the per-question rows to a temporary folder ({where}): "
+                      f"{exc.strerror or exc}; set TMPDIR to a folder with room, or list no questions")
 
 
 class SpillFolder:
@@ -40,7 +51,10 @@ class SpillFolder:
         if self._folder is None:
             import tempfile  # only a run with many rows pays for importing it
 
-            self._folder = tempfile.TemporaryDirectory(prefix="ragscore-rows-")
+            try:
+                self._folder = tempfile.TemporaryDirectory(prefix="ragscore-rows-")
+            except OSError as exc:  # no usable folder: tempfile tried TMPDIR, /tmp, /var/tmp, /usr/tmp, ".")
+                raise _failed("TMPDIR", exc) from None
         return self._folder.name
 
     def __reduce__(self) -> tuple[object, ...]:
@@ -88,21 +102,23 @@ class RowWriter:
         self._out: BinaryIO | None = None
 
     def append(self, row: QuestionRow) -> None:
-        rows = self._rows
-        rows.append(row)
-        if len(rows) >= CHUNK and self._folder is not None:
+        if len(self._rows) >= CHUNK and self._folder is not None:
             self._spill()
+        self._rows.append(row)
 
     def _spill(self) -> None:
         import pickle  # only a run with many rows pays for importing it
 
         file = self._file
-        if self._out is None:
-            folder = self._folder.path if isinstance(self._folder, SpillFolder) else self._folder
-            assert folder is not None  # only a writer with a folder spills
-            file.path = os.path.join(folder, self._name)
-            self._out = open(file.path, "xb")  # noqa: SIM115 (closed by finish, or with the folder)
-        pickle.dump(self._rows, self._out, pickle.HIGHEST_PROTOCOL)
+        folder = self._folder.path if isinstance(self._folder, SpillFolder) else self._folder
+        assert folder is not None  # only a writer with a folder spills
+        try:
+            if self._out is None:
+                file.path = os.path.join(folder, self._name)
+                self._out = open(file.path, "xb")  # noqa: SIM115 (closed by finish, or with the folder)
+            pickle.dump(self._rows, self._out, pickle.HIGHEST_PROTOCOL)
+        except OSError as exc:  # a full disk, or a folder removed under the run
+            raise _failed(folder, exc) from None
         file.count += len(self._rows)
         file.chunks += 1
         self._rows = []
