@@ -169,3 +169,30 @@ def test_a_full_disk_in_a_worker_is_one_error_and_leaves_nothing(ragscore, isola
         assert "Traceback" not in run.err
         gc.collect()
         assert sorted(p.name for p in isolated.iterdir()) == ["g.jsonl", "t.jsonl"]  # no report, no folder
+
+
+def test_a_merge_holds_one_partial_at_a_time_and_gives_the_same_reports(ragscore, isolated, monkeypatch):
+    _make(isolated, n=900)
+    paths = []
+    for k in (1, 2, 3):
+        assert ragscore("partial", "--gold", "g.jsonl", "--trace", "t.jsonl", "--part", f"{k}/3", "-o", f"p{k}.json",
+                        "--rows", "--bootstrap", "50").status == 0
+        paths.append(f"p{k}.json")
+    reports = []
+    spilled = []
+    real = RowWriter._spill
+
+    def spill(self: RowWriter) -> None:
+        spilled.append(self._name)
+        real(self)
+
+    monkeypatch.setattr(RowWriter, "_spill", spill)
+    for chunk in (10**9, 40):
+        monkeypatch.setattr(rows_module, "CHUNK", chunk)
+        run = ragscore("merge", *paths, "--per-question", "--markdown", f"m{chunk}.md", "--html", f"m{chunk}.html")
+        reports.append((run.status, run.out, run.err, Path(f"m{chunk}.md").read_bytes(),
+                        Path(f"m{chunk}.html").read_bytes()))
+    assert reports[0] == reports[1]
+    assert set(spilled) == {"partial-1.rows", "partial-2.rows", "partial-3.rows"}  # each partial's rows, on disk
+    expected = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--per-question", "--bootstrap", "50")
+    assert reports[1][1] == expected.out  # and the merge is the whole run's report

@@ -40,7 +40,7 @@ from ragscore.metrics.repeats import EXAMPLES, Below, QuestionSamples, RepeatTot
 from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.operations import CONCEPTS as OPERATION_CONCEPTS
 from ragscore.operations import Operations, Sketch
-from ragscore.rows import RowFile
+from ragscore.rows import RowFile, RowWriter, SpillFolder
 from ragscore.settings import LAST, SAMPLES, Settings
 from ragscore.text import Rule
 
@@ -90,8 +90,9 @@ class Partial:
         return json.dumps(_encode(self), ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
 
     @classmethod
-    def from_json(cls, text: str, source: str = "<partial>") -> Partial:
-        """Read a partial written by ``to_json`` (an InputError names what is wrong)."""
+    def from_json(cls, text: str, source: str = "<partial>", spill: SpillFolder | None = None) -> Partial:
+        """Read a partial written by ``to_json`` (an InputError names what is wrong); its rows past a
+        few thousand go to a file in ``spill`` as they are read (None: they stay in memory)."""
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -105,7 +106,7 @@ class Partial:
             raise InputError(source, f"a ragscore partial of version {data.get('version')!r}; this ragscore "
                                      f"({__version__}) reads version {VERSION}: make the partials again with it")
         try:
-            return _decode(data)
+            return _decode(data, spill)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as exc:
             raise InputError(source, f"a damaged ragscore partial: {type(exc).__name__}: {exc}") from None
 
@@ -520,7 +521,16 @@ def _check(r: PartResult, wants: Wants) -> None:
         raise ValueError(f"{len(r.rows)} rows for {r.questions} questions")
 
 
-def _decode(data: dict[str, Any]) -> Partial:
+def _read_rows(encoded: list[Any], spill: SpillFolder | None) -> RowFile:
+    """Read a partial's rows, letting go of each one's JSON as it is read."""
+    writer = RowWriter(None, "") if spill is None else spill.writer("partial")
+    for n, v in enumerate(encoded):
+        writer.append(_read_row(v))
+        encoded[n] = None
+    return writer.finish()
+
+
+def _decode(data: dict[str, Any], spill: SpillFolder | None = None) -> Partial:
     settings = _settings(data["settings"])
     if settings.signature() != data["signature"]:
         raise ValueError("the signature does not match the settings")
@@ -547,7 +557,7 @@ def _decode(data: dict[str, Any]) -> Partial:
     result = PartResult(
         questions=int(r["questions"]), tally=tally, accounting=accounting,
         missing_ids=[(int(n), str(q)) for n, q in r["missing_ids"]],
-        rows=RowFile(len(r["rows"]), tail=[_read_row(v) for v in r["rows"]]),
+        rows=_read_rows(r["rows"], spill),
         columns=[_read_totals(c, settings.bootstrap, spread(family, settings))
                  for c, family in zip(r["columns"], families, strict=True)],
         digests=None if r["digests"] is None else (str(r["digests"][0]), str(r["digests"][1])),

@@ -45,6 +45,12 @@ class SpillFolder:
 
     def __init__(self) -> None:
         self._folder: TemporaryDirectory[str] | None = None
+        self._named = 0
+
+    def writer(self, prefix: str) -> RowWriter:
+        """A writer of rows to a file of its own in this folder (made when it first spills)."""
+        self._named += 1
+        return RowWriter(self, f"{prefix}-{self._named}.rows")
 
     @property
     def path(self) -> str:

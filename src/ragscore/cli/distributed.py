@@ -128,11 +128,14 @@ def run_merge(args: argparse.Namespace, streams: Streams) -> Exit:
     from ragscore.api import finalize
     from ragscore.loaders.jsonl import InputFile
     from ragscore.partials import Partial, merge_partials
+    from ragscore.rows import SpillFolder
 
     partials = []
+    spill = SpillFolder()  # the partials' rows wait there, so that only one partial is held at a time
     for path in args.partials:
         text = InputFile(path).read_document("a partial")
-        partials.append(Partial.from_json(text, path))
+        partials.append(Partial.from_json(text, path, spill))
+        del text
     merged = merge_partials(partials, args.partials)
     if (args.markdown or args.html or args.format == "markdown") and not merged.wants.rows:
         raise UsageError("merge: a Markdown or HTML report lists the questions, and the partials keep no rows: make "
