@@ -15,15 +15,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from ragscore.metrics.registry import Direction, lookup
+from ragscore.reports.charts import Plot, broken_line
 from ragscore.reports.common import cell, code, fmt, gate_rule, verdict
 from ragscore.reports.html import esc, html_table, label_chart, nice_ceiling, page_head, status_class
 
-WIDTH: Final = 480
-HEIGHT: Final = 210
-LEFT: Final = 52
-RIGHT: Final = 14
-TOP: Final = 16
-BOTTOM: Final = 40
+PLOT: Final = Plot(width=480, height=210, left=52, right=14, top=16, bottom=40)
 LINE: Final = "#1565c0"
 BAND: Final = "#bbdefb"
 GATE: Final = "#c62828"
@@ -79,26 +75,26 @@ def trend_chart(name: str, points: Sequence[Mapping[str, Any] | None], labels: S
     whose settings differ from the version before (a grey dotted line)."""
     n = len(points)
     bottom, top = _axis(name, points)
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    width, height, left, right, top_edge, _ = PLOT
+    plot_w, plot_h = PLOT.plot_width, PLOT.plot_height
 
     def x(i: int) -> float:
-        return LEFT + (plot_w * i / (n - 1) if n > 1 else plot_w / 2)
+        return PLOT.x(i, n)
 
     def y(value: float) -> float:
-        return TOP + plot_h * (1 - min(max((value - bottom) / (top - bottom), 0.0), 1.0))
+        return PLOT.y(value, bottom, top)
 
-    out = [f'<svg class="chart trend" role="img" aria-label="{esc(name)} over {n} versions" width="{WIDTH}" '
-           f'height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" xmlns="http://www.w3.org/2000/svg" '
+    out = [f'<svg class="chart trend" role="img" aria-label="{esc(name)} over {n} versions" width="{width}" '
+           f'height="{height}" viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg" '
            'font-family="sans-serif" font-size="12">',
-           f'<line x1="{LEFT}" y1="{TOP + plot_h}" x2="{WIDTH - RIGHT}" y2="{TOP + plot_h}" stroke="#bbb"/>',
-           f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot_h}" stroke="#bbb"/>',
-           f'<text x="{LEFT - 6}" y="{TOP + 4}" text-anchor="end">{esc(f"{top:g}")}</text>',
-           f'<text x="{LEFT - 6}" y="{TOP + plot_h + 4}" text-anchor="end">{esc(f"{bottom:g}")}</text>']
+           *PLOT.axes(),
+           f'<text x="{left - 6}" y="{top_edge + 4}" text-anchor="end">{esc(f"{top:g}")}</text>',
+           f'<text x="{left - 6}" y="{top_edge + plot_h + 4}" text-anchor="end">{esc(f"{bottom:g}")}</text>']
     if bottom < 0:
-        out.append(f'<line class="zero" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(0):.1f}" y2="{y(0):.1f}" '
+        out.append(f'<line class="zero" x1="{left}" x2="{width - right}" y1="{y(0):.1f}" y2="{y(0):.1f}" '
                    'stroke="#bbb"/>')
     for i in changed:
-        out.append(f'<line class="settings" x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{TOP}" y2="{TOP + plot_h}" '
+        out.append(f'<line class="settings" x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{top_edge}" y2="{top_edge + plot_h}" '
                    f'stroke="#757575" stroke-dasharray="2 3"><title>{esc(labels[i])}: the settings changed'
                    "</title></line>")
     # The interval band, in runs of consecutive versions that kept one.
@@ -134,8 +130,8 @@ def trend_chart(name: str, points: Sequence[Mapping[str, Any] | None], labels: S
         for span in runs:
             if len(span) == 1:
                 i, g = span[0]
-                left, right = max(x(i) - half, LEFT), min(x(i) + half, WIDTH - RIGHT)
-                out.append(f'<line class="gate" x1="{left:.1f}" x2="{right:.1f}" '
+                start, end = max(x(i) - half, left), min(x(i) + half, width - right)
+                out.append(f'<line class="gate" x1="{start:.1f}" x2="{end:.1f}" '
                            f'y1="{y(g["threshold"]):.1f}" y2="{y(g["threshold"]):.1f}" stroke="{GATE}" '
                            f'stroke-dasharray="5 4"><title>gate {rule}</title></line>')
             else:
@@ -143,16 +139,8 @@ def trend_chart(name: str, points: Sequence[Mapping[str, Any] | None], labels: S
                 out.append(f'<polyline class="gate" fill="none" stroke="{GATE}" stroke-dasharray="5 4" '
                            f'points="{path}"><title>gate {rule}</title></polyline>')
     # The values, the line broken where a version has none.
-    segment: list[str] = []
-    for i in [*range(n), None]:
-        p = points[i] if i is not None else None
-        if i is not None and p is not None and p["value"] is not None:
-            segment.append(f"{x(i):.1f},{y(p['value']):.1f}")
-            continue
-        if len(segment) > 1:
-            out.append(f'<polyline class="values" fill="none" stroke="{LINE}" stroke-width="2" '
-                       f'points="{" ".join(segment)}"/>')
-        segment = []
+    out += broken_line([None if p is None or p["value"] is None else f"{x(i):.1f},{y(p['value']):.1f}"
+                        for i, p in enumerate(points)], f'class="values" fill="none" stroke="{LINE}" stroke-width="2"')
     radius = 3 if n <= 60 else 2
     for i, p in enumerate(points):
         if p is None or p["value"] is None:
@@ -175,10 +163,10 @@ def trend_chart(name: str, points: Sequence[Mapping[str, Any] | None], labels: S
     named = range(n) if n <= LABELLED else sorted({0, n - 1})
     for i in named:
         anchor = "start" if i == 0 and n > 1 else "end" if i == n - 1 and n > 1 else "middle"
-        out.append(f'<text class="version" x="{x(i):.1f}" y="{HEIGHT - 22}" text-anchor="{anchor}">'
+        out.append(f'<text class="version" x="{x(i):.1f}" y="{height - 22}" text-anchor="{anchor}">'
                    f"{esc(short(labels[i]))}</text>")
     if n > LABELLED:
-        out.append(f'<text x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 22}" text-anchor="middle" fill="#666">'
+        out.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 22}" text-anchor="middle" fill="#666">'
                    f"{n} versions</text>")
     out.append("</svg>")
     return "\n".join(out) + "\n"

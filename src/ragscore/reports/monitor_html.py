@@ -12,16 +12,12 @@ from typing import Any, Final
 
 from ragscore.metrics.registry import lookup
 from ragscore.monitoring import NAMES
+from ragscore.reports.charts import Plot, broken_line
 from ragscore.reports.common import fmt, gate_rule, verdict
 from ragscore.reports.html import esc, gates_section, html_table, nice_ceiling, page_head, status_class
 from ragscore.reports.monitor_report import monitor_verdict, window_status
 
-WIDTH: Final = 720
-HEIGHT: Final = 170
-LEFT: Final = 56   # room for the axis labels
-RIGHT: Final = 16
-TOP: Final = 14
-BOTTOM: Final = 34
+PLOT: Final = Plot(width=720, height=170, left=56, right=16, top=14, bottom=34)
 LINE: Final = "#1565c0"
 GATE: Final = "#c62828"
 BASELINE: Final = "#616161"
@@ -41,44 +37,37 @@ def line_chart(name: str, points: Sequence[tuple[str, float | None]], gates: Map
     gate = gates.get(name)
     marks = [*values, *([gate["threshold"]] if gate else []), *([baseline] if baseline is not None else [])]
     top = 1.0 if _unit(name) else nice_ceiling(max(marks, default=1.0))
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    width, height, left, right, top_edge, _ = PLOT
+    n = len(points)
 
     def x(i: int) -> float:
-        return LEFT + (plot_w * i / (len(points) - 1) if len(points) > 1 else plot_w / 2)
+        return PLOT.x(i, n)
 
     def y(value: float) -> float:
-        return TOP + plot_h * (1 - min(max(value / top, 0.0), 1.0)) if top else TOP + plot_h
+        return PLOT.y(value, 0.0, top)
 
-    out = [f'<svg class="chart" role="img" aria-label="{esc(name)} per window" width="{WIDTH}" height="{HEIGHT}" '
-           f'viewBox="0 0 {WIDTH} {HEIGHT}" xmlns="http://www.w3.org/2000/svg">',
-           f'<line x1="{LEFT}" y1="{TOP + plot_h}" x2="{WIDTH - RIGHT}" y2="{TOP + plot_h}" stroke="#bbb"/>',
-           f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot_h}" stroke="#bbb"/>',
-           f'<text x="{LEFT - 6}" y="{TOP + 4}" text-anchor="end" font-size="11">{esc(fmt(top))}</text>',
-           f'<text x="{LEFT - 6}" y="{TOP + plot_h + 4}" text-anchor="end" font-size="11">0</text>']
+    out = [f'<svg class="chart" role="img" aria-label="{esc(name)} per window" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">',
+           *PLOT.axes(),
+           f'<text x="{left - 6}" y="{top_edge + 4}" text-anchor="end" font-size="11">{esc(fmt(top))}</text>',
+           f'<text x="{left - 6}" y="{top_edge + PLOT.plot_height + 4}" text-anchor="end" font-size="11">0</text>']
     if baseline is not None:
-        out.append(f'<line x1="{LEFT}" y1="{y(baseline):.1f}" x2="{WIDTH - RIGHT}" y2="{y(baseline):.1f}" '
+        out.append(f'<line x1="{left}" y1="{y(baseline):.1f}" x2="{width - right}" y2="{y(baseline):.1f}" '
                    f'stroke="{BASELINE}" stroke-dasharray="5 4"><title>baseline {esc(fmt(baseline))}</title></line>')
     if gate:
-        out.append(f'<line x1="{LEFT}" y1="{y(gate["threshold"]):.1f}" x2="{WIDTH - RIGHT}" '
+        out.append(f'<line x1="{left}" y1="{y(gate["threshold"]):.1f}" x2="{width - right}" '
                    f'y2="{y(gate["threshold"]):.1f}" stroke="{GATE}"><title>gate {esc(gate_rule(gate))}</title></line>')
-    run: list[str] = []
-    for i, (_, value) in enumerate(points):  # a window without a value breaks the line
-        if value is None:
-            if len(run) > 1:
-                out.append(f'<polyline fill="none" stroke="{LINE}" stroke-width="2" points="{" ".join(run)}"/>')
-            run = []
-        else:
-            run.append(f"{x(i):.1f},{y(value):.1f}")
-    if len(run) > 1:
-        out.append(f'<polyline fill="none" stroke="{LINE}" stroke-width="2" points="{" ".join(run)}"/>')
+    # A window without a value breaks the line.
+    out += broken_line([None if value is None else f"{x(i):.1f},{y(value):.1f}" for i, (_, value) in enumerate(points)],
+                       f'fill="none" stroke="{LINE}" stroke-width="2"')
     for i, (label, value) in enumerate(points):
         if value is not None:
             out.append(f'<circle cx="{x(i):.1f}" cy="{y(value):.1f}" r="3" fill="{LINE}">'
                        f"<title>{esc(label)}: {esc(fmt(value))}</title></circle>")
     if points:
-        out.append(f'<text x="{LEFT}" y="{HEIGHT - 8}" font-size="11">{esc(points[0][0])}</text>')
+        out.append(f'<text x="{left}" y="{height - 8}" font-size="11">{esc(points[0][0])}</text>')
         if len(points) > 1:
-            out.append(f'<text x="{WIDTH - RIGHT}" y="{HEIGHT - 8}" text-anchor="end" font-size="11">'
+            out.append(f'<text x="{width - right}" y="{height - 8}" text-anchor="end" font-size="11">'
                        f"{esc(points[-1][0])}</text>")
     out.append("</svg>")
     return "\n".join(out) + "\n"
