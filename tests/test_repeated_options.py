@@ -184,3 +184,10 @@ def test_a_parser_added_option_with_an_explicit_store_action_is_checked(capsys):
     with pytest.raises(SystemExit):
         parser.parse_args(["--x", "1", "--x", "2"])
     assert capsys.readouterr().err == 'p: error: --x given twice ("1", then "2"); it takes one value\n'
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_only_monitor_offers_an_openmetrics_file(name):
+    build, _ = COMMANDS[name]
+    offered = {option for action in build(f"ragscore {name}")._actions for option in action.option_strings}
+    assert ("--openmetrics" in offered) == (name == "monitor")  # no other command can write one

@@ -26,7 +26,7 @@ def test_a_writer_spills_full_chunks_and_reads_them_back_on_every_pass(tmp_path,
     for place in range(10):
         writer.append(_row(place))  # type: ignore[arg-type]
     file = writer.finish()
-    assert (file.count, file.chunks, len(file.tail)) == (10, 2, 2)  # two chunks of 4 on disk, 2 in memory
+    assert (file.count, len(file.offsets), len(file.tail)) == (10, 2, 2)  # two chunks of 4 on disk, 2 in memory
     assert file.path == str(tmp_path / "part-0.rows") and os.path.getsize(file.path) > 0
     assert list(file) == list(file) == [_row(p) for p in range(10)]
     assert len(file) == 10
@@ -74,7 +74,7 @@ def test_the_folder_goes_with_the_last_rows_that_read_it(monkeypatch):
 def test_a_spill_folder_never_leaves_its_process_but_its_rows_do():
     with pytest.raises(TypeError, match="stays in its process"):
         pickle.dumps(SpillFolder())
-    file = RowFile(2, None, 0, [_row(0), _row(1)], owner=SpillFolder())  # type: ignore[list-item]
+    file = RowFile(2, None, [], [_row(0), _row(1)], owner=SpillFolder())  # type: ignore[list-item]
     back = pickle.loads(pickle.dumps(file))
     assert back.owner is None and list(back) == [_row(0), _row(1)]
     assert list(pickle.loads(pickle.dumps(Rows([file])))) == list(file)
@@ -194,5 +194,82 @@ def test_a_merge_holds_one_partial_at_a_time_and_gives_the_same_reports(ragscore
                         Path(f"m{chunk}.html").read_bytes()))
     assert reports[0] == reports[1]
     assert set(spilled) == {"partial-1.rows", "partial-2.rows", "partial-3.rows"}  # each partial's rows, on disk
+    spilled.clear()
+    totals = ragscore("merge", *paths, "--format", "json")  # the totals need no rows: none goes to disk
+    assert spilled == [] and totals.out == ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--bootstrap", "50").out
     expected = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--per-question", "--bootstrap", "50")
     assert reports[1][1] == expected.out  # and the merge is the whole run's report
+
+
+def test_a_pass_keeps_no_file_open_between_chunks(tmp_path, monkeypatch):
+    import resource
+
+    monkeypatch.setattr(rows_module, "CHUNK", 2)
+    writers = [RowWriter(str(tmp_path), f"part-{n}.rows") for n in range(40)]
+    for place in range(400):
+        writers[place % 40].append(_row(place))  # type: ignore[arg-type]
+    files = [w.finish(spill_rest=True) for w in writers]
+    assert all(f.tail == [] and len(f.offsets) == 5 for f in files)  # every row on disk
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    open_now = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 20
+    resource.setrlimit(resource.RLIMIT_NOFILE, (open_now + 8, hard))  # far fewer than 40 parts
+    try:
+        assert list(Rows(files)) == [_row(p) for p in range(400)]
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_rows_whose_file_went_are_one_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(rows_module, "CHUNK", 2)
+    writer = RowWriter(str(tmp_path), "part-0.rows")
+    for place in range(5):
+        writer.append(_row(place))  # type: ignore[arg-type]
+    file = writer.finish()
+    os.remove(tmp_path / "part-0.rows")
+    with pytest.raises(SpillError, match="cannot read the per-question rows back"):
+        list(file)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda rows: rows.reverse(), r"row 2 \(question 'Q00058'\) is out of gold order: it comes after question 'Q00059'"),
+    (lambda rows: rows[1].__setitem__(0, rows[0][0]), r"row 2 \(question 'Q00001'\) is out of gold order"),
+    (lambda rows: rows[0].__setitem__(0, 1.5), r"row 1 \(question '0'\): its place 1.5 is no place in the gold"),
+    (lambda rows: rows[0].__setitem__(0, "7"), r"row 1 \(question '0'\): its place '7' is no place"),
+    (lambda rows: rows[0].__setitem__(3, "yes"), "row 1: a qid that is not text or an answerable"),
+    (lambda rows: rows[0].__setitem__(1, 17), "row 1: a qid that is not text"),
+])
+def test_a_partial_whose_rows_are_not_in_gold_order_is_refused(ragscore, isolated, monkeypatch, edit, message):
+    import json
+
+    _make(isolated, n=60)
+    assert ragscore("partial", "--gold", "g.jsonl", "--trace", "t.jsonl", "--part", "1/1", "-o", "p.json",
+                    "--rows").status == 0
+    data = json.loads(Path("p.json").read_text())
+    edit(data["result"]["rows"])
+    Path("p.json").write_text(json.dumps(data))
+    monkeypatch.setattr(rows_module, "CHUNK", 8)
+    run = ragscore("merge", "p.json", "--per-question")
+    assert run.status == 2 and "Traceback" not in run.err
+    assert re_search(f"p.json: a damaged ragscore partial: ValueError: {message}", run.err), run.err
+
+
+def re_search(pattern: str, text: str) -> bool:
+    import re
+
+    return re.search(pattern, text) is not None
+
+
+def test_from_json_with_a_spill_folder_reads_the_same_partial(isolated, monkeypatch):
+    import ragscore
+    from ragscore.partials import Partial
+
+    _make(isolated, n=300)
+    text = ragscore.partial("g.jsonl", "t.jsonl", part=(0, 1), keep_rows=True, bootstrap=50).to_json()
+    monkeypatch.setattr(rows_module, "CHUNK", 16)
+    folder = SpillFolder()
+    spilled = Partial.from_json(text, "p.json", folder)
+    assert spilled.result.rows.tail == [] and len(spilled.result.rows.offsets) > 10  # type: ignore[union-attr]
+    assert spilled.to_json() == text == Partial.from_json(text).to_json()
+    assert ragscore.finalize(spilled).render("markdown") is not None
+    assert "".join(ragscore.finalize(spilled, per_question=True).render("json")) == "".join(
+        ragscore.finalize(Partial.from_json(text), per_question=True).render("json"))

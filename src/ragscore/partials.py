@@ -9,7 +9,7 @@ the Poisson bootstrap's replicates while the questions are few), so that no grou
 of merging changes a bit, the statistics of corpus metrics, the worst-question candidates of
 every diagnosis, the accounting with its examples, and, when asked for, the per-question rows.
 
-The JSON is a contract: ``{"format": "ragscore-partial", "version": 2, ...}``; a reader refuses
+The JSON is a contract: ``{"format": "ragscore-partial", "version": 3, ...}``; a reader refuses
 another version. Floats are written as JSON numbers (shortest repr: read back bit for bit), NaN
 as null, infinities as the strings "inf" and "-inf"; the integers of exact sums, which outgrow
 the 53 bits other JSON readers keep, as hexadecimal strings ("0x1f", "-0x2").
@@ -522,12 +522,27 @@ def _check(r: PartResult, wants: Wants) -> None:
 
 
 def _read_rows(encoded: list[Any], spill: SpillFolder | None) -> RowFile:
-    """Read a partial's rows, letting go of each one's JSON as it is read."""
+    """Read a partial's rows (in gold order: each place after the one before), letting go of each
+    one's JSON as it is read; with ``spill``, every row goes to a file there."""
     writer = RowWriter(None, "") if spill is None else spill.writer("partial")
-    for n, v in enumerate(encoded):
-        writer.append(_read_row(v))
-        encoded[n] = None
-    return writer.finish()
+    last, before = -1, None
+    try:
+        for n, v in enumerate(encoded):
+            row = _read_row(v)
+            if type(row.qid) is not str or type(row.answerable) is not bool:
+                raise ValueError(f"row {n + 1}: a qid that is not text or an answerable that is not true or false")
+            if type(row.place) is not int or row.place < 0:
+                raise ValueError(f"row {n + 1} (question {row.qid!r}): its place {row.place!r} is no place in the "
+                                 "gold set")
+            if row.place <= last:
+                raise ValueError(f"row {n + 1} (question {row.qid!r}) is out of gold order: it comes after question "
+                                 f"{before!r}")
+            last, before = row.place, row.qid
+            writer.append(row)
+            encoded[n] = None
+        return writer.finish(spill_rest=True)
+    finally:
+        writer.close()
 
 
 def _decode(data: dict[str, Any], spill: SpillFolder | None = None) -> Partial:

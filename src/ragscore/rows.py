@@ -8,8 +8,10 @@ folder (``SpillFolder``, under ``TMPDIR``). ``Rows`` reads the parts' files agai
 merges them by gold place, so a report streams its questions in gold order while holding one
 chunk per part. The folder goes when the last ``Rows`` that reads it does, or when Python exits.
 
-Engines on other machines (Spark, Dask, Ray) and partial results keep their rows in memory: a
-file in one machine's temporary folder means nothing to another.
+A part scored by an engine on other machines (Spark, Dask, Ray) or by ``ragscore partial`` keeps
+its rows in memory: a file in one machine's temporary folder means nothing to another. ``ragscore
+merge`` reads each partial's rows into a folder of its own as it goes (every row, as a partial
+can be small and there may be hundreds), so a report pass holds one chunk per partial.
 """
 
 from __future__ import annotations
@@ -69,11 +71,11 @@ class SpillFolder:
 
 @dataclass(slots=True)
 class RowFile:
-    """One part's rows in gold order: ``chunks`` pickled lists in ``path`` (if any), then ``tail``."""
+    """One part's rows in gold order: pickled lists at ``offsets`` in ``path`` (if any), then ``tail``."""
 
     count: int = 0
     path: str | None = None
-    chunks: int = 0
+    offsets: list[int] = field(default_factory=list)  # where each chunk starts in the file
     tail: list[QuestionRow] = field(default_factory=list)
     owner: SpillFolder | None = None  # keeps the folder while these rows are read (never pickled)
 
@@ -81,19 +83,28 @@ class RowFile:
         return self.count
 
     def __iter__(self) -> Iterator[QuestionRow]:
-        if self.path is not None:
-            import pickle  # imported only by a run that spilled
-
-            with open(self.path, "rb") as f:
-                for _ in range(self.chunks):
-                    yield from pickle.load(f)
+        for offset in self.offsets:  # no file stays open between chunks: a pass may merge many parts
+            yield from self._chunk(offset)
         yield from self.tail
 
+    def _chunk(self, offset: int) -> list[QuestionRow]:
+        import pickle  # imported only by a run that spilled
+
+        assert self.path is not None  # a file with chunks has a path
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(offset)
+                rows: list[QuestionRow] = pickle.load(f)
+        except OSError as exc:  # the folder was removed under the run, say
+            raise SpillError(f"cannot read the per-question rows back from the temporary folder: "
+                             f"{exc.strerror or exc}") from None
+        return rows
+
     def __getstate__(self) -> tuple[object, ...]:
-        return self.count, self.path, self.chunks, self.tail
+        return self.count, self.path, self.offsets, self.tail
 
     def __setstate__(self, state: tuple[object, ...]) -> None:
-        self.count, self.path, self.chunks, self.tail = state  # type: ignore[assignment]
+        self.count, self.path, self.offsets, self.tail = state  # type: ignore[assignment]
         self.owner = None
 
 
@@ -121,23 +132,33 @@ class RowWriter:
         try:
             if self._out is None:
                 file.path = os.path.join(folder, self._name)
-                self._out = open(file.path, "xb")  # noqa: SIM115 (closed by finish, or with the folder)
+                self._out = open(file.path, "xb")  # noqa: SIM115 (closed by finish or close)
+            offset = self._out.tell()
             pickle.dump(self._rows, self._out, pickle.HIGHEST_PROTOCOL)
+            self._out.flush()  # each chunk is read back by a fresh open
         except OSError as exc:  # a full disk, or a folder removed under the run
+            self.close()
             raise _failed(folder, exc) from None
         file.count += len(self._rows)
-        file.chunks += 1
+        file.offsets.append(offset)
         self._rows = []
 
-    def finish(self) -> RowFile:
-        """Close the file; the rows written, then the rest from memory."""
+    def finish(self, *, spill_rest: bool = False) -> RowFile:
+        """Close the file; the rows written, then the rest from memory (``spill_rest``: on disk too,
+        when there is a folder)."""
+        if spill_rest and self._rows and self._folder is not None:
+            self._spill()
+        self.close()
         file = self._file
-        if self._out is not None:
-            self._out.close()
-            self._out = None
         file.count += len(self._rows)
         file.tail, self._rows = self._rows, []
         return file
+
+    def close(self) -> None:
+        """Close the file, if one is open (a writer given up on: its folder removes what it wrote)."""
+        if self._out is not None:
+            self._out.close()
+            self._out = None
 
 
 class Rows:

@@ -235,6 +235,8 @@ def lazy(module: str, name: str) -> Callable[..., Any]:
 # The options that name files a command reads, and those that name reports it writes.
 INPUT_OPTIONS: Final = ("gold", "trace", "scores", "baseline", "baseline_report", "pred", "gates_file", "partials")
 REPORT_OPTIONS: Final = ("json", "markdown", "html", "junit", "openmetrics")
+# The report files a command writes unless it names its own (only monitor writes OpenMetrics).
+REPORT_FILES: Final = ("json", "markdown", "html", "junit")
 # Each report option's help, unless a command words it for what it writes.
 REPORT_HELP: Final = {
     "json": "also write the JSON report to PATH",
@@ -249,7 +251,7 @@ QUIET_HELP: Final = "print no notes on standard error (errors still are)"
 
 def add_report_options(
     parser: argparse.ArgumentParser | argparse._ArgumentGroup, formats: tuple[str, ...], *,
-    files: tuple[str, ...] = REPORT_OPTIONS, format_help: str = FORMAT_HELP, helps: Mapping[str, str] | None = None,
+    files: tuple[str, ...] = REPORT_FILES, format_help: str = FORMAT_HELP, helps: Mapping[str, str] | None = None,
 ) -> None:
     """Add the report options the commands share: ``--format`` (of ``formats``, default json, what standard
     output shows) and ``--json PATH``, ``--markdown PATH``, ... for each of ``files`` (of ``REPORT_OPTIONS``).

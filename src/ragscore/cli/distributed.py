@@ -131,7 +131,10 @@ def run_merge(args: argparse.Namespace, streams: Streams) -> Exit:
     from ragscore.rows import SpillFolder
 
     partials = []
-    spill = SpillFolder()  # the partials' rows wait there, so that only one partial is held at a time
+    # The rows of a report that lists the questions wait on disk, so that one partial is held at a
+    # time; rows no report lists (slices aside, which need them) are not worth the disk.
+    listed = args.per_question or args.only_failures or args.markdown or args.html or args.format == "markdown"
+    spill = SpillFolder() if listed else None
     for path in args.partials:
         text = InputFile(path).read_document("a partial")
         partials.append(Partial.from_json(text, path, spill))
