@@ -20,12 +20,17 @@ def _row(place: int) -> tuple[int, str]:
     return place, f"Q{place}"  # rows are written and merged as tuples that start with their gold place
 
 
-def test_a_writer_spills_full_chunks_and_reads_them_back_on_every_pass(tmp_path, monkeypatch):
-    monkeypatch.setattr(rows_module, "CHUNK", 4)
-    writer = RowWriter(str(tmp_path), "part-0.rows")
-    for place in range(10):
+def _written(folder: Path, rows: int, chunk: int, monkeypatch: pytest.MonkeyPatch) -> RowFile:
+    """Write rows 0..rows-1 as one part, ``chunk`` at a time, to part-0.rows in ``folder``."""
+    monkeypatch.setattr(rows_module, "CHUNK", chunk)
+    writer = RowWriter(str(folder), "part-0.rows")
+    for place in range(rows):
         writer.append(_row(place))  # type: ignore[arg-type]
-    file = writer.finish()
+    return writer.finish()
+
+
+def test_a_writer_spills_full_chunks_and_reads_them_back_on_every_pass(tmp_path, monkeypatch):
+    file = _written(tmp_path, 10, 4, monkeypatch)
     assert (file.count, len(file.offsets), len(file.tail)) == (10, 2, 2)  # two chunks of 4 on disk, 2 in memory
     assert file.path == str(tmp_path / "part-0.rows") and os.path.getsize(file.path) > 0
     assert list(file) == list(file) == [_row(p) for p in range(10)]
@@ -220,11 +225,7 @@ def test_a_pass_keeps_no_file_open_between_chunks(tmp_path, monkeypatch):
 
 
 def test_rows_whose_file_went_are_one_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(rows_module, "CHUNK", 2)
-    writer = RowWriter(str(tmp_path), "part-0.rows")
-    for place in range(5):
-        writer.append(_row(place))  # type: ignore[arg-type]
-    file = writer.finish()
+    file = _written(tmp_path, 5, 2, monkeypatch)
     os.remove(tmp_path / "part-0.rows")
     with pytest.raises(SpillError, match="cannot read the per-question rows back"):
         list(file)
