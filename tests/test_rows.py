@@ -274,3 +274,25 @@ def test_from_json_with_a_spill_folder_reads_the_same_partial(isolated, monkeypa
     assert ragscore.finalize(spilled).render("markdown") is not None
     assert "".join(ragscore.finalize(spilled, per_question=True).render("json")) == "".join(
         ragscore.finalize(Partial.from_json(text), per_question=True).render("json"))
+
+
+def test_a_merge_that_lists_no_question_reads_rows_only_for_its_slices(ragscore, isolated, monkeypatch):
+    from ragscore import partials
+
+    _make(isolated, n=200)
+    read: list[object] = []
+    real = partials._read_row
+
+    def counted(v):  # type: ignore[no-untyped-def]
+        read.append(v)
+        return real(v)
+
+    monkeypatch.setattr(partials, "_read_row", counted)
+    for by in ((), ("--by", "answerable")):
+        for k in (1, 2):
+            assert ragscore("partial", "--gold", "g.jsonl", "--trace", "t.jsonl", "--part", f"{k}/2", "-o",
+                            f"p{k}.json", "--rows", "--bootstrap", "50", *by).status == 0
+        read.clear()
+        merged = ragscore("merge", "p1.json", "p2.json", "--format", "json")
+        assert len(read) == (200 if by else 0)  # slices are made from the rows; nothing else here needs them
+        assert merged.out == ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--bootstrap", "50", *by).out

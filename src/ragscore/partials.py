@@ -90,9 +90,11 @@ class Partial:
         return json.dumps(_encode(self), ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
 
     @classmethod
-    def from_json(cls, text: str, source: str = "<partial>", spill: SpillFolder | None = None) -> Partial:
-        """Read a partial written by ``to_json`` (an InputError names what is wrong); its rows past a
-        few thousand go to a file in ``spill`` as they are read (None: they stay in memory)."""
+    def from_json(cls, text: str, source: str = "<partial>", spill: SpillFolder | None = None, *,
+                  rows: bool = True) -> Partial:
+        """Read a partial written by ``to_json`` (an InputError names what is wrong); its rows go to a
+        file in ``spill`` as they are read (None: they stay in memory). ``rows=False`` reads no rows
+        unless its slices need them: a merge that lists no question."""
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -106,7 +108,7 @@ class Partial:
             raise InputError(source, f"a ragscore partial of version {data.get('version')!r}; this ragscore "
                                      f"({__version__}) reads version {VERSION}: make the partials again with it")
         try:
-            return _decode(data, spill)
+            return _decode(data, spill, rows)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as exc:
             raise InputError(source, f"a damaged ragscore partial: {type(exc).__name__}: {exc}") from None
 
@@ -545,13 +547,15 @@ def _read_rows(encoded: list[Any], spill: SpillFolder | None) -> RowFile:
         writer.close()
 
 
-def _decode(data: dict[str, Any], spill: SpillFolder | None = None) -> Partial:
+def _decode(data: dict[str, Any], spill: SpillFolder | None = None, rows: bool = True) -> Partial:
     settings = _settings(data["settings"])
     if settings.signature() != data["signature"]:
         raise ValueError("the signature does not match the settings")
     options = data["options"]
     wants = Wants(rows=bool(options["rows"]), by=tuple(options["by"]), samples=int(options["samples"]),
                   targets=tuple((str(m), Direction(d), _float(b)) for m, d, b in options["targets"]))
+    if not rows and not wants.by:  # the rows are not needed: not read (a slice is made from them)
+        wants = replace(wants, rows=False)
     parts, covers = int(data["parts"]), tuple(int(n) for n in data["covers"])
     if parts < 1 or not covers or list(covers) != sorted(set(covers)) or not 0 <= covers[0] <= covers[-1] < parts:
         raise ValueError(f"covers {list(covers)} is not a set of parts of {parts}")
@@ -572,7 +576,7 @@ def _decode(data: dict[str, Any], spill: SpillFolder | None = None) -> Partial:
     result = PartResult(
         questions=int(r["questions"]), tally=tally, accounting=accounting,
         missing_ids=[(int(n), str(q)) for n, q in r["missing_ids"]],
-        rows=_read_rows(r["rows"], spill),
+        rows=_read_rows(r["rows"], spill) if wants.rows else RowFile(),
         columns=[_read_totals(c, settings.bootstrap, spread(family, settings))
                  for c, family in zip(r["columns"], families, strict=True)],
         digests=None if r["digests"] is None else (str(r["digests"][0]), str(r["digests"][1])),

@@ -132,12 +132,12 @@ def run_merge(args: argparse.Namespace, streams: Streams) -> Exit:
 
     partials = []
     # The rows of a report that lists the questions wait on disk, so that one partial is held at a
-    # time; rows no report lists (slices aside, which need them) are not worth the disk.
+    # time; rows no report lists are not read at all (unless slices need them).
     listed = args.per_question or args.only_failures or args.markdown or args.html or args.format == "markdown"
     spill = SpillFolder() if listed else None
     for path in args.partials:
         text = InputFile(path).read_document("a partial")
-        partials.append(Partial.from_json(text, path, spill))
+        partials.append(Partial.from_json(text, path, spill, rows=listed))
         del text
     merged = merge_partials(partials, args.partials)
     if (args.markdown or args.html or args.format == "markdown") and not merged.wants.rows:
