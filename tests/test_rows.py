@@ -232,10 +232,10 @@ def test_rows_whose_file_went_are_one_error(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("edit, message", [
-    (lambda rows: rows.reverse(), r"row 2 \(question 'Q00058'\) is out of gold order: it comes after question 'Q00059'"),
-    (lambda rows: rows[1].__setitem__(0, rows[0][0]), r"row 2 \(question 'Q00001'\) is out of gold order"),
-    (lambda rows: rows[0].__setitem__(0, 1.5), r"row 1 \(question '0'\): its place 1.5 is no place in the gold"),
-    (lambda rows: rows[0].__setitem__(0, "7"), r"row 1 \(question '0'\): its place '7' is no place"),
+    (lambda rows: rows.reverse(), r'row 2 \(question "Q00058"\) is out of gold order: it comes after question "Q00059"'),
+    (lambda rows: rows[1].__setitem__(0, rows[0][0]), r'row 2 \(question "Q00001"\) is out of gold order'),
+    (lambda rows: rows[0].__setitem__(0, 1.5), r'row 1 \(question "0"\): its place 1.5 is no place in the gold'),
+    (lambda rows: rows[0].__setitem__(0, "7"), r'row 1 \(question "0"\): its place "7" is no place'),
     (lambda rows: rows[0].__setitem__(3, "yes"), "row 1: a qid that is not text or an answerable"),
     (lambda rows: rows[0].__setitem__(1, 17), "row 1: a qid that is not text"),
 ])
@@ -296,3 +296,17 @@ def test_a_merge_that_lists_no_question_reads_rows_only_for_its_slices(ragscore,
         merged = ragscore("merge", "p1.json", "p2.json", "--format", "json")
         assert len(read) == (200 if by else 0)  # slices are made from the rows; nothing else here needs them
         assert merged.out == ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--bootstrap", "50", *by).out
+
+
+def test_a_hostile_place_is_quoted_on_one_short_line(ragscore, isolated):
+    import json
+
+    _make(isolated, n=20)
+    assert ragscore("partial", "--gold", "g.jsonl", "--trace", "t.jsonl", "--part", "1/1", "-o", "p.json",
+                    "--rows").status == 0
+    data = json.loads(Path("p.json").read_text())
+    data["result"]["rows"][0][0] = "\x1b[2J\n" + "z" * 10_000
+    Path("p.json").write_text(json.dumps(data))
+    run = ragscore("merge", "p.json", "--per-question")
+    assert run.status == 2 and "\x1b" not in run.err and run.err.count("\n") == 1 and len(run.err) < 300
+    assert "its place " in run.err and "characters]" in run.err

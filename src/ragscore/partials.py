@@ -40,6 +40,7 @@ from ragscore.metrics.repeats import EXAMPLES, Below, QuestionSamples, RepeatTot
 from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.operations import CONCEPTS as OPERATION_CONCEPTS
 from ragscore.operations import Operations, Sketch
+from ragscore.quoting import quote, show_value
 from ragscore.rows import RowFile, RowWriter, SpillFolder
 from ragscore.settings import LAST, SAMPLES, Settings
 from ragscore.text import Rule
@@ -534,11 +535,11 @@ def _read_rows(encoded: list[Any], spill: SpillFolder | None) -> RowFile:
             if type(row.qid) is not str or type(row.answerable) is not bool:
                 raise ValueError(f"row {n + 1}: a qid that is not text or an answerable that is not true or false")
             if type(row.place) is not int or row.place < 0:
-                raise ValueError(f"row {n + 1} (question {row.qid!r}): its place {row.place!r} is no place in the "
-                                 "gold set")
+                raise ValueError(f"row {n + 1} (question {quote(row.qid)}): its place {show_value(row.place)} is no "
+                                 "place in the gold set")
             if row.place <= last:
-                raise ValueError(f"row {n + 1} (question {row.qid!r}) is out of gold order: it comes after question "
-                                 f"{before!r}")
+                raise ValueError(f"row {n + 1} (question {quote(row.qid)}) is out of gold order: it comes after "
+                                 f"question {quote(before)}")
             last, before = row.place, row.qid
             writer.append(row)
             encoded[n] = None
