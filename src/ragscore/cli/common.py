@@ -263,6 +263,11 @@ def add_report_options(
         parser.add_argument(f"--{option}", metavar="PATH", help=(helps or {}).get(option, REPORT_HELP[option]))
 
 
+def lists_questions(args: argparse.Namespace) -> bool:
+    """Whether a score or merge report lists the questions (and so needs their rows)."""
+    return bool(args.per_question or args.only_failures or args.markdown or args.html or args.format == "markdown")
+
+
 def add_html_rows_option(group: Any) -> None:
     """Add --html-rows N: the questions of each label the HTML report's question table lists."""
     group.add_argument("--html-rows", type=positive_int, default=1000, metavar="N",

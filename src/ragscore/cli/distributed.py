@@ -13,6 +13,7 @@ from ragscore.cli.common import (
     add_html_rows_option,
     add_quiet_option,
     add_report_options,
+    lists_questions,
     report_and_exit,
     standard_output,
 )
@@ -133,7 +134,7 @@ def run_merge(args: argparse.Namespace, streams: Streams) -> Exit:
     partials = []
     # The rows of a report that lists the questions wait on disk, so that one partial is held at a
     # time; rows no report lists are not read at all (unless slices need them).
-    listed = args.per_question or args.only_failures or args.markdown or args.html or args.format == "markdown"
+    listed = lists_questions(args)
     spill = SpillFolder() if listed else None
     for path in args.partials:
         text = InputFile(path).read_document("a partial")

@@ -19,6 +19,7 @@ from ragscore.cli.common import (
     confidence_level,
     count,
     cutoff_list,
+    lists_questions,
     note_capped_jobs,
     positive_int,
     standard_output,
@@ -209,8 +210,7 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     traces = expand(args.trace)
     jobs = choose_jobs(args.jobs, args.gold, traces)
     label = f"scoring with {jobs} processes" if jobs > 1 else "scoring"
-    keep_rows = bool(args.per_question or args.only_failures or args.markdown or args.html or args.by
-                     or args.format == "markdown")
+    keep_rows = lists_questions(args) or bool(args.by)
     with progress_line(streams.err, label, enabled=not args.quiet and streams.err.isatty()):
         run = score(args.gold, traces, config=config, scores=args.scores, per_question=args.per_question,
                     only_failures=args.only_failures, by=args.by or (), explain=args.explain or (),
