@@ -164,10 +164,10 @@ class RowWriter:
 class Rows:
     """Every question's row in gold order, read again on each pass: several parts' rows merged by place."""
 
-    __slots__ = ("_parts", "_owner")
+    __slots__ = ("_parts",)
 
-    def __init__(self, parts: Sequence[RowFile | Rows], owner: SpillFolder | None = None) -> None:
-        self._parts, self._owner = tuple(parts), owner
+    def __init__(self, parts: Sequence[RowFile | Rows]) -> None:
+        self._parts = tuple(parts)  # each RowFile holds its own folder
 
     def __len__(self) -> int:
         return sum(len(p) for p in self._parts)
