@@ -24,6 +24,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
+from operator import add
 from typing import Final, Literal
 
 from .counting import Tally, count, overlap, tally
@@ -296,8 +297,8 @@ def _char_ngrams(text: str) -> list[tuple[dict[str, int] | list[str], int]]:
     grams: list[str] | str = text
     unique = False
     for n in range(1, CHAR_ORDER + 1):
-        if n > 1:  # each (n-1)-gram and the character after it (the last (n-1)-gram has none: not strict)
-            grams = [gram + char for gram, char in zip(grams, text[n - 1 :], strict=False)]
+        if n > 1:  # each (n-1)-gram and the character after it (map stops at the last (n-1)-gram that has one)
+            grams = list(map(add, grams, text[n - 1 :]))
         if unique:
             out.append((grams if isinstance(grams, list) else list(grams), len(grams)))
             continue
@@ -309,6 +310,8 @@ def _char_ngrams(text: str) -> list[tuple[dict[str, int] | list[str], int]]:
 
 def _char_counts(text: str, n: int) -> dict[str, int]:
     """Count the character n-grams of one order of ``text`` (white space removed already)."""
+    if n == 1:
+        return count(text)
     return count([text[i : i + n] for i in range(len(text) - n + 1)])
 
 
