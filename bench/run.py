@@ -22,8 +22,15 @@ and prints each as a ratio to the floor and to the default score measured in the
 one more run of each case, sampled every 10 ms (sampling /proc costs CPU in proportion to the
 memory it reads, so it would slow the runs it times).
 It also times the 3-question example against ``python -c "import json"`` (start-up: Python
-itself), with compiled bytecode allowed (PYTHONDONTWRITEBYTECODE unset, as on a user's machine).
-The text family has its own side-by-side bench: bench/text.py.
+itself), with compiled bytecode allowed (PYTHONDONTWRITEBYTECODE unset, as on a user's machine),
+and, for scale, the standard-library modules every run imports; and the text family against
+the reference packages (bench/text.py's comparison on --text answers, when rouge-score and
+sacrebleu are installed).
+
+Last it prints the performance targets (issue 21) with what this run measured: met, or the
+gap. ``--profile`` adds where each gap comes from, measured in the same run: the default score's
+own-time profile in one process, what one process holds per question at the end of a full
+run's trace pass (tracemalloc, grouped by source file), and the text family's time by metric.
 """
 
 from __future__ import annotations
@@ -60,6 +67,43 @@ ev = evaluate.evaluate(sys.argv[1], sys.argv[2], settings, Wants())
 start = time.perf_counter()
 intervals = compute_intervals(ev)
 print(spent[0] + time.perf_counter() - start, len(intervals))
+"""
+
+PROFILE_TIME = """
+import cProfile, os, pstats, sys
+from ragscore.cli import main
+gold, trace = sys.argv[1:3]
+profile = cProfile.Profile()
+profile.enable()
+main(["--gold", gold, "--trace", trace, "-q", "--no-fail", "--format", "none", "--jobs", "1"])
+profile.disable()
+stats = pstats.Stats(profile)
+rows = sorted(stats.stats.items(), key=lambda item: -item[1][2])[:12]  # type: ignore[attr-defined]
+print(stats.total_tt)  # type: ignore[attr-defined]
+for (path, line, function), (_, calls, own, _, _) in rows:
+    where = os.path.basename(path) + f":{line}" if line else "built-in"
+    print(f"{own}\t{calls}\t{where} {function}")
+"""
+
+PROFILE_MEMORY = """
+import gc, os, sys, tracemalloc
+import ragscore.evaluate as evaluate
+from ragscore.config import Overrides, load_config, parse_families
+from ragscore.evaluate import Wants, metric_names
+gold, trace = sys.argv[1:3]
+settings = load_config(Overrides(families=parse_families(["all"], "bench")), metric_names, None).settings
+taken = []
+judge_missing = evaluate._judge_missing
+def snapshot(*args):  # every trace is joined and nothing is freed yet: the trace pass's peak
+    gc.collect()
+    taken.append(tracemalloc.take_snapshot())
+    return judge_missing(*args)
+evaluate._judge_missing = snapshot
+tracemalloc.start()
+ev = evaluate.evaluate(gold, trace, settings, Wants(rows=True))
+print(ev.questions)
+for stat in taken[0].statistics("filename")[:10]:
+    print(f"{stat.size}\t{os.path.relpath(stat.traceback[0].filename)}")
 """
 
 FLOOR = """
@@ -151,6 +195,9 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=HERE / "out")
     parser.add_argument("--cases", default="floor,default,compare,intervals,full",
                         help="which of floor, default, compare, intervals, full to run (intervals needs default)")
+    parser.add_argument("--text", type=int, default=5000, metavar="N",
+                        help="answers for the text family's comparison with the references (0: skip)")
+    parser.add_argument("--profile", action="store_true", help="also print where each gap comes from")
     args = parser.parse_args()
 
     py = sys.executable
@@ -159,6 +206,7 @@ def main() -> None:
     print("| questions | input MB | case | wall s | × floor | × default | peak RSS MB | peak PSS MB |")
     print("|---:|---:|---|---:|---:|---:|---:|---:|")
     figures = []
+    measured: dict[tuple[int, str], tuple[float, float, float]] = {}  # (size, case) -> (× floor, RSS, PSS)
     for n in (int(s) for s in args.sizes.split(",")):
         folder = args.data / str(n)
         gold, trace = folder / "gold.jsonl", folder / "trace.jsonl"
@@ -183,6 +231,7 @@ def main() -> None:
             floor_wall = floor_wall or wall
             if name == "default":
                 default_wall = wall
+            measured[n, name] = (wall / floor_wall, rss, pss)
             versus = f"{wall / default_wall:.2f}" if default_wall and name != "floor" else ""
             print(f"| {n:,} | {size_mb:,.0f} | {name} | {wall:.2f} | {wall / floor_wall:.2f} | {versus} | {rss:,.0f} | "
                   f"{pss:,.0f} |", flush=True)
@@ -194,10 +243,105 @@ def main() -> None:
               "score's wall time")
     small = [py, "-m", "ragscore", "--gold", "examples/gold.jsonl", "--trace", "examples/trace.jsonl"]
     timed(small)  # writes the bytecode caches, as a first run on a user's machine does
+    stdlib = [py, "-c", f"import {', '.join(STDLIB)}"]
     walls = {name: statistics.median(timed(cmd) for _ in range(max(args.repeat, 11)))
-             for name, cmd in (("example", small), ("python", [py, "-c", "import json"]))}
+             for name, cmd in (("example", small), ("python", [py, "-c", "import json"]), ("stdlib", stdlib))}
+    startup = walls["example"] / walls["python"]
     print(f"\n3-question example: {walls['example']:.3f} s wall (median), python -c 'import json' "
-          f"{walls['python']:.3f} s: {walls['example'] / walls['python']:.2f} x (target <= 1.5)")
+          f"{walls['python']:.3f} s: {startup:.2f} x (target <= 1.5); the standard-library modules every run "
+          f"imports ({', '.join(STDLIB)}) take {walls['stdlib'] / walls['python']:.2f} x by themselves")
+    text = text_ratio(args.text, args.repeat, args.profile) if args.text else None
+    print_targets(measured, startup, text)
+    if args.profile:
+        sizes = sorted({n for n, _ in measured})
+        if sizes:
+            profile_default(py, args.data / str(sizes[0]), sizes[0])
+            profile_memory(py, args.data / str(sizes[0]), sizes[0])
+
+
+# The modules any run of the command line imports, whatever it does (bench: the start-up's floor).
+# What the files a full run's memory is allocated in hold (profile_memory).
+HELD = {
+    "loaders/jsonl.py": "decoded text: the gold fields kept (qid, question, ids, grades, reference answers), the "
+                        "trace's claim and cited ids",
+    "metrics/families.py": "the optional families' per-question values",
+    "loaders/gold.py": "gold items",
+    "metrics/answer.py": "outcomes (labels and their evidence, for the rows)",
+    "evaluate.py": "the join's per-question arrays and lists",
+}
+STDLIB = ("argparse", "dataclasses", "json", "pathlib", "re", "tomllib", "typing")
+MILLION = 1_000_000
+
+
+def text_ratio(n: int, repeat: int, breakdown: bool) -> float | None:
+    """bench/text.py's comparison on ``n`` answers: ragscore's CPU time over the references'."""
+    from text import measure
+
+    try:
+        answered, timings = measure(n, repeat)
+    except SystemExit as exc:
+        print(f"\ntext family: not measured ({exc})")
+        return None
+    ratio = timings["ragscore"] / timings["references"]
+    print(f"\ntext family, {answered:,} answers: ragscore {timings['ragscore'] / answered * 1e6:.0f} µs per answer, "
+          f"the references {timings['references'] / answered * 1e6:.0f} µs: {ratio:.2f} x (target <= 0.25)")
+    if breakdown:
+        print("  where ragscore's time goes (each metric alone, µs per answer): " + ", ".join(
+            f"{name} {timings[name] / answered * 1e6:.0f}" for name in ("chrf", "bleu", "rouge", "squad")))
+    return ratio
+
+
+def print_targets(measured: dict[tuple[int, str], tuple[float, float, float]], startup: float,
+                  text: float | None) -> None:
+    """Print each target of issue 21 with what this run measured: met, or the gap."""
+    rows = []
+    for (n, case), (ratio, rss, pss) in sorted(measured.items()):
+        if case == "default":
+            rows.append((f"default score <= 1.0 x the floor, {n:,} questions", f"{ratio:.2f} x", ratio <= 1.0))
+            if n == MILLION:
+                rows.append((f"default score <= 600 MB summed over processes, {n:,}",
+                             f"RSS {rss:,.0f} MB, PSS {pss:,.0f} MB", rss <= 600))
+        if case == "full" and n == MILLION:
+            rows.append((f"full run < 1 GB summed over processes, {n:,}", f"RSS {rss:,.0f} MB, PSS {pss:,.0f} MB",
+                         rss < 1024))
+    if text is not None:
+        rows.append(("text family <= 0.25 x the references", f"{text:.2f} x", text <= 0.25))
+    rows.append(("start-up <= 1.5 x python -c 'import json'", f"{startup:.2f} x", startup <= 1.5))
+    print("\n# targets (issue 21)\n| target | this run | |\n|---|---|---|")
+    for target, value, met in rows:
+        print(f"| {target} | {value} | {'met' if met else 'gap'} |")
+
+
+def profile_default(py: str, folder: Path, n: int) -> None:
+    """Print the default score's own-time profile in one process (cProfile)."""
+    out = subprocess.run([py, "-c", PROFILE_TIME, str(folder / "gold.jsonl"), str(folder / "trace.jsonl")],
+                         capture_output=True, text=True, check=True, cwd=ROOT, env=ENV).stdout.splitlines()
+    total = float(out[0])
+    print(f"\n# where the default score's time goes: one process, {n:,} questions, cProfile "
+          f"({total:.2f} s with the profiler's overhead), own time\n| share | calls | function |\n|---:|---:|---|")
+    for row in out[1:]:
+        own, calls, where = row.split("\t")
+        print(f"| {float(own) / total:.1%} | {int(calls):,} | {where} |")
+
+
+def profile_memory(py: str, folder: Path, n: int) -> None:
+    """Print what one process holds per question at the end of a full run's trace pass (tracemalloc)."""
+    size = min(n, 20_000)
+    small = folder.parent / str(size)
+    if not (small / "gold.jsonl").exists():
+        generate(size, small)
+    out = subprocess.run([py, "-c", PROFILE_MEMORY, str(small / "gold.jsonl"), str(small / "trace.jsonl")],
+                         capture_output=True, text=True, check=True, cwd=ROOT, env=ENV).stdout.splitlines()
+    questions = int(out[0])
+    rows = [row.split("\t") for row in out[1:]]
+    total = sum(int(b) for b, _ in rows)
+    print(f"\n# what a full run holds per question at the end of its trace pass: one process, {questions:,} "
+          f"questions, every family, rows kept (tracemalloc, top files: {total / questions:,.0f} bytes per question, "
+          f"{total / questions * MILLION / 2**30:.2f} GiB at a million)\n| bytes per question | allocated in |\n"
+          "|---:|---|")
+    for size_bytes, where in rows:
+        what = next((label for end, label in HELD.items() if where.endswith(end)), "")
+        print(f"| {int(size_bytes) / questions:,.0f} | {where}{': ' + what if what else ''} |")
 
 
 if __name__ == "__main__":
