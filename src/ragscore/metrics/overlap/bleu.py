@@ -96,12 +96,14 @@ def _word_ngrams(words: list[str]) -> Grams:
     them for an order where each occurs once (as it then does at every higher order), else their counts."""
     out: Grams = [(tally(words), len(words))]
     unique = isinstance(out[0][0], set)
+    # The words from each offset, sliced once for every order: an n-gram zips the first n
+    # (not strict: each copy is one shorter, and the n-grams end with the shortest).
+    shifted = [words[i:] for i in range(MAX_ORDER)]
     for n in range(2, MAX_ORDER + 1):
         total = max(len(words) - n + 1, 0)
-        # Not strict: each shifted copy is one shorter, and the n-grams end with the shortest.
-        grams = set(zip(*(words[i:] for i in range(n)), strict=False))
+        grams = set(zip(*shifted[:n]))  # noqa: B905
         if not unique and len(grams) < total:
-            out.append((count(zip(*(words[i:] for i in range(n)), strict=False)), total))
+            out.append((count(zip(*shifted[:n])), total))  # noqa: B905
             continue
         unique = True
         out.append((grams, total))
