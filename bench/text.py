@@ -68,10 +68,14 @@ def _f1(gold: str, pred: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def answers(n: int) -> list[tuple[str, list[str]]]:
+class ReferencesMissing(Exception):
+    """rouge-score or sacrebleu is not installed."""
+
+
+def answers(n: int, data: Path = HERE / "out") -> list[tuple[str, list[str]]]:
     """The first ``n`` answered, answerable questions' (claim, reference answers) of the benchmark's data."""
     size = max(n * 2, 1000)
-    folder = HERE / "out" / str(size)
+    folder = data / str(size)
     gold, trace = folder / "gold.jsonl", folder / "trace.jsonl"
     if not (gold.exists() and trace.exists()):
         generate(size, folder)
@@ -103,18 +107,18 @@ def _cpu(run: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
-def measure(n: int, repeat: int) -> tuple[int, dict[str, float]]:
+def measure(n: int, repeat: int, data: Path = HERE / "out") -> tuple[int, dict[str, float]]:
     """Check that ragscore and the references agree on ``n`` answers, then time both and each of
     ragscore's metrics alone: (answers, CPU seconds by name: ragscore, references, squad, rouge,
-    bleu, chrf). Raises SystemExit when a value differs or the references are not installed."""
+    bleu, chrf). Raises ReferencesMissing without the references, SystemExit when a value differs."""
     try:
         from rouge_score.rouge_scorer import RougeScorer
         from sacrebleu import sentence_bleu, sentence_chrf
     except ImportError:
-        raise SystemExit("the text bench needs rouge-score and sacrebleu: pip install -e '.[test]'") from None
+        raise ReferencesMissing("the text bench needs rouge-score and sacrebleu: pip install -e '.[test]'") from None
 
     scorer = RougeScorer(list(ROUGE_TYPES), use_stemmer=False)
-    pairs = answers(n)
+    pairs = answers(n, data)
 
     def ours() -> list[tuple[float, ...]]:
         return [text_row(claim, refs) for claim, refs in pairs]
@@ -146,11 +150,14 @@ def measure(n: int, repeat: int) -> tuple[int, dict[str, float]]:
         "bleu": bleu_counts,
         "chrf": chrf_counts,
     }
-    timings = {"ragscore": _cpu(ours, repeat), "references": _cpu(theirs, repeat)}
-    for name, part in parts.items():
-        for claim, refs in pairs[:100]:  # warm up: the first calls of a metric cost more
-            part(claim, refs)
-        timings[name] = _cpu(lambda part=part: [part(claim, refs) for claim, refs in pairs], repeat)  # type: ignore[misc]
+    try:
+        timings = {"ragscore": _cpu(ours, repeat), "references": _cpu(theirs, repeat)}
+        for name, part in parts.items():
+            for claim, refs in pairs[:100]:  # warm up: the first calls of a metric cost more
+                part(claim, refs)
+            timings[name] = _cpu(lambda part=part: [part(c, r) for c, r in pairs], repeat)  # type: ignore[misc]
+    finally:
+        gc.unfreeze()
     return len(pairs), timings
 
 
@@ -159,7 +166,10 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    answered, timings = measure(args.n, args.repeat)
+    try:
+        answered, timings = measure(args.n, args.repeat)
+    except ReferencesMissing as exc:
+        raise SystemExit(str(exc)) from None
     ratio = timings["ragscore"] / timings["references"]
     print(f"# text family, {answered:,} answers (CPU s, medians of {args.repeat})")
     print("| scorer | CPU s | µs per answer | × references |")
