@@ -8,7 +8,8 @@ then measures the wall time and the peak memory (RSS, and proportional set size,
 the pages that forked workers share once, each summed over the process and its workers) of:
 
   floor     one Python process that reads both files and json.loads every line, nothing else
-  default   ragscore's default score (JSON report, gates)
+  default   ragscore's default score (every answer metric and its interval, gates, diagnoses;
+            --format none: no report written)
   compare   ragscore compare of the trace file against itself (two runs, paired tests)
   intervals a score with the retrieval and similarity families on (most of their intervals are
             over per-question means), in one process: the seconds that summarising every

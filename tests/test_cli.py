@@ -190,11 +190,18 @@ def _wait_until_reading_a_pipe(pid: int, seconds: float = 30.0) -> None:
     raise AssertionError(f"process {pid} never waited for standard input")
 
 
+def _default_interrupt() -> None:
+    # A shell starts background jobs with SIGINT ignored, and Python keeps an inherited
+    # ignore (as nohup means it to): give ragscore the disposition a terminal gives it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_interrupt_ends_quietly(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     proc = subprocess.Popen(
         [sys.executable, "-m", "ragscore", "--gold", str(GOLD), "--trace", "-"],
         cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        preexec_fn=_default_interrupt,
     )
     assert proc.stdin is not None
     proc.stdin.write(TRACE.read_bytes()[:50])  # half a line: ragscore waits for the rest
