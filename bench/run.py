@@ -181,12 +181,17 @@ def measure(cmd: list[str]) -> tuple[float, float, float]:
     return wall, peak_rss / 1024, peak_pss / 1024
 
 
+def script_lines(py: str, script: str, *args: str) -> list[str]:
+    """Run a Python script in a fresh process (from the project's folder); return its output's lines."""
+    return subprocess.run([py, "-c", script, *args], capture_output=True, text=True, check=True, cwd=ROOT,
+                          env=ENV).stdout.splitlines()
+
+
 def interval_seconds(py: str, gold: Path, trace: Path, repeat: int) -> tuple[float, int]:
     """Time computing every interval of a scored run (median), in a fresh process; count them."""
     times, count = [], 0
     for _ in range(repeat):
-        out = subprocess.run([py, "-c", INTERVALS, str(gold), str(trace)], capture_output=True, text=True, check=True,
-                             cwd=ROOT).stdout.split()
+        out = script_lines(py, INTERVALS, str(gold), str(trace))[0].split()
         times.append(float(out[0]))
         count = int(out[1])
     return statistics.median(times), count
@@ -250,8 +255,7 @@ def main() -> None:
               "score's wall time")
     small = [py, "-m", "ragscore", "--gold", "examples/gold.jsonl", "--trace", "examples/trace.jsonl"]
     timed(small)  # writes the bytecode caches, as a first run on a user's machine does
-    imported = subprocess.run([py, "-c", STDLIB, *small[3:]], capture_output=True, text=True, check=True,
-                              cwd=ROOT, env=ENV).stdout.splitlines()[-1].split(",")
+    imported = script_lines(py, STDLIB, *small[3:])[-1].split(",")
     stdlib = [py, "-c", f"import {', '.join(imported)}"]
     walls = {name: statistics.median(timed(cmd) for _ in range(max(args.repeat, 11)))
              for name, cmd in (("example", small), ("python", [py, "-c", "import json"]), ("stdlib", stdlib))}
@@ -337,8 +341,7 @@ def print_targets(measured: dict[tuple[int, str], tuple[float, float, float]], s
 
 def profile_default(py: str, folder: Path, n: int) -> None:
     """Print the default score's own-time profile in one process (cProfile)."""
-    out = subprocess.run([py, "-c", PROFILE_TIME, str(folder / "gold.jsonl"), str(folder / "trace.jsonl")],
-                         capture_output=True, text=True, check=True, cwd=ROOT, env=ENV).stdout.splitlines()
+    out = script_lines(py, PROFILE_TIME, str(folder / "gold.jsonl"), str(folder / "trace.jsonl"))
     total = float(out[0])
     print(f"\n# where the default score's time goes: one process, {n:,} questions, cProfile "
           f"({total:.2f} s with the profiler's overhead), own time\n| share | calls | function |\n|---:|---:|---|")
@@ -353,8 +356,7 @@ def profile_memory(py: str, folder: Path, n: int) -> None:
     small = folder.parent / str(size)
     if not (small / "gold.jsonl").exists():
         generate(size, small)
-    out = subprocess.run([py, "-c", PROFILE_MEMORY, str(small / "gold.jsonl"), str(small / "trace.jsonl")],
-                         capture_output=True, text=True, check=True, cwd=ROOT, env=ENV).stdout.splitlines()
+    out = script_lines(py, PROFILE_MEMORY, str(small / "gold.jsonl"), str(small / "trace.jsonl"))
     rows = [(int(grown), where) for grown, where in (line.split("\t") for line in out)]
     total = sum(grown for grown, _ in rows)
     print(f"\n# what the full run holds per question once its traces are joined: one process, {size:,} "
