@@ -52,9 +52,12 @@ def hostile(tag: str) -> str:
     return f"{tag}{CONTROLS}\n::error::forged {tag}"
 
 
-def assert_safe(text: str, where: str) -> None:
-    """Check that ``text`` holds no raw control character and that no input line starts a line of its own."""
-    found = RAW_RE.search(text)
+def assert_safe(text: str, where: str, *, tabs: bool = False) -> None:
+    """Check that ``text`` holds no raw control character and that no input line starts a line of its own.
+
+    With ``tabs``, a tab may separate fields (trec_eval's text output: input text holds none).
+    """
+    found = RAW_RE.search(text.replace("\t", " ") if tabs else text)
     assert found is None, f"{where}: raw {found.group()!r} in {text[max(0, found.start() - 60):found.start() + 10]!r}"
     # The runner reads a command at the start of a line (after white space), and the older form
     # "##[command]" anywhere in it.
@@ -363,3 +366,59 @@ def test_step_summary_holds_no_raw_control_character(tmp_path: Path) -> None:
 
     append_step_summary(markdown(), str(tmp_path / "summary.md"))
     assert_safe((tmp_path / "summary.md").read_text(encoding="utf-8"), "step summary")
+
+
+# ---- ragscore trec: trec_eval's text output and the reports ---------------------------------------
+
+# A qid or run tag holds no white space (the files are split at it), but anything else.
+TREC_QIDS = ("##[error]pwned", "q\x1b[2J\u202e", "::x", "plain")
+TREC_TAG = "##[warning]tag\x7f"
+
+
+def trec_inputs(folder: Path) -> None:
+    (folder / "qrels").write_text("".join(f"{qid} 0 d1 1\n" for qid in TREC_QIDS), encoding="utf-8")
+    for name, tag in (("run", TREC_TAG), ("run2", "::error::" + TREC_TAG)):
+        (folder / name).write_text("".join(f"{qid} Q0 {'d2' if qid == 'plain' else 'd1'} 1 1.0 {tag}\n"
+                                           for qid in TREC_QIDS), encoding="utf-8")
+
+
+def test_trec_text_shows_a_qid_or_run_tag_that_is_a_command_as_an_escape(tmp_path: Path) -> None:
+    trec_inputs(tmp_path)
+    status, out, err = run(tmp_path, "trec", "-q", "-m", "P.5", "qrels", "run", env={"GITHUB_ACTIONS": "true"})
+    assert (status, err) == (0, "")
+    assert out == ("P_5                   \t#\\x23[error]pwned\t0.2000\n"  # trec_eval's order: the qids' bytes
+                   "P_5                   \t::x\t0.2000\n"  # no qid starts a line: a measure's name does
+                   "P_5                   \tplain\t0.0000\n"
+                   "P_5                   \tq\\x1b[2J\\u202e\t0.2000\n"
+                   "P_5                   \tall\t0.1500\n")
+    status, out, err = run(tmp_path, "trec", "-q", "-m", "map", "qrels", "run", "run")
+    assert (status, err) == (0, "")
+    assert out == ("runid                 \tall\t#\\x23[warning]tag\\x7f\t#\\x23[warning]tag\\x7f\n"
+                   "map                   \t#\\x23[error]pwned\t1.0000\t1.0000\n"
+                   "map                   \t::x\t1.0000\t1.0000\n"
+                   "map                   \tplain\t0.0000\t0.0000\n"
+                   "map                   \tq\\x1b[2J\\u202e\t1.0000\t1.0000\n"
+                   "map                   \tall\t0.7500\t0.7500\n")
+
+
+def test_trec_text_of_plain_qids_is_trec_eval_s_bytes(tmp_path: Path) -> None:
+    # Only a qid or tag that needs it is escaped: another qid of the same output stays as it is.
+    (tmp_path / "qrels").write_text("a\\x1b 0 d1 1\nb#[x] 0 d1 1\n", encoding="utf-8")
+    (tmp_path / "run").write_text("a\\x1b Q0 d1 1 1.0 r#\nb#[x] Q0 d1 1 1.0 r#\n", encoding="utf-8")
+    status, out, _ = run(tmp_path, "trec", "-q", "-m", "recip_rank", "qrels", "run")
+    assert (status, out) == (0, "recip_rank            \ta\\x1b\t1.0000\nrecip_rank            \tb#[x]\t1.0000\n"
+                                "recip_rank            \tall\t1.0000\n")
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown", "html", "junit"])
+def test_no_trec_report_holds_a_raw_control_character_or_a_command(tmp_path: Path, fmt: str) -> None:
+    trec_inputs(tmp_path)
+    for runs in (["run"], ["run", "run2"]):
+        status, out, err = run(tmp_path, "trec", "-q", "--gates", "map>=0.9", f"--{fmt}", "r", "qrels", *runs,
+                               env={"GITHUB_ACTIONS": "true"})
+        assert status == 1, err
+        assert_safe(out, "text stdout", tabs=True)
+        assert_safe(err, "notes")
+        report = (tmp_path / "r").read_text(encoding="utf-8")
+        assert_safe(report, f"{fmt} report")
+        assert "[warning]tag" in report or (fmt, runs) == ("junit", ["run"])  # not vacuous (JUnit: the gates)

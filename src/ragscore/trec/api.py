@@ -86,15 +86,14 @@ class TrecRun:
         return "".join(self.render(format))
 
     def _text(self) -> str:
-        from ragscore.trec.measures import headed, render
+        from ragscore.trec.measures import headed
         from ragscore.trec.scoring import columns, printed
-        from ragscore.trec.text import render_runs
+        from ragscore.trec.text import render_text
 
         named = columns(self.asked, self.settings.level)
         head = headed(self.measures)
         shown = [dataclasses.replace(printed(s.evaluated, s.columns, named), headed=head) for s in self.scored]
-        return (render(shown[0], self.per_query) if len(shown) == 1
-                else render_runs(shown, self.per_query, [n.trec or n.name for n in named]))
+        return render_text(shown, self.per_query, [n.trec or n.name for n in named])
 
     def notes(self, accounting: bool = True) -> list[str]:
         """Which judged queries a run ranks nothing for and which ranked ones no judgment names (with

@@ -1,4 +1,4 @@
-"""trec_eval's text output for several runs at once: its lines, with one value column per run.
+"""trec_eval's text output: one run's as trec_eval prints it, several runs' with one value column per run.
 
 trec_eval scores one run. Given several, ``ragscore trec`` prints trec_eval's lines
 (``measure <tab> topic <tab> value``) with a value for each run, in the order given, so that
@@ -6,13 +6,18 @@ column i of the ``all`` lines is what trec_eval prints for run i: a ``runid`` li
 whatever the measures), then with ``-q`` each topic's lines (``-`` for a run that did not score
 the topic), then ``num_q`` (when trec_eval prints it) and the summaries. The paired tests are in
 the reports (``--format``).
+
+A qid or run tag is printed as trec_eval prints it, unless it holds a control character or the
+``##[`` that GitHub's runner reads as a workflow command anywhere in a line: then it shows as an
+escape (``#\\x23[error]``, ``\\x1b``), as in every report.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragscore.trec.measures import Evaluated
+from ragscore.quoting import has_unsafe, visible
+from ragscore.trec.measures import Evaluated, render
 
 
 def _shown(value: float, integer: bool) -> str:
@@ -45,3 +50,18 @@ def render_runs(runs: Sequence[Evaluated], per_query: bool = False, names: Seque
         if runs[0].headed or name != "num_q":
             line(name, "all", [_shown(ev.summary[index][1], ev.summary[index][2]) for ev in runs])
     return "\n".join(lines) + "\n"
+
+
+def render_text(runs: Sequence[Evaluated], per_query: bool = False, names: Sequence[str] | None = None) -> str:
+    """Print trec_eval's output for one run, or for several side by side (``render_runs``), input text escaped.
+
+    The qids and run tags are the only input text in it, and none holds white space (the files are
+    split at it): escaping all but the tabs and newlines of the output escapes exactly them. Output
+    whose input text is plain (every ordinary qid) is trec_eval's, byte for byte.
+    """
+    text = render(runs[0], per_query) if len(runs) == 1 else render_runs(runs, per_query, names)
+    # One search over them all (a run can have a million topics), a space between two so that no
+    # "##[" spans two of them.
+    if has_unsafe(" ".join(name for ev in runs for name in (ev.run_name, *ev.per_query))):
+        return visible(text, keep_lines=True)
+    return text
