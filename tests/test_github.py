@@ -106,3 +106,30 @@ def test_summary_renders_before_it_opens_the_file(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError):
         append_step_summary(broken(), str(summary))
     assert summary.read_text(encoding="utf-8") == "kept\n"
+
+
+@pytest.mark.parametrize("rows", [False, True])
+def test_merge_reports_to_github_as_score_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str], rows: bool) -> None:
+    # merge promises score's report: the same annotations and the same job summary, byte for byte.
+    monkeypatch.chdir(ROOT)  # the project's own gates.toml, as the README runs the example
+    inputs = ["--gold", "examples/product/gold.jsonl", "--trace", "examples/product/trace.jsonl"]
+    listed = ["--per-question", "--markdown", str(tmp_path / "r.md")] if rows else []
+    parts = [str(tmp_path / f"part-{i}.json") for i in (1, 2)]
+    for i, part in enumerate(parts, 1):
+        assert main(["partial", *inputs, "--part", f"{i}/2", "-o", part, "-q", *(["--rows"] if rows else [])]) == 0
+    capsys.readouterr()
+    outputs = {}
+    for command in ([*inputs, *listed], ["merge", *parts, *listed]):
+        summary = tmp_path / f"{command[0]}-summary.md"
+        monkeypatch.setenv("GITHUB_ACTIONS", "true")
+        monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+        assert main([*command, "--format", "none", "-q"]) == 1
+        err = capsys.readouterr().err
+        outputs[command[0]] = (err, summary.read_bytes(), (tmp_path / "r.md").read_bytes() if rows else b"")
+    assert outputs["merge"] == outputs["--gold"]
+    annotations, summary, _ = outputs["merge"]
+    assert annotations == ("::error title=ragscore gate under_refusal::under_refusal = 0.2500, expected <= 0.05\n"
+                           "::error title=ragscore gate missing::missing = 1, expected <= 0\n")
+    assert summary.startswith(b"# ragscore report\n\n**FAIL**: 2 of 6 gates failed: `under_refusal`, `missing`.\n")
+    assert (b"\n## Questions\n" in summary) is rows  # score's summary lists them with --per-question

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from dataclasses import replace
 
@@ -14,8 +15,8 @@ from ragscore.cli.common import (
     add_quiet_option,
     add_report_options,
     lists_questions,
-    report_and_exit,
     standard_output,
+    write_requested_reports,
 )
 from ragscore.cli.score import (
     FORMAT_HELP,
@@ -151,4 +152,17 @@ def run_merge(args: argparse.Namespace, streams: Streams) -> Exit:
     run = finalize(merged, config=config, scores=args.scores, per_question=args.per_question,
                    only_failures=args.only_failures)
     run.html_rows = args.html_rows
-    return report_and_exit(args, streams, run)
+    # As score reports, in score's order: the files, then under GitHub Actions the annotations and the
+    # job summary, then the notes and standard output.
+    write_requested_reports(args, run.render)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        from ragscore.reports.github import report_on_github
+
+        report_on_github(run._summary(), streams.write_err, os.environ.get("GITHUB_STEP_SUMMARY"))
+    if not args.quiet:
+        for line in run.notes():
+            streams.note(line)
+    with standard_output(streams) as out:
+        if args.format != "none":
+            out.writelines(run.render(args.format))
+    return Exit.OK if run.passed or args.no_fail else Exit.GATE_FAILED

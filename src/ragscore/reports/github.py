@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from ragscore.quoting import visible
@@ -58,3 +58,15 @@ def append_step_summary(markdown: Iterable[str], path: str) -> None:
             summary.write(text)
     except OSError as exc:
         raise ReportWriteError(f"{path}: cannot append the GitHub step summary: {exc.strerror}") from None
+
+
+def report_on_github(document: dict[str, Any], write_line: Callable[[str], object], summary_path: str | None) -> None:
+    """Report a run to GitHub Actions as ``score`` and ``merge`` do: each annotation (``annotation_lines``)
+    through ``write_line``, then the Markdown report appended to the job summary at ``summary_path``
+    (``GITHUB_STEP_SUMMARY``; none when empty or None)."""
+    from ragscore.reports.markdown import render_markdown
+
+    for line in annotation_lines(document):
+        write_line(line)
+    if summary_path:
+        append_step_summary(render_markdown(document), summary_path)
