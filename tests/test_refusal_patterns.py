@@ -20,7 +20,7 @@ from conftest import ROOT, write
 from ragscore.config import Overrides, load_config
 from ragscore.evaluate import metric_names
 from ragscore.metrics.answer import judge_for, score_question
-from ragscore.settings import Settings
+from ragscore.settings import Settings, compile_refusal_patterns, refusal_pattern_problem
 from ragscore.starter import STARTER_GATES
 
 GOLD = [
@@ -106,6 +106,90 @@ def test_the_command_line_is_checked_before_the_settings_file(ragscore, isolated
     write(isolated / "gates.toml", "[scoring]\nrefusal_patterns = ['(']\n")
     run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--refusal-pattern", ")")
     assert run.err.startswith('ragscore: error: --refusal-pattern ")": not a valid regular expression: unbalanced')
+
+
+# --- patterns that can take exponential time (issue 31) ---------------------------------------
+
+EXPONENTIAL = "matching it can take time exponential in the claim's length"
+NESTED = "holds a repeat of varying count (?, *, +, {m,n}): " + EXPONENTIAL
+ALIKE = "holds alternatives that can start alike or match nothing: " + EXPONENTIAL
+
+
+@pytest.mark.parametrize(("pattern", "problem"), [
+    ("^(a+)+$", f"a repeated group at position 1 {NESTED}"),
+    ("(a*)*", f"a repeated group at position 0 {NESTED}"),
+    ("i (?:a?a)+ know", f"a repeated group at position 2 {NESTED}"),
+    (r"(?:\w+\s?)+$", f"a repeated group at position 0 {NESTED}"),
+    ("(?:a+){2,20}", f"a repeated group at position 0 {NESTED}"),  # bounded, but a power of 20
+    ("x(a{1,2}){3,}", f"a repeated group at position 1 {NESTED}"),
+    ("x((a+)+)y", f"a repeated group at position 1 {NESTED}"),  # the group that holds it
+    ("^(a|a)*$", f"a repeated group at position 1 {ALIKE}"),  # re's parser makes it a(?:|): empty branches
+    ("(?:i|i don.t)+ know", f"a repeated group at position 0 {ALIKE}"),
+    (r"(?:.|\s)*x", f"a repeated group at position 0 {ALIKE}"),  # "." is any character
+    ("(?:no|)+ idea", f"a repeated group at position 0 {ALIKE}"),  # an empty branch
+    ("(?:S|ſ)+x", None),  # one class to re's parser: it cannot backtrack
+    ("(?:s|ſx)+x", f"a repeated group at position 0 {ALIKE}"),  # ſ is s, ignoring case
+    (r"(no)\1", f"a back-reference (\\1 or (?P=name)) at position 4: {EXPONENTIAL}"),
+    ("(?P<w>no) (?P=w)", f"a back-reference (\\1 or (?P=name)) at position 10: {EXPONENTIAL}"),
+])
+def test_a_pattern_that_can_take_exponential_time_is_refused_at_its_position(pattern, problem):
+    assert refusal_pattern_problem(pattern) == problem
+
+
+ADVERSARIAL = ["a" * 40 + "!", "ab" * 20 + "!", " " * 40 + "!", "i don't " * 5 + "!"]
+
+
+@pytest.mark.parametrize("pattern", [
+    r"\bi (do not|don.?t) know\b", "(?:a+)?x", "(?>a+)+x", "(?:a++)+x", "(?:ab|ac)+x", "(?:[a-z]|[0-9])+!x",
+    r"(?:(?!not)\w)+x", "(?:x(?=a+))+", "(?:a{2}){3,}x", r"^(?:\w|\s)+x", "(a)(?(1)b|c)+x", "no (?:relevant )?idea",
+])
+def test_patterns_the_rule_accepts_search_the_worst_claims_quickly(pattern):
+    import time
+
+    assert refusal_pattern_problem(pattern) is None
+    compiled = re.compile(pattern, re.IGNORECASE)
+    started = time.perf_counter()
+    for claim in ADVERSARIAL:
+        compiled.search(claim)
+    assert time.perf_counter() - started < 1.0  # an exponential one takes hours on 40 characters
+
+
+def test_exponential_patterns_are_refused_wherever_patterns_come_from(ragscore, isolated, monkeypatch):
+    import ragscore as rs
+    from ragscore.errors import UsageError
+
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [_trace("U1", "a" * 33 + "!")])  # the claim that hangs ^(a+)+$
+    expected = f"a repeated group at position 1 {NESTED}"
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--refusal-pattern", "^(a+)+$")
+    assert (run.status, run.out, run.err) == (2, "", f'ragscore: error: --refusal-pattern "^(a+)+$": {expected}\n')
+    run = ragscore("monitor", "--trace", "t.jsonl", "--refusal-pattern", "^(a+)+$")
+    assert (run.status, run.err) == (2, f'ragscore: error: --refusal-pattern "^(a+)+$": {expected}\n')
+    write(isolated / "gates.toml", "[scoring]\nrefusal_patterns = [\n    'ok',\n    '^(a+)+$',\n]\n")
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl")
+    assert (run.status, run.err) == (2, 'ragscore: error: gates.toml:4: [scoring] "refusal_patterns" entry '
+                                        f'"^(a+)+$": {expected}\n')
+    Path("gates.toml").unlink()
+    write(isolated / "s.toml", "[tasks.qa]\ncommand = \"score\"\ngold = \"g.jsonl\"\ntrace = \"t.jsonl\"\n"
+                               "refusal_pattern = '^(a+)+$'\n")
+    run = ragscore("run", "s.toml")
+    assert (run.status, run.err) == (2, f'ragscore: error: s.toml:5: [tasks.qa] refusal_pattern: "^(a+)+$": {expected}\n')
+    with pytest.raises(UsageError) as caught:
+        rs.score("g.jsonl", "t.jsonl", refusal_patterns=["^(a+)+$"])
+    assert str(caught.value) == f"refusal_patterns: '^(a+)+$': {expected}"
+    # Patterns that reach the matcher some other way (a partial's settings) are checked there too.
+    with pytest.raises(UsageError) as caught:
+        compile_refusal_patterns(("ok", "^(a+)+$"))
+    assert str(caught.value) == f'refusal pattern "^(a+)+$": {expected}'
+
+
+def test_a_long_pattern_is_refused_without_a_position_quickly():
+    import time
+
+    started = time.perf_counter()
+    assert refusal_pattern_problem("x" * 995 + "(a+)+") == f"a repeated group at position 995 {NESTED}"
+    assert refusal_pattern_problem("x" * 996 + "(a+)+") == f"a repeated group {NESTED}"  # longer than 1,000: not placed
+    assert time.perf_counter() - started < 2.0
 
 
 # --- matching -------------------------------------------------------------------------------
@@ -385,3 +469,5 @@ def test_the_readme_error_and_reason_examples_are_true(ragscore, isolated):
     write(isolated / "t.jsonl", [_trace("A1", "I don't know")])
     reason = _questions(ragscore, "--refusal-pattern", r"\bi don.?t know\b")["A1"]["reason"]
     assert f"(`{reason}`," in readme
+    slow = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--refusal-pattern", "^(a+)+$").err
+    assert f"(`{slow.removeprefix('ragscore: error: ').rstrip()}`)" in readme
