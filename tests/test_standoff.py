@@ -79,3 +79,63 @@ def test_the_stage_commands_read_files_in_their_formats(ragscore, tmp_path, monk
     wrong = ragscore("classify", "--gold", "g.tsv", "--pred", "p.tsv", "--input-format", "brat")
     assert (wrong.status, wrong.err) == (2, "ragscore: error: classify does not read brat files (it reads JSON Lines, "
                                             "TSV and CSV)\n")
+
+
+# --- hostile input (issue 31) -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("line", "where", "message"), [
+    ("T1\tPER 0 3;99999 2\tAda", (1, 12), "expected a span's start before its end, got 99999-2"),
+    ("T1\tPER 0 3;40 99999\tAda", (1, 12), "span 40-99999 is outside the text of doc1.txt (43 characters)"),
+    ("T1\tPER 5 5\tx", (1, 8), "expected a span's start before its end, got 5-5"),
+    ("T1\tPER 0 1_0\tAda", (1, 8), 'expected START END offsets (separated by \';\'), got "0 1_0"'),
+    ("T12\tLOC  36 -1\tx", (1, 10), 'expected START END offsets (separated by \';\'), got " 36 -1"'),
+])
+def test_a_bad_brat_fragment_is_an_error_at_its_line_and_column(tmp_path, line, where, message):
+    _brat(tmp_path / "g", "doc1", ["#1\tNote T1\ta note with a form feed \x0c and a U+2028 \u2028 in it", line])
+    with pytest.raises(InputError) as caught:
+        brat(str(tmp_path / "g" / "doc1.ann"))
+    # The note's form feed and U+2028 end no line: the annotation is on line 2.
+    assert (caught.value.line, caught.value.column, caught.value.message) == (where[0] + 1, where[1], message)
+
+
+def test_fragments_in_any_order_count_by_their_extent(tmp_path):
+    _brat(tmp_path / "g", "doc1", ["T1\tPER 4 12;0 3\tLovelace Ada", "T2\tLOC 40 42;36 38;38 40\tLondon"])
+    assert brat(str(tmp_path / "g" / "doc1.ann"))[0]["entities"] == [
+        {"start": 0, "end": 12, "type": "PER"}, {"start": 36, "end": 42, "type": "LOC"}]
+
+
+@pytest.mark.parametrize(("name", "text", "where"), [
+    ("g.tsv", "id\tlabel\tlabel\nm1\tA\tB\n", "g.tsv:1:10"),
+    ("g.csv", "id, label , label\nm1,A,B\n", "g.csv:1:13"),
+    ("g.csv", 'id,"label",label\nm1,A,B\n', "g.csv:1"),  # a quoted cell: no column
+])
+def test_a_column_read_twice_is_an_error_at_its_second_place(tmp_path, name, text, where):
+    (tmp_path / name).write_text(text)
+    with pytest.raises(InputError) as caught:
+        classify_table(str(tmp_path / name))
+    assert str(caught.value) == f'{tmp_path / where}: the column "label" appears twice (columns 2 and 3)'
+
+
+def test_a_column_not_read_may_repeat(tmp_path):
+    (tmp_path / "g.tsv").write_text("id\tnote\tlabel\tnote\nm1\tx\tA\ty\n")
+    assert classify_table(str(tmp_path / "g.tsv")) == [{"id": "m1", "label": "A"}]
+
+
+@pytest.mark.parametrize("score", ["nan", "inf", "-Infinity", "1_0", "0x1p3", " ", "1e400"])
+def test_a_link_score_that_is_no_finite_number_is_an_error_at_its_cell(ragscore, tmp_path, monkeypatch, score):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "lg.tsv").write_text("id\tmention\tkb_id\nm1\tAda\tQ1\n")
+    (tmp_path / "lp.tsv").write_text(f"id\tkb_id\tscore\nm1\tQ7\t0.5\nm1\tQ1\t{score}\n")
+    run = ragscore("link", "--gold", "lg.tsv", "--pred", "lp.tsv")
+    shown = json.dumps(score.strip())
+    assert (run.status, run.out, run.err) == (
+        2, "", f"ragscore: error: lp.tsv:3:7: expected the score to be a finite number (such as 0.87), got {shown}\n")
+
+
+def test_a_table_with_lines_ended_by_cr_alone_is_an_error(ragscore, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "g.tsv").write_text("id\tlabel\rm1\tA\r", newline="")
+    run = ragscore("classify", "--gold", "g.tsv", "--pred", "g.tsv")
+    assert (run.status, run.err) == (2, "ragscore: error: g.tsv:1: invalid TSV: a line ends with a carriage return "
+                                        "alone (expected LF or CRLF line ends)\n")

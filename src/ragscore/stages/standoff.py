@@ -2,8 +2,9 @@
 
 - BRAT: a ``.ann`` file beside its ``.txt`` (or a folder of them, one document per file, its
   id the file's name without ``.ann``). Text-bound annotations (``T1<tab>PER 0 5;9 12<tab>...``)
-  are the entities; a discontinuous one counts by its full extent (from its first start to its
-  last end), so it matches a contiguous span with the same ends. Relations, events, attributes
+  are the entities; a discontinuous one counts by its full extent (from its smallest start to its
+  largest end, as brat's own first_start and last_end read it), so it matches a contiguous span
+  with the same ends. Each fragment must start before it ends, within the text. Relations, events, attributes
   and notes are not entities and are skipped.
 - TSV or CSV with a header: ``classify`` reads ``id`` and ``label``; ``link`` reads gold rows
   ``id, mention, kb_id`` (an empty kb_id or ``NIL``: no entity) and prediction rows
@@ -14,14 +15,19 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import os
+import re
 from pathlib import Path
-from typing import cast
+from typing import Final, NamedTuple, cast
 
 from ragscore.errors import InputError
 from ragscore.loaders.input_file import BOM, InputFile, decode_text
+from ragscore.quoting import quote
 
 NIL = ("", "NIL")
+# A number as JSON and CSV write one: no nan, inf, hex or 1_000 (which float() would read).
+_NUMBER_RE: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def _text(path: Path) -> str:
@@ -40,24 +46,43 @@ def brat_document(ann: Path) -> dict[str, object]:
         raise InputError(str(ann), f"expected its text beside it, in {txt.name}")
     text = _text(txt)
     entities = []
-    for number, line in enumerate(_text(ann).splitlines(), 1):
+    # Lines end at "\n" alone, as every reader here counts them (str.splitlines would also end one
+    # at a form feed or U+2028 inside an annotation's text, and every later line would be misnumbered).
+    for number, line in enumerate(_text(ann).split("\n"), 1):
         if not line.startswith("T"):
             continue  # relations (R), events (E), attributes (A, M), notes (#), equivalences (*)
-        parts = line.split("\t")
+        parts = line.removesuffix("\r").split("\t")
         if len(parts) < 2 or not parts[1].strip():
             raise InputError(str(ann), "expected a text-bound annotation: ID<tab>TYPE START END<tab>TEXT", number)
         kind, _, spans = parts[1].partition(" ")
-        try:
-            offsets = [(int(a), int(b)) for a, b in (span.split() for span in spans.split(";"))]
-        except ValueError:
-            raise InputError(str(ann), f"expected START END offsets (separated by ';'), got {spans!r}",
-                             number) from None
-        start, end = offsets[0][0], max(b for _, b in offsets)
-        if not 0 <= start < end <= len(text):
-            raise InputError(str(ann), f"span {start}-{end} is outside the text of {txt.name} ({len(text)} characters)",
-                             number)
-        entities.append({"start": start, "end": end, "type": kind})
+        fragments = _fragments(str(ann), spans, number, len(parts[0]) + len(kind) + 3, txt.name, len(text))
+        # A discontinuous annotation counts by its extent, as brat's own first_start and last_end
+        # read it: the smallest start and the largest end, in whatever order its fragments are written.
+        entities.append({"start": min(a for a, _ in fragments), "end": max(b for _, b in fragments), "type": kind})
     return {"id": ann.stem, "text": text, "entities": entities}
+
+
+def _fragments(source: str, spans: str, line: int, column: int, txt: str, length: int) -> list[tuple[int, int]]:
+    """Read an annotation's ``START END;START END`` fragments (``column``: where ``spans`` starts in
+    its line); each must start before it ends, within the text."""
+    fragments = []
+    for fragment in spans.split(";"):
+        at = column + len(fragment) - len(fragment.lstrip())
+        bounds = fragment.split()
+        if len(bounds) != 2 or not all(b.isascii() and b.isdigit() for b in bounds):
+            raise InputError(source, f"expected START END offsets (separated by ';'), got {quote(spans)}", line, at)
+        try:
+            start, end = int(bounds[0]), int(bounds[1])
+        except ValueError:  # more digits than int() converts
+            raise InputError(source, f"expected START END offsets (separated by ';'), got {quote(spans)}", line,
+                             at) from None
+        if not start < end:
+            raise InputError(source, f"expected a span's start before its end, got {start}-{end}", line, at)
+        if end > length:
+            raise InputError(source, f"span {start}-{end} is outside the text of {txt} ({length} characters)", line, at)
+        fragments.append((start, end))
+        column += len(fragment) + 1
+    return fragments
 
 
 def brat(spec: str) -> list[dict[str, object]]:
@@ -71,8 +96,21 @@ def brat(spec: str) -> list[dict[str, object]]:
     return [brat_document(path)]
 
 
-def _rows(spec: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
-    """Read a TSV (tab-separated) or CSV file with a header: its columns and (line, row) pairs."""
+class _Table(NamedTuple):
+    rows: list[tuple[int, dict[str, str]]]  # (line, row by column name)
+    header: list[str]
+    lines: list[str]  # the file's lines, to place a cell in its line
+    delimiter: str
+
+    def column(self, line: int, name: str) -> int | None:
+        """Where the cell of column ``name`` starts in ``line`` (None when that cannot be told)."""
+        if line > len(self.lines):  # lines ended by CR alone: csv ends them there, "\n" does not
+            return None
+        return _cell_column(self.lines[line - 1], self.delimiter, self.header.index(name))
+
+
+def _rows(spec: str, columns: tuple[str, ...]) -> _Table:
+    """Read a TSV (tab-separated) or CSV file with a header naming ``columns`` (each once): its (line, row) pairs."""
     from ragscore.loaders.scores import csv_records
 
     file = InputFile(spec)
@@ -81,57 +119,93 @@ def _rows(spec: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
         text = decode_text(file.read_rest(stream, "a table").removeprefix(BOM), file.name, 1)
     finally:
         file._close(stream)
-    if os.path.splitext(spec)[1].lower() == ".tsv" or "\t" in text.split("\n", 1)[0]:
-        records = [(n, row) for n, row in enumerate(csv.reader(io.StringIO(text), delimiter="\t"), 1) if any(row)]
-    else:
-        records = csv_records(file.name, text)
+    delimiter = "\t" if os.path.splitext(spec)[1].lower() == ".tsv" or "\t" in text.split("\n", 1)[0] else ","
+    records = _tsv_records(file.name, text) if delimiter == "\t" else csv_records(file.name, text)
     if not records:
         raise InputError(file.name, "expected a header line and rows")
-    header = [cell.strip() for cell in records[0][1]]
+    header_line, cells = records[0]
+    header = [cell.strip() for cell in cells]
+    lines = text.split("\n")
+    raw = lines[header_line - 1] if header_line <= len(lines) else '"'  # (a quote: not placed)
+    _check_header(file.name, header, columns, header_line, raw, delimiter)
     rows = []
     for line, cells in records[1:]:
         if len(cells) > len(header):
             raise InputError(file.name, f"expected at most {len(header)} cells, got {len(cells)}", line)
         # Not strict: a short row leaves its last columns out (and a strict= keyword costs every row).
         rows.append((line, {name: cell.strip() for name, cell in zip(header, cells)}))  # noqa: B905
-    return header, rows
+    return _Table(rows, header, lines, delimiter)
 
 
-def _need(spec: str, header: list[str], columns: tuple[str, ...]) -> None:
+def _tsv_records(source: str, text: str) -> list[tuple[int, list[str]]]:
+    """Split TSV text into (start line, cells) records, skipping blank lines."""
+    reader = csv.reader(io.StringIO(text, newline="\n"), delimiter="\t")
+    records: list[tuple[int, list[str]]] = []
+    previous = 0
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, len(text) + 1))  # a cell may be long
+    try:
+        for row in reader:
+            start, previous = previous + 1, reader.line_num
+            if any(row):
+                records.append((start, row))
+    except csv.Error as exc:
+        detail = str(exc)
+        if "new-line character" in detail:
+            detail = "a line ends with a carriage return alone (expected LF or CRLF line ends)"
+        raise InputError(source, f"invalid TSV: {detail}", previous + 1) from None
+    finally:
+        csv.field_size_limit(limit)
+    return records
+
+
+def _check_header(spec: str, header: list[str], columns: tuple[str, ...], line: int, raw: str, delimiter: str) -> None:
+    """Refuse a header without the columns read, or with one of them twice (the last would win unseen)."""
     missing = [c for c in columns if c not in header]
     if missing:
         raise InputError(spec, f"expected the columns {', '.join(columns)} in the header, "
-                               f"missing {', '.join(missing)}", 1)
+                               f"missing {', '.join(missing)}", line)
+    for name in columns:
+        places = [place for place, column in enumerate(header) if column == name]
+        if len(places) > 1:
+            raise InputError(spec, f"the column {quote(name)} appears twice (columns {places[0] + 1} and "
+                                   f"{places[1] + 1})", line, _cell_column(raw, delimiter, places[1]))
+
+
+def _cell_column(raw: str, delimiter: str, place: int) -> int | None:
+    """Where cell ``place`` starts in its line (None past its cells, or when the line quotes a cell)."""
+    cells = raw.removesuffix("\r").split(delimiter)
+    if place >= len(cells) or '"' in raw:
+        return None
+    before = sum(len(cell) + 1 for cell in cells[:place])
+    cell = cells[place]
+    return before + (len(cell) - len(cell.lstrip()) if cell.strip() else 0) + 1  # at its text, or its start
 
 
 def classify_table(spec: str) -> list[dict[str, object]]:
     """Read ``id, label`` rows as classify records."""
-    header, rows = _rows(spec)
-    _need(spec, header, ("id", "label"))
-    return [{"id": row["id"], "label": row["label"]} for _, row in rows]
+    return [{"id": row["id"], "label": row["label"]} for _, row in _rows(spec, ("id", "label")).rows]
 
 
 def link_gold_table(spec: str) -> list[dict[str, object]]:
     """Read ``id, mention, kb_id`` rows as link gold records (an empty kb_id or NIL: no entity)."""
-    header, rows = _rows(spec)
-    _need(spec, header, ("id", "mention", "kb_id"))
     return [{"id": row["id"], "mention": row["mention"], "kb_id": None if row["kb_id"] in NIL else row["kb_id"]}
-            for _, row in rows]
+            for _, row in _rows(spec, ("id", "mention", "kb_id")).rows]
 
 
 def link_pred_table(spec: str) -> list[dict[str, object]]:
     """Read ``id, kb_id, score`` rows, one per candidate, as link predictions (kb_id empty or NIL: NIL)."""
-    header, rows = _rows(spec)
-    _need(spec, header, ("id", "kb_id", "score"))
+    table = _rows(spec, ("id", "kb_id", "score"))
     preds: dict[str, dict[str, object]] = {}
-    for line, row in rows:
+    for line, row in table.rows:
         pred = preds.setdefault(row["id"], {"id": row["id"], "candidates": [], "nil": False})
         if row["kb_id"] in NIL:
             pred["nil"] = True
             continue
-        try:
-            score = float(row["score"])
-        except ValueError:
-            raise InputError(spec, f"expected a number as the score, got {row['score']!r}", line) from None
+        cell = row.get("score", "")  # a short row has none
+        score = float(cell) if _NUMBER_RE.fullmatch(cell) else math.nan
+        if not math.isfinite(score):
+            raise InputError(spec, f"expected the score to be a finite number (such as 0.87), got {quote(cell)}", line,
+                             table.column(line, "score"))
         cast("list[dict[str, object]]", pred["candidates"]).append({"kb_id": row["kb_id"], "score": score})
     return list(preds.values())
