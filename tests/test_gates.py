@@ -131,6 +131,31 @@ def test_settings_file_errors_point_at_the_line(ragscore, isolated, toml, error)
     assert (run.status, run.err) == (2, f"ragscore: error: {error}\n")
 
 
+@pytest.mark.parametrize(
+    ("toml", "error"),
+    [
+        # A key written with an escape keeps its line (issue 31: the newline lost it).
+        ('[gates]\nprecision = 0.8\n"pre\\ncision" = 0.7\n', r'gates.toml:3: unknown metric "pre\ncision"; did you mean "precision"?'),
+        ("[gates]\nprecision = 0.8\n'pre\\ncision' = 0.7\n", r'gates.toml:3: unknown metric "pre\\ncision"; did you mean "precision"?'),
+        ('[gates]\n"pre\\u0063isoin" = 0.7\n', 'gates.toml:2: unknown metric "precisoin"; did you mean "precision"?'),
+        ('[gates]\nchr = 0.7\n\n[gates."pre\\ncision"]\nmin = 0.7\n', r'gates.toml:4: unknown metric "pre\ncision"; did you mean "precision"?'),
+        ('[gates]\n"a\\"b" = 0.7\n', r'gates.toml:2: unknown metric "a\"b"'),
+    ],
+)
+def test_a_key_written_with_escapes_keeps_its_line(ragscore, isolated, toml, error):
+    write(isolated / "gates.toml", toml)
+    run = ragscore("--gold", GOLD, "--trace", TRACE)
+    assert (run.status, run.err) == (2, f"ragscore: error: {error}\n")
+
+
+def test_a_stage_gate_written_with_escapes_keeps_its_line(ragscore, isolated):
+    write(isolated / "gates.toml", '[ner.gates]\nstrict_f1 = 0.5\n"strict\\u005ff2\\n" = 0.7\n')
+    run = ragscore("ner", "--gold", EXAMPLES / "stages" / "ner_gold.jsonl", "--pred",
+                   EXAMPLES / "stages" / "ner_pred.jsonl")
+    assert (run.status, run.err) == (
+        2, 'ragscore: error: gates.toml:3: unknown ner metric "strict_f2\\n"; did you mean "strict_f1"?\n')
+
+
 def test_pyproject_errors_name_their_table_and_line(ragscore, isolated):
     write(isolated / "pyproject.toml", '[tool.mypy]\nstrict = true\n\n[tool.ragscore.scoring]\nstrict = "yes"\n')
     run = ragscore("--gold", GOLD, "--trace", TRACE)

@@ -140,11 +140,45 @@ class SettingsTable:
         if match is None:  # a table of its own: [name.key]
             match = re.search(r"^[ \t]*\[[ \t]*" + re.escape(self.name).replace(r"\.", r"[ \t]*\.[ \t]*")
                               + r'[ \t]*\.[ \t]*"?' + re.escape(key) + r'"?[ \t]*\]', self.text, re.MULTILINE)
+        if match is None:  # a key written with escapes ("a\nb", "\u0061"), or quoted: read each key as TOML reads it
+            return _escaped_key_line(self.text, start, end, key, self.name)
         return self.text.count("\n", 0, match.start()) + 1 if match else None
 
     def error(self, key: str, message: str) -> ConfigError:
         """Build an error about ``key`` of this table, at its line."""
         return ConfigError(self.source, f"[{self.name}] {message}", self.line_of(key))
+
+
+_KEY_LINE_RE: Final = re.compile(r"""^[ \t]*((?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
+                                 r"""(?:[ \t]*\.[ \t]*(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*'))*)[ \t]*=""",
+                                 re.MULTILINE)
+_HEADER_LINE_RE: Final = re.compile(r"^[ \t]*\[([^\[\]\n]+)\][ \t]*(?:#.*)?$", re.MULTILINE)
+
+
+def _escaped_key_line(text: str, start: int, end: int, key: str, table: str) -> int | None:
+    """Find the line of ``key`` written in any of TOML's ways (escaped, quoted): ``key = ...`` between
+    ``start`` and ``end``, else a header ``[table.key]`` anywhere; each key is read by tomllib itself."""
+    for found in _KEY_LINE_RE.finditer(text, start, end):
+        if _toml_path(found.group(1)) == [key]:
+            return text.count("\n", 0, found.start()) + 1
+    wanted = [*table.split("."), key]
+    for found in _HEADER_LINE_RE.finditer(text):
+        if _toml_path(found.group(1)) == wanted:
+            return text.count("\n", 0, found.start()) + 1
+    return None
+
+
+def _toml_path(written: str) -> list[str] | None:
+    """The keys of a dotted key as TOML reads it (``a."b\\nc"`` -> [a, "b\\nc"]), or None if it is no key."""
+    try:
+        value: object = tomllib.loads(f"{written} = 0")
+    except tomllib.TOMLDecodeError:
+        return None
+    path = []
+    while isinstance(value, dict) and len(value) == 1:
+        name, value = next(iter(value.items()))
+        path.append(name)
+    return path
 
 
 def read_toml(path: Path, display: str) -> tuple[dict[str, object], str]:

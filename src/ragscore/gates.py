@@ -22,7 +22,7 @@ from ragscore.metrics.registry import (
     score_name_problem,
     split_cutoff,
 )
-from ragscore.quoting import show_value
+from ragscore.quoting import quote, show_value
 
 ALIASES: Final = METRICS.aliases  # declared with the metrics ("under", "recall@k")
 
@@ -125,7 +125,7 @@ def resolve_metric(
             how = (f"set k = {cutoff} (--k {cutoff})" if spec.name == "full_recall@K"
                    else f"add {cutoff} to the cutoffs (--cutoffs)")
         raise ConfigError(where, f'metric "{name}" is not computed with these settings: {how}', line)
-    raise ConfigError(where, f'unknown metric "{name}"{did_you_mean(name, names + list(ALIASES))}', line)
+    raise ConfigError(where, f'unknown metric {quote(name)}{did_you_mean(name, names + list(ALIASES))}', line)
 
 
 def finite_number(value: object) -> float | None:
@@ -257,7 +257,7 @@ def unknown_gate_metric(
             continue  # produced, or a known name this run did not produce (skipped, or failed when strict)
         hint = closest(metric, candidates, TYPO_CUTOFF)
         if hint is not None:
-            return ConfigError(source, f'unknown metric "{metric}"; did you mean "{hint}"?', line)
+            return ConfigError(source, f'unknown metric {quote(metric)}; did you mean "{hint}"?', line)
     return None
 
 

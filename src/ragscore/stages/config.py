@@ -18,7 +18,7 @@ from ragscore.config import SettingsTable, read_toml
 from ragscore.errors import ConfigError
 from ragscore.gates import OFF, Gate, parse_gate_option, parse_gate_table
 from ragscore.metrics.registry import Direction, did_you_mean, split_cutoff
-from ragscore.quoting import show_value
+from ragscore.quoting import quote, show_value
 from ragscore.settings import cutoff_problem
 from ragscore.stages.link import DEFAULT_CUTOFFS
 from ragscore.stages.names import find_spec, stage_specs
@@ -87,7 +87,8 @@ def keyed_table(value: object, source: str, text: str, name: str, keys: tuple[st
     table = SettingsTable(value, source, text, name)
     for key in value:
         if key not in keys:
-            raise table.error(key, f'unknown key "{key}"{did_you_mean(key, list(keys))} (known: {", ".join(keys)})')
+            raise table.error(key, f'unknown key {quote(key)}{did_you_mean(key, list(keys))} '
+                                   f'(known: {", ".join(keys)})')
     return table
 
 
@@ -123,7 +124,7 @@ def check_metric(stage: str, name: str, names: list[str], source: str, line: int
         )
     if spec is not None:
         raise ConfigError(source, f'metric "{name}" needs a [classify.hierarchy] table (label = "category")', line)
-    raise ConfigError(source, f'unknown {stage} metric "{name}"{did_you_mean(name, names)}', line)
+    raise ConfigError(source, f'unknown {stage} metric {quote(name)}{did_you_mean(name, names)}', line)
 
 
 def _lower(stage: str, metric: str) -> bool:
