@@ -139,3 +139,30 @@ def test_a_table_with_lines_ended_by_cr_alone_is_an_error(ragscore, tmp_path, mo
     run = ragscore("classify", "--gold", "g.tsv", "--pred", "g.tsv")
     assert (run.status, run.err) == (2, "ragscore: error: g.tsv:1: invalid TSV: a line ends with a carriage return "
                                         "alone (expected LF or CRLF line ends)\n")
+
+
+def test_a_brat_folder_leaves_out_what_is_no_regular_file_with_a_note(ragscore, tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    _brat(tmp_path / "g", "doc1", ["T1\tPER 0 12\tAda Lovelace"])
+    os.mkfifo(tmp_path / "g" / "x.ann")  # reading it would wait for ever
+    (tmp_path / "g" / "y.ann").symlink_to(tmp_path / "nowhere.ann")
+    (tmp_path / "g" / "z.ann").mkdir()  # a folder: no document, and no note
+    notes: list[str] = []
+    assert [doc["id"] for doc in brat("g", notes)] == ["doc1"]
+    note = ("g: left out 2 entries that are not a regular file (reading it could wait for ever): g/x.ann (a named pipe), "
+            "g/y.ann (a link that leads nowhere)")
+    assert notes == [note]
+    run = ragscore("ner", "--gold", "g", "--pred", "g", "--format", "none")
+    assert (run.status, run.err) == (0, f"ragscore: {note}\nragscore: pass: 1 gate checked, none failed\n")
+    os.mkfifo(tmp_path / "g" / "doc2.txt")
+    (tmp_path / "g" / "doc2.ann").write_text("T1\tPER 0 3\tAda\n")
+    with pytest.raises(InputError) as caught:
+        brat("g")
+    assert str(caught.value) == "g/doc2.ann: expected its text beside it, in doc2.txt (a regular file; it is a named pipe)"
+    for name in ("doc1.ann", "doc2.ann", "y.ann"):
+        (tmp_path / "g" / name).unlink()
+    with pytest.raises(InputError) as caught:
+        brat("g")
+    assert str(caught.value) == "g: expected .ann files in this folder (regular files)"

@@ -18,14 +18,16 @@ import io
 import math
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Final, NamedTuple, cast
 
 from ragscore.errors import InputError
 from ragscore.loaders.input_file import BOM, InputFile, decode_text
-from ragscore.quoting import quote
+from ragscore.quoting import quote, visible
 
 NIL = ("", "NIL")
+_SHOWN: Final = 5  # the files a note names; it counts the others
 # A number as JSON and CSV write one: no nan, inf, hex or 1_000 (which float() would read).
 _NUMBER_RE: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
@@ -43,7 +45,8 @@ def brat_document(ann: Path) -> dict[str, object]:
     """Read one ``.ann`` file (and the length of its ``.txt``) as a ner record."""
     txt = ann.with_suffix(".txt")
     if not txt.is_file():
-        raise InputError(str(ann), f"expected its text beside it, in {txt.name}")
+        kind = f" (a regular file; it is {_kind(txt.stat().st_mode)})" if txt.exists() and not txt.is_dir() else ""
+        raise InputError(str(ann), f"expected its text beside it, in {txt.name}{kind}")
     text = _text(txt)
     entities = []
     # Lines end at "\n" alone, as every reader here counts them (str.splitlines would also end one
@@ -85,15 +88,46 @@ def _fragments(source: str, spans: str, line: int, column: int, txt: str, length
     return fragments
 
 
-def brat(spec: str) -> list[dict[str, object]]:
-    """Read a ``.ann`` file, or every ``.ann`` file of a folder in name order, as ner records."""
+def brat(spec: str, notes: list[str] | None = None) -> list[dict[str, object]]:
+    """Read a ``.ann`` file, or every ``.ann`` file of a folder in name order, as ner records.
+
+    Of a folder only regular files are read (a link is followed): a named pipe, a socket or a
+    device named ``x.ann`` (where reading could wait for ever) is left out, with a note added to
+    ``notes``, as a folder of traces leaves it out. A ``.ann`` named on its own is read as it is.
+    """
     path = Path(spec)
-    if path.is_dir():
-        files = sorted(path.glob("*.ann"))
-        if not files:
-            raise InputError(spec, "expected .ann files in this folder")
-        return [brat_document(ann) for ann in files]
-    return [brat_document(path)]
+    if not path.is_dir():
+        return [brat_document(path)]
+    files, left = [], []
+    for ann in sorted(path.glob("*.ann")):
+        try:
+            mode = ann.stat().st_mode
+        except OSError:
+            left.append((ann, "a link that leads nowhere" if ann.is_symlink() else "unreadable"))
+            continue
+        if stat.S_ISREG(mode):
+            files.append(ann)
+        elif not stat.S_ISDIR(mode):  # a folder named x.ann is no document either, and no surprise
+            left.append((ann, _kind(mode)))
+    if left and notes is not None:
+        shown = ", ".join(f"{visible(str(ann))} ({kind})" for ann, kind in left[:_SHOWN])
+        more = f" and {len(left) - _SHOWN:,} more" if len(left) > _SHOWN else ""
+        count = f"{len(left):,} {'entry that is' if len(left) == 1 else 'entries that are'}"
+        notes.append(f"{visible(spec)}: left out {count} not a regular file (reading it could wait for ever): "
+                     f"{shown}{more}")
+    if not files:
+        raise InputError(spec, "expected .ann files in this folder" + (" (regular files)" if left else ""))
+    return [brat_document(ann) for ann in files]
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a file"
 
 
 class _Table(NamedTuple):
