@@ -486,7 +486,7 @@ def test_a_suite_in_pyproject_leaves_the_settings_of_score_alone(tmp_path, ragsc
 
 
 @pytest.mark.parametrize(("option", "target", "message"), [
-    ("--json", "suite/ragscore.toml", "is the suite file"),
+    ("--json", "suite/ragscore.toml", "is the same file as SUITE"),
     ("--html", "stages/ner_gold.jsonl", "is ner's gold"),
     ("--history", "stages/ner_pred.jsonl", "is ner's pred"),
     ("--markdown", "suite/gates.toml", "is gates.toml"),

@@ -382,7 +382,8 @@ def test_the_comparison_in_markdown(ragscore, trec_dir):
 @pytest.mark.parametrize(("args", "message"), [
     (["-", "-"], "only one of QRELS and RUN can be '-' (standard input)"),
     (["--json", "results.test", "qrels.test", "results.test"],
-     '--json "results.test": is the same file as RUN "results.test"; a report never overwrites an input'),
+     '--json "results.test": is the same file as RUN "results.test"; a report never overwrites an input or another '
+     "report"),
     (["--format", "json", "-m", "ndgc", "qrels.test", "results.test"],
      "-m ndgc: unknown measure 'ndgc' (known: num_ret, num_rel, num_rel_ret, map, gm_map, Rprec, bpref, recip_rank, "
      "iprec_at_recall, iprec_at_recall_nearest, P, recall, ndcg, ndcg_cut, map_cut, success, set_P, set_recall, "

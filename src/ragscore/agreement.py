@@ -20,10 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from itertools import combinations
 from typing import Final
+
+from ragscore.errors import UsageError
+from ragscore.quoting import quote
 
 MISSING: Final = None  # an annotator without a value for a question
 
@@ -103,6 +107,55 @@ def split_sizes(n: int, ratios: Sequence[int]) -> list[int]:
     for i in remainders[: n - sum(sizes)]:
         sizes[i] += 1
     return sizes
+
+
+def split_names(ratios: Sequence[int], names: Sequence[str] | None) -> list[str]:
+    """The names of a split's files (default train, dev, test; train, test; else split1, ...), after
+    checking the ratios: 2 to 10 positive whole numbers, and as many distinct names of letters, digits, - and _."""
+    if not 2 <= len(ratios) <= 10 or any(isinstance(r, bool) or not isinstance(r, int) or r < 1 for r in ratios):
+        raise UsageError(f"split: expected 2 to 10 positive whole ratios (such as 70,15,15), got {list(ratios)}")
+    default = {2: ("train", "test"), 3: ("train", "dev", "test")}
+    chosen = list(names) if names is not None else list(default.get(len(ratios), ()))
+    chosen = chosen or [f"split{i + 1}" for i in range(len(ratios))]
+    if len(chosen) != len(ratios) or len(set(chosen)) != len(chosen) or not all(
+            n and n.replace("-", "").replace("_", "").isalnum() for n in chosen):
+        raise UsageError(f"split: expected {len(ratios)} distinct names of letters, digits, - and _, got {chosen}")
+    return chosen
+
+
+def split_paths(out: str, names: Sequence[str], what: str = "split: out") -> list[str]:
+    """The files a split writes: NAME.jsonl in the folder ``out`` (made when missing). A path that is
+    not a folder (a file, ``/dev/null``) is a usage error: ``out`` names a folder, never a file."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UsageError(f"{what} {quote(out)}: not a folder; split writes NAME.jsonl files in the folder it names "
+                         "(made when missing)")
+    return [os.path.join(out, f"{name}.jsonl") for name in names]
+
+
+def check_split_paths(gold: str, paths: Sequence[str]) -> None:
+    """Refuse a split file that is the gold set (by device and inode: a link or another spelling too)."""
+    from ragscore.reports.files import first_overwrite
+
+    clash = first_overwrite([("gold", gold)], [("out", path) for path in paths])
+    if clash is not None:
+        raise UsageError(f"split: {quote(clash[1])}: is the gold set {quote(gold)}; a split never overwrites its "
+                         "input")
+
+
+def distinct_files(paths: Sequence[str]) -> None:
+    """Refuse a file given twice (by device and inode: a link or another spelling too): each annotator's once."""
+    from ragscore.reports.files import file_identity
+
+    seen: dict[object, str] = {}
+    for path in paths:
+        identity = file_identity(path)[0]
+        first = seen.get(identity)
+        if first == path:
+            raise UsageError(f"agree: {quote(path)} is named twice; give each annotator's gold file once")
+        if first is not None:
+            raise UsageError(f"agree: {quote(first)} and {quote(path)} are the same file (a link?); give each "
+                             "annotator's gold file once")
+        seen[identity] = path
 
 
 def order_key(seed: str, qid: str) -> bytes:

@@ -775,7 +775,7 @@ def agree(
     Krippendorff's alpha on ``answerable`` and on each of ``fields`` (dotted paths, as ``--by``),
     Jaccard and exact agreement on ``gold_citations``, and the disagreeing qids; ``gates`` as
     ``--gates`` (``"kappa=0.85"``)."""
-    from ragscore.agreement import agreement_metrics
+    from ragscore.agreement import agreement_metrics, distinct_files
     from ragscore.gates import evaluate_gates, gates_pass, parse_gate_option
     from ragscore.loaders.gold import KEEP_EXTRA, load_gold, slice_labels
     from ragscore.loaders.jsonl import InputFile
@@ -785,6 +785,7 @@ def agree(
     if len(annotations) < 2:
         raise UsageError(f"agree: give two or more annotators' gold files, got {len(annotations)}")
     paths = [os.fspath(a) for a in annotations]
+    distinct_files(paths)
     files, inputs = [], []
     for path in paths:
         gold_file = InputFile(path)
@@ -810,19 +811,15 @@ def split(
     ``test.jsonl`` for three ratios), every stratum of the ``by`` fields in the ratios to within
     one item, each line copied as it is; the same seed gives the same bytes. Returns each file's
     item count."""
-    from ragscore.agreement import order_key, split_sizes
+    from ragscore.agreement import check_split_paths, order_key, split_names, split_paths, split_sizes
     from ragscore.loaders.gold import KEEP_EXTRA, line_of, load_gold, slice_labels
     from ragscore.loaders.jsonl import InputFile
+    from ragscore.quoting import quote
     from ragscore.reports.files import write_reports
 
-    if not 2 <= len(ratios) <= 10 or any(isinstance(r, bool) or not isinstance(r, int) or r < 1 for r in ratios):
-        raise UsageError(f"split: expected 2 to 10 positive whole ratios (such as 70,15,15), got {list(ratios)}")
-    default = {2: ("train", "test"), 3: ("train", "dev", "test")}
-    chosen = list(names) if names is not None else list(default.get(len(ratios), ()))
-    chosen = chosen or [f"split{i + 1}" for i in range(len(ratios))]
-    if len(chosen) != len(ratios) or len(set(chosen)) != len(chosen) or not all(
-            n and n.replace("-", "").replace("_", "").isalnum() for n in chosen):
-        raise UsageError(f"split: expected {len(ratios)} distinct names of letters, digits, - and _, got {chosen}")
+    chosen = split_names(ratios, names)
+    paths = split_paths(os.fspath(out), chosen)
+    check_split_paths(os.fspath(gold), paths)  # before anything is read: the gold set is never a split's file
     by = _slice_paths(by)
     gold_file = InputFile(os.fspath(gold))
     gold_set = load_gold(gold_file, keep=frozenset({KEEP_EXTRA}))
@@ -846,9 +843,11 @@ def split(
         if target is not None:
             text = raw.decode("utf-8")
             texts[target].append(text if text.endswith("\n") else text + "\n")
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    write_reports({str(folder / f"{name}.jsonl"): iter(lines) for name, lines in zip(chosen, texts, strict=True)})
+    try:
+        Path(out).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file on the way (a/b where a is a file), no permission
+        raise UsageError(f"split: {quote(os.fspath(out))}: cannot make the folder: {exc.strerror or exc}") from None
+    write_reports({path: iter(lines) for path, lines in zip(paths, texts, strict=True)})
     return {name: len(lines) for name, lines in zip(chosen, texts, strict=True)}
 
 

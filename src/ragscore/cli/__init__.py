@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Final
 
-from ragscore.cli.common import Exit, Streams, check_report_paths, one_line, silence_stdout
+from ragscore.cli.common import Exit, Streams, check_paths, one_line, silence_stdout
 from ragscore.errors import RagscoreError
 
 __all__ = ["Exit", "main"]
@@ -111,7 +111,7 @@ def _main(argv: Sequence[str] | None) -> int:
         streams.write_err(one_line(f"ragscore: error: standard output: cannot write: {exc.strerror or exc}"))
         return Exit.USAGE_ERROR
     try:
-        check_report_paths(namespace)
+        check_paths(parser, namespace)
         return int(run(namespace, streams))
     except RagscoreError as exc:
         streams.write_err(one_line(f"ragscore: error: {exc}"))

@@ -6,7 +6,6 @@ import argparse
 import importlib
 import math
 import os
-import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -232,8 +231,34 @@ def lazy(module: str, name: str) -> Callable[..., Any]:
     return call
 
 
-# The options that name files a command reads, and those that name reports it writes.
-INPUT_OPTIONS: Final = ("gold", "trace", "scores", "baseline", "baseline_report", "pred", "gates_file", "partials")
+INPUT: Final = "input"
+OUTPUT: Final = "output"
+REPORT_RULE: Final = "a report never overwrites an input or another report"
+
+
+@dataclass(frozen=True, slots=True)
+class PathArg:
+    """The argparse ``type`` of every option and positional that names a file: it keeps the text as
+    given, and says what the command does with the file, so that ``check_paths`` knows every input
+    and every output of every command from its parser alone.
+
+    ``role``: INPUT (read; a folder or a glob: its files) or OUTPUT (written or appended to).
+    ``rule``: what the message of a refused output says it never does. ``files``: an output folder's
+    files, from the parsed arguments (``split --out``), each checked as an output of its own.
+    """
+
+    role: str
+    rule: str = REPORT_RULE
+    files: Callable[[argparse.Namespace], list[str]] | None = None
+
+    def __call__(self, text: str) -> str:
+        return text
+
+
+INPUT_PATH: Final = PathArg(INPUT)
+REPORT_PATH: Final = PathArg(OUTPUT)
+
+# The options that name the reports a command writes.
 REPORT_OPTIONS: Final = ("json", "markdown", "html", "junit", "openmetrics")
 # The report files a command writes unless it names its own (only monitor writes OpenMetrics).
 REPORT_FILES: Final = ("json", "markdown", "html", "junit")
@@ -260,7 +285,8 @@ def add_report_options(
     """
     parser.add_argument("--format", choices=formats, default="json", help=format_help)
     for option in files:
-        parser.add_argument(f"--{option}", metavar="PATH", help=(helps or {}).get(option, REPORT_HELP[option]))
+        parser.add_argument(f"--{option}", type=REPORT_PATH, metavar="PATH",
+                            help=(helps or {}).get(option, REPORT_HELP[option]))
 
 
 def lists_questions(args: argparse.Namespace) -> bool:
@@ -280,19 +306,6 @@ def add_quiet_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, 
     parser.add_argument("-q", "--quiet", action="store_true", help=help)
 
 
-def _identity(path: str) -> tuple[object, bool]:
-    """Identify a file by device and inode (a file yet to be written: by its real path); say whether it is a
-    character device.
-
-    ``-`` is standard input: whatever file it was redirected from.
-    """
-    try:
-        info = os.fstat(sys.stdin.fileno()) if path == "-" else os.stat(path)
-    except (OSError, ValueError, AttributeError):  # no such file, or standard input closed or replaced
-        return os.path.realpath(path) if path != "-" else "-", False
-    return (info.st_dev, info.st_ino), stat.S_ISCHR(info.st_mode)
-
-
 def _files_named(path: str) -> list[str]:
     """The files an input option names: a folder's or a glob's (as --trace reads them), else the path."""
     try:
@@ -301,54 +314,65 @@ def _files_named(path: str) -> list[str]:
         return [path]
 
 
-def check_report_paths(args: argparse.Namespace) -> None:
-    """Refuse a report path that names an input (or another report), before anything is read or written.
+# The settings files a command with --gates-file reads from the folder it runs in, unless --gates-file names one.
+_SETTINGS_FILES: Final = ("gates.toml", "pyproject.toml")
 
-    Files are compared by device and inode, so another spelling of the same path, a hard link or a
-    symbolic link is caught too. A character device (``/dev/null``) may be named more than once.
+
+def path_actions(parser: argparse.ArgumentParser) -> list[tuple[argparse.Action, PathArg]]:
+    """Every option and positional of a command that names a file, with what the command does with it."""
+    return [(action, action.type) for action in parser._actions if isinstance(action.type, PathArg)]
+
+
+def path_label(action: argparse.Action, path: str) -> str:
+    """How a message names a path's option: ``--gold``; a positional by its metavar and path: ``GOLD "a.jsonl"``."""
+    if action.option_strings:
+        return max(action.option_strings, key=len)
+    return f"{action.metavar or action.dest.upper()} {quote(path)}"
+
+
+def _given(args: argparse.Namespace, action: argparse.Action) -> list[str]:
+    value = getattr(args, action.dest, None)
+    return [path for path in (value if isinstance(value, list) else [value]) if isinstance(path, str)]
+
+
+def check_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse an output that is an input (or another output), before anything is read or written.
+
+    The paths are the command's own, each classified where it is declared (``INPUT_PATH``,
+    ``REPORT_PATH``, ``PathArg``): an option added without saying what it is fails the contract
+    test, so no output escapes the check. Files are compared by device and inode, so another
+    spelling of the same path, a hard link or a symbolic link is caught too. A character device
+    (``/dev/null``) may be named more than once; ``-`` (standard output) is no file.
     """
+    from ragscore.reports.files import first_overwrite
+
     inputs: list[tuple[str, str]] = []
-    for option in INPUT_OPTIONS:
-        value = getattr(args, option, None)
-        for path in (value if isinstance(value, list) else [value]):
-            if path:
-                name = "PARTIAL" if option == "partials" else f"--{option.replace('_', '-')}"
-                inputs += [(name, file) for file in _files_named(path)]
-    if getattr(args, "gates_file", None) is None:  # read from the folder ragscore runs in
-        inputs += [(name, name) for name in ("gates.toml", "pyproject.toml") if os.path.exists(name)]
-    reports = [(f"--{option}", getattr(args, option)) for option in (*REPORT_OPTIONS, "output")
-               if getattr(args, option, None) not in (None, "-")]
-    for option, path in reports:
-        if not path.strip():
-            raise UsageError(f"{option}: expected a file path, got {quote(path)}")
+    outputs: list[tuple[str, str]] = []
+    rules: dict[str, str] = {}
+    for action, kind in path_actions(parser):
+        for path in _given(args, action):
+            if kind.role == INPUT:
+                if path:
+                    inputs += [(path_label(action, path), file) for file in _files_named(path)]
+                continue
+            if path == "-":
+                continue
+            label = max(action.option_strings, key=len) if action.option_strings else str(action.metavar)
+            if not path.strip():
+                raise UsageError(f"{label}: expected a {'folder' if kind.files else 'file'} path, got {quote(path)}")
+            rules[label] = kind.rule
+            outputs += [(label, file) for file in (kind.files(args) if kind.files else [path])]
+    reads_settings = any(action.dest == "gates_file" for action in parser._actions)
+    if reads_settings and getattr(args, "gates_file", None) is None:  # read from the folder ragscore runs in
+        inputs += [(name, name) for name in _SETTINGS_FILES if os.path.exists(name)]
     if os.environ.get("GITHUB_ACTIONS") == "true" and os.environ.get("GITHUB_STEP_SUMMARY"):
-        reports.append(("GITHUB_STEP_SUMMARY", os.environ["GITHUB_STEP_SUMMARY"]))
-    clash = first_overwrite(inputs, reports)
+        outputs.append(("GITHUB_STEP_SUMMARY", os.environ["GITHUB_STEP_SUMMARY"]))
+        rules["GITHUB_STEP_SUMMARY"] = REPORT_RULE
+    clash = first_overwrite(inputs, outputs)
     if clash is not None:
-        option, path, other = clash
-        what = "the file" if not other.startswith("--") else "the same file as"
-        raise UsageError(f"{option} {quote(path)}: is {what} {other}; a report never overwrites an input "
-                         "or another report")
-
-
-def first_overwrite(inputs: Iterable[tuple[str, str]],
-                    outputs: Iterable[tuple[str, str]]) -> tuple[str, str, str] | None:
-    """Find the first output (option, path) that is an input or an earlier output, by device and inode;
-    return it with the name of what it would overwrite. Inputs may repeat (a run compared with itself);
-    a character device (``/dev/null``) may be named any number of times."""
-    seen: dict[object, str] = {}
-    for name, path in inputs:
-        identity, device = _identity(path)
-        if not device:
-            seen.setdefault(identity, name)
-    for option, path in outputs:
-        identity, device = _identity(path)
-        if device:
-            continue
-        other = seen.setdefault(identity, option)
-        if other != option:
-            return option, path, other
-    return None
+        label, path, other = clash
+        what = f"the file {other}" if other in _SETTINGS_FILES else f"the same file as {other}"
+        raise UsageError(f"{label} {quote(path)}: is {what}; {rules[label]}")
 
 
 def write_requested_reports(args: argparse.Namespace, render: Callable[[str], Iterable[str]]) -> None:

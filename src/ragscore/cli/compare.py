@@ -6,6 +6,7 @@ import argparse
 
 from ragscore.api import compare, compare_several
 from ragscore.cli.common import (
+    INPUT_PATH,
     Exit,
     Parser,
     Streams,
@@ -37,10 +38,11 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
         "correctness, and the [regression] gates of gates.toml. With several RUNs instead (trace files), a "
         "table of every run's metrics marked with the runs each is significantly better than.",
     )
-    parser.add_argument("--gold", required=True, metavar="PATH", help="the gold set both runs answered")
-    parser.add_argument("runs", nargs="*", metavar="RUN",
+    parser.add_argument("--gold", required=True, type=INPUT_PATH, metavar="PATH",
+                        help="the gold set both runs answered")
+    parser.add_argument("runs", nargs="*", type=INPUT_PATH, metavar="RUN",
                         help="several runs' trace files to compare pair by pair (instead of --trace and --baseline)")
-    parser.add_argument("--trace", action="append", metavar="PATH",
+    parser.add_argument("--trace", action="append", type=INPUT_PATH, metavar="PATH",
                         help="the candidate run's traces (repeatable, a quoted glob or a folder: read as one)")
     parser.add_argument("--names", metavar="NAME,NAME,...",
                         help="with several RUNs: their names in the table (default: their file names)")
@@ -48,9 +50,9 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
                         help="with several RUNs: the table's metrics (default precision,chr,under_refusal,"
                              "over_refusal)")
     baseline = parser.add_mutually_exclusive_group()
-    baseline.add_argument("--baseline", action="append", metavar="PATH",
+    baseline.add_argument("--baseline", action="append", type=INPUT_PATH, metavar="PATH",
                           help="the baseline run's traces (repeatable, a quoted glob or a folder: read as one)")
-    baseline.add_argument("--baseline-report", metavar="PATH",
+    baseline.add_argument("--baseline-report", type=INPUT_PATH, metavar="PATH",
                           help="a committed JSON report of the baseline, made with --per-question")
     add_trace_options(parser, "how both runs' traces are written: auto (default), native, ragas, openinference, "
                               "otel-genai or langchain",
@@ -61,7 +63,7 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
                            "json": "also write the JSON comparison to PATH",
                            "markdown": "also write the Markdown comparison (for a pull-request comment) to PATH",
                            "html": "with several RUNs: also write the table as a self-contained HTML page"})
-    parser.add_argument("--gates-file", metavar="PATH",
+    parser.add_argument("--gates-file", type=INPUT_PATH, metavar="PATH",
                         help="read [scoring] and [regression] from PATH instead of ./gates.toml")
     parser.add_argument("--metrics", metavar="FAMILIES",
                         help="optional metric families to compare as well (retrieval, similarity, text, all)")

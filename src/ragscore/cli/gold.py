@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 
 from ragscore.cli.common import (
+    INPUT_PATH,
+    OUTPUT,
     Exit,
     Parser,
+    PathArg,
     Streams,
     add_quiet_option,
     add_report_options,
@@ -20,8 +23,9 @@ def agree_parser(prog: str) -> argparse.ArgumentParser:
     parser = Parser(prog=prog, description="Compare two or more annotators' gold files (the same questions, by "
                     "qid): Cohen's kappa and Krippendorff's alpha on answerable and on each --field, Jaccard and "
                     "exact agreement on gold_citations, and the questions they disagree on.")
-    parser.add_argument("annotations", nargs="+", metavar="GOLD", help="each annotator's gold file")
-    parser.add_argument("--field", action="append", default=[], metavar="PATH",
+    parser.add_argument("annotations", nargs="+", type=INPUT_PATH, metavar="GOLD",
+                        help="each annotator's gold file (each file once)")
+    parser.add_argument("--field", action="append", default=[], metavar="FIELD",
                         help="another gold field to measure agreement on (a dotted path, as --by; repeatable)")
     parser.add_argument("--gates", metavar="SPEC", help='gates on the measures, e.g. "kappa=0.85,citation_jaccard=0.8"')
     parser.add_argument("--strict", action="store_true", help="fail gates on undefined measures")
@@ -39,10 +43,32 @@ def run_agree(args: argparse.Namespace, streams: Streams) -> Exit:
                                                 strict=args.strict))
 
 
+def _ratios(args: argparse.Namespace) -> list[int]:
+    try:
+        return [positive_int(part) for part in args.ratios.split(",")]
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"--ratios: {exc}") from None
+
+
+def _names(args: argparse.Namespace) -> list[str] | None:
+    return [n.strip() for n in args.names.split(",")] if args.names else None
+
+
+def _split_files(args: argparse.Namespace) -> list[str]:
+    """The files split writes: each NAME.jsonl in the folder --out names."""
+    from ragscore.agreement import split_names, split_paths
+
+    return split_paths(args.out, split_names(_ratios(args), _names(args)), "--out")
+
+
+# split's --out: a folder, whose files the overwrite check compares with the gold set.
+SPLIT_FOLDER = PathArg(OUTPUT, "a split never overwrites an input", files=_split_files)
+
+
 def split_parser(prog: str) -> argparse.ArgumentParser:
     parser = Parser(prog=prog, description="Split a JSON Lines gold set into stratified files: every stratum of "
                     "the --by fields in the ratios, to within one item; the same seed, the same files.")
-    parser.add_argument("--gold", required=True, metavar="PATH", help="the gold set (JSON Lines)")
+    parser.add_argument("--gold", required=True, type=INPUT_PATH, metavar="PATH", help="the gold set (JSON Lines)")
     parser.add_argument("--by", action="append", default=[], metavar="FIELD",
                         help="a gold field to stratify by (a dotted path; repeatable)")
     parser.add_argument("--ratios", default="70,15,15", metavar="R,R,...",
@@ -50,7 +76,9 @@ def split_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--names", metavar="NAME,NAME,...", help="the files' names (default train,dev,test or "
                         "train,test)")
     parser.add_argument("--seed", default="0", metavar="TEXT", help="the seed of the order within each stratum")
-    parser.add_argument("--out", required=True, metavar="DIR", help="the folder to write NAME.jsonl files in")
+    parser.add_argument("--out", required=True, type=SPLIT_FOLDER, metavar="DIR",
+                        help="the folder to write NAME.jsonl files in (made when missing; a file there is replaced, "
+                             "never the gold set)")
     add_quiet_option(parser)
     return parser
 
@@ -59,12 +87,7 @@ def run_split(args: argparse.Namespace, streams: Streams) -> Exit:
     """Write the splits and say how many items each got."""
     from ragscore.api import split
 
-    try:
-        ratios = [positive_int(part) for part in args.ratios.split(",")]
-    except argparse.ArgumentTypeError as exc:
-        raise UsageError(f"--ratios: {exc}") from None
-    names = [n.strip() for n in args.names.split(",")] if args.names else None
-    counts = split(args.gold, args.out, by=args.by, ratios=ratios, seed=args.seed, names=names)
+    counts = split(args.gold, args.out, by=args.by, ratios=_ratios(args), seed=args.seed, names=_names(args))
     if not args.quiet:
         for name, count in counts.items():
             streams.note(f"{name}: {count} items -> {args.out.rstrip('/')}/{name}.jsonl")

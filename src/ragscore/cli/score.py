@@ -9,6 +9,7 @@ from typing import Any
 from ragscore import __version__
 from ragscore.api import score
 from ragscore.cli.common import (
+    INPUT_PATH,
     Exit,
     Parser,
     Streams,
@@ -105,9 +106,9 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
 
 def add_scoring_inputs(inputs: Any) -> None:
     """Add the inputs of a scored run: --gold, --trace (repeatable), how traces are read, --scores."""
-    inputs.add_argument("--gold", required=True, metavar="PATH",
+    inputs.add_argument("--gold", required=True, type=INPUT_PATH, metavar="PATH",
                         help="gold set: JSON Lines, or a JSON array of objects ('-' for standard input)")
-    inputs.add_argument("--trace", required=True, action="append", metavar="PATH",
+    inputs.add_argument("--trace", required=True, action="append", type=INPUT_PATH, metavar="PATH",
                         help="pipeline traces, JSON Lines ('-' for standard input); repeatable, or a quoted glob "
                              "('logs/*.jsonl.gz') or a folder: the files are read in sorted order as one stream")
     add_trace_options(inputs, "how the traces are written: auto (default: from the first record), native, ragas, "
@@ -115,7 +116,7 @@ def add_scoring_inputs(inputs: Any) -> None:
                       "read a trace concept (qid, question, claim, citations, retrieved_ids, refused, "
                       "retrieved_chunks, scores, document_id) from a path such as result or "
                       "source_documents[*].metadata.id (repeatable)")
-    inputs.add_argument("--scores", metavar="PATH",
+    inputs.add_argument("--scores", type=INPUT_PATH, metavar="PATH",
                         help="per-question scores from other evaluators: CSV (a qid, question or user_input column "
                              "and numeric columns) or JSON Lines (qid plus numbers); each becomes a metric")
 
@@ -133,7 +134,7 @@ def add_setting_options(gates: Any, *, no_fail: bool = True, scoring: bool = Tru
     gates.add_argument("--gates", metavar="SPEC",
                        help='gates, e.g. "precision=0.80,chr=0.75,under=0.05,over=0.10" or "ndcg@10>=0.6"; METRIC=off '
                             'removes one')
-    gates.add_argument("--gates-file", metavar="PATH",
+    gates.add_argument("--gates-file", type=INPUT_PATH, metavar="PATH",
                        help="read [scoring] and [gates] from PATH instead of ./gates.toml")
     if no_fail:
         gates.add_argument("--no-fail", action="store_true", help="exit 0 even when a gate fails (report only)")

@@ -8,6 +8,7 @@ from functools import partial
 from ragscore import __version__
 from ragscore.api import STAGE_FORMATS
 from ragscore.cli.common import (
+    INPUT_PATH,
     Exit,
     Parser,
     Streams,
@@ -62,9 +63,9 @@ def stage_parser(stage: str, prog: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ragscore {__version__}")
     inputs = parser.add_argument_group("inputs")
-    inputs.add_argument("--gold", required=True, metavar="PATH",
+    inputs.add_argument("--gold", required=True, type=INPUT_PATH, metavar="PATH",
                         help="gold file: JSON Lines, or a JSON array of objects ('-' for standard input)")
-    inputs.add_argument("--pred", required=True, metavar="PATH",
+    inputs.add_argument("--pred", required=True, type=INPUT_PATH, metavar="PATH",
                         help="predictions, same forms ('-' for standard input)")
     inputs.add_argument("--input-format", choices=STAGE_FORMATS, default="auto", metavar="FORMAT",
                         help=_FORMATS[stage])
@@ -73,7 +74,7 @@ def stage_parser(stage: str, prog: str) -> argparse.ArgumentParser:
     add_quiet_option(out)
     gates = parser.add_argument_group("gates and settings")
     gates.add_argument("--gates", metavar="SPEC", help=f'gates, e.g. "{_example_gate(stage)}"; METRIC=off removes one')
-    gates.add_argument("--gates-file", metavar="PATH",
+    gates.add_argument("--gates-file", type=INPUT_PATH, metavar="PATH",
                        help=f"read [{stage}] and [{stage}.gates] from PATH instead of ./gates.toml")
     gates.add_argument("--no-fail", action="store_true", help="exit 0 even when a gate fails (report only)")
     gates.add_argument("--strict", action="store_true", default=None,

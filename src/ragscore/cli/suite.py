@@ -7,8 +7,12 @@ import os
 
 from ragscore import __version__
 from ragscore.cli.common import (
+    INPUT_PATH,
+    OUTPUT,
+    REPORT_RULE,
     Exit,
     Parser,
+    PathArg,
     Streams,
     add_quiet_option,
     add_report_options,
@@ -36,12 +40,16 @@ options were bad; after the others ran) or the suite file is wrong, 3 internal e
 """
 
 
+# run's --history: appended to, never over what the suite reads or a report.
+HISTORY_PATH = PathArg(OUTPUT, "a history never overwrites an input or a report")
+
+
 def run_parser(prog: str) -> argparse.ArgumentParser:
     parser = Parser(prog=prog, description="Run every task of a suite (score, compare, trec, ner, classify, link) "
                                            "and report them together; append the run to a history.",
                     epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ragscore {__version__}")
-    parser.add_argument("suite", nargs="?", metavar="SUITE",
+    parser.add_argument("suite", nargs="?", type=INPUT_PATH, metavar="SUITE",
                         help="the suite file (default: ./ragscore.toml, else [tool.ragscore.suite] of "
                              "./pyproject.toml); a pyproject.toml is read at [tool.ragscore.suite]")
     parser.add_argument("--task", action="append", default=[], metavar="NAME",
@@ -56,7 +64,7 @@ def run_parser(prog: str) -> argparse.ArgumentParser:
     parser.set_defaults(format="text")
     add_quiet_option(reports, "print no notes on standard error (a task's error still is)")
     history = parser.add_argument_group("history")
-    history.add_argument("--history", metavar="PATH",
+    history.add_argument("--history", type=HISTORY_PATH, metavar="PATH",
                          help="append this run to a history (JSON Lines; created if missing) for ragscore dashboard")
     history.add_argument("--label", metavar="TEXT",
                          help="the version label of the run (default: GITHUB_SHA, else `git describe` of the suite's "
@@ -111,22 +119,20 @@ def run_run(args: argparse.Namespace, streams: Streams) -> Exit:
 
 
 def _check_outputs(args: argparse.Namespace, suite: Suite) -> list[str]:
-    """Before any task runs: refuse a report or a history that is a file the suite reads (compared by
-    device and inode, as every command compares them), or another output; and a history that is not one."""
-    from ragscore.cli.common import _files_named, first_overwrite
+    """Before any task runs: refuse a report or a history that is a file the suite's tasks read
+    (the command line checked its own paths; these are known once the suite is read), compared by
+    device and inode as every command compares them; and a history that is not one."""
+    from ragscore.cli.common import _files_named
+    from ragscore.reports.files import first_overwrite
 
     inputs = [(name, file) for name, path in suite.inputs() for file in _files_named(str(path))]
-    outputs = [(f"--{option}", getattr(args, option)) for option in ("json", "markdown", "html", "junit")
+    outputs = [(f"--{option}", getattr(args, option)) for option in ("json", "markdown", "html", "junit", "history")
                if getattr(args, option) not in (None, "-")]
-    if args.history is not None:
-        if not args.history.strip():
-            raise UsageError("--history: expected a file path")
-        outputs.append(("--history", args.history))
     clash = first_overwrite(inputs, outputs)
     if clash is not None:
         option, path, other = clash
-        raise UsageError(f"{option} {quote(path)}: is {other}; a report or history never overwrites what the "
-                         "suite reads, or another report")
+        rule = HISTORY_PATH.rule if option == "--history" else REPORT_RULE
+        raise UsageError(f"{option} {quote(path)}: is {other}; {rule}")
     if args.history is None:
         return []
     from ragscore.suite.history import check_appendable
@@ -140,7 +146,8 @@ def dashboard_parser(prog: str) -> argparse.ArgumentParser:
                     epilog="example:\n  ragscore dashboard examples/suite/history.jsonl --html dashboard.html\n",
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ragscore {__version__}")
-    parser.add_argument("history", metavar="HISTORY", help="the history file (JSON Lines) ragscore run --history wrote")
+    parser.add_argument("history", type=INPUT_PATH, metavar="HISTORY",
+                        help="the history file (JSON Lines) ragscore run --history wrote")
     add_report_options(parser, ("markdown", "json", "none"), files=("json", "markdown", "html"),
                        format_help="what standard output shows (default: markdown)",
                        helps={"html": "also write the dashboard as one self-contained HTML page to PATH"})
@@ -152,12 +159,6 @@ def dashboard_parser(prog: str) -> argparse.ArgumentParser:
 
 def run_dashboard(args: argparse.Namespace, streams: Streams) -> Exit:
     """Read the history and write the dashboard."""
-    from ragscore.cli.common import _identity
     from ragscore.suite.dashboard import dashboard
 
-    history, _ = _identity(args.history)
-    for option in ("json", "markdown", "html"):
-        path = getattr(args, option)
-        if path is not None and path != "-" and _identity(path)[0] == history:
-            raise UsageError(f"--{option} {quote(path)}: is the history file; a report never overwrites it")
     return report_and_exit(args, streams, dashboard(args.history))

@@ -4,12 +4,25 @@ from __future__ import annotations
 
 import argparse
 
-from ragscore.cli.common import Exit, Parser, Streams, add_trace_options, one_line, standard_output
+from ragscore.cli.common import (
+    INPUT_PATH,
+    OUTPUT,
+    Exit,
+    Parser,
+    PathArg,
+    Streams,
+    add_trace_options,
+    one_line,
+    standard_output,
+)
 from ragscore.config import Overrides, load_config
 from ragscore.errors import UsageError
 from ragscore.evaluate import metric_names
 from ragscore.input_config import map_options
 from ragscore.loaders.shards import expand
+
+# init's file: created, never replaced (the check still refuses it when it is the job summary).
+INIT_PATH = PathArg(OUTPUT, "ragscore init never overwrites a file")
 
 
 def validate_parser(prog: str) -> argparse.ArgumentParser:
@@ -20,10 +33,11 @@ def validate_parser(prog: str) -> argparse.ArgumentParser:
         '"gold_citation", is one; so is a trace file none of whose traces joins a gold question); '
         "warnings flag data that can never score well.",
     )
-    parser.add_argument("--gold", required=True, metavar="PATH", help="gold set to check ('-' for standard input)")
-    parser.add_argument("--trace", action="append", metavar="PATH",
+    parser.add_argument("--gold", required=True, type=INPUT_PATH, metavar="PATH",
+                        help="gold set to check ('-' for standard input)")
+    parser.add_argument("--trace", action="append", type=INPUT_PATH, metavar="PATH",
                         help="traces to check against it (repeatable, a quoted glob or a folder: read as one)")
-    parser.add_argument("--gates-file", metavar="PATH",
+    parser.add_argument("--gates-file", type=INPUT_PATH, metavar="PATH",
                         help="read [scoring] (the refusal tokens) from PATH instead of ./gates.toml")
     add_trace_options(parser, "how the traces are written: auto (default), native, ragas, openinference, otel-genai "
                               "or langchain",
@@ -58,7 +72,8 @@ def run_validate(args: argparse.Namespace, streams: Streams) -> Exit:
 
 def init_parser(prog: str) -> argparse.ArgumentParser:
     parser = Parser(prog=prog, description="Write a commented starter gates.toml (never over an existing file).")
-    parser.add_argument("path", nargs="?", default="gates.toml", help="where to write it (default: ./gates.toml)")
+    parser.add_argument("path", nargs="?", default="gates.toml", type=INIT_PATH, metavar="PATH",
+                        help="where to write it (default: ./gates.toml)")
     return parser
 
 

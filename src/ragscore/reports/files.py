@@ -9,8 +9,8 @@ including SIGTERM and Ctrl-C (the command line turns SIGTERM into an exception f
 from __future__ import annotations
 
 import os
-import secrets
 import stat
+import sys
 from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from pathlib import Path
@@ -39,6 +39,47 @@ def _replaceable(path: str) -> bool:
         return True  # no file yet, a missing folder or a permission problem: staging says which
 
 
+def file_identity(path: str) -> tuple[object, bool]:
+    """Identify a file by device and inode (a file yet to be written: by its real path); say whether it is a
+    character device.
+
+    ``-`` is standard input: whatever file it was redirected from.
+    """
+    try:
+        info = os.fstat(sys.stdin.fileno()) if path == "-" else os.stat(path)
+    except (OSError, ValueError, AttributeError):  # no such file, or standard input closed or replaced
+        if path == "-":
+            return "-", False
+        # "new/../gold.jsonl" cannot be opened before new/ is made (split makes it), and then it is gold.jsonl
+        real = os.path.realpath(path)
+        try:
+            info = os.stat(real)
+        except OSError:
+            return real, False
+    return (info.st_dev, info.st_ino), stat.S_ISCHR(info.st_mode)
+
+
+def first_overwrite(inputs: Iterable[tuple[str, str]],
+                    outputs: Iterable[tuple[str, str]]) -> tuple[str, str, str] | None:
+    """Find the first output (name, path) that is an input or an output of another name, by device and
+    inode; return it with the name of what it would overwrite. Inputs may repeat (a run compared with
+    itself); a character device (``/dev/null``) may be named any number of times. A FIFO is a file like
+    any other: written in place, and refused only when it is an input too."""
+    seen: dict[object, str] = {}
+    for name, path in inputs:
+        identity, device = file_identity(path)
+        if not device:
+            seen.setdefault(identity, name)
+    for name, path in outputs:
+        identity, device = file_identity(path)
+        if device:
+            continue
+        other = seen.setdefault(identity, name)
+        if other != name:
+            return name, path, other
+    return None
+
+
 def write_reports(files: Mapping[str, Iterable[str]]) -> None:
     """Write each report (text, or its pieces) to its path: all to temporary files, then rename.
 
@@ -46,6 +87,8 @@ def write_reports(files: Mapping[str, Iterable[str]]) -> None:
     (a missing folder, a full disk, a signal) leaves no partial regular file behind. Reports for
     FIFOs and devices are written in place once every regular file is staged.
     """
+    import secrets  # only a run that writes a file pays for importing it
+
     staged: list[tuple[str, str]] = []
     in_place = [(path, text) for path, text in files.items() if not _replaceable(path)]
     try:
