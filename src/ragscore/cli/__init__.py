@@ -13,6 +13,7 @@ from typing import Final
 
 from ragscore.cli.common import Exit, Streams, check_paths, one_line, silence_stdout
 from ragscore.errors import RagscoreError
+from ragscore.quoting import quote
 
 __all__ = ["Exit", "main"]
 
@@ -61,6 +62,16 @@ COMMANDS: Final = _Commands()
 DEFAULT_COMMAND = "score"
 
 
+def unknown_command(word: str) -> str:
+    """Say that a first argument is no command, naming the nearest one (or, with none near, them all)."""
+    import difflib
+
+    near = difflib.get_close_matches(word, list(COMMANDS), n=1)
+    if near:
+        return f"unknown command {quote(word)}; did you mean {quote(near[0])}?"
+    return f"unknown command {quote(word)}; the commands are {', '.join(COMMANDS)} (ragscore --help: what each does)"
+
+
 class Terminated(BaseException):
     """SIGTERM arrived: unwind like Ctrl-C, so that half-written reports are removed on the way out."""
 
@@ -95,6 +106,9 @@ def _main(argv: Sequence[str] | None) -> int:
     streams = Streams(sys.stdout or open(os.devnull, "w"), sys.stderr or open(os.devnull, "w"))  # noqa: SIM115
     if args and args[0] in COMMANDS:
         name, prog = args.pop(0), None
+    elif args and not args[0].startswith("-"):  # score takes no positional: a first word is a command's name
+        streams.write_err(one_line(f"ragscore: error: {unknown_command(args[0])}"))
+        return Exit.USAGE_ERROR
     else:
         name, prog = DEFAULT_COMMAND, "ragscore"
     build, run = COMMANDS[name]

@@ -99,7 +99,8 @@ class _StoreOnce(argparse._StoreAction):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, with its usage errors held to one line like every other message (they quote arguments).
+    """argparse, with its usage errors held to one line like every other message (they quote arguments), and a
+    line pointing at ``--help`` in place of the usage block.
 
     A single-valued option given twice is a usage error (``_StoreOnce``).
     """
@@ -124,9 +125,10 @@ class Parser(argparse.ArgumentParser):
         return parsed, rest
 
     def error(self, message: str) -> NoReturn:
-        if sys.stderr is not None:  # closed (2>&-): argparse would print the usage on standard output
-            self.print_usage(sys.stderr)
-        self.fail(message)
+        """Exit with argparse's usage error: where the usage is told, in place of the usage block, then the error,
+        which stays the last line."""
+        self.exit(Exit.USAGE_ERROR, one_line(f"{self.prog}: see '{self.prog} --help'") + "\n"
+                  + one_line(f"{self.prog}: error: {message}") + "\n")
 
     def fail(self, message: str) -> NoReturn:
         """Exit with a usage error of one line, without the usage (for errors the usage does not explain)."""
