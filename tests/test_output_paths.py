@@ -197,12 +197,15 @@ def test_no_output_of_any_command_overwrites_an_input(
         template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ragscore, command: str, number: int,
         output: str, folder: bool, label: str, path: str, kind: str) -> None:
     work = tmp_path / "w"
-    shutil.copytree(template, work)
+    work.mkdir()
+    line = list(COMMAND_LINES[command][number])
+    for name in line:  # the files this command line names (the check reads none of them)
+        if (template / name).is_file():
+            shutil.copy(template / name, work / name)
     monkeypatch.chdir(work)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     before = {p.name: p.read_bytes() for p in work.iterdir()}
     target = name_again(work, path, kind, in_folder=folder)
-    line = list(COMMAND_LINES[command][number])
     if output == "GITHUB_STEP_SUMMARY":
         monkeypatch.setenv("GITHUB_ACTIONS", "true")
         monkeypatch.setenv("GITHUB_STEP_SUMMARY", target)
