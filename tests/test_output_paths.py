@@ -6,6 +6,7 @@ naming an input again (the same spelling, ``./x``, ``sub/../x``, ``new/../x`` th
 to be made, a hard link, a symbolic link, a FIFO). A command added tomorrow gets its rows the day
 it is added; one whose command line this file does not know yet fails ``test_every_command_has_a_command_line``,
 and an option that names a file without saying whether it is read or written fails the contract test.
+A suite's tasks name their own inputs, known once the suite is read: run's outputs are checked against them too.
 """
 
 from __future__ import annotations
@@ -259,3 +260,30 @@ def test_the_null_device_may_be_any_output(template: Path, tmp_path: Path, monke
     else:
         assert run.status in (0, 1) and run.err == "", run.err
     assert {p.name: p.read_bytes() for p in work.iterdir()} == before
+
+
+def suite_rows() -> Iterator[object]:
+    for action in outputs_of("run"):
+        for key, path in (("gold", "gold.jsonl"), ("trace", "trace.jsonl")):
+            for kind in ("same", "dot", "dotdot", "hard-link", "symlink"):
+                name = option_name(action)
+                yield pytest.param(name, key, path, kind, id=f"{name}-{key}-{kind}")
+
+
+@pytest.mark.parametrize(("output", "key", "path", "kind"), list(suite_rows()))
+def test_no_output_of_a_suite_run_overwrites_what_its_tasks_read(
+        template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ragscore, output: str, key: str, path: str,
+        kind: str) -> None:
+    work = tmp_path / "w"
+    work.mkdir()
+    for name in ("suite.toml", "gold.jsonl", "trace.jsonl"):
+        shutil.copy(template / name, work / name)
+    monkeypatch.chdir(work)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    before = {p.name: p.read_bytes() for p in work.iterdir()}
+    target = name_again(work, path, kind, in_folder=False)
+    run = ragscore("run", "suite.toml", output, target, *(["--label", "v1"] if output == "--history" else []))
+    rule = RULES.get(("run", output), REPORT_RULE)
+    assert (run.status, run.out) == (2, "")
+    assert run.err == f'ragscore: error: {output} "{target}": is qa\'s {key}; {rule}\n'
+    assert {p.name: p.read_bytes() for p in work.iterdir() if p.name in before} == before
