@@ -8,8 +8,9 @@ An append is one ``write`` of the whole line to a file opened for appending, und
 lock where the system has one, then ``fsync``: a run that is killed leaves either its whole line
 or a torn one at the end, without a newline. Reading reports and skips such a last line; the next
 append cuts it off before writing its own (a last line that is whole JSON but lacks its newline
-gets one instead). Any other line that is not a history record (a merge conflict's marker, JSON of
-another shape) is an error at its line.
+gets one instead). A line Python's JSON reader cannot read (nested too deeply, an integer of more
+digits than it converts) counts as not JSON. Any other line that is not a history record (a merge
+conflict's marker, JSON of another shape, nesting deeper than ``MAX_DEPTH``) is an error at its line.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 FORMAT_KEY: Final = "ragscore_history"
 FORMAT_VERSION: Final = 1
 MAX_LINE: Final = 64 * 1024 * 1024  # no history line is that long
+MAX_DEPTH: Final = 64  # nor nests that deep (a record ragscore writes nests 7 levels); deeper would overflow the stack
 _REQUIRED: Final = ("label", "time", "pass", "tasks")
 _EPOCH_RE: Final = re.compile(r"-?\d{1,12}")
 
@@ -160,7 +162,7 @@ def _after_tail(fd: int) -> bytes:
     try:
         json.loads(tail)
         return b"\n"
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (ValueError, RecursionError):  # as read() skips it: not JSON, or JSON it cannot read
         os.ftruncate(fd, start)
         return b""
 
@@ -211,15 +213,36 @@ def read(path: str | os.PathLike[str]) -> History:
                 continue
             try:
                 record = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError):
+            except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
                 if raw.endswith(b"\n"):  # a killed run leaves its line without one: this one is whole
-                    raise InputError(source, "not JSON: not a ragscore history line", number) from None
+                    raise InputError(source, f"{_unreadable(exc)}: not a ragscore history line", number) from None
                 history.skipped.append(number)
                 continue
             _check(record, source, number)
             history.records.append(record)
             history.lines.append(number)
     return history
+
+
+def _unreadable(exc: Exception) -> str:
+    """Say why a line is no JSON that can be read."""
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply to read"
+    if isinstance(exc, (UnicodeDecodeError, json.JSONDecodeError)):
+        return "not JSON"
+    return "JSON with an integer of too many digits to read"  # Python converts at most 4,300 by default
+
+
+def _too_deep(value: object) -> bool:
+    """Whether ``value`` nests lists and objects deeper than ``MAX_DEPTH`` (walked without recursion)."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
 
 
 def _check(record: object, source: str, line: int) -> None:
@@ -232,6 +255,9 @@ def _check(record: object, source: str, line: int) -> None:
     for key in _REQUIRED:
         if key not in record:
             raise InputError(source, f"a history record without {key!r}", line)
+    if _too_deep(record):
+        raise InputError(source, f"a history record nested deeper than {MAX_DEPTH} levels: not one ragscore run "
+                                 "wrote", line)
     if not isinstance(record["label"], str) or not isinstance(record["tasks"], dict):
         raise InputError(source, "a history record's label must be a string and its tasks an object", line)
     for name, task in record["tasks"].items():
