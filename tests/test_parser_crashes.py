@@ -11,12 +11,19 @@ indices would fill memory.
 from __future__ import annotations
 
 import json
+import math
+from statistics import NormalDist
 from typing import Any
 
 import pytest
 
+from conftest import EXAMPLES
 from ragscore.errors import UsageError
+from ragscore.metrics import power as power_module
 from ragscore.suite import history
+
+PRODUCT = EXAMPLES / "product"
+
 
 # --- history and dashboard ---------------------------------------------------------------------------
 
@@ -74,3 +81,54 @@ def test_an_unreadable_torn_last_line_is_skipped_and_cut_off_as_a_torn_line_is(r
         "h.jsonl: 1 incomplete line skipped (a run stopped while writing it?): line 2"]
     history.append("h.jsonl", history_record("v2"))
     assert log.read_bytes() == first + history.encode(history_record("v2"))
+
+
+# --- power ---------------------------------------------------------------------------------------------
+
+def test_a_confidence_whose_upper_quantile_rounds_to_one_reads_the_lower_tail():
+    alpha = 1 - 0.9999999999999999
+    assert 1 - alpha / 2 == 1.0  # inv_cdf(1.0) is its pole: the crash
+    z = power_module._z(alpha)
+    assert z == -NormalDist().inv_cdf(alpha / 2) and 8 < z < 9
+    assert power_module._z(0.05) == NormalDist().inv_cdf(0.975)  # elsewhere the same bits as before
+    sigma, n = 0.4, 100
+    mde = power_module.detectable(sigma, n, alpha)
+    assert mde is not None and power_module.power(mde, sigma, n, alpha) == pytest.approx(0.8, abs=1e-9)
+
+
+def test_ragscore_power_at_confidence_0_9999999999999999(ragscore):
+    run = ragscore("power", "--gold", PRODUCT / "gold.jsonl", "--trace", PRODUCT / "trace.jsonl", "--confidence",
+                   "0.9999999999999999", "--format", "json")
+    assert run.status == 0
+    spread = [row for row in json.loads(run.out)["metrics"].values() if row["sd"]]  # none without a spread
+    assert len(spread) >= 3 and all(math.isfinite(row["detectable"]) and row["needed"] > 0 for row in spread)
+
+
+def test_a_change_too_small_to_count_is_a_usage_error(ragscore):
+    message = ("a change of 1e-300 is too small to detect: it needs more than 1e+300 questions (give a larger "
+               "--detect or [regression] bound)")
+    with pytest.raises(UsageError) as caught:
+        power_module.needed(1e-300, 0.4, 0.05)
+    assert str(caught.value) == message
+    run = ragscore("power", "--gold", PRODUCT / "gold.jsonl", "--trace", PRODUCT / "trace.jsonl", "--detect",
+                   "1e-300")
+    assert (run.status, run.out, run.err) == (2, "", f"ragscore: error: {message}\n")
+    with pytest.raises(UsageError, match="a change of 4.94066e-324 is too small"):
+        power_module.needed(5e-324, 0.4, 0.05)
+    # Just inside the bound the count is finite (a float's digits).
+    assert math.isfinite(power_module.needed(3e-150, 0.4, 0.05) or math.nan)
+
+
+def test_compare_with_a_regression_bound_too_small_to_count(ragscore, isolated):
+    (isolated / "g.toml").write_text("[regression]\nprecision = 1e-300\n")
+    run = ragscore("compare", "--gold", PRODUCT / "gold.jsonl", "--baseline", PRODUCT / "baseline.jsonl", "--trace",
+                   PRODUCT / "trace.jsonl", "--gates-file", "g.toml", "--format", "none")
+    assert (run.status, run.out, run.err) == (2, "", "ragscore: error: a change of 1e-300 is too small to detect: it "
+                                                     "needs more than 1e+300 questions (give a larger --detect or "
+                                                     "[regression] bound)\n")
+
+
+def test_a_power_under_alpha_detects_no_change_rather_than_a_negative_one():
+    assert power_module.detectable(0.4, 30, 0.05, 1e-300) == pytest.approx(0.0, abs=1e-12)  # was -0.28
+    assert power_module.detectable(0.4, 30, 0.05, 0.05) == pytest.approx(0.0, abs=1e-12)
+    assert power_module.needed(1e-300, 0.4, 0.05, 1e-300) == pytest.approx(1e-9)  # any size: the least one

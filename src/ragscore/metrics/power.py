@@ -13,18 +13,28 @@ differences when there are two (for a rate, σ² = ψ − δ², ψ the share of 
 or from one run's per-question values s as σ = s √2: the next run's errors taken as independent
 of this one's, which overstates σ when runs agree (the usual case), so the figures err on the
 side of more questions.
+
+At a confidence so near 1 that 1 − α/2 rounds to 1 (0.9999999999999999), z is read from the lower
+tail, −Φ⁻¹(α/2), which a float still holds. A change so small that it needs more than 10³⁰⁰
+questions is a usage error: no count of questions means anything there, and a float would overflow.
 """
 
 from __future__ import annotations
 
 import math
 from statistics import NormalDist
+from typing import Final
+
+from ragscore.errors import UsageError
 
 _NORMAL = NormalDist()
+_MOST_QUESTIONS: Final = 1e300  # the search's bounds stay finite below this
 
 
 def _z(alpha: float) -> float:
-    return _NORMAL.inv_cdf(1 - alpha / 2)
+    upper = 1 - alpha / 2
+    # Past 1 - 2**-54 the upper quantile's argument rounds to 1, inv_cdf's pole: the lower tail is exact there.
+    return _NORMAL.inv_cdf(upper) if upper < 1 else -_NORMAL.inv_cdf(alpha / 2)
 
 
 def power(delta: float, sigma: float, n: float, alpha: float) -> float:
@@ -53,15 +63,22 @@ def detectable(sigma: float, n: int, alpha: float, target: float = 0.8) -> float
     """The smallest change detected with power ``target`` (None without spread or questions)."""
     if sigma <= 0 or n < 2:
         return None
-    guess = (_z(alpha) + _NORMAL.inv_cdf(target)) * sigma / math.sqrt(n)
-    return _solve(lambda d: power(d, sigma, n, alpha) - target, 0.0, 2 * guess + sigma)
+    guess = (_z(alpha) + _NORMAL.inv_cdf(target)) * sigma / math.sqrt(n)  # below 0 for a power under alpha
+    # No change at all is detected with power alpha: under that the answer is 0, never a negative change.
+    return _solve(lambda d: power(d, sigma, n, alpha) - target, 0.0, max(2 * guess + sigma, sigma))
 
 
 def needed(delta: float, sigma: float, alpha: float, target: float = 0.8) -> float | None:
-    """The questions needed (fractional; round up) to detect ``delta`` with power ``target``."""
+    """The questions needed (fractional; round up) to detect ``delta`` with power ``target``; a change that
+    needs more than 10**300 is a UsageError."""
     if sigma <= 0 or delta == 0:
         return None
-    guess = ((_z(alpha) + _NORMAL.inv_cdf(target)) * sigma / abs(delta)) ** 2
+    shift = _z(alpha) + _NORMAL.inv_cdf(target)  # at or below 0 (a power under alpha), any size does
+    root = min(abs(shift) * sigma / abs(delta), math.sqrt(_MOST_QUESTIONS))  # the division is inf for 5e-324
+    if shift > 0 and root == math.sqrt(_MOST_QUESTIONS):
+        raise UsageError(f"a change of {delta:g} is too small to detect: it needs more than 1e+300 questions "
+                         "(give a larger --detect or [regression] bound)")
+    guess = root ** 2
     return _solve(lambda n: power(delta, sigma, n, alpha) - target, 1e-9, 4 * guess + 10)
 
 
