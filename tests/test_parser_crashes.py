@@ -18,9 +18,11 @@ from typing import Any
 import pytest
 
 from conftest import EXAMPLES
-from ragscore.errors import UsageError
+from ragscore.errors import InputError, UsageError
 from ragscore.metrics import power as power_module
 from ragscore.suite import history
+from ragscore.trec.files import read_qrels, read_run
+from ragscore.trec.measures import atof, atol, c_double, c_long, parse_measures
 
 PRODUCT = EXAMPLES / "product"
 
@@ -132,3 +134,137 @@ def test_a_power_under_alpha_detects_no_change_rather_than_a_negative_one():
     assert power_module.detectable(0.4, 30, 0.05, 1e-300) == pytest.approx(0.0, abs=1e-12)  # was -0.28
     assert power_module.detectable(0.4, 30, 0.05, 0.05) == pytest.approx(0.0, abs=1e-12)
     assert power_module.needed(1e-300, 0.4, 0.05, 1e-300) == pytest.approx(1e-9)  # any size: the least one
+
+
+# --- trec: numbers as trec_eval reads them -----------------------------------------------------------------
+
+# What glibc's atof and atol return for each text (printed by a C program calling them).
+C_READS = [
+    ("1e400", math.inf, 1), ("0x1p3", 8.0, 0), ("0x", 0.0, 0), ("1e", 1.0, 1), (".5x", 0.5, 0), ("", 0.0, 0),
+    ("-INFINITY", -math.inf, 0), ("0x1p99999", math.inf, 0), (" 2.5", 2.5, 2), ("1_0", 1.0, 1),
+    ("-0x.8", -0.5, 0), ("1.e5", 100000.0, 1), ("e5", 0.0, 0), ("+.e1", 0.0, 0), ("0x.p1", 0.0, 0),
+    ("99999999999999999999", 1e20, 2**63 - 1), ("-99999999999999999999", -1e20, -2**63), ("0x1.8", 1.5, 0),
+    ("1e-400", 0.0, 1), ("0X1P-2", 0.25, 0), ("23.4", 23.4, 23),
+]
+
+
+@pytest.mark.parametrize(("text", "double", "long"), C_READS)
+def test_atof_and_atol_read_what_c_reads(text, double, long):
+    assert (atof(text), atol(text)) == (double, long)
+
+
+def test_nan_prefixes_are_nan():
+    assert math.isnan(atof("nan")) and math.isnan(atof("nan(12)x")) and atol("nan") == 0
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("1.5", 1.5), ("-2", -2.0), ("1e3", 1000.0), ("inf", math.inf), ("1_0", None), ("1,5", None), ("0x1p3", None),
+    ("\u0661", None), ("1.5abc", None), ("", None),
+])
+def test_a_score_is_read_only_when_atof_reads_all_of_it(text, value):
+    assert c_double(text) == value
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("7", 7), ("+7", 7), ("-0", 0), ("1_0", None), ("1e3", None), ("\u0663", None), ("9" * 300, 10**19),
+    ("-" + "9" * 5000, -10**19), ("0" * 30 + "5", 5),
+])
+def test_a_grade_is_read_only_when_atol_reads_all_of_it(text, value):
+    assert c_long(text) == value
+
+
+@pytest.mark.parametrize(("spec", "params"), [
+    ("P.1e400", (1.0,)), ("P.23.4,5", (5.0, 23.0)), ("P.+5", (5.0,)), ("iprec_at_recall..5,", (0.0, 0.5)),
+    ("iprec_at_recall.0x0.8", (0.5,)), ("iprec_at_recall.1_0", (1.0,)), ("P.9007199254740992", (2.0**53,)),
+])
+def test_measure_parameters_are_read_as_trec_eval_reads_them(spec, params):
+    (_, read), = parse_measures([spec])
+    assert read == params
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("iprec_at_recall.nan", '-m iprec_at_recall.nan: expected finite recall levels, got "nan"'),
+    ("iprec_at_recall.1e400", '-m iprec_at_recall.1e400: expected finite recall levels, got "1e400"'),
+    ("iprec_at_recall.0.5,0.50", "-m iprec_at_recall.0.5,0.50: the recall level 0.5 is given twice (trec_eval "
+                                 "refuses it too)"),
+    ("P.5,5", "-m P.5,5: the cutoff 5 is given twice (trec_eval refuses it too)"),
+    ("P.5,,10", '-m P.5,,10: expected positive cutoffs, got "" (read as 0)'),
+    ("P.0x10", '-m P.0x10: expected positive cutoffs, got "0x10" (read as 0)'),
+    ("P.-5", '-m P.-5: expected positive cutoffs, got "-5" (read as -5)'),
+    ("P.99999999999999999999", "-m P.99999999999999999999: a cutoff past 2**53 (9007199254740992), more documents "
+                               "than a ranking holds"),
+    ("P.", "-m P.: expected parameters after the dot (trec_eval refuses none too)"),
+    ("all_trec.", "-m all_trec.: expected parameters after the dot (trec_eval refuses none too)"),
+])
+def test_measure_parameters_trec_eval_refuses_are_usage_errors(spec, message):
+    with pytest.raises(UsageError) as caught:
+        parse_measures([spec])
+    assert str(caught.value) == message
+
+
+QRELS = "1 0 d1 1\n1 0 d2 0\n1 0 d3 2\n2 0 d1 1\n2 0 d4 1\n"
+RUN = "1 Q0 d1 1 1 r\n1 Q0 d2 2 2 r\n1 Q0 d3 3 1.5 r\n2 Q0 d4 1 3 r\n2 Q0 d1 2 2 r\n"
+
+
+def test_ragscore_trec_prints_what_trec_eval_prints_for_parameters_it_reads_in_part(ragscore, isolated):
+    (isolated / "q.txt").write_text(QRELS)
+    (isolated / "r.txt").write_text(RUN)
+    # trec_eval 10.0 prints these two lines for -m P.1e400 and for -m iprec_at_recall.-1 on these files.
+    assert ragscore("trec", "-m", "P.1e400", "q.txt", "r.txt").out == "P_1                   \tall\t0.5000\n"
+    assert ragscore("trec", "-m", "iprec_at_recall.-1", "q.txt", "r.txt").out == (
+        "iprec_at_recall_-1.00 \tall\t0.8333\n")
+    run = ragscore("trec", "-m", "iprec_at_recall.nan", "q.txt", "r.txt")
+    assert (run.status, run.out, run.err) == (
+        2, "", 'ragscore: error: -m iprec_at_recall.nan: expected finite recall levels, got "nan"\n')
+
+
+@pytest.mark.parametrize(("qrels", "message"), [
+    ("1 0 d1 " + "9" * 300 + "\n1 0 d2 0\n", 'q.txt:1:8: a relevance grade past trec_eval\'s range (a C long, '
+     '±9,223,372,036,854,775,807), got "' + "9" * 80 + "…[180 characters]…" + "9" * 40 + '"'),
+    ("1 0 d1 " + "9" * 5000 + "\n", 'q.txt:1:8: a relevance grade past trec_eval\'s range (a C long, '
+     '±9,223,372,036,854,775,807), got "' + "9" * 80 + "…[4,880 characters]…" + "9" * 40 + '"'),
+    ("1 0 d1 1_0\n", 'q.txt:1:8: expected an integer relevance grade, got "1_0"'),
+    ("1 0 d1 1e3\n", 'q.txt:1:8: expected an integer relevance grade, got "1e3"'),
+    ("1 0 d1 \u0663\n", 'q.txt:1:8: expected an integer relevance grade, got "\u0663"'),
+])
+def test_a_grade_trec_eval_would_read_otherwise_is_an_error_at_its_line(ragscore, isolated, qrels, message):
+    (isolated / "q.txt").write_text(qrels, encoding="utf-8")
+    (isolated / "r.txt").write_text(RUN)
+    run = ragscore("trec", "-m", "ndcg", "q.txt", "r.txt")
+    assert (run.status, run.out, run.err) == (2, "", f"ragscore: error: {message}\n")
+
+
+def test_grades_up_to_a_c_long_and_beirs_1_0_are_read(tmp_path):
+    (tmp_path / "q.txt").write_text("1 0 d1 9223372036854775807\n1 0 d2 -9223372036854775808\n1 0 d3 2.00\n")
+    assert read_qrels(str(tmp_path / "q.txt")).topics == {"1": {"d1": 2**63 - 1, "d2": -2**63, "d3": 2}}
+
+
+@pytest.mark.parametrize(("score", "message"), [
+    ("1_0", 'expected a number as the score, got "1_0"'),         # Python's float reads 10, trec_eval 1
+    ("\u0661", 'expected a number as the score, got "\u0661"'),   # Arabic-Indic one: float reads 1
+    ("0x1p3", 'expected a number as the score, got "0x1p3"'),
+    ("9" * 5000, 'expected a finite score, got "' + "9" * 80 + "…[4,880 characters]…" + "9" * 40 + '"'),
+])
+@pytest.mark.parametrize("far", [False, True])
+def test_a_score_trec_eval_would_read_otherwise_is_an_error_at_its_line(tmp_path, monkeypatch, score, message, far):
+    import ragscore.trec.files as files
+
+    monkeypatch.setattr(files, "_BLOCK_BYTES", 100)  # the fast reader's blocks: the line is in a later one
+    lines = [f"{q} Q0 d{d} {d} {1 / (d + 1)} r" for q in range(1, 4) for d in range(50)] if far else []
+    lines.insert(len(lines) // 2, f"7 Q0 x 9 {score} r")
+    (tmp_path / "r.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        read_run(str(tmp_path / "r.txt"))
+    assert (caught.value.message, caught.value.line, caught.value.column) == (message, len(lines) // 2 + 1, 10)
+
+
+def test_a_grade_of_the_fast_reader_python_reads_otherwise_sends_it_line_by_line(tmp_path, monkeypatch):
+    import ragscore.trec.files as files
+
+    monkeypatch.setattr(files, "_BLOCK_BYTES", 100)
+    lines = [f"{q} 0 d{d} {d % 3}" for q in range(1, 4) for d in range(50)]
+    lines.insert(100, "5 0 x 1_0")
+    (tmp_path / "q.txt").write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError) as caught:
+        read_qrels(str(tmp_path / "q.txt"))
+    assert (caught.value.message, caught.value.line) == ('expected an integer relevance grade, got "1_0"', 101)

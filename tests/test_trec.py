@@ -113,7 +113,7 @@ def test_beir_qrels_with_a_header(tmp_path):
 
 @pytest.mark.parametrize(("text", "message"), [
     ("1 Q0 d1 1 2.0 r\n1 Q0 d1 2 1.0 r\n", "docno 'd1' is ranked twice for topic '1' (trec_eval refuses it too)"),
-    ("1 Q0 d1 1 high r\n", "expected a number as the score, got 'high'"),
+    ("1 Q0 d1 1 high r\n", 'expected a number as the score, got "high"'),
     ("1 Q0 d1 1\n", "expected a TREC run line (qid iter docno rank score run_tag), got 4 fields"),
 ])
 def test_a_bad_run_is_an_error_at_its_line(tmp_path, text, message):
@@ -261,8 +261,8 @@ def test_a_large_run_is_read_in_two_processes_as_in_one(tmp_path, monkeypatch, c
 
 @pytest.mark.parametrize(("line", "message", "column"), [
     ("7 Q0 d5 9 1.0 r", "docno 'd5' is ranked twice for topic '7' (trec_eval refuses it too)", 6),  # columns of
-    ("7 Q0 x 9 inf r", "expected a finite score, got 'inf'", 10),                                  # characters
-    ("7 Q0 x 9 1,5 r", "expected a number as the score, got '1,5'", 10),
+    ("7 Q0 x 9 inf r", 'expected a finite score, got "inf"', 10),                                  # characters
+    ("7 Q0 x 9 1,5 r", 'expected a number as the score, got "1,5"', 10),
     ("7 Q0 x 9", "expected a TREC run line (qid iter docno rank score run_tag), got 4 fields", None),
 ])
 @pytest.mark.parametrize("cores", [1, 2])
@@ -307,7 +307,7 @@ def test_review_fixes_names_columns_and_a_lone_header(ragscore, tmp_path, monkey
     # Columns are characters, not field numbers.
     (tmp_path / "bad.txt").write_text("1 0 d1   high\n", encoding="utf-8")
     assert ragscore("trec", "bad.txt", "other.txt").err == (
-        "ragscore: error: bad.txt:1:10: expected an integer relevance grade, got 'high'\n")
+        'ragscore: error: bad.txt:1:10: expected an integer relevance grade, got "high"\n')
     # One line of three fields whose third is not a number reads as BEIR's header: with nothing
     # after it there is no judgment, which is an error, not an empty evaluation.
     (tmp_path / "three.txt").write_text("1 0 d1\n", encoding="utf-8")

@@ -402,7 +402,7 @@ def test_input_errors_keep_their_place_in_every_format(ragscore, tmp_path, monke
         for runs in (["r.txt"], ["r.txt", "r.txt"]):
             run = ragscore("trec", "--format", fmt, "--json", "out.json", "q.txt", *runs)
             assert (run.status, run.out, run.err) == (
-                2, "", "ragscore: error: r.txt:2:11: expected a number as the score, got 'x'\n")
+                2, "", 'ragscore: error: r.txt:2:11: expected a number as the score, got "x"\n')
             assert not (tmp_path / "out.json").exists()
 
 

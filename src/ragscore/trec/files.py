@@ -4,6 +4,12 @@ A run's ranking of a topic is its documents by score descending, ties broken by 
 descending (byte-wise), whatever their rank column says: trec_eval's order. A docno given twice
 for one topic is an error, as in trec_eval.
 
+Numbers are read as trec_eval reads them (a grade with C's atol, a score with atof), when it
+reads the whole field: a field it would read only the start of is an error, not another number
+(trec_eval reads the score 1_0 and 1,5 as 1, the grade 1e3 as 1; Python's float and int would
+read 1_0 as 10). BEIR's grade 1.0 is 1 to both. A grade past a C long (atol clamps it) and a
+score that is not finite are errors too.
+
 Two readers give the same result. The fast one reads a regular file in blocks of whole lines
 and splits each block at once (a column of the tokens is a slice of them); it reads a file only
 while every line has the expected number of fields and every value parses. Anything else
@@ -33,6 +39,8 @@ from typing import IO, Final, TypeVar
 
 from ragscore.errors import InputError
 from ragscore.loaders.input_file import BOM, MAX_LINE_BYTES, InputFile, decode_text, utf16_encoding
+from ragscore.quoting import quote
+from ragscore.trec.measures import LONG_MAX, c_double, c_long
 
 T = TypeVar("T")
 
@@ -196,16 +204,23 @@ def _fast(read: Callable[[InputFile], T], file: InputFile) -> T | None:
 
 
 def _grade(text: str, source: str, line: int, column: int) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        try:
-            value = float(text)  # BEIR writes scores such as "1.0"; a grade is an integer
-        except ValueError:
-            value = math.nan
-        if value == value and value.is_integer() and abs(value) < 1e15:
-            return int(value)
-        raise InputError(source, f"expected an integer relevance grade, got {text!r}", line, column) from None
+    whole, point, zeros = text.partition(".")  # BEIR writes grades such as "1.0"; atol reads them as 1
+    grade = c_long(whole) if not point or not zeros.strip("0") else None
+    if grade is None:
+        raise InputError(source, f"expected an integer relevance grade, got {quote(text)}", line, column)
+    if not -LONG_MAX - 1 <= grade <= LONG_MAX:
+        raise InputError(source, f"a relevance grade past trec_eval's range (a C long, ±{LONG_MAX:,}), got "
+                                 f"{quote(text)}", line, column)
+    return grade
+
+
+def _score(text: str, source: str, line: int, column: int) -> float:
+    score = c_double(text)
+    if score is None:
+        raise InputError(source, f"expected a number as the score, got {quote(text)}", line, column)
+    if not math.isfinite(score):
+        raise InputError(source, f"expected a finite score, got {quote(text)}", line, column)
+    return score
 
 
 def read_qrels(spec: str) -> Qrels:
@@ -231,10 +246,13 @@ def _read_qrels_fast(file: InputFile) -> Qrels:
         tokens = _fields(block, width)
         step = width + 1
         qids, docnos = tokens[0::step], tokens[width - 2::step]
+        column = tokens[width - 1::step]
         try:
-            grades = list(map(int, tokens[width - 1::step]))
+            grades = list(map(int, column))
         except ValueError:  # BEIR's "1.0", or an error: read line by line
             raise _NotFast from None
+        if _python_only(column) or (grades and not -LONG_MAX - 1 <= min(grades) <= max(grades) <= LONG_MAX):
+            raise _NotFast
         start = 0
         for qid, same in groupby(qids):
             stop = start + len(list(same))
@@ -461,10 +479,13 @@ def _topics(blocks: Iterator[str]) -> _Topics:
         if topics.name is None:
             topics.name = tokens[5]
         qids, docnos = tokens[0::7], tokens[2::7]
+        column = tokens[4::7]
         try:
-            values = list(map(float, tokens[4::7]))
+            values = list(map(float, column))
         except ValueError:
             raise _NotFast from None
+        if _python_only(column):
+            raise _NotFast
         total = sum(values)
         if total - total != 0.0:  # an infinite or NaN score (or a sum past the largest float): an error
             raise _NotFast
@@ -483,6 +504,13 @@ def _topics(blocks: Iterator[str]) -> _Topics:
     if qid is not None:
         topics.add(qid, docs, scores)
     return topics
+
+
+def _python_only(column: list[str]) -> bool:
+    """Whether a column of numbers Python read holds one C's atol or atof would read otherwise (1_0, other
+    scripts' digits: the only text int and float read that C does not read whole)."""
+    joined = " ".join(column)
+    return "_" in joined or not joined.isascii()
 
 
 def _ranked(docs: list[str], scores: list[float]) -> tuple[list[str], list[float]]:
@@ -517,13 +545,7 @@ def _read_run_lines(file: InputFile) -> tuple[str, dict[str, str], str]:
             raise InputError(file.name, f"expected a TREC run line (qid iter docno rank score run_tag), got "
                                         f"{len(fields)} fields", line)
         qid, _iter, docno, _rank, score_text, tag = fields[:6]
-        try:
-            score = float(score_text)
-        except ValueError:
-            raise InputError(file.name, f"expected a number as the score, got {score_text!r}", line,
-                             _column(text, 4)) from None
-        if not math.isfinite(score):
-            raise InputError(file.name, f"expected a finite score, got {score_text!r}", line, _column(text, 4))
+        score = _score(score_text, file.name, line, _column(text, 4))
         if name is None:
             name = tag
         docs = scored.setdefault(qid, {})

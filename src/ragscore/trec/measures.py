@@ -2,14 +2,21 @@
 
 A measure is named as on trec_eval's command line (``P``, ``ndcg_cut``, ``map``...), with
 optional parameters after a dot (``P.5,10``; ``iprec_at_recall..25,.5``); ``all_trec`` names
-every measure here. Relevance is a grade of at least the relevance level (``-l``, default 1);
-a judged document below it is a judged non-relevant one (bpref); nDCG's gain is the grade
-itself, for every positive grade, whatever the level (as in trec_eval).
+every measure here. A cutoff is read as trec_eval's ``atol`` reads it and a recall level as its
+``atof``: the longest start of each that is a number (``P.1e400`` is ``P_1``, ``23.4`` is 23, as
+the names printed show). What trec_eval refuses (a cutoff below 1, a parameter given twice, a
+dot without parameters), a level that is not finite (``nan``, ``1e400``: trec_eval's output is
+undefined) and a cutoff past 2**53 are usage errors.
+
+Relevance is a grade of at least the relevance level (``-l``, default 1); a judged document
+below it is a judged non-relevant one (bpref); nDCG's gain is the grade itself, for every
+positive grade, whatever the level (as in trec_eval).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,12 +25,71 @@ from itertools import compress, count
 from typing import Final
 
 from ragscore.errors import UsageError
+from ragscore.quoting import quote
 
 Values = list[tuple[str, float]]  # a measure's values for one topic, by printed name
 CUTOFFS: Final = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 SUCCESS_CUTOFFS: Final = (1, 5, 10)
 RECALL_LEVELS: Final = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 MIN_GEO_MEAN: Final = 0.00001  # trec_eval's floor of a value in a geometric mean
+LONG_MAX: Final = 2**63 - 1  # C's long where trec_eval is built: atol clamps a number past it
+MAX_CUTOFF: Final = 2**53  # a cutoff is held as a float (a parameter), exact up to here
+_LONG_RE: Final = re.compile(r"[+-]?[0-9]+")  # ASCII digits: int() also takes "1_0" and other scripts' digits
+_LONG_PREFIX_RE: Final = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)?")
+_DOUBLE_PREFIX_RE: Final = re.compile(
+    r"[ \t\n\v\f\r]*[+-]?(?:(?P<hex>0x(?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[+-]?[0-9]+)?)"
+    r"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?|inf(?:inity)?|nan(?:\([0-9a-z_]*\))?)", re.IGNORECASE | re.ASCII)
+
+
+def c_long(text: str) -> int | None:
+    """Read an integer as C's ``atol`` does, when it reads all of ``text`` (None: it would read a part or none).
+
+    A number past a C long (atol clamps it) comes back as ±10**19, its digits not converted: Python
+    converts at most 4,300, and the caller refuses it by its range either way.
+    """
+    if _LONG_RE.fullmatch(text) is None:
+        return None
+    if len(text.lstrip("+-").lstrip("0")) > 19:
+        return -10**19 if text.startswith("-") else 10**19
+    return int(text)
+
+
+def c_double(text: str) -> float | None:
+    """Read a number as C's ``atof`` (strtod) does, when it reads all of ``text`` (None: a part or none).
+
+    Python's float reads what strtod reads but for underscores between digits and other scripts'
+    digits, which strtod stops at (it reads 1_0 as 1), and hexadecimal, which float refuses: both
+    are None here, as is every number strtod would read only the start of.
+    """
+    if "_" in text or not text.isascii():
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def atol(text: str) -> int:
+    """What C's ``atol`` reads of ``text``: its longest prefix that is an integer (0 when none), clamped to a long."""
+    found = _LONG_PREFIX_RE.match(text)
+    digits = found[1] if found is not None else None
+    value = 0 if digits is None else c_long(digits)
+    assert value is not None
+    return max(-LONG_MAX - 1, min(value, LONG_MAX))
+
+
+def atof(text: str) -> float:
+    """What C's ``atof`` (strtod) reads of ``text``: its longest prefix that is a number, 0.0 when none."""
+    found = _DOUBLE_PREFIX_RE.match(text)
+    if found is None:
+        return 0.0
+    number = found[0].strip(" \t\n\v\f\r")
+    if found["hex"] is None:
+        return float(number.partition("(")[0])  # nan(chars) is a NaN; float reads 1e400 as inf, as strtod does
+    try:
+        return float.fromhex(number)
+    except OverflowError:  # strtod gives HUGE_VAL
+        return -math.inf if number.startswith("-") else math.inf
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +325,9 @@ def parse_measures(specs: Sequence[str]) -> list[tuple[Measure, tuple[float, ...
     """Read -m options (``P.5,10``, ``all_trec``); parameters are sorted and given once, as trec_eval does."""
     chosen: dict[str, tuple[float, ...]] = {}
     for spec in specs or ("official",):
-        name, _, params = spec.partition(".")
+        name, dot, params = spec.partition(".")
+        if dot and not params:
+            raise UsageError(f"-m {spec}: expected parameters after the dot (trec_eval refuses none too)")
         if name in ("official", "all_trec"):
             for default in DEFAULT if name == "official" else ALL_TREC:
                 if default != "iprec_at_recall_nearest":
@@ -272,17 +340,49 @@ def parse_measures(specs: Sequence[str]) -> list[tuple[Measure, tuple[float, ...
         if params:
             if not measure.defaults:
                 raise UsageError(f"-m {spec}: {name} takes no parameters")
-            try:
-                values = tuple(sorted({float(p) for p in params.split(",") if p}))
-            except ValueError:
-                raise UsageError(f"-m {spec}: expected numbers separated by commas after {name}.") from None
-            if not values or (measure.defaults is not RECALL_LEVELS and any(v < 1 for v in values)):
-                raise UsageError(f"-m {spec}: expected positive cutoffs")
-            chosen[name] = values
+            read = _levels if measure.defaults is RECALL_LEVELS else _cutoffs
+            chosen[name] = read(spec, params.split(","))
         else:
             chosen.setdefault(name, measure.defaults)
     order = {name: n for n, name in enumerate(ALL_TREC)}
     return [(MEASURES[name], chosen[name]) for name in sorted(chosen, key=order.__getitem__)]
+
+
+def _cutoffs(spec: str, params: list[str]) -> tuple[float, ...]:
+    """Read a measure's cutoffs as trec_eval does (atol: ``23.4`` is 23), refusing what it refuses."""
+    values = []
+    for param in params:
+        value = atol(param)
+        if value < 1:
+            raise UsageError(f"-m {spec}: expected positive cutoffs, got {quote(param)} (read as {value})")
+        if value > MAX_CUTOFF:
+            raise UsageError(f"-m {spec}: a cutoff past 2**53 ({MAX_CUTOFF}), more documents than a ranking holds")
+        values.append(float(value))
+    return _distinct(spec, values, "cutoff")
+
+
+def _levels(spec: str, params: list[str]) -> tuple[float, ...]:
+    """Read recall levels as trec_eval does (atof: ``.5x`` is 0.5, an empty one 0), refusing what is not finite."""
+    values = []
+    for param in params:
+        value = atof(param)
+        if not math.isfinite(value):
+            raise UsageError(f"-m {spec}: expected finite recall levels, got {quote(param)}")
+        values.append(value)
+    return _distinct(spec, values, "recall level")
+
+
+def _distinct(spec: str, values: list[float], what: str) -> tuple[float, ...]:
+    """The values in increasing order; one given twice is an error, as in trec_eval."""
+    ordered = sorted(values)
+    for low, high in zip(ordered, ordered[1:], strict=False):
+        if low == high:
+            raise UsageError(f"-m {spec}: the {what} {_shown(low, what)} is given twice (trec_eval refuses it too)")
+    return tuple(ordered)
+
+
+def _shown(value: float, what: str) -> str:
+    return f"{int(value)}" if what == "cutoff" else f"{value:g}"
 
 
 @dataclass(frozen=True, slots=True)
