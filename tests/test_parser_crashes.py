@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 import math
+import tracemalloc
 from statistics import NormalDist
 from typing import Any
 
 import pytest
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, write
 from ragscore.errors import InputError, UsageError
+from ragscore.loaders.fieldpath import lookup, parse_path, unflatten
 from ragscore.metrics import power as power_module
 from ragscore.suite import history
 from ragscore.trec.files import read_qrels, read_run
@@ -268,3 +270,104 @@ def test_a_grade_of_the_fast_reader_python_reads_otherwise_sends_it_line_by_line
     with pytest.raises(InputError) as caught:
         read_qrels(str(tmp_path / "q.txt"))
     assert (caught.value.message, caught.value.line) == ('expected an integer relevance grade, got "1_0"', 101)
+
+
+# --- spans ------------------------------------------------------------------------------------------------
+
+GOLD = [{"qid": "t1", "question": "q", "answerable": True, "gold_claim_substr": ["a"]}]
+
+
+def otlp_line(**span_fields: object) -> dict[str, object]:
+    span: dict[str, object] = {"traceId": "t1", "spanId": "s1", "name": "x", "startTimeUnixNano": "1",
+                               "endTimeUnixNano": "2", "attributes": [
+                                   {"key": "openinference.span.kind", "value": {"stringValue": "CHAIN"}},
+                                   {"key": "input.value", "value": {"stringValue": "q"}},
+                                   {"key": "output.value", "value": {"stringValue": "a"}}]}
+    span.update(span_fields)
+    return {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+
+
+def phoenix_line(**fields: object) -> dict[str, object]:
+    line: dict[str, object] = {"context": {"trace_id": "t1", "span_id": "s1"}, "span_kind": "CHAIN",
+                               "attributes": {"input.value": "q", "output.value": "a"}}
+    line.update(fields)
+    return line
+
+
+NANOS = ("nanoseconds since 1970 (an unsigned 64-bit integer)")
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    (phoenix_line(context={"trace_id": "t1", "span_id": ["x"]}), 'expected the span id ("context": {"span_id": '
+     '...}, "context.span_id", "span_id" or "spanId") to be a string, got an array'),
+    (phoenix_line(parent_id={"a": 1}), 'expected the parent span id ("parent_id", "parentId" or "parent_span_id") '
+     "to be a string, got an object"),
+    (otlp_line(spanId=["x"]), 'expected a span\'s "spanId" to be a string, got an array'),
+    (otlp_line(parentSpanId=1.5), 'expected a span\'s "parentSpanId" to be a string, got 1.5'),
+    (otlp_line(endTimeUnixNano="9" * 400), f'expected a span\'s "endTimeUnixNano" to be {NANOS}, got "'
+     + "9" * 80 + "…[280 characters]…" + "9" * 40 + '"'),
+    (otlp_line(startTimeUnixNano=2**64), f'expected a span\'s "startTimeUnixNano" to be {NANOS}, got '
+                                         "18446744073709551616"),
+    (otlp_line(endTimeUnixNano="soon"), f'expected a span\'s "endTimeUnixNano" to be {NANOS}, got "soon"'),
+])
+def test_a_span_whose_id_or_time_cannot_be_read_is_an_error_at_its_line(ragscore, isolated, line, message):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [phoenix_line(context={"trace_id": "t0", "span_id": "s0"}), line])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--trace-format", "openinference", "--format", "none")
+    assert (run.status, run.out, run.err) == (2, "", f"ragscore: error: t.jsonl:2: {message}\n")
+
+
+def test_the_largest_otlp_time_is_read(ragscore, isolated):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [otlp_line(startTimeUnixNano="0", endTimeUnixNano=str(2**64 - 1))])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--trace-format", "openinference", "--format", "json",
+                   "--no-fail")
+    assert run.status == 0 and json.loads(run.out)["operations"]["latency_ms"] == {"questions": 1, "missing": 0}
+
+
+# --- flattened attributes ------------------------------------------------------------------------------------
+
+def test_a_flattened_index_past_the_keys_holes_is_an_object_key():
+    attributes = {f"k{i}.999999": i for i in range(200)}
+    tracemalloc.start()
+    try:
+        nested = unflatten(attributes)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2_000_000  # a list of a million holes per key took 1.5 GB
+    assert nested["k7"] == {"999999": 7}
+    assert lookup(nested, parse_path("k7.999999")) == 7
+
+
+def test_lists_keep_their_holes_while_the_keys_cover_them():
+    assert unflatten({"a.2": 1, "a.0": 2}) == {"a": [2, None, 1]}  # one hole, two keys
+    assert unflatten({"a.5": 1, "b": 1, "c": 2, "d": 3, "e": 4}) == {"a": [None] * 5 + [1], "b": 1, "c": 2, "d": 3,
+                                                                      "e": 4}
+    assert unflatten({"a.5": 1, "b": 1}) == {"a": {"5": 1}, "b": 1}  # five holes, two keys
+    docs = {f"retrieval.documents.{i}.document.id": f"d{i}" for i in reversed(range(50))}
+    assert unflatten(docs) == {"retrieval": {"documents": [{"document": {"id": f"d{i}"}} for i in range(50)]}}
+
+
+def test_keys_that_crashed_or_nested_past_the_stack_are_read():
+    assert unflatten({"a.\u00b2": 1, "b.0": 2}) == {"a": {"\u00b2": 1}, "b": [2]}  # "²".isdigit(), int("²") fails
+    assert unflatten({"a.1234567.y": 1, "a.0": 2}) == {"a": {"1234567": {"y": 1}}, "a.0": 2}
+    deep = unflatten({".".join(["a"] * 100_000): 1, "b.0": 2})
+    assert deep["b"] == [2]
+
+
+def test_a_7_kb_span_of_flattened_indices_is_read_in_little_memory(ragscore, isolated):
+    attributes: dict[str, object] = {f"k{i}.999999": "v" for i in range(200)}
+    attributes.update({"openinference.span.kind": "CHAIN", "input.value": "q", "output.value": "a"})
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [{"context": {"trace_id": "t1", "span_id": "s1"}, "span_kind": "CHAIN",
+                                  "attributes": attributes}])
+    tracemalloc.start()
+    try:
+        run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--trace-format", "openinference", "--format",
+                       "json", "--no-fail")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert run.status == 0 and json.loads(run.out)["counts"]["missing"] == 0
+    assert peak < 50_000_000

@@ -24,7 +24,7 @@ import functools
 import json
 import re
 from collections.abc import Sequence
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 KEY: Final = 0
 INDEX: Final = 1
@@ -163,11 +163,19 @@ def _walk(value: object, steps: Sequence[Step], start: int, container: bool) -> 
     return value
 
 
+class _Indexed(dict[int, object]):
+    """A list being assembled from flattened keys: its entries by index, made a list once every key is placed."""
+
+
 def unflatten(attributes: dict[str, object]) -> dict[str, object]:
     """Nest flattened attribute keys (``retrieval.documents.0.document.id``) into objects and lists.
 
     A numeric part makes a list (indices may come in any order; a hole is None). A key that
-    clashes with another (``a`` and ``a.b`` both given) is kept flat, as written.
+    clashes with another (``a`` and ``a.b`` both given) is kept flat, as written. The lists'
+    holes, all together, are at most as many as the keys: a list that would need more (one key
+    ``k.999999`` would make a million holes) is an object keyed by the index's digits instead,
+    so ``k.999999`` still finds its value, ``k[999999]`` does not, and memory stays in proportion
+    to the line.
     """
     if not any("." in key for key in attributes):
         return attributes
@@ -177,32 +185,60 @@ def unflatten(attributes: dict[str, object]) -> dict[str, object]:
         parts = key.split(".")
         if not all(parts) or not _place(root, parts, value):
             clashes[key] = value
+    _lists(root, len(attributes))
     root.update((key, value) for key, value in clashes.items() if key not in root)
     return root
 
 
+def _index(part: str) -> bool:
+    return part.isascii() and part.isdigit()  # "²".isdigit() too, which int() refuses
+
+
 def _place(root: dict[str, object], parts: list[str], value: object) -> bool:
     """Put ``value`` at the path ``parts`` inside ``root``; False when something else is there."""
-    node: dict[str, object] | list[object] = root
+    node: dict[Any, object] = root  # keyed by text, or by int where it is an _Indexed
     for n, part in enumerate(parts):
-        if isinstance(node, list):
-            if not part.isdigit() or len(part) > 6:  # an index, and not one that would fill memory
+        index: int | str = part
+        if type(node) is _Indexed:
+            if not _index(part) or len(part) > 6:  # a list's index, as the first key made it (7 digits: an object)
                 return False
-            index: int | str = int(part)
-            node.extend([None] * (int(part) + 1 - len(node)))
-            current = node[int(part)]
-        else:
-            index = part
-            current = node.get(part)
+            index = int(part)
+        current = node.get(index)
         if n == len(parts) - 1:
             if current is not None:
                 return False
-            node[index] = value  # type: ignore[index]  # an int index exactly where node is a list
+            node[index] = value
             return True
-        fresh: dict[str, object] | list[object] = [] if parts[n + 1].isdigit() else {}
+        following = parts[n + 1]
+        fresh: dict[Any, object] = _Indexed() if _index(following) and len(following) <= 6 else {}
         if current is None:
-            node[index] = current = fresh  # type: ignore[index]  # as above
+            node[index] = current = fresh
         elif type(current) is not type(fresh):
             return False
-        node = current
+        node = current  # a dict of either kind: type(current) is type(fresh)
     return True
+
+
+def _lists(root: dict[str, object], holes: int) -> None:
+    """Make each _Indexed inside ``root`` a list, innermost first, while their holes (None entries) stay
+    within ``holes`` all together; past it, an object keyed by the indices' digits. Walked without
+    recursion: a key of a hundred thousand parts nests as deep."""
+    found: list[tuple[dict[Any, object], Any, _Indexed]] = []
+    stack: list[dict[Any, object]] = [root]
+    while stack:
+        node = stack.pop()
+        for key, child in node.items():
+            if type(child) is _Indexed or type(child) is dict and child:
+                if type(child) is _Indexed:
+                    found.append((node, key, child))
+                stack.append(child)
+    for parent, key, indexed in reversed(found):  # a list's lists before it
+        size = max(indexed, default=-1) + 1
+        if size - len(indexed) <= holes:
+            holes -= size - len(indexed)
+            entries: list[object] = [None] * size
+            for index, value in indexed.items():
+                entries[index] = value
+            parent[key] = entries
+        else:
+            parent[key] = {str(index): value for index, value in indexed.items()}

@@ -28,6 +28,7 @@ from ragscore.loaders.scores import csv_records
 from ragscore.loaders.shards import Shards
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS
 from ragscore.operations import nanoseconds
+from ragscore.quoting import quote
 
 FORMATS: Final = ("native", "ragas", "openinference", "otel-genai", "langchain")
 CHOICES: Final = ("auto", *FORMATS)
@@ -331,8 +332,8 @@ def _phoenix_span(obj: dict[str, object], source: str, line: int) -> _Span:
     if not isinstance(trace, str) or not trace:
         raise InputError(source, 'expected a span with a trace id ("context": {"trace_id": ...}, "context.trace_id", '
                                  '"trace_id" or "traceId")', line)
-    span_id = (context.get("span_id") if type(context) is dict else None) or obj.get("context.span_id") or obj.get(
-        "span_id") or obj.get("spanId")
+    span_id = _span_ref((context.get("span_id") if type(context) is dict else None) or obj.get("context.span_id")
+                        or obj.get("span_id") or obj.get("spanId"), _PHOENIX_SPAN_ID, source, line)
     attributes = obj.get("attributes")
     if type(attributes) is not dict:  # a spans dataframe written as JSON: "attributes.input.value" columns
         attributes = {key[len("attributes."):]: value for key, value in obj.items()
@@ -341,10 +342,23 @@ def _phoenix_span(obj: dict[str, object], source: str, line: int) -> _Span:
     kind = obj.get("span_kind")
     if not isinstance(kind, str):
         kind = lookup(attributes, parse_path("openinference.span.kind"))
-    parent = obj.get("parent_id", obj.get("parentId", obj.get("parent_span_id")))
+    parent = _span_ref(obj.get("parent_id", obj.get("parentId", obj.get("parent_span_id"))), _PHOENIX_PARENT, source,
+                       line)
     return {"trace": trace, "kind": str(kind).upper() if isinstance(kind, str) else "", "root": not parent,
             "id": span_id, "parent": parent, "attributes": attributes, "line": line,
             "start": nanoseconds(obj.get("start_time")), "end": nanoseconds(obj.get("end_time"))}
+
+
+_PHOENIX_SPAN_ID: Final = 'the span id ("context": {"span_id": ...}, "context.span_id", "span_id" or "spanId")'
+_PHOENIX_PARENT: Final = 'the parent span id ("parent_id", "parentId" or "parent_span_id")'
+_MAX_NANOS: Final = 2**64 - 1  # OTLP's times are fixed64
+
+
+def _span_ref(value: object, what: str, source: str, line: int) -> object:
+    """A span's id or its parent's as given (text, or an integer), or None; anything else cannot name a span."""
+    if value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise InputError(source, f"expected {what} to be a string, got {describe(value)}", line)
 
 
 def _otlp_value(value: object) -> object:
@@ -399,22 +413,28 @@ def _otlp_spans(obj: dict[str, object], source: str, line: int) -> list[_Span]:
                     raise InputError(source, 'expected every span to have a "traceId"', line)
                 attributes = _otlp_attributes(span.get("attributes"))
                 kind = attributes.get("openinference.span.kind")
+                parent = _span_ref(span.get("parentSpanId"), 'a span\'s "parentSpanId"', source, line)
+                span_id = _span_ref(span.get("spanId"), 'a span\'s "spanId"', source, line)
                 spans.append({"trace": trace, "kind": kind.upper() if isinstance(kind, str) else "",
-                              "root": not span.get("parentSpanId"), "id": span.get("spanId"),
-                              "parent": span.get("parentSpanId"), "attributes": unflatten(attributes)
+                              "root": not parent, "id": span_id, "parent": parent, "attributes": unflatten(attributes)
                               if "openinference.span.kind" in attributes else attributes, "line": line,
-                              "start": _nanos(span.get("startTimeUnixNano")),
-                              "end": _nanos(span.get("endTimeUnixNano"))})
+                              "start": _nanos(span, "startTimeUnixNano", source, line),
+                              "end": _nanos(span, "endTimeUnixNano", source, line)})
     return spans
 
 
-def _nanos(value: object) -> int | None:
-    """Read OTLP's nanoseconds since the epoch (an int64, written as a string)."""
-    if isinstance(value, str) and value.isascii() and value.isdigit():
-        return int(value)
-    if type(value) is int and value >= 0:
+def _nanos(span: dict[str, object], key: str, source: str, line: int) -> int | None:
+    """Read one of OTLP's times, nanoseconds since the epoch (a fixed64, written as a string or a number); None
+    when the span has none. Anything else is an error: no time can be read from it."""
+    value = span.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value.lstrip("0")) <= 20:
+        value = int(value)  # not a longer one: past 2**64 either way, and Python converts at most 4,300 digits
+    if type(value) is int and 0 <= value <= _MAX_NANOS:
         return value
-    return None
+    raise InputError(source, f'expected a span\'s "{key}" to be nanoseconds since 1970 (an unsigned 64-bit integer), '
+                             f"got {quote(value) if isinstance(value, str) else describe(value)}", line)
 
 
 def _operations(record: dict[str, object], spans: list[_Span], tokens: dict[str, int | None]) -> None:
