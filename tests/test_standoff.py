@@ -166,3 +166,19 @@ def test_a_brat_folder_leaves_out_what_is_no_regular_file_with_a_note(ragscore, 
     with pytest.raises(InputError) as caught:
         brat("g")
     assert str(caught.value) == "g: expected .ann files in this folder (regular files)"
+
+
+@pytest.mark.parametrize(("name", "text", "error"), [
+    ("lg.tsv", "id\tmention\tkb_id\nm1\tAda\tQ1\nm2\n", 'lg.tsv:3: expected a "mention" cell (column 2), got 1 cell'),
+    ("lg.csv", "id,mention,kb_id\nm1,Ada\n", 'lg.csv:2: expected a "kb_id" cell (column 3), got 2 cells'),
+])
+def test_a_row_without_a_cell_it_needs_is_an_error_at_its_line(tmp_path, name, text, error):
+    (tmp_path / name).write_text(text)
+    with pytest.raises(InputError) as caught:
+        link_gold_table(str(tmp_path / name))
+    assert str(caught.value) == f"{tmp_path}/{error}"
+
+
+def test_a_row_may_leave_out_the_columns_after_those_read(tmp_path):
+    (tmp_path / "g.tsv").write_text("id\tlabel\tnote\nm1\tPER\tchecked\nm2\tLOC\n")
+    assert classify_table(str(tmp_path / "g.tsv")) == [{"id": "m1", "label": "PER"}, {"id": "m2", "label": "LOC"}]

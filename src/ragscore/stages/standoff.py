@@ -163,9 +163,14 @@ def _rows(spec: str, columns: tuple[str, ...]) -> _Table:
     raw = lines[header_line - 1] if header_line <= len(lines) else '"'  # (a quote: not placed)
     _check_header(file.name, header, columns, header_line, raw, delimiter)
     rows = []
+    needed = max(header.index(column) for column in columns) + 1  # a row may leave out the columns after these
     for line, cells in records[1:]:
         if len(cells) > len(header):
             raise InputError(file.name, f"expected at most {len(header)} cells, got {len(cells)}", line)
+        if len(cells) < needed:
+            missing = next(column for column in columns if header.index(column) >= len(cells))
+            raise InputError(file.name, f"expected a {quote(missing)} cell (column {header.index(missing) + 1}), "
+                                        f"got {len(cells)} cell{'s' * (len(cells) != 1)}", line)
         # Not strict: a short row leaves its last columns out (and a strict= keyword costs every row).
         rows.append((line, {name: cell.strip() for name, cell in zip(header, cells)}))  # noqa: B905
     return _Table(rows, header, lines, delimiter)
@@ -236,7 +241,7 @@ def link_pred_table(spec: str) -> list[dict[str, object]]:
         if row["kb_id"] in NIL:
             pred["nil"] = True
             continue
-        cell = row.get("score", "")  # a short row has none
+        cell = row["score"]
         score = float(cell) if _NUMBER_RE.fullmatch(cell) else math.nan
         if not math.isfinite(score):
             raise InputError(spec, f"expected the score to be a finite number (such as 0.87), got {quote(cell)}", line,
