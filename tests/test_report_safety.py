@@ -42,8 +42,8 @@ CONTROLS = ("\x00\x01\x07\x08\x0b\x0c\r\x1b[2J\x1b]0;pwned\x07\x1b[31m\x7f\x80\x
 # What no report may hold raw: the set above, written out here so that the test does not trust
 # the code it tests. A tab is in it: no report format needs one.
 RAW_RE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
-# ragscore's own annotations: the title (whose ":" and "," are escaped) names a gate.
-OWN_ANNOTATION_RE = re.compile(r"::(error|warning) title=ragscore gate [^:,]+::.+")
+# ragscore's own annotations: the title (whose ":" and "," are escaped) names a gate, or a suite's task.
+OWN_ANNOTATION_RE = re.compile(r"::(error|warning) title=ragscore [^:,]+::.+")
 PROBE = "E\x1b[2J\u202e\x00"  # a short qid whose rendering each format is checked for exactly
 
 
