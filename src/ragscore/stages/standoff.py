@@ -4,11 +4,13 @@
   id the file's name without ``.ann``). Text-bound annotations (``T1<tab>PER 0 5;9 12<tab>...``)
   are the entities; a discontinuous one counts by its full extent (from its smallest start to its
   largest end, as brat's own first_start and last_end read it), so it matches a contiguous span
-  with the same ends. Each fragment must start before it ends, within the text. Relations, events, attributes
-  and notes are not entities and are skipped.
+  with the same ends. Each fragment must start before it ends, within the text. Relations,
+  events, attributes and notes are not entities and are skipped. Of a folder, only regular files
+  are read.
 - TSV or CSV with a header: ``classify`` reads ``id`` and ``label``; ``link`` reads gold rows
   ``id, mention, kb_id`` (an empty kb_id or ``NIL``: no entity) and prediction rows
-  ``id, kb_id, score``, one per candidate (an empty kb_id or ``NIL``: the prediction is NIL).
+  ``id, kb_id, score``, one per candidate (an empty kb_id or ``NIL``: the prediction is NIL; a
+  score is a finite number). A column read is named once in the header, and every row has its cell.
 """
 
 from __future__ import annotations
