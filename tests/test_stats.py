@@ -87,6 +87,19 @@ def test_z_value() -> None:
             z_value(bad)
 
 
+def test_z_value_next_to_one() -> None:
+    # 1 - (1 - c) / 2 rounds to 1.0 (inv_cdf's pole) for the largest confidence below 1: the lower tail is exact there.
+    from scipy.stats import norm
+
+    assert z_value(0.9999999999999999) == pytest.approx(norm.isf((1 - 0.9999999999999999) / 2), rel=1e-9)
+    for confidence in (0.999999999999999, 1 - 2**-40):  # short of the pole: scipy's own arithmetic
+        assert z_value(confidence) == pytest.approx(norm.ppf(1 - (1 - confidence) / 2), rel=1e-12)
+    # scipy's own Wilson interval is nan there (its z is inf); the formula with scipy's quantile:
+    z, n, p = norm.isf((1 - 0.9999999999999999) / 2), 10, 0.3
+    center, half = (n * p + z**2 / 2) / (n + z**2), z / (n + z**2) * math.sqrt(n * p * (1 - p) + z**2 / 4)
+    assert wilson_interval(3, 10, 0.9999999999999999) == pytest.approx((center - half, center + half), rel=1e-9)
+
+
 def test_wilson_rejects_bad_counts() -> None:
     for k, n in ((0, 0), (3, 2), (-1, 5)):
         with pytest.raises(ValueError):

@@ -70,7 +70,10 @@ def _check_resamples(resamples: int) -> None:
 def z_value(confidence: float) -> float:
     """Return the two-sided standard normal quantile for a confidence level (remembered: slices ask often)."""
     _check_confidence(confidence)
-    return NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
+    tail = (1.0 - confidence) / 2.0
+    upper = 1.0 - tail
+    # Past 1 - 2**-54 the upper quantile's argument rounds to 1, inv_cdf's pole: the lower tail is exact there.
+    return NormalDist().inv_cdf(upper) if upper < 1.0 else -NormalDist().inv_cdf(tail)
 
 
 def wilson_interval(successes: int, trials: int, confidence: float) -> tuple[float, float]:
