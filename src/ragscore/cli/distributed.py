@@ -8,6 +8,8 @@ import re
 from dataclasses import replace
 
 from ragscore.cli.common import (
+    INPUT_PATH,
+    REPORT_PATH,
     Exit,
     Parser,
     Streams,
@@ -68,7 +70,7 @@ def partial_parser(prog: str) -> argparse.ArgumentParser:
     part = parser.add_argument_group("the part")
     part.add_argument("--part", required=True, type=_part, metavar="I/N",
                       help="part I of N (1 <= I <= N): the questions whose ragscore.owner(qid, N) is I - 1")
-    part.add_argument("-o", "--output", required=True, metavar="PATH",
+    part.add_argument("-o", "--output", required=True, type=REPORT_PATH, metavar="PATH",
                       help="where to write the partial (JSON; '-' for standard output)")
     part.add_argument("--per-question", action="store_true",
                       help="keep each question's row, for a merged report with --per-question")
@@ -110,8 +112,9 @@ def merge_parser(prog: str) -> argparse.ArgumentParser:
     parser = Parser(prog=prog, description="Merge the partial results of every part of a run (ragscore partial), "
                                            "check the gates and write the reports, as ragscore score does.",
                     epilog=MERGE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("partials", nargs="+", metavar="PARTIAL", help="the partial results, one per part (any order)")
-    parser.add_argument("--scores", metavar="PATH",
+    parser.add_argument("partials", nargs="+", type=INPUT_PATH, metavar="PARTIAL",
+                        help="the partial results, one per part (any order)")
+    parser.add_argument("--scores", type=INPUT_PATH, metavar="PATH",
                         help="the --scores file the partials were made with (read again: it must be the same)")
     out = parser.add_argument_group("reports")
     add_report_options(out, ("json", "markdown", "text", "none"), format_help=FORMAT_HELP, helps=REPORT_HELP)

@@ -6,6 +6,7 @@ import argparse
 
 from ragscore.api import monitor
 from ragscore.cli.common import (
+    INPUT_PATH,
     Exit,
     Parser,
     Streams,
@@ -31,9 +32,9 @@ def monitor_parser(prog: str) -> argparse.ArgumentParser:
         "whole period; gates on each ([monitor.gates], --gates); with --baseline, each rate's drift from an "
         "earlier period (two-proportion z-tests, Holm-corrected; [monitor.drift] bounds fail).",
     )
-    parser.add_argument("--trace", required=True, action="append", metavar="PATH",
+    parser.add_argument("--trace", required=True, action="append", type=INPUT_PATH, metavar="PATH",
                         help="the traces to watch (repeatable, a quoted glob or a folder: read as one)")
-    parser.add_argument("--baseline", action="append", metavar="PATH",
+    parser.add_argument("--baseline", action="append", type=INPUT_PATH, metavar="PATH",
                         help="traces of an earlier period to compare each rate with (repeatable)")
     parser.add_argument("--window", metavar="WIDTH",
                         help="the window width: a count and a unit of s, m, h, d or w (default 1h; windows start "
@@ -42,7 +43,7 @@ def monitor_parser(prog: str) -> argparse.ArgumentParser:
                         help="gate only windows of at least N traces (default 30)")
     parser.add_argument("--gates", metavar="SPEC",
                         help='gates on each window and the whole period, e.g. "refusal_rate<=0.2,latency_p95=2000"')
-    parser.add_argument("--gates-file", metavar="PATH",
+    parser.add_argument("--gates-file", type=INPUT_PATH, metavar="PATH",
                         help="read [monitor] (and [scoring] refusals) from PATH instead of ./gates.toml")
     parser.add_argument("--strict", action="store_true", default=None,
                         help="fail gates on undefined metrics instead of skipping them")

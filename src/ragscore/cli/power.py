@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ragscore.cli.common import (
+    INPUT_PATH,
     Exit,
     Parser,
     Streams,
@@ -24,8 +25,9 @@ from ragscore.loaders.shards import expand
 def power_parser(prog: str) -> argparse.ArgumentParser:
     parser = Parser(prog=prog, description="For each metric of a run, the smallest change a paired comparison "
                     "of a run like it detects at its size, and the questions needed to detect a given change.")
-    parser.add_argument("--gold", required=True, metavar="PATH", help="the gold set")
-    parser.add_argument("--trace", required=True, action="append", metavar="PATH", help="the run's traces")
+    parser.add_argument("--gold", required=True, type=INPUT_PATH, metavar="PATH", help="the gold set")
+    parser.add_argument("--trace", required=True, action="append", type=INPUT_PATH, metavar="PATH",
+                        help="the run's traces")
     parser.add_argument("--detect", metavar="CHANGE", help="the change to detect (default: each metric's "
                         "[regression] bound, else 0.05)")
     parser.add_argument("--power", default="0.8", metavar="P", help="the power wanted (default 0.8)")
@@ -34,7 +36,8 @@ def power_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--metrics", metavar="FAMILIES", help="optional metric families to compute as well")
     parser.add_argument("--confidence", type=confidence_level, metavar="C",
                         help="1 - C is the test's significance level (default 0.95)")
-    parser.add_argument("--gates-file", metavar="PATH", help="read [scoring], [gates] and [regression] from PATH")
+    parser.add_argument("--gates-file", type=INPUT_PATH, metavar="PATH",
+                        help="read [scoring], [gates] and [regression] from PATH")
     add_trace_options(parser, "how the traces are written (default: auto)", "read a trace concept from another "
                                                                              "path (repeatable)")
     add_report_options(parser, ("json", "markdown", "none"), files=("json", "markdown"))

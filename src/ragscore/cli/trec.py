@@ -6,6 +6,7 @@ import argparse
 import os
 
 from ragscore.cli.common import (
+    INPUT_PATH,
     REPORT_OPTIONS,
     Exit,
     Parser,
@@ -52,8 +53,9 @@ def trec_parser(prog: str) -> argparse.ArgumentParser:
     parser = Parser(prog=prog, description="Score TREC runs against TREC qrels (or BEIR qrels TSV) and print what "
                                            "trec_eval prints, or ragscore's reports with gates.", epilog=EPILOG,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("qrels", metavar="QRELS", help="judgments: TREC qrels (qid iter docno rel) or BEIR qrels TSV")
-    parser.add_argument("runs", metavar="RUN", nargs="+",
+    parser.add_argument("qrels", type=INPUT_PATH, metavar="QRELS",
+                        help="judgments: TREC qrels (qid iter docno rel) or BEIR qrels TSV")
+    parser.add_argument("runs", type=INPUT_PATH, metavar="RUN", nargs="+",
                         help="a TREC run (qid iter docno rank score run_tag); several: compared with the first")
     parser.add_argument("-q", dest="per_query", action="store_true",
                         help="also print each topic's values (in the JSON report: a queries list)")
@@ -75,7 +77,8 @@ def trec_parser(prog: str) -> argparse.ArgumentParser:
     gates.add_argument("--gates", metavar="SPEC",
                        help='gates, e.g. "ndcg@10>=0.6,P_5=0.4" (score\'s or trec_eval\'s names); METRIC=off '
                             "removes one")
-    gates.add_argument("--gates-file", metavar="PATH", help="read [trec.gates] from PATH instead of ./gates.toml")
+    gates.add_argument("--gates-file", type=INPUT_PATH, metavar="PATH",
+                       help="read [trec.gates] from PATH instead of ./gates.toml")
     gates.add_argument("--no-fail", action="store_true", help="exit 0 even when a gate fails (report only)")
     tests = parser.add_argument_group("paired tests (several runs)")
     tests.add_argument("--bootstrap", type=count, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
