@@ -86,7 +86,7 @@ def compile_refusal_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str]
 _RE_PARSER: Final[Any] = importlib.import_module("re._parser")  # re's parser: no public module gives its tree
 _CASES: Final[Any] = importlib.import_module("re._casefix")._EXTRA_CASES  # "s" and "ſ", "i" and "ı" (IGNORECASE)
 _REPEATS: Final = frozenset({"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"})
-_LARGE_CLASS: Final = 4096  # a character range wider than this counts as any character
+_LARGE_CLASS: Final = 4096  # a character class larger than this counts as any character
 _POSITIONS_UP_TO: Final = 1000  # longest pattern whose fault is placed (each place tried is one parse)
 _EXPONENTIAL: Final = "matching it can take time exponential in the claim's length"
 
@@ -207,7 +207,7 @@ def _class(items: Sequence[tuple[Any, Any]]) -> frozenset[int] | None:
     for op, av in items:
         if op.name == "LITERAL":
             chars |= _folded(av)
-        elif op.name == "RANGE" and av[1] - av[0] < _LARGE_CLASS:
+        elif op.name == "RANGE" and len(chars) + av[1] - av[0] < _LARGE_CLASS:  # the class's size bounds the work
             for code in range(av[0], av[1] + 1):
                 chars |= _folded(code)
         else:
