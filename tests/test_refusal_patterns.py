@@ -471,3 +471,17 @@ def test_the_readme_error_and_reason_examples_are_true(ragscore, isolated):
     assert f"(`{reason}`," in readme
     slow = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--refusal-pattern", "^(a+)+$").err
     assert f"(`{slow.removeprefix('ragscore: error: ').rstrip()}`)" in readme
+
+
+def test_a_pattern_re_warns_about_prints_no_warning(ragscore, isolated):
+    import warnings
+
+    # re warns "Possible nested set" (a FutureWarning) about "[[": a line of stderr that is no message of ragscore's.
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [_trace("U1", "[no] idea")])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--refusal-pattern", r"[[]no\] idea", "-q",
+                       "--per-question", "--no-fail")
+    assert run.status == 0 and run.json()["questions"][1]["label"] == "REFUSAL_OK"
+    assert [str(w.message) for w in caught] == []

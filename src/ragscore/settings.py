@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 import re
+import warnings
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -38,6 +39,12 @@ def cutoff_problem(values: Collection[int]) -> str | None:
 
 def refusal_pattern_problem(pattern: str) -> str | None:
     """Say why a refusal pattern cannot be used (re's own message, with its position), or return None."""
+    with warnings.catch_warnings():  # re's FutureWarning ("Possible nested set"): no line of stderr of its own
+        warnings.simplefilter("ignore", FutureWarning)
+        return _pattern_problem(pattern)
+
+
+def _pattern_problem(pattern: str) -> str | None:
     if not pattern.strip():
         return "expected a regular expression, got blank text"
     try:
@@ -65,7 +72,9 @@ def compile_refusal_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str]
             from ragscore.errors import UsageError
 
             raise UsageError(f"refusal pattern {quote(pattern)}: {problem}")
-    return tuple(re.compile(p, re.IGNORECASE) for p in patterns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return tuple(re.compile(p, re.IGNORECASE) for p in patterns)
 
 
 # --- patterns that take exponential time --------------------------------------------------------
