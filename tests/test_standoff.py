@@ -182,3 +182,25 @@ def test_a_row_without_a_cell_it_needs_is_an_error_at_its_line(tmp_path, name, t
 def test_a_row_may_leave_out_the_columns_after_those_read(tmp_path):
     (tmp_path / "g.tsv").write_text("id\tlabel\tnote\nm1\tPER\tchecked\nm2\tLOC\n")
     assert classify_table(str(tmp_path / "g.tsv")) == [{"id": "m1", "label": "PER"}, {"id": "m2", "label": "LOC"}]
+
+
+def test_errors_about_a_record_name_the_line_of_the_file_it_came_from(ragscore, tmp_path, monkeypatch):
+    # A record read from a table, CoNLL or BRAT was named by its number (a table's line 3 was "line 2").
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "g.tsv").write_text("id\tlabel\n\nm1\tA\nm2\tB\nm1\tC\n")
+    run = ragscore("classify", "--gold", "g.tsv", "--pred", "g.tsv")
+    assert run.err == 'ragscore: error: g.tsv:5:1: duplicate id "m1" (first defined on line 3)\n'
+    (tmp_path / "g.csv").write_text('label,id\nA,m1\nB, \n')
+    run = ragscore("classify", "--gold", "g.csv", "--pred", "g.csv")
+    assert run.err == 'ragscore: error: g.csv:3:3: expected "id" to be a non-empty string or an integer, got ""\n'
+    (tmp_path / "g.conll").write_text("Ada B-PER\nLovelace I-PER\n\nin O\nLondon B-LOC\n")
+    (tmp_path / "p.conll").write_text("Ada B-PER\nLovelace I-PER\n\n\nin O\nParis B-LOC\n")
+    run = ragscore("ner", "--gold", "g.conll", "--pred", "p.conll")
+    assert run.err == ("ragscore: error: p.conll:5: the prediction's text differs from the gold text: offsets would "
+                       "not refer to the same characters\n")
+    _brat(tmp_path / "gb", "d", ["T1\tPER 0 3\tAda"])
+    _brat(tmp_path / "pb", "d", ["T1\tPER 0 3\tAda"])
+    (tmp_path / "pb" / "d.txt").write_text("Ada Lovelace")
+    run = ragscore("ner", "--gold", "gb", "--pred", "pb")
+    assert run.err == ("ragscore: error: pb/d.ann: the prediction's text differs from the gold text: offsets would "
+                       "not refer to the same characters\n")

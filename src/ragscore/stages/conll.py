@@ -21,6 +21,7 @@ from typing import Final
 
 from ragscore.errors import InputError
 from ragscore.loaders.input_file import BOM, InputFile, decode_text
+from ragscore.stages.records import Sourced
 
 ANY: Final = "*"
 SAME, DIFF = "same", "diff"
@@ -130,11 +131,11 @@ def sentences(file: InputFile, token_column: int = 0, tag_column: int = -1) -> I
         yield current
 
 
-def records(spec: str, scheme: str = "IOB2", token_column: int = 0, tag_column: int = -1) -> list[dict[str, object]]:
+def records(spec: str, scheme: str = "IOB2", token_column: int = 0, tag_column: int = -1) -> list[Sourced]:
     """Read a CoNLL file as ner records: id (the sentence's number), text and entities (character offsets)."""
     file = InputFile(spec)
     chosen = SCHEMES[scheme.upper()]
-    out: list[dict[str, object]] = []
+    out: list[Sourced] = []
     for n, sentence in enumerate(sentences(file, token_column, tag_column), 1):
         # Once per sentence: no strict= keyword (it costs every call); tag_lines has one line per tag.
         for tag, line in zip(sentence.tags, sentence.tag_lines):  # noqa: B905
@@ -147,5 +148,6 @@ def records(spec: str, scheme: str = "IOB2", token_column: int = 0, tag_column: 
             offset += len(token) + 1
         entities = [{"start": starts[first], "end": starts[end - 1] + len(sentence.tokens[end - 1]), "type": kind}
                     for kind, first, end in decode(sentence.tags, chosen)]
-        out.append({"id": str(n), "text": " ".join(sentence.tokens), "entities": entities})
+        out.append(Sourced({"id": str(n), "text": " ".join(sentence.tokens), "entities": entities}, file.name,
+                           sentence.line))
     return out

@@ -8,7 +8,7 @@ item without a prediction is counted as missing and scored by the stage as an em
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -56,6 +56,31 @@ class Fields(ObjectFields):
         return value
 
 
+class Sourced(dict[str, object]):
+    """A record read from a file that is no JSON (a table, CoNLL, BRAT), with where it is in that file:
+    an error about it names that file's line (and a table cell's column), not the record's number."""
+
+    __slots__ = ("columns", "line", "source")
+
+    def __init__(self, fields: Mapping[str, object], source: str, line: int | None,
+                 columns: Mapping[str, int | None] | None = None) -> None:
+        super().__init__(fields)
+        self.source, self.line, self.columns = source, line, dict(columns or {})
+
+
+class _SourcedFields(Fields):
+    """A ``Sourced`` record's fields: an error points at the record's own file, line and cell."""
+
+    def __init__(self, record: Sourced) -> None:
+        super().__init__(record, record.source, record.line or 0, 0, "")
+        self.record = record
+
+    def fail(self, key: str | None, message: str) -> InputError:
+        record = self.record
+        column = record.columns.get(key) if key is not None and record.line is not None else None
+        return InputError(record.source, message, record.line, column)
+
+
 def quoted(key: str) -> str:
     """Quote a field name for an error message."""
     return f'"{key}"'
@@ -93,8 +118,13 @@ def iter_objects(file: InputFile | Records) -> Iterator[Fields]:
     API) as ``Fields``; reject non-objects."""
     records: Iterator[tuple[int, int, str, object]]
     if isinstance(file, Records):
-        yield from (Fields(value, file.name, n, 1, "") if isinstance(value, dict) else _not_object(file.name, n, value)
-                    for n, value in file)
+        for n, value in file:
+            if isinstance(value, Sourced):
+                yield _SourcedFields(value)
+            elif isinstance(value, dict):
+                yield Fields(value, file.name, n, 1, "")
+            else:
+                _not_object(file.name, n, value)
         return
     document, lines = array_or_lines(file)
     if document is not None:

@@ -27,6 +27,7 @@ from typing import Final, NamedTuple, cast
 from ragscore.errors import InputError
 from ragscore.loaders.input_file import BOM, InputFile, decode_text
 from ragscore.quoting import quote, visible
+from ragscore.stages.records import Sourced
 
 NIL = ("", "NIL")
 _SHOWN: Final = 5  # the files a note names; it counts the others
@@ -43,7 +44,7 @@ def _text(path: Path) -> str:
         file._close(stream)
 
 
-def brat_document(ann: Path) -> dict[str, object]:
+def brat_document(ann: Path) -> Sourced:
     """Read one ``.ann`` file (and the length of its ``.txt``) as a ner record."""
     txt = ann.with_suffix(".txt")
     if not txt.is_file():
@@ -64,7 +65,7 @@ def brat_document(ann: Path) -> dict[str, object]:
         # A discontinuous annotation counts by its extent, as brat's own first_start and last_end
         # read it: the smallest start and the largest end, in whatever order its fragments are written.
         entities.append({"start": min(a for a, _ in fragments), "end": max(b for _, b in fragments), "type": kind})
-    return {"id": ann.stem, "text": text, "entities": entities}
+    return Sourced({"id": ann.stem, "text": text, "entities": entities}, str(ann), None)
 
 
 def _fragments(source: str, spans: str, line: int, column: int, txt: str, length: int) -> list[tuple[int, int]]:
@@ -90,7 +91,7 @@ def _fragments(source: str, spans: str, line: int, column: int, txt: str, length
     return fragments
 
 
-def brat(spec: str, notes: list[str] | None = None) -> list[dict[str, object]]:
+def brat(spec: str, notes: list[str] | None = None) -> list[Sourced]:
     """Read a ``.ann`` file, or every ``.ann`` file of a folder in name order, as ner records.
 
     Of a folder only regular files are read (a link is followed): a named pipe, a socket or a
@@ -138,6 +139,13 @@ class _Table(NamedTuple):
     lines: list[str]  # the file's lines, to place a cell in its line
     delimiter: str
 
+    source: str
+
+    def record(self, fields: dict[str, object], line: int) -> Sourced:
+        """A row's record, knowing its line and where its cells are (for errors about it)."""
+        columns = {name: self.column(line, name) for name in fields if name in self.header}
+        return Sourced(fields, self.source, line, columns)
+
     def column(self, line: int, name: str) -> int | None:
         """Where the cell of column ``name`` starts in ``line`` (None when that cannot be told)."""
         if line > len(self.lines):  # lines ended by CR alone: csv ends them there, "\n" does not
@@ -175,7 +183,7 @@ def _rows(spec: str, columns: tuple[str, ...]) -> _Table:
                                         f"got {len(cells)} cell{'s' * (len(cells) != 1)}", line)
         # Not strict: a short row leaves its last columns out (and a strict= keyword costs every row).
         rows.append((line, {name: cell.strip() for name, cell in zip(header, cells)}))  # noqa: B905
-    return _Table(rows, header, lines, delimiter)
+    return _Table(rows, header, lines, delimiter, file.name)
 
 
 def _tsv_records(source: str, text: str) -> list[tuple[int, list[str]]]:
@@ -223,23 +231,29 @@ def _cell_column(raw: str, delimiter: str, place: int) -> int | None:
     return before + (len(cell) - len(cell.lstrip()) if cell.strip() else 0) + 1  # at its text, or its start
 
 
-def classify_table(spec: str) -> list[dict[str, object]]:
+def classify_table(spec: str) -> list[Sourced]:
     """Read ``id, label`` rows as classify records."""
-    return [{"id": row["id"], "label": row["label"]} for _, row in _rows(spec, ("id", "label")).rows]
+    table = _rows(spec, ("id", "label"))
+    return [table.record({"id": row["id"], "label": row["label"]}, line) for line, row in table.rows]
 
 
-def link_gold_table(spec: str) -> list[dict[str, object]]:
+def link_gold_table(spec: str) -> list[Sourced]:
     """Read ``id, mention, kb_id`` rows as link gold records (an empty kb_id or NIL: no entity)."""
-    return [{"id": row["id"], "mention": row["mention"], "kb_id": None if row["kb_id"] in NIL else row["kb_id"]}
-            for _, row in _rows(spec, ("id", "mention", "kb_id")).rows]
+    table = _rows(spec, ("id", "mention", "kb_id"))
+    return [table.record({"id": row["id"], "mention": row["mention"],
+                          "kb_id": None if row["kb_id"] in NIL else row["kb_id"]}, line)
+            for line, row in table.rows]
 
 
-def link_pred_table(spec: str) -> list[dict[str, object]]:
-    """Read ``id, kb_id, score`` rows, one per candidate, as link predictions (kb_id empty or NIL: NIL)."""
+def link_pred_table(spec: str) -> list[Sourced]:
+    """Read ``id, kb_id, score`` rows, one per candidate, as link predictions (kb_id empty or NIL: NIL);
+    a prediction is where its first row is."""
     table = _rows(spec, ("id", "kb_id", "score"))
-    preds: dict[str, dict[str, object]] = {}
+    preds: dict[str, Sourced] = {}
     for line, row in table.rows:
-        pred = preds.setdefault(row["id"], {"id": row["id"], "candidates": [], "nil": False})
+        pred = preds.get(row["id"])
+        if pred is None:
+            pred = preds[row["id"]] = table.record({"id": row["id"], "candidates": [], "nil": False}, line)
         if row["kb_id"] in NIL:
             pred["nil"] = True
             continue
