@@ -90,6 +90,7 @@ def test_the_stage_commands_read_files_in_their_formats(ragscore, tmp_path, monk
     ("T1\tPER 5 5\tx", (1, 8), "expected a span's start before its end, got 5-5"),
     ("T1\tPER 0 1_0\tAda", (1, 8), 'expected START END offsets (separated by \';\'), got "0 1_0"'),
     ("T12\tLOC  36 -1\tx", (1, 10), 'expected START END offsets (separated by \';\'), got " 36 -1"'),
+    ("T1\t 0 3\tAda", (1, 4), "expected a text-bound annotation: ID<tab>TYPE START END<tab>TEXT, got no type"),
 ])
 def test_a_bad_brat_fragment_is_an_error_at_its_line_and_column(tmp_path, line, where, message):
     _brat(tmp_path / "g", "doc1", ["#1\tNote T1\ta note with a form feed \x0c and a U+2028 \u2028 in it", line])

@@ -61,6 +61,9 @@ def brat_document(ann: Path) -> Sourced:
         if len(parts) < 2 or not parts[1].strip():
             raise InputError(str(ann), "expected a text-bound annotation: ID<tab>TYPE START END<tab>TEXT", number)
         kind, _, spans = parts[1].partition(" ")
+        if not kind:  # " PER 0 3" or " 0 3": the entity would have no type
+            raise InputError(str(ann), "expected a text-bound annotation: ID<tab>TYPE START END<tab>TEXT, got no type",
+                             number, len(parts[0]) + 2)
         fragments = _fragments(str(ann), spans, number, len(parts[0]) + len(kind) + 3, txt.name, len(text))
         # A discontinuous annotation counts by its extent, as brat's own first_start and last_end
         # read it: the smallest start and the largest end, in whatever order its fragments are written.
