@@ -226,6 +226,11 @@ def test_no_fail_reports_a_failing_task_without_failing_the_suite(examples, rags
     ("name = \"x\"\ntask = {}\n", 'bad.toml:2: unknown key "task"; did you mean "tasks"?'),
     ("name = \"x\"\n", "bad.toml: no tasks"),
     ("[tasks.qa\n", "bad.toml:1:10: invalid TOML"),
+    # A gate whose name --gates cannot read (a newline, a space) is refused where the suite is read, at its line.
+    ("[tasks.qa]\ncommand = \"score\"\ngold = \"g\"\ntrace = \"t\"\n[tasks.qa.gates]\n\"pre\\ncision\" = 0.7\n",
+     'bad.toml:5: [tasks.qa] gates: expected METRIC=VALUE or METRIC>=VALUE (also >, <=, <), got "pre\\ncision=0.7"'),
+    ("[tasks.qa]\ncommand = \"score\"\ngold = \"g\"\ntrace = \"t\"\ngates = \"pre cision=0.7\"\n",
+     'bad.toml:5: [tasks.qa] gates: expected METRIC=VALUE or METRIC>=VALUE (also >, <=, <), got "pre cision=0.7"'),
 ])
 def test_a_wrong_suite_file_is_one_error_at_its_line_and_nothing_runs(tmp_path, ragscore, monkeypatch, text, message):
     monkeypatch.chdir(tmp_path)

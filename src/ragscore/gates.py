@@ -180,6 +180,17 @@ def check_range(gate: Gate, name: str, source: str, line: int | None) -> Gate:
     return gate
 
 
+def gate_option_parts(text: str) -> list[re.Match[str]]:
+    """Split ``--gates`` into its gates, each METRIC OP VALUE (an error names the first part that is not)."""
+    matches = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        match = _GATE_RE.match(part)
+        if match is None:
+            raise ConfigError("--gates", f"expected METRIC=VALUE or METRIC>=VALUE (also >, <=, <), got {quote(part)}")
+        matches.append(match)
+    return matches
+
+
 def parse_gate_option(
     text: str, available: Iterable[str], k: int, directions: Mapping[str, Direction] | None = None,
     external: bool = False,
@@ -187,10 +198,7 @@ def parse_gate_option(
     """Parse ``--gates "precision=0.8,under=0.05,ndcg@10>=0.6,missing=off"`` (None removes a gate)."""
     names = list(available)
     gates: dict[str, Gate | None] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        match = _GATE_RE.match(part)
-        if match is None:
-            raise ConfigError("--gates", f'expected METRIC=VALUE or METRIC>=VALUE (also >, <=, <), got "{part}"')
+    for match in gate_option_parts(text):
         metric = resolve_metric(match["metric"], names, k, "--gates", external=external)
         if match["op"] == "=" and match["value"].lower() in OFF:
             gates[metric] = None

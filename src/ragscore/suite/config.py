@@ -250,9 +250,10 @@ def _measures(specs: list[str]) -> None:
 
 def _gate_rules(gates: object) -> None:
     from ragscore.api import _gate_spec
+    from ragscore.gates import gate_option_parts
 
-    if isinstance(gates, dict):
-        _gate_spec(gates)
+    if isinstance(gates, (dict, str)):  # each gate as --gates reads it: a name that is no metric's fails here
+        gate_option_parts(_gate_spec(gates))
 
 
 _GATES: Final = _checked_by(_gates, _gate_rules)
