@@ -1,0 +1,814 @@
+"""Reading a partial (``ragscore.partials``): every key checked for its type, its range and what
+it must agree with, before anything is built from it.
+
+A partial is a file that can be damaged, edited by hand or written by something else. ``ragscore
+merge`` reads it as it reads any input: a value of the wrong type, out of range, or that no run
+can make (a hit count above the answered count, trace lines that do not add up) is an input
+error naming its key, as ``jq`` reaches it (``result.rows[3][4][1]``, with what it holds), never
+a failure later, while the reports are written. Its settings are checked as a settings file's
+``[scoring]`` (``config.py``), by the same readers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from fractions import Fraction
+from functools import partial
+from operator import le
+from typing import Any, Final, TypeVar
+
+from ragscore.config import SettingsTable, _apply_scoring
+from ragscore.diagnose import Sample
+from ragscore.errors import ConfigError
+from ragscore.evaluate import EXAMPLES as ACCOUNTING_EXAMPLES
+from ragscore.evaluate import Accounting, PartResult, QuestionRow, Unreadable, Wants
+from ragscore.external import ScoreTotals
+from ragscore.input_config import GOLD_CONCEPTS, fields_table, trace_format
+from ragscore.labels import LABEL_ORDER
+from ragscore.loaders.shapes import FORMATS, TRACE_CONCEPTS
+from ragscore.metrics.answer import AnswerTally, Miss, Outcome, answer_metric_names
+from ragscore.metrics.families import Family, Totals, enabled, spread
+from ragscore.metrics.moments import Moments, Replicates
+from ragscore.metrics.registry import Direction
+from ragscore.metrics.repeats import EXAMPLES, Below, QuestionSamples, RepeatTotals, column_names
+from ragscore.metrics.stats import resampling_is_cheap
+from ragscore.operations import CONCEPTS as OPERATION_CONCEPTS
+from ragscore.operations import Operations, Sketch
+from ragscore.partials import COUNTS, Partial, Source
+from ragscore.quoting import quote, shorten
+from ragscore.rows import RowFile, RowWriter, SpillFolder
+from ragscore.settings import SAMPLES, Settings
+from ragscore.text import Rule
+
+T = TypeVar("T")
+
+# ragscore.owner(qid, n) is crc32(qid) % n: past 2**32 parts, no question belongs to a part.
+MAX_PARTS: Final = 2**32
+_HEX: Final = re.compile(r"-?0x[0-9a-f]+")
+_MAX_SCALE: Final = 1074  # a double is an integer times 2**-1074 at least
+# Every per-question value a run holds is at most this in magnitude (scores: loaders.scores.MAX_SCORE),
+# so no sum of a partial can overflow a double.
+_MAX_VALUE: Final = 1e15
+_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SHA256: Final = re.compile(r"[0-9a-f]{64}")
+_LABELS: Final = {label.value: label for label in LABEL_ORDER}
+_MISSES: Final = {miss.name: miss for miss in Miss}
+_RULES: Final = {rule.name: rule for rule in Rule}
+_REFUSED_BY: Final = ("refused", "answer_json.refused", "token", "pattern", "missing")
+_OUTCOME: Final = ("label", "answered", "refused_by", "hit", "contained", "forbidden", "compliant", "fabricated",
+                   "full_recall", "cite_share", "hit_id", "miss", "miss_id", "matched", "line")
+_ROW: Final = ("place", "qid", "question", "answerable", "outcome", "citations", "rule", "family_rows", "slices",
+               "scores", "claim", "cited", "sampled")
+
+
+class Damaged(ValueError):
+    """A partial that no run writes: the message names the key (``Partial.from_json`` adds the file)."""
+
+
+def _shown(value: object) -> str:
+    """Show a JSON value in a message as JSON writes it (text quoted and shortened; a list or an object named)."""
+    if isinstance(value, str):
+        return quote(value, 40)
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    if isinstance(value, float):
+        return "NaN" if math.isnan(value) else "Infinity" if value == math.inf else "-Infinity" if value == -math.inf \
+            else repr(value)
+    if isinstance(value, int):
+        return shorten(str(value), 40)
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def _step(key: str | int) -> str:
+    if isinstance(key, int):
+        return f"[{key}]"
+    return f".{key}" if _KEY.fullmatch(key) else f'["{shorten(key, 40)}"]'  # the path is quoted whole
+
+
+class Node:
+    """A JSON value of the partial and the key path that reaches it (written only for an error)."""
+
+    __slots__ = ("value", "_parent", "_key", "_what")
+
+    def __init__(self, value: Any, parent: Node | None = None, key: str | int = "", what: str = "") -> None:
+        self.value, self._parent, self._key, self._what = value, parent, key, what
+
+    @property
+    def path(self) -> str:
+        steps: list[str] = []
+        node: Node | None = self
+        while node is not None and node._parent is not None:
+            steps.append(_step(node._key))
+            node = node._parent
+        return "".join(reversed(steps)).removeprefix(".")
+
+    def named(self) -> str:
+        """The key path, quoted, with what a positional value holds: ``"result.rows[3][1]" (a row's qid)``."""
+        what = next((n._what for n in self._lineage() if n._what), "")
+        return quote(self.path) + (f" ({what})" if what else "")
+
+    def _lineage(self) -> Iterator[Node]:
+        node: Node | None = self
+        while node is not None:
+            yield node
+            node = node._parent
+
+    def fail(self, message: str) -> Damaged:
+        return Damaged(f"{self.named()} {message}")
+
+    def expected(self, what: str) -> Damaged:
+        return Damaged(f"{self.named()}: expected {what}, got {_shown(self.value)}")
+
+    # --- containers -------------------------------------------------------------------------
+
+    def fields(self, required: Sequence[str], optional: Sequence[str] = ()) -> dict[str, Node]:
+        """Read an object of known keys: each required one present, no other than these."""
+        value = self.value
+        if type(value) is not dict:
+            raise self.expected("an object")
+        for key in required:
+            if key not in value:
+                raise Node(None, self, key).fail("is missing")
+        for key in value:
+            if key not in required and key not in optional:
+                raise Node(value[key], self, key).fail("is no key of a ragscore partial")
+        return {key: Node(item, self, key) for key, item in value.items()}
+
+    def mapping(self) -> Iterator[tuple[str, Node]]:
+        """Read an object of any keys."""
+        if type(self.value) is not dict:
+            raise self.expected("an object")
+        return ((key, Node(item, self, key)) for key, item in self.value.items())
+
+    def items(self, most: int | None = None) -> list[Node]:
+        """Read a list (of at most ``most`` entries)."""
+        value = self.value
+        if type(value) is not list:
+            raise self.expected("a list")
+        if most is not None and len(value) > most:
+            raise self.fail(f"holds {len(value):,} entries, at most {most:,} in a partial")
+        return [Node(item, self, n) for n, item in enumerate(value)]
+
+    def record(self, names: Sequence[str], what: str) -> list[Node]:
+        """Read a list of ``len(names)`` positional values."""
+        value = self.value
+        if type(value) is not list or len(value) != len(names):
+            raise self.expected(f"{what}: a list of {len(names)} values")
+        return [Node(item, self, n, f"{what}'s {name}") for n, (name, item) in enumerate(zip(names, value,
+                                                                                             strict=True))]
+
+    # --- values -------------------------------------------------------------------------------
+
+    def count(self, most: int | None = None) -> int:
+        """Read an integer of at least 0 (and at most ``most``)."""
+        value = self.value
+        if type(value) is not int or value < 0:
+            raise self.expected("a count (an integer of at least 0)")
+        if most is not None and value > most:
+            raise self.expected(f"a count of at most {most:,}")
+        return value
+
+    def text(self) -> str:
+        if type(self.value) is not str:
+            raise self.expected("text")
+        return self.value
+
+    def optional_text(self) -> str | None:
+        if self.value is not None and type(self.value) is not str:
+            raise self.expected("text or null")
+        return self.value
+
+    def flag(self) -> bool:
+        if type(self.value) is not bool:
+            raise self.expected("true or false")
+        return self.value
+
+    def number(self) -> float:
+        """Read a float as partials write it: a JSON number, null for NaN, "inf" and "-inf"."""
+        return read_number(self.value, self)
+
+    def hexadecimal(self) -> int:
+        """Read an integer written in hexadecimal ("0x1f", "-0x2")."""
+        value = self.value
+        if type(value) is not str or not _HEX.fullmatch(value):
+            raise self.expected('an integer written in hexadecimal ("0x1f")')
+        return int(value, 16)
+
+    def choice(self, choices: dict[str, T], what: str) -> T:
+        found = choices.get(self.value) if type(self.value) is str else None
+        if found is None:
+            raise self.expected(what)
+        return found
+
+    def optional(self, read: Callable[[Node], T]) -> T | None:
+        return None if self.value is None else read(self)
+
+
+def read_number(value: Any, where: Node | Callable[[], Node] | None = None) -> float:
+    """Read a float as partials write it (``where``: the node, or what makes it, for the error)."""
+    if value is None:
+        return math.nan
+    kind = type(value)
+    if kind is float and math.isfinite(value) or kind is int and -_BIG < value < _BIG:
+        return float(value)
+    if value == "inf" or value == "-inf":
+        return float(value)
+    node = where() if callable(where) else where or Node(value)
+    node.value = value
+    raise node.expected('a number (null for NaN, "inf" or "-inf")')
+
+
+_NUMBERS: Final = frozenset({int, float})
+_BIG: Final = 2**1023  # an integer a double holds (float(10**400) overflows)
+
+
+def _less(a: Node, b: Node) -> None:
+    """Refuse a count ``a`` greater than the count ``b`` it is part of."""
+    if a.value > b.value:
+        raise a.fail(f"({a.value:,}) is greater than {b.named()} ({b.value:,})")
+
+
+def _equal(total: int, what: str, node: Node) -> None:
+    if node.value != total:
+        raise node.fail(f"({node.value:,}) is not {what} ({total:,})")
+
+
+# --- settings, options, sources ----------------------------------------------------------------
+
+
+def _settings(node: Node) -> Settings:
+    """Read the settings as a settings file's ``[scoring]``, ``[trace]`` and ``[gold.fields]`` are
+    read, then check that they are written as ragscore writes them."""
+    written = Settings().as_dict()
+    fields = node.fields(list(written), ("repeats", "pass_k"))
+    data: dict[str, Any] = node.value
+    source = "<partial>"
+    scoring = {key: value for key, value in data.items() if key not in ("trace_format", "trace_fields", "gold_fields")}
+    try:
+        settings = _apply_scoring(Settings(), SettingsTable(scoring, source, "", "settings"))
+        fmt = trace_format(data["trace_format"], lambda message: ConfigError(source, f'[settings] "trace_format": '
+                                                                                     f"{message}"))
+        mapped = {}
+        for key, concepts in (("trace_fields", tuple(TRACE_CONCEPTS)), ("gold_fields", GOLD_CONCEPTS)):
+            table = data[key]
+            if type(table) is not dict:
+                raise fields[key].expected("an object of concept: path")
+            mapped[key] = fields_table(table, concepts, SettingsTable(table, source, "", f"settings.{key}").error)
+    except ConfigError as exc:
+        raise Damaged(exc.message) from None
+    if ("repeats" in data or "pass_k" in data) and settings.repeats != SAMPLES:
+        raise fields.get("repeats", fields.get("pass_k", node)).fail(
+            'is written only with repeated samples (repeats = "samples", with pass_k)')
+    if settings.repeats == SAMPLES and "pass_k" not in data:
+        raise Node(None, node, "pass_k").fail('is missing (repeats = "samples")')
+    settings = replace(settings, trace_format=fmt, trace_fields=mapped["trace_fields"],
+                       gold_fields=mapped["gold_fields"])
+    canonical = settings.as_dict()
+    for key, field in fields.items():
+        if canonical.get(key) != field.value:  # "metrics": ["all"], cutoffs out of order, a seed as a number
+            raise field.fail("is not written as ragscore writes these settings")
+    return settings
+
+
+def _wants(node: Node) -> Wants:
+    f = node.fields(("rows", "by", "samples", "targets"))
+    targets = []
+    for target in f["targets"].items():
+        metric, direction, bound = target.record(("metric", "direction", "bound"), "a diagnosis target")
+        targets.append((metric.text(), direction.choice({d.value: d for d in Direction}, '"higher" or "lower"'),
+                        bound.number()))
+    return Wants(rows=f["rows"].flag(), by=tuple(n.text() for n in f["by"].items()), samples=f["samples"].count(),
+                 targets=tuple(targets))
+
+
+def _source(node: Node) -> Source:
+    f = node.fields(("path", "sha256"), ("records", "specs", "files", "starts"))
+    records = f["records"].flag() if "records" in f else False
+    if "records" in f and not records:
+        raise f["records"].fail("is written only when true")
+    several = [key for key in ("specs", "files", "starts") if key in f]
+    if several and len(several) != 3:
+        missing = next(key for key in ("specs", "files", "starts") if key not in f)
+        raise Node(None, node, missing).fail('is missing (several files: "specs", "files" and "starts")')
+    specs = tuple(n.text() for n in f["specs"].items()) if several else ()
+    files = tuple((path.text(), digest.text()) for path, digest in (
+        n.record(("path", "sha256"), "a file") for n in f["files"].items())) if several else ()
+    starts = tuple(n.count() for n in f["starts"].items()) if several else ()
+    if len(starts) != len(files):
+        raise f["starts"].fail(f"holds {len(starts):,} lines for {len(files):,} files")
+    sha256 = f["sha256"].text()
+    if not records and not _SHA256.fullmatch(sha256):
+        raise f["sha256"].expected("a sha256 in hexadecimal (64 digits)")
+    return Source(f["path"].text(), sha256, records, specs, files, starts)
+
+
+# --- summaries ----------------------------------------------------------------------------------
+
+
+def _scale(node: Node) -> int:
+    scale = node.count()
+    if scale > _MAX_SCALE:
+        raise node.fail(f"is a binary scale of {scale:,}, more than a double has ({_MAX_SCALE})")
+    return scale
+
+
+def _moments(node: Node, resamples: int, spread: bool) -> Moments:
+    """Read a summary of values, refusing one that no run can make (its intervals could not be computed)."""
+    f = node.fields(("n", "scale", "total", "squares", "low", "high", "replicates"))
+    n = f["n"].count()
+    if not n:
+        if f["total"].value != "0x0" or f["squares"].value is not None or f["replicates"].value is not None:
+            raise node.fail("is a summary of no value with sums")
+        return Moments()
+    scale, total = _scale(f["scale"]), f["total"].hexadecimal()
+    squares = f["squares"].optional(Node.hexadecimal)
+    low, high = f["low"].number(), f["high"].number()
+    if not -_MAX_VALUE <= low <= high <= _MAX_VALUE:
+        raise node.fail(f"holds values from {low!r} to {high!r}, not within ±{_MAX_VALUE:g}")
+    if not Fraction(low) * n <= Fraction(total, 1 << scale) <= Fraction(high) * n:
+        raise f["total"].fail("is a sum outside what its values can add up to")
+    if (squares is None) == spread:
+        raise f["squares"].fail("is missing: the sum of squares of a mean" if spread else
+                                "is a sum of squares of a count")
+    largest = max(abs(Fraction(low)), abs(Fraction(high)))
+    if squares is not None and not Fraction(total, 1 << scale) ** 2 <= n * Fraction(squares, 1 << 2 * scale) <= (
+            n * largest) ** 2:
+        raise f["squares"].fail("is a sum of squares that its values cannot have")
+    replicates = None
+    if f["replicates"].value is not None:
+        r = f["replicates"].fields(("scale", "sums", "weights"))
+        if not spread or not resampling_is_cheap(n, resamples):
+            raise f["replicates"].fail("are bootstrap replicates where there are none")
+        sums = tuple(x.hexadecimal() for x in r["sums"].items())
+        weights = tuple(w.count() for w in r["weights"].items())
+        if len(sums) != resamples or len(weights) != resamples:
+            raise f["replicates"].fail(f"hold {len(sums)} sums and {len(weights)} weights for {resamples} resamples")
+        rscale = _scale(r["scale"])
+        for index, (x, w) in enumerate(zip(sums, weights, strict=True)):
+            if w > 5 * n or not Fraction(low) * w <= Fraction(x, 1 << rscale) <= Fraction(high) * w:
+                raise Node(x, r["sums"], index).fail("is a replicate sum that its values cannot make")
+        replicates = Replicates(rscale, sums, weights)
+    return Moments(n, scale, total, squares, low, high, replicates)
+
+
+def _statistics_from(family: Family, settings: Settings) -> int:
+    """Where a family's row holds counts (the text family's corpus statistics) rather than values."""
+    if family.name != "text":
+        return family.width(settings)
+    from ragscore.metrics.overlap import text_metric_names  # the text family is on: imported anyway
+
+    return len(text_metric_names())
+
+
+def _totals(node: Node, resamples: int, spread: tuple[bool, ...], questions: int, counts_from: int) -> Totals:
+    f = node.fields(("width", "counted", "columns"))
+    width, counted = f["width"].count(), f["counted"].count(questions)
+    columns = f["columns"].items()
+    if width != len(spread) or len(columns) != width:
+        raise node.fail(f"holds {len(columns)} columns of width {width}, for {len(spread)} values per question")
+    summaries = tuple(_moments(c, resamples, s) for c, s in zip(columns, spread, strict=True))
+    for index, (column, summary) in enumerate(zip(columns, summaries, strict=True)):
+        if summary.n != counted:
+            raise column.fail(f"counts {summary.n:,} questions, not its family's {counted:,}")
+        if index >= counts_from and summary.n and summary.low < 0:
+            raise column.fail(f"sums counts from {summary.low!r}: a count is never negative")
+    return Totals(width, counted, summaries)
+
+
+def _operations(node: Node, questions: int) -> Operations | None:
+    if node.value is None:
+        return None
+    f = node.fields(("traced", "bad", "sums", "sketch"))
+    traced, bad = f["traced"].count(questions), f["bad"].count()
+    nodes = f["sums"].items()
+    if len(nodes) != len(OPERATION_CONCEPTS):
+        raise f["sums"].fail(f"holds {len(nodes)} sums, for {len(OPERATION_CONCEPTS)} measures")
+    sums = tuple(_moments(m, 1, False) for m in nodes)
+    for m, summary in zip(nodes, sums, strict=True):
+        if summary.n > traced or summary.n and summary.low < 0:
+            raise m.fail(f"sums {summary.n:,} values from {summary.low!r}, for {traced:,} traced questions")
+    sketch = f["sketch"].fields(("zeros", "buckets"))
+    buckets: dict[int, int] = {}
+    for pair in sketch["buckets"].items():
+        index, count = pair.record(("index", "count"), "a sketch bucket")
+        # Values from 5e-324 to 1e15 fill buckets -37,300 to 1,730: beyond them, none (and γ**index overflows).
+        if type(index.value) is not int or not -38_000 <= index.value <= 1_800 or index.value in buckets:
+            raise pair.fail(f"is a sketch bucket {_shown(index.value)} that no value fills" + (
+                " (twice)" if index.value in buckets else ""))
+        buckets[index.value] = count.count()
+    made = Sketch(buckets, sketch["zeros"].count())
+    if made.count != sums[0].n:
+        raise f["sketch"].fail(f"holds {made.count:,} latencies, for {sums[0].n:,}")
+    return Operations(traced, bad, sums, None, made)
+
+
+def _repeats(node: Node | None, settings: Settings, questions: int) -> RepeatTotals | None:
+    if node is None:
+        if settings.sampled:
+            raise Damaged('"result.repeats" is missing: the partial was scored with repeats = "samples"')
+        return None
+    if not settings.sampled:
+        raise node.fail("are repeated samples, in a partial scored without them")
+    f = node.fields(("columns", "questions", "samples", "short", "single", "rates"))
+    names = column_names(settings, answer_metric_names(settings))
+    nodes = f["columns"].items()
+    if len(nodes) != len(names):
+        raise f["columns"].fail(f"holds {len(nodes)} summaries of repeated samples, for {len(names)} metrics")
+    columns = tuple(_moments(m, settings.bootstrap, True) for m in nodes)
+    f["questions"].count()
+    _equal(questions, '"result.questions"', f["questions"])
+    samples, single = f["samples"].count(), f["single"].count(questions)
+    short = tuple(n.count(questions) for n in f["short"].items())
+    if len(short) != len(settings.pass_k):
+        raise f["short"].fail(f"holds {len(short)} counts, for {len(settings.pass_k)} values of pass_k")
+    rates: dict[tuple[int, int], tuple[int, tuple[Below, ...]]] = {}
+    for rate in f["rates"].items():
+        c, n, count, first = rate.record(("correct", "samples", "questions", "first"), "a pass rate")
+        key, times = (c.count(), n.count()), count.count()
+        if key[1] < 1 or key[0] > key[1] or times < 1 or key in rates:
+            raise rate.fail(f"is a pass rate {key[0]}/{key[1]} of {times} questions that cannot be")
+        listed = first.items(min(times, EXAMPLES))
+        if not listed:
+            raise first.fail("names no question")
+        rates[key] = (times, tuple(Below(place.count(), qid.text(), key[0], key[1]) for place, qid in (
+            b.record(("place", "qid"), "a question below a pass rate") for b in listed)))
+    if sum(count for count, _ in rates.values()) != questions:
+        raise f["rates"].fail(f"count {sum(count for count, _ in rates.values()):,} questions, not {questions:,}")
+    if samples < questions:
+        raise f["samples"].fail(f"({samples:,}) is less than the questions ({questions:,})")
+    for m, summary in zip(nodes, columns, strict=True):
+        if summary.n > questions:
+            raise m.fail(f"counts {summary.n:,} questions, of {questions:,}")
+    return RepeatTotals(columns, questions, samples, short, single, dict(sorted(rates.items())))
+
+
+# --- counts ---------------------------------------------------------------------------------------
+
+
+def _tally(node: Node, resamples: int) -> tuple[AnswerTally, dict[str, Node]]:
+    f = node.fields((*COUNTS, "labels", "shares"))
+    tally = AnswerTally()
+    for name in COUNTS:
+        setattr(tally, name, f[name].count())
+    labels = f["labels"].fields(list(_LABELS))
+    tally.labels = {label: labels[label.value].count() for label in LABEL_ORDER}
+    tally.shares = _moments(f["shares"], resamples, True)
+    if tally.shares.n and not 0 <= tally.shares.low <= tally.shares.high <= 1:
+        raise f["shares"].fail("holds citation shares that are not from 0 to 1")
+    return tally, {**f, **{f"labels.{key}": n for key, n in labels.items()}}
+
+
+def _check_tally(t: dict[str, Node], judged: int, what: str) -> None:
+    """Refuse counts that no run's questions add up to (``AnswerTally.add_packed`` counts them)."""
+    for name in ("answerable", "answered"):  # each with its complement adds up to the questions
+        other = {"answerable": "unanswerable", "answered": "refused"}[name]
+        if t[name].value + t[other].value != judged:
+            raise t[name].fail(f"({t[name].value:,}) and {t[other].named()} ({t[other].value:,}) do not add up to "
+                               f"the {judged:,} {what}")
+    for part, whole in (("hit", "answered"), ("hit", "answerable"), ("contained", "answered"),
+                        ("contained", "answerable"), ("answered_unanswerable", "answered"),
+                        ("answered_unanswerable", "unanswerable"), ("refused_answerable", "refused"),
+                        ("refused_answerable", "answerable"), ("full_recall", "answerable"),
+                        ("fabricated", "answered"), ("forbidden", "answered"), ("compliant", "traced"),
+                        ("labels.OK", "answered"), ("missing", "refused")):
+        _less(t[part], t[whole])
+    answered_answerable = t["answered"].value - t["answered_unanswerable"].value
+    for part in ("hit", "contained"):  # counted over the answered answerable questions
+        if t[part].value > answered_answerable:
+            raise t[part].fail(f"({t[part].value:,}) is greater than the answered answerable {what} "
+                               f"({answered_answerable:,})")
+    if answered_answerable + t["refused_answerable"].value != t["answerable"].value:
+        raise t["refused_answerable"].fail(f"({t['refused_answerable'].value:,}) and the answered answerable {what} "
+                                           f"({answered_answerable:,}) do not add up to {t['answerable'].named()} "
+                                           f"({t['answerable'].value:,})")
+    labels = sum(t[f"labels.{label.value}"].value for label in LABEL_ORDER)
+    if labels != judged:
+        raise t["labels"].fail(f"add up to {labels:,}, not the {judged:,} {what}")
+    _equal(t["labels.MISSING_TRACE"].value, t["labels.MISSING_TRACE"].named(), t["missing"])
+    if t["traced"].value + t["missing"].value != judged:
+        raise t["traced"].fail(f"({t['traced'].value:,}) and {t['missing'].named()} ({t['missing'].value:,}) do not "
+                               f"add up to the {judged:,} {what}")
+
+
+def _accounting(node: Node, traced: int) -> Accounting:
+    f = node.fields(("lines", "unknown", "duplicates", "unknown_ids", "duplicate_ids", "unreadable",
+                     "unreadable_bare", "unreadable_examples", "bad_retrieved", "bad_retrieved_lines", "bad_refused",
+                     "bad_refused_lines"))
+    lines = f["lines"].count()
+    for name in ("unknown", "duplicates", "unreadable", "bad_retrieved", "bad_refused"):
+        f[name].count()
+        _less(f[name], f["lines"])
+    f["unreadable_bare"].count()
+    _less(f["unreadable_bare"], f["unreadable"])
+    # Each line owned by the part matched no question, was replaced by a later one, or is the trace of a question.
+    if f["unknown"].value + f["duplicates"].value + traced != lines:
+        raise f["lines"].fail(f"({lines:,}) is not the unknown ({f['unknown'].value:,}) and duplicate "
+                              f"({f['duplicates'].value:,}) traces and the traced questions ({traced:,})")
+
+    def examples(key: str, count: str) -> list[Node]:
+        listed = f[key].items(min(ACCOUNTING_EXAMPLES, f[count].value))
+        return listed
+
+    def ids(key: str, count: str) -> list[tuple[int, str]]:
+        return [(line.count(), qid.text()) for line, qid in (
+            n.record(("line", "qid"), "an example") for n in examples(key, count))]
+
+    unreadable = []
+    for n in examples("unreadable_examples", "unreadable"):
+        line, keys, bare, like = n.record(("line", "keys", "bare", "looks_like"), "an unreadable trace")
+        unreadable.append((line.count(), Unreadable(tuple(k.text() for k in keys.items()), bare.flag(), like.text())))
+    return Accounting(
+        lines, f["unknown"].value, f["duplicates"].value, ids("unknown_ids", "unknown"),
+        ids("duplicate_ids", "duplicates"), f["unreadable"].value, f["unreadable_bare"].value, unreadable,
+        f["bad_retrieved"].value, [n.count() for n in examples("bad_retrieved_lines", "bad_retrieved")],
+        f["bad_refused"].value, [n.count() for n in examples("bad_refused_lines", "bad_refused")])
+
+
+def _samples(node: Node, wants: Wants) -> dict[str, list[tuple[float, str, Sample]]]:
+    targets = {metric for metric, _, _ in wants.targets}
+    out: dict[str, list[tuple[float, str, Sample]]] = {}
+    for name, picks in node.mapping():
+        if name not in targets:
+            raise picks.fail("are the worst questions of a metric that no diagnosis target names")
+        out[name] = []
+        for pick in picks.items():
+            key, qid, question, claim, value = pick.record(("key", "qid", "question", "claim", "value"),
+                                                           "a diagnosis sample")
+            for number in (key, value):
+                if not -_MAX_VALUE <= number.number() <= _MAX_VALUE:
+                    raise number.expected(f"a number within ±{_MAX_VALUE:g}")
+            out[name].append((key.number(), qid.text(), Sample(qid.value, question.optional_text(),
+                                                                claim.optional_text(), value.number())))
+    return out
+
+
+# --- rows ---------------------------------------------------------------------------------------
+
+
+class _Row:
+    """What reading one row needs to know of the partial; each value is checked inline (a run
+    may list a million rows), and a key path written only for an error."""
+
+    def __init__(self, settings: Settings, wants: Wants, rows: Node, columns: Sequence[Totals],
+                 scores: dict[str, ScoreTotals]) -> None:
+        self.widths = tuple(family.width(settings) for family in enabled(settings.families))
+        # A row's values are among those its family's summary counted: from its least to its greatest.
+        self.lows = [[m.low for m in totals.columns] for totals in columns]
+        self.highs = [[m.high for m in totals.columns] for totals in columns]
+        self.scores = {name: (t.values.low, t.values.high) for name, t in scores.items()}
+        self.slices = len(wants.by)
+        self.answers = len(answer_metric_names(settings))
+        self.repeats = 2 * len(settings.pass_k) + 2 if settings.sampled else 0
+        self.rows = rows
+
+    def at(self, n: int, *steps: int) -> Node:
+        """The node of row ``n``, of one of its values, or of one of its outcome's (for an error)."""
+        node = Node(self.rows.value[n], self.rows, n)
+        if steps:
+            node = Node(None, node, steps[0], f"a row's {_ROW[steps[0]]}")
+        if len(steps) > 1:
+            node = Node(None, node, steps[1], f"the outcome's {_OUTCOME[steps[1]]}" if steps[0] == 4 else "")
+        for step in steps[2:]:
+            node = Node(None, node, step)
+        return node
+
+    def bad(self, n: int, value: object, what: str, *steps: int) -> Damaged:
+        node = self.at(n, *steps)
+        node.value = value
+        return node.expected(what)
+
+    def read(self, n: int, v: Any) -> QuestionRow:
+        if type(v) is not list or not 12 <= len(v) <= 13 or (len(v) == 13) != bool(self.repeats):
+            raise Node(v, self.rows, n).expected(f"a row: a list of {12 + bool(self.repeats)} values")
+        place, qid, question, answerable, outcome, citations, rule, family_rows, slices, scores, claim, cited = v[:12]
+        if type(place) is not int or place < 0:
+            raise self.bad(n, place, "a place in the gold set (an integer of at least 0)", 0)
+        if type(qid) is not str:
+            raise self.bad(n, qid, "text", 1)
+        if question is not None and type(question) is not str:
+            raise self.bad(n, question, "text or null", 2)
+        if type(answerable) is not bool:
+            raise self.bad(n, answerable, "true or false", 3)
+        read = self._outcome(n, outcome)
+        if type(citations) is not list or any(type(c) is not str for c in citations):
+            raise self.bad(n, citations, "a list of text", 5)
+        if type(rule) is not str or rule not in _RULES:
+            raise self.bad(n, rule, "the name of a containment rule (" + ", ".join(_RULES) + ")", 6)
+        if type(family_rows) is not list or len(family_rows) != len(self.widths):
+            raise self.bad(n, family_rows, f"a list of {len(self.widths)} families' values", 7)
+        values: list[tuple[float, ...] | None] = []
+        for index, (row, width) in enumerate(zip(family_rows, self.widths, strict=True)):
+            if row is None:
+                values.append(None)
+                continue
+            if type(row) is not list or len(row) != width:
+                raise self.bad(n, row, f"null or a list of {width} numbers", 7, index)
+            lows, highs = self.lows[index], self.highs[index]
+            # In C, as there are a million rows: numbers (no true or false), each within its column's bounds.
+            if not _NUMBERS.issuperset(map(type, row)) or not all(map(le, lows, row)) or not all(map(le, row, highs)):
+                raise self._out_of_bounds(n, index, row)
+            values.append(tuple(map(float, row)))
+        if type(slices) is not list or len(slices) != self.slices:
+            raise self.bad(n, slices, f"a list of {self.slices} lists of labels (one for each --by path)", 8)
+        for index, labels in enumerate(slices):
+            if type(labels) is not list:
+                raise self.bad(n, labels, "a list of labels (text)", 8, index)
+            for at, label in enumerate(labels):
+                if type(label) is not str:
+                    raise self.bad(n, label, "a label (text)", 8, index, at)
+        if type(scores) is not dict:
+            raise self.bad(n, scores, "an object of score: number", 9)
+        read_scores = {}
+        for name, x in scores.items():
+            value, bounds = read_number(x, partial(self.at, n, 9)), self.scores.get(name)
+            if bounds is None or not (value != value or bounds[0] <= value <= bounds[1]):  # NaN: a null score
+                raise self.bad(n, scores, f'scores that "result.scores" summarises (not {quote(name, 40)}: {x!r})', 9)
+            read_scores[name] = value
+        if claim is not None and type(claim) is not str:
+            raise self.bad(n, claim, "text or null", 10)
+        if cited is not None and (type(cited) is not list or any(type(c) is not str for c in cited)):
+            raise self.bad(n, cited, "null or a list of text", 11)
+        return QuestionRow(place, qid, question, answerable, read, tuple(citations), _RULES[rule], tuple(values),
+                           tuple(map(tuple, slices)),
+                           read_scores,
+                           self._sampled(n, v[12]) if self.repeats else None, claim,
+                           None if cited is None else tuple(cited))
+
+    def _out_of_bounds(self, n: int, index: int, row: list[Any]) -> Damaged:
+        """Say which value of a family's row is not a number, or not among those its family counted."""
+        node = self.at(n, 7, index)
+        for column, (x, low, high) in enumerate(zip(row, self.lows[index], self.highs[index], strict=True)):
+            value = read_number(x, Node(x, node, column))
+            if not low <= value <= high:
+                return Node(x, node, column).fail(f"({_shown(x)}) is not among the values its family's summary "
+                                                  f"counted ({low!r} to {high!r})")
+        return node.fail("is damaged")  # not reached: a value above is wrong
+
+    def _outcome(self, n: int, v: Any) -> Outcome:
+        if type(v) is not list or len(v) != len(_OUTCOME):
+            raise self.bad(n, v, f"an outcome: a list of {len(_OUTCOME)} values", 4)
+        (label, answered, refused_by, hit, contained, forbidden, compliant, fabricated, full_recall, share, hit_id,
+         miss, miss_id, matched, line) = v
+        if type(label) is not str or label not in _LABELS:
+            raise self.bad(n, label, "a label (" + ", ".join(_LABELS) + ")", 4, 0)
+        for index, flag in ((1, answered), (3, hit), (4, contained), (7, fabricated), (8, full_recall)):
+            if type(flag) is not bool:
+                raise self.bad(n, flag, "true or false", 4, index)
+        if compliant is not None and type(compliant) is not bool:
+            raise self.bad(n, compliant, "true, false or null", 4, 6)
+        if (refused_by is None) != answered or refused_by is not None and refused_by not in _REFUSED_BY:
+            raise self.bad(n, refused_by, "null for an answer, else " + ", ".join(map(quote, _REFUSED_BY)), 4, 2)
+        for index, text in ((5, forbidden), (10, hit_id), (12, miss_id), (13, matched)):
+            if text is not None and type(text) is not str:
+                raise self.bad(n, text, "text or null", 4, index)
+        if miss is not None and (type(miss) is not str or miss not in _MISSES):
+            raise self.bad(n, miss, "null or the name of a miss (" + ", ".join(_MISSES) + ")", 4, 11)
+        if type(line) is not int or line < 0:
+            raise self.bad(n, line, "a trace line (an integer of at least 0)", 4, 14)
+        if share is not None and (type(share) not in (int, float) or not 0 <= share <= 1):
+            raise self.bad(n, share, "null or a share from 0 to 1", 4, 9)
+        return Outcome(_LABELS[label], answered, refused_by, hit, contained, forbidden, compliant, fabricated,
+                       full_recall, None if share is None else float(share), hit_id,
+                       None if miss is None else _MISSES[miss], miss_id, matched, line)
+
+    def _sampled(self, n: int, v: Any) -> QuestionSamples:
+        node = self.at(n, 12)
+        node.value = v
+        count, correct, labels, answer, repeats = node.record(("n", "correct", "labels", "answer", "repeats"),
+                                                              "a question's samples")
+        counts = tuple(x.count() for x in labels.items())
+        if count.count() < 1 or len(counts) != len(LABEL_ORDER) or sum(counts) != count.value or \
+                correct.count() > count.value:
+            raise node.fail(f"are samples that do not add up ({count.value} samples, {correct.value} correct, "
+                            f"labels {list(counts)})")
+        means = [tuple(x.optional(Node.number) for x in values.items())
+                 for values, size in ((answer, self.answers), (repeats, self.repeats))]
+        for values, size, mean in ((answer, self.answers, means[0]), (repeats, self.repeats, means[1])):
+            if len(mean) != size:
+                raise values.fail(f"holds {len(mean)} means, for {size} metrics")
+            if any(x is not None and not 0 <= x <= 1 for x in mean):  # shares of samples, rates, pass@k
+                raise values.fail("holds a mean that is not from 0 to 1")
+        return QuestionSamples(count.value, correct.value, counts, means[0], means[1])
+
+
+def _rows(node: Node, spill: SpillFolder | None, reader: _Row) -> RowFile:
+    """Read a partial's rows (in gold order: each place after the one before), letting go of each
+    one's JSON as it is read; with ``spill``, every row goes to a file there."""
+    if type(node.value) is not list:
+        raise node.expected("a list of rows")
+    encoded = node.value
+    writer = RowWriter(None, "") if spill is None else spill.writer("partial")
+    last, before = -1, ""
+    try:
+        for n, v in enumerate(encoded):
+            row = reader.read(n, v)
+            if row.place <= last:
+                raise Node(v, node, n).fail(f"(question {quote(row.qid)}) is out of gold order: it comes after "
+                                            f"question {quote(before)}")
+            last, before = row.place, row.qid
+            writer.append(row)
+            encoded[n] = None
+        return writer.finish(spill_rest=True)
+    finally:
+        writer.close()
+
+
+# --- the partial -------------------------------------------------------------------------------
+
+_TOP: Final = ("format", "version", "ragscore", "signature", "parts", "covers", "settings", "options", "gold", "traces",
+               "scores", "result")
+_RESULT: Final = ("questions", "trace_format", "gold_ragas", "tally", "accounting", "missing_ids", "columns", "samples",
+                  "scores", "matched_scores", "score_lines", "mapped_found", "gold_keys", "trace_keys", "digests",
+                  "rows", "operations")
+
+
+def decode(data: Any, spill: SpillFolder | None = None, rows: bool = True) -> Partial:
+    """Check every key of a partial's JSON, then build it (``Damaged`` names the first key that is wrong)."""
+    top = Node(data).fields(_TOP)
+    top["ragscore"].text()
+    settings = _settings(top["settings"])
+    if top["signature"].value != settings.signature():
+        raise top["signature"].fail("does not match the settings")
+    wants = _wants(top["options"])
+    if not rows and not wants.by:  # the rows are not needed: not read (a slice is made from them)
+        wants = replace(wants, rows=False)
+    parts = top["parts"].count(MAX_PARTS)
+    if parts < 1:
+        raise top["parts"].expected("a count of parts, at least 1")
+    covers = tuple(n.count(parts - 1) for n in top["covers"].items(parts))
+    if not covers or list(covers) != sorted(set(covers)):
+        raise top["covers"].fail(f"({list(covers)[:10]}) is not a set of parts in increasing order")
+    traces = {}
+    for key, source in top["traces"].mapping():
+        if not key.isdigit() or key != str(int(key)) or int(key) not in covers:
+            raise source.fail(f'is not the traces of a part the partial covers ("covers": {list(covers)[:10]})')
+        traces[int(key)] = _source(source)
+    if len(traces) != len(covers):
+        raise top["traces"].fail(f"name the traces of {len(traces):,} parts, for the {len(covers):,} it covers")
+    if len({source.records for source in traces.values()}) > 1:
+        raise top["traces"].fail("are trace files in some parts and records in others")
+    gold, scores = _source(top["gold"]), top["scores"].optional(_source)
+    return Partial(parts, covers, settings, wants, gold, dict(sorted(traces.items())), scores,
+                   _result(top["result"], settings, wants, spill))
+
+
+def _result(node: Node, settings: Settings, wants: Wants, spill: SpillFolder | None) -> PartResult:
+    r = node.fields(_RESULT, ("repeats",))
+    questions = r["questions"].count()
+    tally, counts = _tally(r["tally"], settings.bootstrap)
+    repeats = _repeats(r.get("repeats"), settings, questions)
+    # With repeated samples the tally counts samples (a question without a trace: one).
+    judged, what = (repeats.samples, "samples") if repeats is not None else (questions, "questions")
+    _check_tally(counts, judged, what)
+    families = list(enabled(settings.families))
+    columns = r["columns"].items()
+    if len(columns) != len(families):
+        raise r["columns"].fail(f"holds {len(columns)} families' totals, for the {len(families)} of the settings")
+    totals = [_totals(c, settings.bootstrap, spread(family, settings), questions, _statistics_from(family, settings))
+              for c, family in zip(columns, families, strict=True)]
+    scores = {name: _score_totals(t, settings.bootstrap, questions) for name, t in r["scores"].mapping()}
+    missing = r["missing_ids"].items(min(ACCOUNTING_EXAMPLES, tally.missing))
+    result = PartResult(
+        questions=questions, tally=tally, accounting=_accounting(r["accounting"], tally.traced),
+        missing_ids=[(place.count(), qid.text()) for place, qid in (
+            n.record(("place", "qid"), "a question without a trace") for n in missing)],
+        columns=totals,
+        digests=r["digests"].optional(_digests),
+        samples=_samples(r["samples"], wants),
+        scores=scores,
+        matched_scores=[k.text() for k in r["matched_scores"].items()],
+        score_lines={k: n.count() for k, n in r["score_lines"].mapping()},
+        trace_format=r["trace_format"].choice({f: f for f in FORMATS}, "a trace format (" + ", ".join(FORMATS) + ")"),
+        mapped_found={k: n.count() for k, n in r["mapped_found"].mapping()},
+        gold_keys={k: _near_miss(n) for k, n in r["gold_keys"].mapping()},
+        trace_keys={k: _near_miss(n) for k, n in r["trace_keys"].mapping()},
+        gold_ragas=r["gold_ragas"].flag(),
+        operations=_operations(r["operations"], judged),
+        repeats=repeats,
+    )
+    if wants.rows:  # last, as they may be many (and go to disk): a merge that lists no question reads none
+        result.rows = _rows(r["rows"], spill, _Row(settings, wants, r["rows"], totals, scores))
+        if len(result.rows) != questions:
+            raise r["rows"].fail(f"holds {len(result.rows):,} rows, for {questions:,} questions")
+    return result
+
+
+def _digests(node: Node) -> tuple[str, str]:
+    gold, traces = node.record(("gold", "traces"), "the digests")
+    return gold.text(), traces.text()
+
+
+def _score_totals(node: Node, resamples: int, questions: int) -> ScoreTotals:
+    f = node.fields(("values", "nulls"))
+    values = _moments(f["values"], resamples, True)
+    if values.n > questions:  # a question's score (with samples: their mean)
+        raise f["values"].fail(f"counts {values.n:,} scores, for {questions:,} questions")
+    return ScoreTotals(values, f["nulls"].count())
+
+
+def _near_miss(node: Node) -> tuple[str, int]:
+    field, line = node.record(("field", "line"), "a near miss")
+    return field.text(), line.count()
