@@ -279,3 +279,27 @@ def test_any_key_replaced_by_any_value_is_an_error_never_a_crash(made, data):
     assert status in (0, 1, 2) and "Traceback" not in err, where
     if status == 2:
         assert err.count("\n") == 1 and err.startswith("ragscore: error: ") and out == "", where
+
+
+def test_two_partials_that_hold_the_row_of_one_question(made):
+    # Each partial is whole; together they hold one question twice, which the report listed twice
+    # (or failed on, comparing the two rows field by field): each question belongs to one part.
+    with contextlib.chdir(made), contextlib.redirect_stderr(io.StringIO()):
+        for index in (1, 2):
+            assert main(["partial", "--gold", "gold.jsonl", "--trace", "trace.jsonl", "--part", f"{index}/2", "-o",
+                         f"half{index}.json", "--rows", "--bootstrap", "50", "-q"]) == 0
+    docs = [json.loads((made / f"half{index}.json").read_text(encoding="utf-8")) for index in (1, 2)]
+    a, b = docs if docs[0]["result"]["rows"][0][0] < docs[1]["result"]["rows"][1][0] else docs[::-1]
+    b["result"]["rows"][0] = a["result"]["rows"][0]  # still in gold order within b
+    (made / "edited").mkdir(exist_ok=True)
+    for doc, index in zip(docs, (1, 2), strict=True):
+        (made / "edited" / f"half{index}.json").write_text(json.dumps(doc), encoding="utf-8")
+    for name in ("gold.jsonl", "trace.jsonl"):
+        shutil.copy(made / name, made / "edited" / name)
+    err = io.StringIO()
+    with contextlib.chdir(made / "edited"), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        status = main(["merge", "half2.json", "half1.json", "--per-question"])
+    line = a["result"]["rows"][0][0] >> 32
+    assert (status, err.getvalue()) == (2, f"ragscore: error: merge: half1.json and half2.json both hold the row of "
+                                           f"the question on line {line} of the gold set: each question belongs to "
+                                           "one part (a partial is damaged or edited by hand)\n")

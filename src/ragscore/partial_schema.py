@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from fractions import Fraction
@@ -222,6 +223,7 @@ def read_number(value: Any, where: Node | Callable[[], Node] | None = None) -> f
 
 
 _NUMBERS: Final = frozenset({int, float})
+_PLACES: Final = 1 << 63  # a place is a line and a column in 64 bits (loaders.gold.place)
 _BIG: Final = 2**1023  # an integer a double holds (float(10**400) overflows)
 
 
@@ -584,7 +586,7 @@ class _Row:
         if type(v) is not list or not 12 <= len(v) <= 13 or (len(v) == 13) != bool(self.repeats):
             raise Node(v, self.rows, n).expected(f"a row: a list of {12 + bool(self.repeats)} values")
         place, qid, question, answerable, outcome, citations, rule, family_rows, slices, scores, claim, cited = v[:12]
-        if type(place) is not int or place < 0:
+        if type(place) is not int or not 0 <= place < _PLACES:
             raise self.bad(n, place, "a place in the gold set (an integer of at least 0)", 0)
         if type(qid) is not str:
             raise self.bad(n, qid, "text", 1)
@@ -702,6 +704,7 @@ def _rows(node: Node, spill: SpillFolder | None, reader: _Row) -> RowFile:
     encoded = node.value
     writer = RowWriter(None, "") if spill is None else spill.writer("partial")
     last, before = -1, ""
+    places = array("q")
     try:
         for n, v in enumerate(encoded):
             row = reader.read(n, v)
@@ -710,10 +713,13 @@ def _rows(node: Node, spill: SpillFolder | None, reader: _Row) -> RowFile:
                                             f"question {quote(before)}")
             last, before = row.place, row.qid
             writer.append(row)
+            places.append(row.place)
             encoded[n] = None
-        return writer.finish(spill_rest=True)
+        file = writer.finish(spill_rest=True)
     finally:
         writer.close()
+    file.places = places
+    return file
 
 
 # --- the partial -------------------------------------------------------------------------------

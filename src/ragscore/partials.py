@@ -18,21 +18,23 @@ the 53 bits other JSON readers keep, as hexadecimal strings ("0x1f", "-0x2").
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import count, islice
+from itertools import count, islice, repeat
 from typing import Any, Final
 
 from ragscore import __version__
 from ragscore.errors import InputError, UsageError
 from ragscore.evaluate import PartResult, QuestionRow, Wants, combine
+from ragscore.loaders.gold import line_of
 from ragscore.metrics.answer import AnswerTally, Outcome
 from ragscore.metrics.moments import Moments
 from ragscore.metrics.repeats import RepeatTotals
 from ragscore.operations import Operations
-from ragscore.rows import SpillFolder
+from ragscore.rows import RowFile, Rows, SpillFolder
 from ragscore.settings import Settings
 
 FORMAT: Final = "ragscore-partial"
@@ -121,6 +123,7 @@ def merge_partials(partials: Sequence[Partial], names: Sequence[str] | None = No
             if part in seen:
                 raise UsageError(f"merge: part {part + 1}/{first.parts} is in both {seen[part]} and {name}")
             seen[part] = name
+    _one_row_each(partials, names)
     ordered = sorted(zip(partials, names, strict=True), key=lambda pair: pair[0].covers[0])
     read_as = {p.result.trace_format: name for p, name in ordered if p.result.accounting.lines}
     if len(read_as) > 1:
@@ -131,6 +134,31 @@ def merge_partials(partials: Sequence[Partial], names: Sequence[str] | None = No
     # In any order of the arguments, the same report: the inputs are named as the lowest part names them.
     return replace(ordered[0][0], covers=tuple(sorted(seen)), traces=dict(sorted(traces.items())),
                    result=combine([partial.result for partial, _ in ordered]))
+
+
+def _places(rows: RowFile | Rows) -> Iterator[int] | None:
+    """The gold places of rows read from partials, in order (None: rows this process made)."""
+    if isinstance(rows, RowFile):
+        return None if rows.places is None else iter(rows.places)
+    parts = [_places(part) for part in rows.parts]
+    return None if any(p is None for p in parts) else heapq.merge(*parts)  # type: ignore[arg-type]
+
+
+def _one_row_each(partials: Sequence[Partial], names: Sequence[str]) -> None:
+    """Refuse partials that hold a row of the same question (each is in one part): rows that one
+    of them was edited to hold. Rows this process made are not checked; nor are those not read."""
+    held = [(places, name) for p, name in zip(partials, names, strict=True)
+            if p.wants.rows and (places := _places(p.result.rows)) is not None]
+    if len(held) < 2:
+        return
+    last, before = -1, ""
+    tagged = [zip(places, repeat(name)) for places, name in held]
+    for place, name in heapq.merge(*tagged):
+        if place == last:
+            raise UsageError(f"merge: {before} and {name} both hold the row of the question on line "
+                             f"{line_of(place)} of the gold set: each question belongs to one part (a partial is "
+                             "damaged or edited by hand)")
+        last, before = place, name
 
 
 def missing_parts(partial: Partial) -> str | None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, BinaryIO, Final
 from ragscore.errors import RagscoreError
 
 if TYPE_CHECKING:
+    from array import array
     from tempfile import TemporaryDirectory
 
     from ragscore.evaluate import QuestionRow
@@ -78,6 +79,8 @@ class RowFile:
     offsets: list[int] = field(default_factory=list)  # where each chunk starts in the file
     tail: list[QuestionRow] = field(default_factory=list)
     owner: SpillFolder | None = None  # keeps the folder while these rows are read (never pickled)
+    # The rows' gold places, when read from a partial: a merge checks that no question is in two parts.
+    places: array[int] | None = None
 
     def __len__(self) -> int:
         return self.count
@@ -105,7 +108,7 @@ class RowFile:
 
     def __setstate__(self, state: tuple[object, ...]) -> None:
         self.count, self.path, self.offsets, self.tail = state  # type: ignore[assignment]
-        self.owner = None
+        self.owner = self.places = None
 
 
 class RowWriter:
@@ -171,6 +174,11 @@ class Rows:
 
     def __len__(self) -> int:
         return sum(len(p) for p in self._parts)
+
+    @property
+    def parts(self) -> tuple[RowFile | Rows, ...]:
+        """The parts' rows, each in gold order."""
+        return self._parts
 
     def __iter__(self) -> Iterator[QuestionRow]:
         if len(self._parts) == 1:
