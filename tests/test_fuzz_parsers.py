@@ -26,7 +26,10 @@ finds is kept, minimized, in REGRESSIONS below with its exact outcome.
 from __future__ import annotations
 
 import json
+import re
 import resource
+import sys
+import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,14 +39,17 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
 
+import fuzzing
 from conftest import EXAMPLES
 from fuzzing import (
     COMPRESSORS,
     MEMORY_BOUND,
     Draw,
+    Outcome,
     bounded_run,
     check_outcome,
     json_op,
+    memory_bound,
     mutated,
     table_op,
     toml_keys,
@@ -157,6 +163,7 @@ TSV, CSV, SPACES = table_op(b"\t"), table_op(b","), table_op(b" ")
 TOML_KEYS = sorted(set(toml_keys([SCORE_GATES, STAGE_GATES, SUITE_GATES, MONITOR_GATES, SUITE]) + SETTINGS_KEYS))
 TOML = (toml_op(TOML_KEYS),)
 SCORE = ("--format", "json", "--per-question", "-q")
+REPORTED = (*SCORE, "--html", "out.html", "--markdown", "out.md", "--junit", "out.xml")  # every report of a run
 STAGE = ("--format", "json", "-q", "--html", "out.html")
 
 
@@ -175,7 +182,7 @@ def _gold_array(data: bytes) -> bytes:
 
 PARSERS: list[Parser] = [
     # The gold set and the traces, as score reads them.
-    Parser("gold-jsonl", ("--gold", "g.jsonl", "--trace", "trace.jsonl", *SCORE), "g.jsonl", GOLD,
+    Parser("gold-jsonl", ("--gold", "g.jsonl", "--trace", "trace.jsonl", *REPORTED), "g.jsonl", GOLD,
            {"trace.jsonl": TRACE}, JSON),
     Parser("gold-json-array", ("--gold", "g.json", "--trace", "trace.jsonl", *SCORE), "g.json", _gold_array(GOLD),
            {"trace.jsonl": TRACE}, JSON),
@@ -184,7 +191,7 @@ PARSERS: list[Parser] = [
     *(Parser(f"gold-compressed{suffix}", ("--gold", f"g.jsonl{suffix}", "--trace", "trace.jsonl", *SCORE),
              f"g.jsonl{suffix}", GOLD, {"trace.jsonl": TRACE}, JSON, COMPRESSORS[suffix], examples=30)
       for suffix in (".gz", ".bz2", ".xz")),
-    Parser("trace-jsonl", ("--gold", "gold.jsonl", "--trace", "t.jsonl", *SCORE), "t.jsonl", TRACE,
+    Parser("trace-jsonl", ("--gold", "gold.jsonl", "--trace", "t.jsonl", *REPORTED), "t.jsonl", TRACE,
            {"gold.jsonl": GOLD}, JSON),
     Parser("trace-compressed.gz", ("--gold", "gold.jsonl", "--trace", "t.jsonl.gz", *SCORE), "t.jsonl.gz", TRACE,
            {"gold.jsonl": GOLD}, JSON, COMPRESSORS[".gz"], examples=30),
@@ -200,13 +207,13 @@ PARSERS: list[Parser] = [
                          "--map", "citations=answer_json.citations[*]", *SCORE), "t.jsonl", TRACE,
            {"gold.jsonl": GOLD}, JSON, examples=30),
     # Other evaluators' scores.
-    Parser("scores-csv", ("--gold", "gold.jsonl", "--trace", "trace.jsonl", "--scores", "s.csv", *SCORE), "s.csv",
+    Parser("scores-csv", ("--gold", "gold.jsonl", "--trace", "trace.jsonl", "--scores", "s.csv", *REPORTED), "s.csv",
            SCORES_CSV, {"gold.jsonl": GOLD, "trace.jsonl": TRACE}, (CSV,)),
     Parser("scores-jsonl", ("--gold", "gold.jsonl", "--trace", "trace.jsonl", "--scores", "s.jsonl", *SCORE),
            "s.jsonl", SCORES_JSONL, {"gold.jsonl": GOLD, "trace.jsonl": TRACE}, JSON),
     # Settings files.
     Parser("gates-toml", ("--gold", "gold.jsonl", "--trace", "trace.jsonl", "--gates-file", "gates.toml", "--by",
-                          "category", *SCORE), "gates.toml", SCORE_GATES,
+                          "category", *REPORTED), "gates.toml", SCORE_GATES,
            {"gold.jsonl": PRODUCT_GOLD, "trace.jsonl": PRODUCT_TRACE}, TOML, examples=80),
     Parser("pyproject-toml", ("--gold", "gold.jsonl", "--trace", "trace.jsonl", *SCORE), "pyproject.toml",
            b"[project]\nname = \"x\"\n\n[tool.ragscore.scoring]\nk = 3\nrefusal_tokens = [\"not in context\"]\n"
@@ -379,3 +386,47 @@ def test_what_the_fuzzing_found(case: Case, tmp_path: Path) -> None:
     outcome = bounded_run(tmp_path, parser.argv)
     check_outcome(outcome, case.parser, parser.task_errors)
     assert outcome.status == case.status and outcome.err.startswith(case.err), outcome.err
+
+
+# ---- the harness's own teeth ------------------------------------------------------------------------
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is enforced on Linux")
+def test_the_memory_bound_stops_a_runaway_allocation() -> None:
+    with pytest.raises(MemoryError), memory_bound():
+        bytearray(2 * MEMORY_BOUND)
+    assert len(bytearray(2 * MEMORY_BOUND)) == 2 * MEMORY_BOUND  # and it is lifted after
+
+
+def test_the_alarm_stops_a_run_that_would_not_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fuzzing, "HANG_SECONDS", 0.2)
+    monkeypatch.setattr(fuzzing, "main", lambda argv: time.sleep(5))
+    with pytest.raises(fuzzing.Hung, match="the run took more than 0.2 s"):
+        bounded_run(tmp_path, [])
+
+
+@pytest.mark.parametrize(("outcome", "fault"), [
+    (Outcome(3, "", "ragscore: internal error (a bug in ragscore; please report it with this output):\n"), "exit 3"),
+    (Outcome(2, "", "ragscore: error: a\nragscore: error: b\n"), "exit 2"),
+    (Outcome(2, "", "ragscore: note: x\nragscore: error: a\n"), "exit 2"),
+    (Outcome(2, "{}", "ragscore: error: a\n"), "exit 2"),
+    (Outcome(2, "", "usage: ragscore\nragscore: error: a\n"), "exit 2"),
+    (Outcome(2, "", "ragscore: error: a"), "exit 2"),
+    (Outcome(0, "", "Traceback (most recent call last):\n"), "exit 0"),
+    (Outcome(1, "", "warning: x\n"), "exit 1"),
+    (Outcome(3, "", "ragscore: internal error\nMemoryError\n"), "beyond the memory bound (512 MiB)"),
+])
+def test_a_run_breaking_a_promise_fails_the_check(outcome: Outcome, fault: str) -> None:
+    with pytest.raises(AssertionError, match=re.escape(f"where: {fault}")):
+        check_outcome(outcome, "where")
+
+
+@pytest.mark.parametrize("outcome", [Outcome(0, "{}", ""), Outcome(1, "", "ragscore: note: x\nragscore: fail: y\n"),
+                                     Outcome(2, "", "ragscore: error: g.jsonl:1: expected JSON\n")])
+def test_a_run_keeping_the_promises_passes_the_check(outcome: Outcome) -> None:
+    check_outcome(outcome, "where")
+
+
+def test_a_suite_reports_a_task_error_among_the_others() -> None:
+    check_outcome(Outcome(2, "table\n", "ragscore: qa: error: g.jsonl:1: x\n"), "run", task_errors=True)
+    with pytest.raises(AssertionError):
+        check_outcome(Outcome(2, "table\n", "ragscore: qa: note\n"), "run", task_errors=True)
