@@ -18,6 +18,7 @@ raw control character (``test_report_safety.assert_safe``).
 from __future__ import annotations
 
 import argparse
+import csv
 import hashlib
 import json
 import tempfile
@@ -82,7 +83,7 @@ def hostile_inputs(draw: Any) -> dict[str, Any]:
     topics = [f"t{n}{draw(token)}" for n in range(draw(st.integers(1, 3)))]
     docs = [f"d{n}{draw(token)}" for n in range(3)]
     return {
-        "gold_name": draw(file_name) + ".jsonl",
+        "gold_name": draw(file_name.map(lambda s: f"./{s}" if s.startswith("-") else s)) + ".jsonl",  # not an option
         "gold": _gold(draw, qids),
         "annotator": _gold(draw, qids),
         "traces": traces,
@@ -92,7 +93,7 @@ def hostile_inputs(draw: Any) -> dict[str, Any]:
         "refusal": "refused " + draw(hostile_text),
         "seed": draw(hostile_text),
         "cause": "cause " + draw(hostile_text),
-        "explain": draw(st.sampled_from(qids + [draw(hostile_text)])),
+        "explain": draw(st.sampled_from(qids)),
         "ner_gold": [{"id": i, "text": t, "entities": [{"start": 0, "end": 4, "type": draw(hostile_text) or "T"}]}
                      for i, t in zip(ids, texts, strict=True)],
         "ner_pred": [{"id": i, "entities": [{"start": 0, "end": 4, "type": draw(hostile_text) or "T"}]} for i in ids],
@@ -108,7 +109,8 @@ def hostile_inputs(draw: Any) -> dict[str, Any]:
                                                                   min_size=1, max_size=3))}) for _ in range(2)],
         "out_name": "o" + draw(file_name),
         "suite_name": draw(hostile_text),
-        "task": draw(st.sampled_from(["qa", "qa.1", "Q-x", draw(hostile_text)])),  # a task's name is restricted
+        # A task's name is restricted (letters, digits, "_", "-" and "."): a hostile one is refused, now and then.
+        "task": draw(st.sampled_from(["qa", "qa.1", "Q-x", "_", "9", "a.b", "x-y", draw(hostile_text)])),
         "labels": [f"v{draw(hostile_text)}" for _ in range(2)],
         "schema": draw(st.sampled_from(["score", "stage", "trec", "monitor"])),
     }
@@ -131,8 +133,8 @@ def _write(folder: Path, case: dict[str, Any]) -> None:
     _lines(folder / "t.jsonl", case["traces"])
     for name in ("ner_gold", "ner_pred", "classify_gold", "classify_pred", "link_gold", "link_pred"):
         _lines(folder / f"{name}.jsonl", case[name])
-    rows = "".join(f"{json.dumps(qid)},{value}\n" for qid, value in case["scores"])
-    (folder / "s.csv").write_text(f"qid,{case['score_name']}\n{rows}", encoding="utf-8")
+    with open(folder / "s.csv", "w", encoding="utf-8", newline="") as scores:  # no NUL: a file with one is binary
+        csv.writer(scores).writerows([("qid", case["score_name"]), *((q.replace("\x00", ""), v) for q, v in case["scores"])])
     (folder / "qrels").write_text("".join(f"{t} 0 {d} {g}\n" for t, d, g in case["qrels"]), encoding="utf-8")
     for n, (tag, ranked) in enumerate(case["runs"], 1):
         (folder / f"run{n}").write_text("".join(f"{topic} Q0 {doc} {r} {1 / r} {tag}\n" for topic, docs in ranked.items()
@@ -148,6 +150,9 @@ def _write(folder: Path, case: dict[str, Any]) -> None:
         f"[tasks.{_toml(case['task'])}]\ncommand = \"score\"\ngold = \"gold.jsonl\"\ntrace = \"t.jsonl\"\n"
         "[tasks.retrieval]\ncommand = \"trec\"\nqrels = \"qrels\"\nruns = \"run1\"\n"
         "[tasks.ner]\ngold = \"ner_gold.jsonl\"\npred = \"ner_pred.jsonl\"\n", encoding="utf-8")
+    # The history's suite: its name hostile, its task's a name the suite takes.
+    (folder / "history.toml").write_text(f"name = {_toml(case['suite_name'])}\n[tasks.qa]\ncommand = \"score\"\n"
+                                         "gold = \"gold.jsonl\"\ntrace = \"t.jsonl\"\n", encoding="utf-8")
 
 
 # ---- how each command is given the hostile inputs -------------------------------------------------
@@ -181,8 +186,8 @@ def _merge(case: dict[str, Any]) -> Invocation:
 
 
 def _history(case: dict[str, Any]) -> list[list[str]]:
-    return [["run", "--history", "h.jsonl", "--label", label, "--time", f"2026-11-2{n}T09:00:00Z", "--format", "none"]
-            for n, label in enumerate(case["labels"], 1)]
+    return [["run", "history.toml", "--history", "h.jsonl", "--label", label, "--time", f"2026-11-2{n}T09:00:00Z",
+             "--format", "none"] for n, label in enumerate(case["labels"], 1)]
 
 
 # Every command (the test of a command missing here fails), each way of running it by name ("" the usual one).
@@ -194,14 +199,15 @@ INVOCATIONS: dict[str, dict[str, Way]] = {
     "init": {"": Way(lambda case: ([], ["init", case["out_name"] + ".toml"]))},
     "schema": {"": Way(lambda case: ([], ["schema", case["schema"]]))},
     "compare": {"": Way(lambda case: ([], ["compare", "--gold", case["gold_name"], "t.jsonl", "t.jsonl", "--names",
-                                           f"{case['labels'][0]},{case['labels'][1]}", "--bootstrap", "20"])),
+                                           ",".join(f"{n}{label.replace(',', '')}" for n, label in enumerate(case["labels"])),
+                                           "--bootstrap", "20"])),
                 "baseline": Way(lambda case: ([], ["compare", "--gold", case["gold_name"], "--baseline", "t.jsonl",
                                                    "--trace", "t.jsonl", "--bootstrap", "20"]), without=("html",))},
     "ner": _stage("ner"),
     "classify": _stage("classify"),
     "link": _stage("link"),
     "trec": {"": Way(lambda case: ([], ["trec", "-q", "qrels", "run1"])),
-             "runs": Way(lambda case: ([], ["trec", "-q", "--seed", case["seed"], "--bootstrap", "20", "qrels", "run1",
+             "runs": Way(lambda case: ([], ["trec", "-q", f"--seed={case['seed']}", "--bootstrap", "20", "qrels", "run1",
                                             "run2"]))},
     "partial": {"": Way(lambda case: ([], ["partial", *_score_inputs(case), "--part", "1/2", "-o",
                                            case["out_name"] + ".json", "--rows"]))},
@@ -210,8 +216,8 @@ INVOCATIONS: dict[str, dict[str, Way]] = {
                                            "--min-n", "1", "--refusal-token", case["refusal"]]))},
     "agree": {"": Way(lambda case: ([], ["agree", case["gold_name"], "annotator.jsonl", "--field", "category",
                                          "--gates", "kappa=0.99"]))},
-    "split": {"": Way(lambda case: ([], ["split", "--gold", case["gold_name"], "--by", "category", "--seed",
-                                         case["seed"], "--out", case["out_name"]]))},
+    "split": {"": Way(lambda case: ([], ["split", "--gold", case["gold_name"], "--by", "category",
+                                         f"--seed={case['seed']}", "--out", case["out_name"]]))},
     "power": {"": Way(lambda case: ([], ["power", "--gold", case["gold_name"], "--trace", "t.jsonl"]))},
     "run": {"": Way(lambda case: ([], ["run", "--history", "h.jsonl", "--label", case["labels"][0], "--time",
                                        "2026-11-24T09:00:00Z"]))},
@@ -282,8 +288,8 @@ def _snapshot(folder: Path) -> dict[Path, str]:
     return {path: hashlib.sha256(path.read_bytes()).hexdigest() for path in folder.rglob("*") if path.is_file()}
 
 
-def _check(folder: Path, case: dict[str, Any], args: list[str], tabs: bool) -> None:
-    """Run one command and check what it printed and every file it wrote."""
+def _check(folder: Path, case: dict[str, Any], args: list[str], tabs: bool) -> int:
+    """Run one command, check what it printed and every file it wrote, and return its exit status."""
     before = _snapshot(folder)
     (folder / "summary.md").unlink(missing_ok=True)
     env = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(folder / "summary.md")}
@@ -306,6 +312,7 @@ def _check(folder: Path, case: dict[str, Any], args: list[str], tabs: bool) -> N
             json.loads(text)
     if status != 2 and "--format" in args and args[args.index("--format") + 1] == "json":
         json.loads(out)
+    return status
 
 
 @pytest.mark.parametrize(("command", "way", "fmt"), ROWS, ids=["-".join(filter(None, row)) for row in ROWS])
@@ -316,6 +323,7 @@ def test_no_input_text_becomes_a_command_or_a_raw_control_character(command: str
     reports = [arg for option in report_options(command) if option not in without
                for arg in (f"--{option}", REPORT_FILES.get(option, f"r.{option}"))]
     rows = sum(1 for row in ROWS if row[0] == command)
+    statuses: list[int] = []
 
     @settings(max_examples=max(3, RUNS_PER_COMMAND // (rows * runs)), deadline=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -327,7 +335,10 @@ def test_no_input_text_becomes_a_command_or_a_raw_control_character(command: str
             _write(folder, case)
             for step in setup:
                 _check(folder, case, step, tabs=False)
-            _check(folder, case, [*args, *(["--format", fmt] if fmt else []), *reports],
-                   tabs=(command, fmt) == ("trec", "text"))
+            statuses.append(_check(folder, case, [*args, *(["--format", fmt] if fmt else []), *reports],
+                                   tabs=(command, fmt) == ("trec", "text")))
 
     check()
+    # Not vacuous: the command read the hostile inputs and reported on them at least once (not only
+    # refused them, as a way that cannot write one of its reports would).
+    assert {0, 1} & set(statuses), f"ragscore {command} {way} {fmt}: every run exited {statuses}"
