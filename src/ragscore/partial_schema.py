@@ -397,9 +397,10 @@ def _operations(node: Node, questions: int) -> Operations | None:
     for pair in sketch["buckets"].items():
         index, count = pair.record(("index", "count"), "a sketch bucket")
         # Values from 5e-324 to 1e15 fill buckets -37,300 to 1,730: beyond them, none (and γ**index overflows).
-        if type(index.value) is not int or not -38_000 <= index.value <= 1_800 or index.value in buckets:
-            raise pair.fail(f"is a sketch bucket {_shown(index.value)} that no value fills" + (
-                " (twice)" if index.value in buckets else ""))
+        if type(index.value) is not int or not -38_000 <= index.value <= 1_800:
+            raise pair.fail(f"is a sketch bucket {_shown(index.value)} that no value fills")
+        if index.value in buckets:
+            raise pair.fail(f"is the sketch bucket {index.value} again")
         buckets[index.value] = count.count()
     made = Sketch(buckets, sketch["zeros"].count())
     if made.count != sums[0].n:
