@@ -327,3 +327,11 @@ def test_two_partials_that_hold_the_row_of_one_question(made):
     assert (status, err.getvalue()) == (2, f"ragscore: error: merge: half1.json and half2.json both hold the row of "
                                            f"the question on line {line} of the gold set: each question belongs to "
                                            "one part (a partial is damaged or edited by hand)\n")
+
+
+def test_a_version_of_hostile_text_is_quoted(made, doc):
+    doc["version"] = "##[error]pwned\n" + "x" * 500
+    status, out, err = _merged(made, json.dumps(doc))
+    assert (status, out, err) == (2, "", 'ragscore: error: p1.json: a ragscore partial of version "#\\x23[error]pwned\\n'
+                                         + "x" * 11 + "…[475 characters]…" + "x" * 14 + '"; this ragscore (0.1.0) '
+                                         "reads version 3: make the partials again with it\n")

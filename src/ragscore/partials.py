@@ -34,6 +34,7 @@ from ragscore.metrics.answer import AnswerTally, Outcome
 from ragscore.metrics.moments import Moments
 from ragscore.metrics.repeats import RepeatTotals
 from ragscore.operations import Operations
+from ragscore.quoting import show_value
 from ragscore.rows import RowFile, Rows, SpillFolder
 from ragscore.settings import Settings
 
@@ -98,7 +99,7 @@ class Partial:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise InputError(source, f'not a ragscore partial (expected "format": "{FORMAT}")')
         if data.get("version") != VERSION:
-            raise InputError(source, f"a ragscore partial of version {data.get('version')!r}; this ragscore "
+            raise InputError(source, f"a ragscore partial of version {show_value(data.get('version'))}; this ragscore "
                                      f"({__version__}) reads version {VERSION}: make the partials again with it")
         from ragscore.partial_schema import Damaged, decode  # it builds a Partial: imported when one is read
 
