@@ -219,14 +219,9 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     run.html_rows = args.html_rows
     write_requested_reports(args, run.render)
     if os.environ.get("GITHUB_ACTIONS") == "true":  # annotations on the run, the summary on its page
-        from ragscore.reports.github import annotation_lines, append_step_summary
-        from ragscore.reports.markdown import render_markdown
+        from ragscore.reports.github import report_on_github
 
-        summary = run._summary()
-        for line in annotation_lines(summary):
-            streams.write_err(line)
-        if os.environ.get("GITHUB_STEP_SUMMARY"):
-            append_step_summary(render_markdown(summary), os.environ["GITHUB_STEP_SUMMARY"])
+        report_on_github(run._summary(), streams.write_err, os.environ.get("GITHUB_STEP_SUMMARY"))
     if not args.quiet:
         for line in run.notes():
             streams.note(line)
