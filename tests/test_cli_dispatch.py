@@ -53,6 +53,13 @@ def test_every_command_and_the_options_of_score_still_dispatch(ragscore, isolate
     (["split", "--gold", "g.jsonl"], "ragscore split", "the following arguments are required: --out"),
     (["agree"], "ragscore agree", "the following arguments are required: GOLD"),
     (["--gold", "g", "--trace", "t", "--k", "0"], "ragscore", 'argument --k: expected a positive integer, got "0"'),
+    # An integer is ASCII digits: Python's int() reads "1_0" as 10 (trec_eval's atol reads 1) and other scripts' digits.
+    (["--gold", "g", "--trace", "t", "--k", "1_0"], "ragscore", 'argument --k: expected a positive integer, got "1_0"'),
+    (["trec", "q", "r", "-M", "1_0"], "ragscore trec", 'argument -M: expected a positive integer, got "1_0"'),
+    (["trec", "q", "r", "-M", "\u0661"], "ragscore trec", 'argument -M: expected a positive integer, got "\u0661"'),
+    (["trec", "q", "r", "-l", "1_0"], "ragscore trec", 'argument -l: expected an integer, got "1_0"'),
+    (["trec", "q", "r", "-l", "9" * 5000], "ragscore trec",
+     'argument -l: expected an integer, got "' + "9" * 26 + "…[4,960 characters]…" + "9" * 14 + '"'),
 ])
 def test_a_usage_error_is_the_error_after_one_line_pointing_at_help(ragscore, args, prog, message):
     run = ragscore(*args)

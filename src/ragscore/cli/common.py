@@ -6,6 +6,7 @@ import argparse
 import importlib
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -179,15 +180,23 @@ def confidence_level(text: str) -> float:
     return value
 
 
+# An integer as written on a command line: ASCII digits, perhaps a sign. Python's int() also takes
+# "1_0" (10, where C's atol, and so trec_eval, reads 1) and other scripts' digits.
+_INTEGER_RE: Final = re.compile(r"\s*[+-]?[0-9]{1,4000}\s*")
+
+
+def integer(text: str) -> int:
+    """Read an integer option (``-l``), written in ASCII digits."""
+    if _INTEGER_RE.fullmatch(text) is None:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {show_value(text)}")
+    return int(text)
+
+
 def positive_int(text: str) -> int:
-    """Read a positive integer option."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {show_value(text)}") from None
-    if value < 1:
+    """Read a positive integer option, written in ASCII digits."""
+    if _INTEGER_RE.fullmatch(text) is None or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {show_value(text)}")
-    return value
+    return int(text)
 
 
 def silence_stdout() -> None:

@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from ragscore.cli.common import (
     INPUT_PATH,
-    REPORT_OPTIONS,
     Exit,
     Parser,
     Streams,
     add_report_options,
     confidence_level,
     count,
+    integer,
     positive_int,
     standard_output,
     write_requested_reports,
 )
 from ragscore.errors import UsageError
-from ragscore.quoting import quote
 
 EPILOG = """\
 examples:
@@ -63,7 +61,7 @@ def trec_parser(prog: str) -> argparse.ArgumentParser:
                         help="average over every judged topic (a topic the run lacks scores 0)")
     parser.add_argument("-M", dest="max_docs", type=positive_int, metavar="N",
                         help="keep the first N documents of each ranking")
-    parser.add_argument("-l", dest="level", type=int, default=1, metavar="N",
+    parser.add_argument("-l", dest="level", type=integer, default=1, metavar="N",
                         help="the relevance level of the binary measures (default 1)")
     parser.add_argument("-m", dest="measures", action="append", default=[], metavar="NAME",
                         help="a measure, with parameters (P.5,10; ndcg_cut.10; all_trec); repeatable")
@@ -89,22 +87,9 @@ def trec_parser(prog: str) -> argparse.ArgumentParser:
 
 
 def _check_inputs(args: argparse.Namespace) -> None:
-    """Refuse two inputs on standard input, and a report path that is one of the input files."""
-    inputs = [("QRELS", args.qrels)] + [("RUN", spec) for spec in args.runs]
-    if [spec for _, spec in inputs].count("-") > 1:
+    """Refuse two inputs on standard input (a report that would overwrite an input: the one check, cli.common)."""
+    if [args.qrels, *args.runs].count("-") > 1:
         raise UsageError("only one of QRELS and RUN can be '-' (standard input)")
-    for option in REPORT_OPTIONS:
-        path: str | None = getattr(args, option, None)
-        if path is None:
-            continue
-        for what, spec in inputs:
-            try:
-                same = spec != "-" and os.path.samefile(path, spec)
-            except (OSError, ValueError):
-                same = False
-            if same:
-                raise UsageError(f"--{option} {quote(path)}: is the same file as {what} {quote(spec)}; a report "
-                                 "never overwrites an input")
 
 
 def run_trec(args: argparse.Namespace, streams: Streams) -> Exit:
