@@ -321,7 +321,7 @@ def test_partial_usage_errors(ragscore, isolated):
 
 
 def test_numbers_are_read_back_bit_for_bit_nan_and_infinities_too():
-    from ragscore.partial_schema import Damaged, Node, read_number
+    from ragscore.json_paths import Damaged, Node, read_number
     from ragscore.partials import _int, _nums
 
     values = [0.1, 1 / 3, -0.0, 1e-310, float("nan"), float("inf"), float("-inf"), 5e300]

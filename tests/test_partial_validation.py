@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 
 from conftest import EXAMPLES
 from ragscore.cli import main
-from ragscore.partial_schema import Damaged, Node, _settings
+from ragscore.json_paths import Damaged, Node
+from ragscore.partial_schema import _settings
 
 DAMAGED = "ragscore: error: p1.json: a damaged ragscore partial: "
 TIME_BOUND = 20  # seconds one merge may take (a few hundredths of one are usual)
@@ -128,7 +129,7 @@ def test_settings_written_otherwise_than_ragscore_writes_them(made, doc):
     _refused(made, doc, '"settings.cutoffs" is not written as ragscore writes these settings')
     doc["settings"]["cutoffs"] = [1, 3, 5, 10]
     doc["settings"]["colour"] = "blue"
-    _refused(made, doc, '"settings.colour" is no key of a ragscore partial')
+    _refused(made, doc, '"settings.colour" is an unknown key')
 
 
 def test_an_outcome_flag_as_text(made, doc):
@@ -189,7 +190,7 @@ def test_keys_missing_or_unknown(made, doc):
     _refused(made, doc, '"result.accounting.duplicates" is missing')
     doc["result"]["accounting"]["duplicates"] = 1
     doc["result"]["extra"] = True
-    _refused(made, doc, '"result.extra" is no key of a ragscore partial')
+    _refused(made, doc, '"result.extra" is an unknown key')
 
 
 def test_a_key_of_input_text_is_quoted_in_the_path(made, doc):

@@ -11,15 +11,14 @@ a failure later, while the reports are written. Its settings are checked as a se
 
 from __future__ import annotations
 
-import math
 import re
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from fractions import Fraction
 from functools import partial
 from operator import le
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 from ragscore.config import SettingsTable, _apply_scoring
 from ragscore.diagnose import Sample
@@ -28,6 +27,7 @@ from ragscore.evaluate import EXAMPLES as ACCOUNTING_EXAMPLES
 from ragscore.evaluate import Accounting, PartResult, QuestionRow, Unreadable, Wants
 from ragscore.external import ScoreTotals
 from ragscore.input_config import GOLD_CONCEPTS, fields_table, trace_format
+from ragscore.json_paths import Damaged, Node, read_number, shown
 from ragscore.labels import LABEL_ORDER
 from ragscore.loaders.shapes import FORMATS, TRACE_CONCEPTS
 from ragscore.metrics.answer import AnswerTally, Miss, Outcome, answer_metric_names
@@ -39,21 +39,17 @@ from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.operations import CONCEPTS as OPERATION_CONCEPTS
 from ragscore.operations import Operations, Sketch
 from ragscore.partials import COUNTS, Partial, Source
-from ragscore.quoting import quote, shorten
+from ragscore.quoting import quote
 from ragscore.rows import RowFile, RowWriter, SpillFolder
 from ragscore.settings import SAMPLES, Settings
 from ragscore.text import Rule
 
-T = TypeVar("T")
-
 # ragscore.owner(qid, n) is crc32(qid) % n: past 2**32 parts, no question belongs to a part.
 MAX_PARTS: Final = 2**32
-_HEX: Final = re.compile(r"-?0x[0-9a-f]+")
 _MAX_SCALE: Final = 1074  # a double is an integer times 2**-1074 at least
 # Every per-question value a run holds is at most this in magnitude (scores: loaders.scores.MAX_SCORE),
 # so no sum of a partial can overflow a double.
 _MAX_VALUE: Final = 1e15
-_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SHA256: Final = re.compile(r"[0-9a-f]{64}")
 _LABELS: Final = {label.value: label for label in LABEL_ORDER}
 _MISSES: Final = {miss.name: miss for miss in Miss}
@@ -63,168 +59,8 @@ _OUTCOME: Final = ("label", "answered", "refused_by", "hit", "contained", "forbi
                    "full_recall", "cite_share", "hit_id", "miss", "miss_id", "matched", "line")
 _ROW: Final = ("place", "qid", "question", "answerable", "outcome", "citations", "rule", "family_rows", "slices",
                "scores", "claim", "cited", "sampled")
-
-
-class Damaged(ValueError):
-    """A partial that no run writes: the message names the key (``Partial.from_json`` adds the file)."""
-
-
-def _shown(value: object) -> str:
-    """Show a JSON value in a message as JSON writes it (text quoted and shortened; a list or an object named)."""
-    if isinstance(value, str):
-        return quote(value, 40)
-    if value is None or isinstance(value, bool):
-        return {None: "null", True: "true", False: "false"}[value]
-    if isinstance(value, float):
-        return "NaN" if math.isnan(value) else "Infinity" if value == math.inf else "-Infinity" if value == -math.inf \
-            else repr(value)
-    if isinstance(value, int):
-        return shorten(str(value), 40)
-    return "a list" if isinstance(value, list) else "an object"
-
-
-def _step(key: str | int) -> str:
-    if isinstance(key, int):
-        return f"[{key}]"
-    return f".{key}" if _KEY.fullmatch(key) else f'["{shorten(key, 40)}"]'  # the path is quoted whole
-
-
-class Node:
-    """A JSON value of the partial and the key path that reaches it (written only for an error)."""
-
-    __slots__ = ("value", "_parent", "_key", "_what")
-
-    def __init__(self, value: Any, parent: Node | None = None, key: str | int = "", what: str = "") -> None:
-        self.value, self._parent, self._key, self._what = value, parent, key, what
-
-    @property
-    def path(self) -> str:
-        steps: list[str] = []
-        node: Node | None = self
-        while node is not None and node._parent is not None:
-            steps.append(_step(node._key))
-            node = node._parent
-        return "".join(reversed(steps)).removeprefix(".")
-
-    def named(self) -> str:
-        """The key path, quoted, with what a positional value holds: ``"result.rows[3][1]" (a row's qid)``."""
-        what = next((n._what for n in self._lineage() if n._what), "")
-        return quote(self.path) + (f" ({what})" if what else "")
-
-    def _lineage(self) -> Iterator[Node]:
-        node: Node | None = self
-        while node is not None:
-            yield node
-            node = node._parent
-
-    def fail(self, message: str) -> Damaged:
-        return Damaged(f"{self.named()} {message}")
-
-    def expected(self, what: str) -> Damaged:
-        return Damaged(f"{self.named()}: expected {what}, got {_shown(self.value)}")
-
-    # --- containers -------------------------------------------------------------------------
-
-    def fields(self, required: Sequence[str], optional: Sequence[str] = ()) -> dict[str, Node]:
-        """Read an object of known keys: each required one present, no other than these."""
-        value = self.value
-        if type(value) is not dict:
-            raise self.expected("an object")
-        for key in required:
-            if key not in value:
-                raise Node(None, self, key).fail("is missing")
-        for key in value:
-            if key not in required and key not in optional:
-                raise Node(value[key], self, key).fail("is no key of a ragscore partial")
-        return {key: Node(item, self, key) for key, item in value.items()}
-
-    def mapping(self) -> Iterator[tuple[str, Node]]:
-        """Read an object of any keys."""
-        if type(self.value) is not dict:
-            raise self.expected("an object")
-        return ((key, Node(item, self, key)) for key, item in self.value.items())
-
-    def items(self, most: int | None = None) -> list[Node]:
-        """Read a list (of at most ``most`` entries)."""
-        value = self.value
-        if type(value) is not list:
-            raise self.expected("a list")
-        if most is not None and len(value) > most:
-            raise self.fail(f"holds {len(value):,} entries, at most {most:,} in a partial")
-        return [Node(item, self, n) for n, item in enumerate(value)]
-
-    def record(self, names: Sequence[str], what: str) -> list[Node]:
-        """Read a list of ``len(names)`` positional values."""
-        value = self.value
-        if type(value) is not list or len(value) != len(names):
-            raise self.expected(f"{what}: a list of {len(names)} values")
-        return [Node(item, self, n, f"{what}'s {name}") for n, (name, item) in enumerate(zip(names, value,
-                                                                                             strict=True))]
-
-    # --- values -------------------------------------------------------------------------------
-
-    def count(self, most: int | None = None) -> int:
-        """Read an integer of at least 0 (and at most ``most``)."""
-        value = self.value
-        if type(value) is not int or value < 0:
-            raise self.expected("a count (an integer of at least 0)")
-        if most is not None and value > most:
-            raise self.expected(f"a count of at most {most:,}")
-        return value
-
-    def text(self) -> str:
-        if type(self.value) is not str:
-            raise self.expected("text")
-        return self.value
-
-    def optional_text(self) -> str | None:
-        if self.value is not None and type(self.value) is not str:
-            raise self.expected("text or null")
-        return self.value
-
-    def flag(self) -> bool:
-        if type(self.value) is not bool:
-            raise self.expected("true or false")
-        return self.value
-
-    def number(self) -> float:
-        """Read a float as partials write it: a JSON number, null for NaN, "inf" and "-inf"."""
-        return read_number(self.value, self)
-
-    def hexadecimal(self) -> int:
-        """Read an integer written in hexadecimal ("0x1f", "-0x2")."""
-        value = self.value
-        if type(value) is not str or not _HEX.fullmatch(value):
-            raise self.expected('an integer written in hexadecimal ("0x1f")')
-        return int(value, 16)
-
-    def choice(self, choices: dict[str, T], what: str) -> T:
-        found = choices.get(self.value) if type(self.value) is str else None
-        if found is None:
-            raise self.expected(what)
-        return found
-
-    def optional(self, read: Callable[[Node], T]) -> T | None:
-        return None if self.value is None else read(self)
-
-
-def read_number(value: Any, where: Node | Callable[[], Node] | None = None) -> float:
-    """Read a float as partials write it (``where``: the node, or what makes it, for the error)."""
-    if value is None:
-        return math.nan
-    kind = type(value)
-    if kind is float and math.isfinite(value) or kind is int and -_BIG < value < _BIG:
-        return float(value)
-    if value == "inf" or value == "-inf":
-        return float(value)
-    node = where() if callable(where) else where or Node(value)
-    node.value = value
-    raise node.expected('a number (null for NaN, "inf" or "-inf")')
-
-
-_NUMBERS: Final = frozenset({int, float})
+_NUMBERS: Final = frozenset({int, float})  # a row's values, as JSON reads them
 _PLACES: Final = 1 << 63  # a place is a line and a column in 64 bits (loaders.gold.place)
-_BIG: Final = 2**1023  # an integer a double holds (float(10**400) overflows)
 
 
 def _less(a: Node, b: Node) -> None:
@@ -398,7 +234,7 @@ def _operations(node: Node, questions: int) -> Operations | None:
         index, count = pair.record(("index", "count"), "a sketch bucket")
         # Values from 5e-324 to 1e15 fill buckets -37,300 to 1,730: beyond them, none (and γ**index overflows).
         if type(index.value) is not int or not -38_000 <= index.value <= 1_800:
-            raise pair.fail(f"is a sketch bucket {_shown(index.value)} that no value fills")
+            raise pair.fail(f"is a sketch bucket {shown(index.value)} that no value fills")
         if index.value in buckets:
             raise pair.fail(f"is the sketch bucket {index.value} again")
         buckets[index.value] = count.count()
@@ -646,7 +482,7 @@ class _Row:
         for column, (x, low, high) in enumerate(zip(row, self.lows[index], self.highs[index], strict=True)):
             value = read_number(x, Node(x, node, column))
             if not low <= value <= high:
-                return Node(x, node, column).fail(f"({_shown(x)}) is not among the values its family's summary "
+                return Node(x, node, column).fail(f"({shown(x)}) is not among the values its family's summary "
                                                   f"counted ({low!r} to {high!r})")
         return node.fail("is damaged")  # not reached: a value above is wrong
 

@@ -101,7 +101,8 @@ class Partial:
         if data.get("version") != VERSION:
             raise InputError(source, f"a ragscore partial of version {show_value(data.get('version'))}; this ragscore "
                                      f"({__version__}) reads version {VERSION}: make the partials again with it")
-        from ragscore.partial_schema import Damaged, decode  # it builds a Partial: imported when one is read
+        from ragscore.json_paths import Damaged
+        from ragscore.partial_schema import decode  # it builds a Partial: imported when one is read
 
         try:
             return decode(data, spill, rows)
