@@ -174,10 +174,15 @@ def bounded_run(folder: Path, argv: Sequence[str]) -> Outcome:
     return Outcome(status, out.getvalue(), err.getvalue())
 
 
-def check_outcome(outcome: Outcome, where: str, task_errors: bool = False) -> None:
+FINDINGS_RE = re.compile(r"ragscore: \d+ errors?, \d+ warnings?")
+
+
+def check_outcome(outcome: Outcome, where: str, task_errors: bool = False, findings: bool = False) -> None:
     """Exit 0, 1 or 2, never 3; on an error (2), one line on standard error, ``ragscore: error: ...``,
     and nothing on standard output. With ``task_errors`` (ragscore run), a task that cannot run is
-    reported among the other tasks' output as ``ragscore: TASK: error: ...`` lines instead."""
+    reported among the other tasks' output as ``ragscore: TASK: error: ...`` lines instead; with
+    ``findings`` (ragscore validate), the findings are standard output and the one line on standard
+    error may be their count (``ragscore: 2 errors, 1 warning``)."""
     status, err = outcome.status, outcome.err
     context = f"{where}: exit {status}\n{err[:3000]}"
     if "MemoryError" in err:
@@ -187,7 +192,9 @@ def check_outcome(outcome: Outcome, where: str, task_errors: bool = False) -> No
     assert err == "" or err.endswith("\n"), context
     lines = err.splitlines()
     assert all(line.startswith("ragscore") for line in lines), context
-    if status == 2 and not (task_errors and outcome.out):
+    if status == 2 and findings:
+        assert len(lines) == 1 and (lines[0].startswith("ragscore: error: ") or FINDINGS_RE.fullmatch(lines[0])), context
+    elif status == 2 and not (task_errors and outcome.out):
         assert len(lines) == 1 and lines[0].startswith("ragscore: error: "), context
         assert outcome.out == "", context
     elif status == 2:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import re
 import resource
+import shutil
 import sys
 import time
 import zlib
@@ -59,7 +60,7 @@ from fuzzing import (
 
 DEADLINE = timedelta(seconds=10)  # one example, on a slow and busy machine; the inputs are a few kilobytes to 2 MB
 SLOW_FACTOR = 20
-REPORTS = ("--json", "--markdown", "--html", "--junit", "--openmetrics")
+REPORTS = ("--json", "--markdown", "--html", "--junit", "--openmetrics", "--out")
 
 
 def _example(path: str, lines: int | None = None) -> bytes:
@@ -153,6 +154,7 @@ class Parser:
     examples: int = 60  # the default run's examples
     prepare: Callable[[Path], bytes] | None = None  # makes the seed in the folder (after ``files``)
     task_errors: bool = False  # ragscore run: a task's error is reported among the others' output
+    findings: bool = False  # ragscore validate: the findings on standard output, their count on standard error
 
     def __str__(self) -> str:
         return self.name
@@ -172,6 +174,14 @@ def _partial(folder: Path) -> bytes:
     outcome = bounded_run(folder, ["partial", "--gold", "gold.jsonl", "--trace", "trace.jsonl", "--part", "1/1",
                                    "-o", "seed.json", "--per-question", "--by", "category", "--metrics", "all", "--bootstrap", "10",
                                    "-q"])
+    assert outcome.status == 0, outcome.err
+    return (folder / "seed.json").read_bytes()
+
+
+def _report(folder: Path) -> bytes:
+    """A JSON report of a small run, as score writes it (a baseline compare reads)."""
+    outcome = bounded_run(folder, ["--gold", "gold.jsonl", "--trace", "trace.jsonl", "--per-question", "--no-fail",
+                                   "--json", "seed.json", "--format", "none", "-q"])
     assert outcome.status == 0, outcome.err
     return (folder / "seed.json").read_bytes()
 
@@ -274,7 +284,41 @@ PARSERS: list[Parser] = [
            examples=60),
     Parser("monitor-openmetrics", ("monitor", "--trace", "t.jsonl", "--window", "1m", "--format", "openmetrics", "-q"),
            "t.jsonl", TODAY, {}, JSON, examples=40),
+    # Paths of score, compare, validate and power past the readers: repeats, operations, every metric, a baseline.
+    Parser("trace-repeats", ("--gold", "gold.jsonl", "--trace", "t.jsonl", "--repeats", "samples", "--pass-k", "1,3",
+                             "--gates", "pass^3=0.5,min_pass_rate=0.6", *REPORTED), "t.jsonl",
+           _example("repeats/trace.jsonl"), {"gold.jsonl": _example("repeats/gold.jsonl")}, JSON, examples=40),
+    Parser("trace-operations", ("--gold", "gold.jsonl", "--trace", "t.jsonl", "--gates",
+                                "latency_p95=1000,cost_total=0.01", *REPORTED), "t.jsonl",
+           _example("operations/trace.jsonl", 8), {"gold.jsonl": _example("operations/gold.jsonl", 8)}, JSON,
+           examples=40),
+    Parser("trace-every-metric", ("--gold", "gold.jsonl", "--trace", "t.jsonl", "--metrics", "all", "--by", "category",
+                                  "--bootstrap", "50", "--explain", "Q003", *REPORTED), "t.jsonl", PRODUCT_TRACE,
+           {"gold.jsonl": PRODUCT_GOLD}, JSON, examples=30),
+    Parser("gold-every-metric", ("--gold", "g.jsonl", "--trace", "trace.jsonl", "--metrics", "all", "--by",
+                                 "tags.lang", "--bootstrap", "50", "--only-failures", *REPORTED), "g.jsonl", PRODUCT_GOLD,
+           {"trace.jsonl": PRODUCT_TRACE}, JSON, examples=40),
+    Parser("compare-baseline", ("compare", "--gold", "gold.jsonl", "--baseline", "b.jsonl", "--trace", "trace.jsonl",
+                                "--bootstrap", "50", "--format", "markdown", "-q", "--json", "out.json"), "b.jsonl",
+           _example("product/baseline.jsonl", 8), {"gold.jsonl": PRODUCT_GOLD, "trace.jsonl": PRODUCT_TRACE}, JSON,
+           examples=40),
+    Parser("compare-baseline-report", ("compare", "--gold", "gold.jsonl", "--baseline-report", "base.json", "--trace",
+                                       "trace.jsonl", "--format", "json", "-q"), "base.json", b"",
+           {"gold.jsonl": PRODUCT_GOLD, "trace.jsonl": PRODUCT_TRACE}, JSON, examples=40, prepare=_report),
+    Parser("compare-several", ("compare", "--gold", "gold.jsonl", "v1.jsonl", "v2.jsonl", "v3.jsonl", "--bootstrap",
+                               "50", "--format", "markdown", "-q", "--html", "out.html"), "v3.jsonl",
+           _example("several/v3.jsonl", 12),
+           {"gold.jsonl": _example("several/gold.jsonl", 12), "v1.jsonl": _example("several/v1.jsonl", 12),
+            "v2.jsonl": _example("several/v2.jsonl", 12)}, JSON, examples=30),
+    Parser("validate-gold", ("validate", "--gold", "g.jsonl", "--trace", "trace.jsonl"), "g.jsonl", PRODUCT_GOLD,
+           {"trace.jsonl": PRODUCT_TRACE}, JSON, examples=40, findings=True),
+    Parser("validate-trace", ("validate", "--gold", "gold.jsonl", "--trace", "t.jsonl"), "t.jsonl", PRODUCT_TRACE,
+           {"gold.jsonl": PRODUCT_GOLD}, JSON, examples=40, findings=True),
+    Parser("power", ("power", "--gold", "gold.jsonl", "--trace", "t.jsonl", "--format", "markdown", "-q"), "t.jsonl",
+           PRODUCT_TRACE, {"gold.jsonl": PRODUCT_GOLD}, JSON, examples=30),
     # The gold set as agree and split read it.
+    Parser("split", ("split", "--gold", "g.jsonl", "--by", "category", "--out", "out", "-q"), "g.jsonl", PRODUCT_GOLD,
+           {}, JSON, examples=30),
     Parser("agree", ("agree", "a.jsonl", "b.jsonl", "--field", "category", "--format", "json", "-q"), "b.jsonl",
            PRODUCT_GOLD, {"a.jsonl": PRODUCT_GOLD}, JSON, examples=40),
 ]
@@ -298,9 +342,9 @@ def _fuzz(parser: Parser, folder: Path, examples: int) -> None:
     def run(data: bytes) -> None:
         target.write_bytes(data)
         for report in reports:
-            report.unlink(missing_ok=True)
+            shutil.rmtree(report) if report.is_dir() else report.unlink(missing_ok=True)
         outcome = bounded_run(folder, parser.argv)
-        check_outcome(outcome, where, parser.task_errors)
+        check_outcome(outcome, where, parser.task_errors, parser.findings)
         if outcome.status == 2 and not parser.task_errors:  # an error writes no report, not even half of one
             assert not [r.name for r in reports if r.exists()], f"{where}: {outcome.err}"
 
@@ -384,7 +428,7 @@ def test_what_the_fuzzing_found(case: Case, tmp_path: Path) -> None:
     (tmp_path / parser.target).parent.mkdir(parents=True, exist_ok=True)
     (tmp_path / parser.target).write_bytes(case.data)
     outcome = bounded_run(tmp_path, parser.argv)
-    check_outcome(outcome, case.parser, parser.task_errors)
+    check_outcome(outcome, case.parser, parser.task_errors, parser.findings)
     assert outcome.status == case.status and outcome.err.startswith(case.err), outcome.err
 
 
