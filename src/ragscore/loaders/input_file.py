@@ -14,7 +14,7 @@ import zlib
 from bisect import bisect_right
 from collections.abc import Callable, Generator, Iterator
 from functools import partial
-from itertools import chain
+from itertools import chain, repeat
 from typing import IO, Final, cast
 
 from ragscore.errors import InputError
@@ -202,14 +202,14 @@ class InputFile:
         ``MAX_DOCUMENT_BYTES`` (``size`` of them read already). ``what`` names the file's kind."""
         limit = MAX_DOCUMENT_BYTES  # read at each call, so that a test can lower it
         chunks = []
-        while chunk := self._read(stream):
+        while size <= limit and (chunk := self._read(stream)):
             size += len(chunk)
-            if size > limit:
-                raise InputError(self.name, f"{what} longer than {limit:,} bytes is not read (it is held in memory "
-                                            "whole)" + (f": {advice}" if advice else ""))
             if self._hash is not None:
                 self._hash.update(chunk)
             chunks.append(chunk)
+        if size > limit:
+            raise InputError(self.name, f"{what} longer than {limit:,} bytes is not read (it is held in memory "
+                                        "whole)" + (f": {advice}" if advice else ""))
         return b"".join(chunks)
 
     def read_document(self, what: str) -> str:
@@ -402,18 +402,61 @@ def array_or_lines(file: InputFile) -> tuple[str | None, Iterator[bytes]]:
     if start:
         return None, lines
     # The first bytes are blank (or could not be seen): read up to the first non-blank line.
-    head: list[bytes] = []
-    for raw in lines:
-        head.append(raw)
-        if raw.removeprefix(BOM).strip(b" \t\r\n") if len(head) == 1 else raw.strip(b" \t\r\n"):
-            break
-    if b"".join(head).removeprefix(BOM).lstrip(b" \t\r\n").startswith(b"["):
+    blanks, size, first = _skip_blank(lines)
+    if first.lstrip(b" \t\r\n").removeprefix(BOM if not blanks else b"").startswith(b"["):
         try:
-            document = b"".join(head) + file.read_rest(stream, "a JSON array", _ARRAY_ADVICE, sum(map(len, head)))
+            rest = file.read_rest(stream, "a JSON array", _ARRAY_ADVICE, size)  # refused past the limit, blanks too
+            document = b"\n" * blanks + first + rest  # no more bytes than the file's own
         finally:
             lines.close()
         return decode_text(document.removeprefix(BOM), file.name, 1), iter(())
-    return None, chain(head, lines)
+    return None, _again(blanks, first, lines)
+
+
+def peek(lines: Iterator[bytes]) -> tuple[bytes, Iterator[bytes]]:
+    """Return the first non-blank line and every line, that one included, to be read from the start.
+
+    The blank lines before it are counted, not kept (see ``Resumed``): a file of millions of them
+    costs no memory.
+    """
+    if isinstance(lines, Resumed):  # read up to its first non-blank line already
+        return lines.first, lines
+    blanks, _, first = _skip_blank(lines)
+    return first, _again(blanks, first, lines)
+
+
+def _skip_blank(lines: Iterator[bytes]) -> tuple[int, int, bytes]:
+    """Read up to the first non-blank line (a UTF-8 byte-order mark on the first is blank): return
+    how many blank lines came before it, their bytes and its own, and that line (b"" if none)."""
+    blanks = size = 0
+    for raw in lines:
+        size += len(raw)
+        if (raw if blanks else raw.removeprefix(BOM)).strip(b" \t\r\n"):
+            return blanks, size, raw
+        blanks += 1
+    return blanks, size, b""
+
+
+def _again(blanks: int, first: bytes, lines: Iterator[bytes]) -> Iterator[bytes]:
+    """The lines ``_skip_blank`` read, and the rest (see ``Resumed``)."""
+    rest = chain((first,), lines) if first else lines
+    return Resumed(blanks, first, rest) if blanks else rest
+
+
+class Resumed(Iterator[bytes]):
+    """Lines read again from the first non-blank one, after ``blanks`` blank lines that were not kept.
+
+    Iterated, it gives each blank line as a bare line end (to every reader a blank line is only a
+    line to count, whatever blank it was), then ``rest``; a reader that numbers lines itself
+    (``iter_jsonl``) skips them: ``rest`` starts at line ``blanks + 1``.
+    """
+
+    def __init__(self, blanks: int, first: bytes, rest: Iterator[bytes]) -> None:
+        self.blanks, self.first, self.rest = blanks, first, rest
+        self._lines = chain(repeat(b"\n", blanks), rest)
+
+    def __next__(self) -> bytes:
+        return next(self._lines)
 
 
 def decode_text(raw: bytes, source: str, line: int) -> str:

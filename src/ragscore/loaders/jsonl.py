@@ -14,6 +14,7 @@ from ragscore.loaders.input_file import (  # re-exported: the loaders and comman
     BOM,
     STDIN,
     InputFile,
+    Resumed,
     array_or_lines,
     decode_text,
 )
@@ -187,6 +188,8 @@ def decode_line(raw: bytes, source: str, line: int) -> tuple[str, object]:
         text = raw.decode("utf-8")
         value, end = _scan_once(text, 0)  # the C scanner; every failure takes the slow path below
     except Exception:
+        if not raw.strip(b" \t\r\n"):  # a blank line, before the slow path: a file may hold millions
+            return text.rstrip("\r\n"), ...
         return _decode_line_slowly(raw, source, line)
     if end != len(text) and text[end:].strip(" \t\r\n"):
         return _decode_line_slowly(raw, source, line)  # raises: extra data after the value
@@ -242,8 +245,12 @@ def iter_jsonl(
     """
     lines = file.raw_lines() if first is None else first
     name = file.name
+    start = 1
+    if isinstance(lines, Resumed):  # the blank lines before the first record: counted, not read again
+        start = lines.blanks + 1
+        lines = lines.rest
     if parts == 1:
-        for number, raw in enumerate(lines, 1):
+        for number, raw in enumerate(lines, start):
             if number == 1 and raw.startswith(BOM):
                 raw = raw[len(BOM) :]
             text, value = decode_line(raw, name, number)
@@ -252,7 +259,7 @@ def iter_jsonl(
         return
     quick, crc = _FIRST_QID_RE.match, zlib.crc32
     others = 0
-    for number, raw in enumerate(lines, 1):
+    for number, raw in enumerate(lines, start):
         # The owner of a line that starts with its qid, without parsing it: the same hash as
         # owner() gives the parsed qid. This runs for every line of both files in every worker.
         match = quick(raw)

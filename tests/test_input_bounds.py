@@ -1,0 +1,91 @@
+"""Bounded work on hostile input: blank lines, windows, folder loops, special files, empty traces, UTF-16."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import write
+
+GOLD = {"qid": "q1", "question": "x", "answerable": True, "gold_claim_substr": ["a"], "gold_citations": ["d1"]}
+TRACE = {"qid": "q1", "answer": "a", "retrieved_ids": ["d1"], "citations": ["d1"]}
+
+# A child process runs the command line and prints its status and its peak memory: what ragscore
+# holds shows there, not hidden in the test process's own peak.
+# Its peak is the kernel's VmHWM, which starts afresh at exec (ru_maxrss keeps the forking test
+# process's own peak across it).
+_PEAK = textwrap.dedent("""
+    import contextlib, io, json, re, sys
+    from ragscore.cli import main
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(sys.argv[1:])
+    with open("/proc/self/status") as proc:
+        peak = int(re.search(r"VmHWM:\\s*(\\d+) kB", proc.read())[1]) // 1024
+    print(json.dumps([status, peak, out.getvalue(), err.getvalue()]))
+""")
+
+
+def peak(*args: object) -> tuple[int, int, str, str]:
+    """Run ragscore in a child process: its status, its peak memory in MB, what it printed on stdout and stderr."""
+    if not os.path.exists("/proc/self/status"):
+        pytest.skip("the peak memory of a process is read from Linux's /proc")
+    done = subprocess.run([sys.executable, "-c", _PEAK, *map(str, args)], capture_output=True, text=True, check=True)
+    status, megabytes, out, err = json.loads(done.stdout)
+    return status, megabytes, out, err
+
+
+# 2 million CRLF lines: held as lines, ~90 MB (the gold set read them twice: ~250 MB); a child
+# process of ragscore itself holds ~25 MB.
+_BLANKS = b"\r\n" * 2_000_000
+_BOUND_MB = 60
+
+
+def test_blank_lines_before_the_first_gold_record_cost_no_memory(tmp_path):
+    gold = write(tmp_path / "g.jsonl.gz", gzip.compress(_BLANKS + json.dumps(GOLD).encode() + b"\n", 1))
+    trace = write(tmp_path / "t.jsonl", [TRACE])
+    status, megabytes, out, _ = peak("--gold", gold, "--trace", trace)
+    assert (status, json.loads(out)["answered"], json.loads(out)["recall@k"]) == (1, 1, 1.0)  # precision fails: "a" is too short to match
+    assert megabytes < _BOUND_MB
+
+
+def test_an_all_blank_gold_set_costs_no_memory_and_is_refused_as_empty(tmp_path):
+    gold = write(tmp_path / "g.jsonl.gz", gzip.compress(_BLANKS, 1))
+    trace = write(tmp_path / "t.jsonl", [TRACE])
+    status, megabytes, _, err = peak("--gold", gold, "--trace", trace)
+    assert (status, err) == (2, f"ragscore: error: {gold}: no questions: a gold set needs at least one (JSON Lines, "
+                                "or a JSON array of objects)\n")
+    assert megabytes < _BOUND_MB
+
+
+def test_blank_lines_before_the_first_trace_record_cost_no_memory(tmp_path):
+    gold = write(tmp_path / "g.jsonl", [GOLD])
+    trace = write(tmp_path / "t.jsonl.gz", gzip.compress(_BLANKS + json.dumps(TRACE).encode() + b"\n", 1))
+    status, megabytes, out, _ = peak("--gold", gold, "--trace", trace)
+    assert (status, json.loads(out)["answered"], json.loads(out)["recall@k"]) == (1, 1, 1.0)  # precision fails: "a" is too short to match
+    assert megabytes < _BOUND_MB
+
+
+def test_blank_lines_keep_the_line_numbers_of_errors_after_them(ragscore, isolated):
+    write(isolated / "g.jsonl", b"\r\n \t\n\n" + json.dumps(GOLD).encode() + b"\n{oops}\n")
+    write(isolated / "t.jsonl", b"\n\r\n  \n{oops}\n")
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl")
+    assert (run.status, run.err) == (2, "ragscore: error: g.jsonl:5:2: invalid JSON: Expecting property name "
+                                        "enclosed in double quotes\n")
+    write(isolated / "g.jsonl", [GOLD])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl")
+    assert (run.status, run.err) == (2, "ragscore: error: t.jsonl:4:2: invalid JSON: Expecting property name "
+                                        "enclosed in double quotes\n")
+
+
+def test_a_json_array_after_blank_lines_is_read_with_its_line_numbers(ragscore, isolated):
+    write(isolated / "g.jsonl", b"\xef\xbb\xbf\r\n\n  [" + json.dumps(GOLD).encode() + b",\n 7]\n")
+    write(isolated / "t.jsonl", [TRACE])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl")
+    assert (run.status, run.err) == (2, "ragscore: error: g.jsonl:4:2: expected a JSON object, got 7\n")
