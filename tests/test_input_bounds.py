@@ -89,3 +89,35 @@ def test_a_json_array_after_blank_lines_is_read_with_its_line_numbers(ragscore, 
     write(isolated / "t.jsonl", [TRACE])
     run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl")
     assert (run.status, run.err) == (2, "ragscore: error: g.jsonl:4:2: expected a JSON object, got 7\n")
+
+
+# --- monitor: every window from the first to the last counts ------------------------------------------------------
+
+
+def test_monitor_refuses_traces_far_apart_before_making_their_windows(ragscore, isolated):
+    write(isolated / "t.jsonl", [{"qid": "a", "answer": "x", "ts": 0}, {"qid": "b", "answer": "x", "ts": 99_999_999_999}])
+    run = ragscore("monitor", "--trace", "t.jsonl")
+    assert (run.status, run.out, run.err) == (2, "", (
+        "ragscore: error: --window: the traces of t.jsonl span 27,777,778 windows of 3,600 seconds (from "
+        "1970-01-01T00:00:00Z to 5138-11-16T10:00:00Z), more than the 20,000 a report holds: choose a wider window\n"))
+
+
+def test_monitor_counts_the_empty_windows_between_two_traces(ragscore, isolated):
+    write(isolated / "t.jsonl", [{"qid": "a", "answer": "x", "ts": 0}, {"qid": "b", "answer": "x", "ts": 86_400}])
+    run = ragscore("monitor", "--trace", "t.jsonl", "--window", "1s")
+    assert (run.status, run.err) == (2, (
+        "ragscore: error: --window: the traces of t.jsonl span 86,401 windows of 1 second (from 1970-01-01T00:00:00Z "
+        "to 1970-01-02T00:00:01Z), more than the 20,000 a report holds: choose a wider window\n"))
+
+
+def test_monitor_reads_as_many_windows_as_the_limit_and_no_more(ragscore, isolated, monkeypatch):
+    monkeypatch.setattr("ragscore.monitoring.MAX_WINDOWS", 3)
+    write(isolated / "t.jsonl", [{"qid": "a", "answer": "x", "ts": 7_200}, {"qid": "b", "answer": "x", "ts": 0}])
+    run = ragscore("monitor", "--trace", "t.jsonl", "-q")
+    assert (run.status, len(json.loads(run.out)["windows"])) == (0, 3)
+    write(isolated / "t.jsonl", [{"qid": "a", "answer": "x", "ts": 7_200}, {"qid": "b", "answer": "x", "ts": 0},
+                                 {"qid": "c", "answer": "x", "ts": 10_800}])
+    run = ragscore("monitor", "--trace", "t.jsonl")
+    assert (run.status, run.err) == (2, (
+        "ragscore: error: --window: the traces of t.jsonl span 4 windows of 3,600 seconds (from 1970-01-01T00:00:00Z "
+        "to 1970-01-01T04:00:00Z), more than the 3 a report holds: choose a wider window\n"))

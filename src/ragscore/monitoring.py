@@ -199,6 +199,7 @@ def watch(spec: Spec, settings: Settings, width: int, windowed: bool = True, wha
     document_id = DOCUMENT_ID_PATHS if shape is None else shape.document_id
     mapped_time = shape is None or "ts" not in shape.mapped  # a mapped ts: the record's own keys are not read
     windows = out.windows
+    first, last = math.inf, -math.inf  # the earliest and latest window's start
     for line, _column, record, obj, _key in records:
         out.lines += 1
         if type(obj) is dict:  # production traces are joined to nothing: their join keys are not read
@@ -215,9 +216,10 @@ def watch(spec: Spec, settings: Settings, width: int, windowed: bool = True, wha
             else:
                 start = int(stamp // width) * width
                 if start not in windows:
-                    if len(windows) >= MAX_WINDOWS:
-                        raise UsageError(f"--window: more than {MAX_WINDOWS:,} windows of {width:,} seconds in "
-                                         f"{traces.name}: choose a wider window")
+                    # Every window from the first to the last is reported, traces or not: count them all.
+                    first, last = min(start, first), max(start, last)
+                    if (last - first) // width >= MAX_WINDOWS:
+                        raise _too_many_windows(traces.name, first, last, width)
                     windows[start] = Window()
                 window = windows[start]
         if view.claim_from is None and view.refused_from is None:
@@ -232,6 +234,15 @@ def watch(spec: Spec, settings: Settings, width: int, windowed: bool = True, wha
     if not out.lines:
         raise InputError(traces.name, f"no trace to monitor ({what})")
     return out
+
+
+def _too_many_windows(name: str, first: float, last: float, width: int) -> UsageError:
+    """Refuse traces that span more windows than a report holds, before the windows are made."""
+    count = int((last - first) // width) + 1
+    seconds = f"{width:,} second" + ("s" if width > 1 else "")
+    return UsageError(f"--window: the traces of {name} span {count:,} windows of {seconds} (from "
+                      f"{window_label(int(first))} to {window_label(int(last) + width)}), more than the "
+                      f"{MAX_WINDOWS:,} a report holds: choose a wider window")
 
 
 class _NoTime:
