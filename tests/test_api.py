@@ -163,7 +163,7 @@ _traces = st.lists(st.fixed_dictionaries({
     "answer": st.sampled_from(["thirty days", "Ada Lovelace", "not in context", ""]),
     "citations": _ids,
     "retrieved_ids": _ids,
-}, optional={"refused": st.booleans()}), max_size=8)
+}, optional={"refused": st.booleans()}), min_size=1, max_size=8)  # no trace at all: an input error
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -258,7 +258,7 @@ def test_the_readme_python_example(monkeypatch):
 def test_compare_fails_a_candidate_with_nothing_answered(monkeypatch):
     monkeypatch.chdir(ROOT)
     gold, traces = _records("examples/gold.jsonl"), _records("examples/trace.jsonl")
-    comparison = rs.compare(gold, traces, [])
+    comparison = rs.compare(gold, traces, [{"qid": trace["qid"], "refused": True} for trace in traces])
     failed = [r for r in comparison.regressions if r.status == "fail"]
     assert not comparison.passed and "precision" in {r.metric for r in failed}
 

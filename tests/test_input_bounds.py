@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 
+import ragscore
 from conftest import write
 
 GOLD = {"qid": "q1", "question": "x", "answerable": True, "gold_claim_substr": ["a"], "gold_citations": ["d1"]}
@@ -121,3 +122,64 @@ def test_monitor_reads_as_many_windows_as_the_limit_and_no_more(ragscore, isolat
     assert (run.status, run.err) == (2, (
         "ragscore: error: --window: the traces of t.jsonl span 4 windows of 3,600 seconds (from 1970-01-01T00:00:00Z "
         "to 1970-01-01T04:00:00Z), more than the 3 a report holds: choose a wider window\n"))
+
+
+# --- an empty trace input is an input error, whatever reads it ---------------------------------------------------
+
+NO_TRACES = "no trace records: a trace input needs at least one (an empty or blank file is no run)"
+NO_RECORDS = ("<trace records>: no trace records: the iterable yielded none (an iterator read already, such as "
+              "iter(list) or map(...), yields none): pass a list")
+
+
+@pytest.mark.parametrize("content", [b"", b"\n \r\n\t\n"], ids=["empty", "blank"])
+@pytest.mark.parametrize("command", [
+    ["--gold", "g.jsonl", "--trace", "t.jsonl"],
+    ["--gold", "g.jsonl", "--trace", "t.jsonl", "-j", "2"],
+    ["--gold", "g.jsonl", "--trace", "t.jsonl", "--trace", "u.jsonl"],
+    ["partial", "--gold", "g.jsonl", "--trace", "t.jsonl", "--part", "1/1", "--out", "p.json"],
+    ["partial", "--gold", "g.jsonl", "--trace", "t.jsonl", "--part", "2/3", "--out", "p.json"],
+    ["power", "--gold", "g.jsonl", "--trace", "t.jsonl"],
+    ["compare", "--gold", "g.jsonl", "--baseline", "ok.jsonl", "--trace", "t.jsonl"],
+    ["compare", "--gold", "g.jsonl", "--baseline", "t.jsonl", "--trace", "ok.jsonl"],
+    ["compare", "--gold", "g.jsonl", "ok.jsonl", "t.jsonl"],
+], ids=" ".join)
+def test_an_empty_trace_input_is_an_input_error(ragscore, isolated, command, content):
+    write(isolated / "g.jsonl", [GOLD])
+    write(isolated / "ok.jsonl", [TRACE])
+    write(isolated / "t.jsonl", content)
+    write(isolated / "u.jsonl", content)
+    run = ragscore(*command)
+    name = "t.jsonl, u.jsonl" if "u.jsonl" in command else "t.jsonl"
+    assert (run.status, run.out, run.err) == (2, "", f"ragscore: error: {name}: {NO_TRACES}\n")
+    assert not (isolated / "p.json").exists()
+
+
+def test_monitor_says_which_input_holds_no_trace_record(ragscore, isolated):
+    write(isolated / "t.jsonl", b"\r\n\r\n")
+    run = ragscore("monitor", "--trace", "t.jsonl")
+    assert (run.status, run.err) == (2, "ragscore: error: t.jsonl: no trace records (--trace): a trace input needs "
+                                        "at least one (an empty or blank file is no run)\n")
+
+
+@pytest.mark.parametrize("spent", [lambda: _read(iter([TRACE])), lambda: _read(map(dict, [TRACE])), lambda: iter(())],
+                         ids=["iter(list) read", "map read", "empty iterator"])
+def test_the_api_refuses_traces_that_yield_nothing(isolated, spent):
+    write(isolated / "g.jsonl", [GOLD])
+    for call in (lambda: ragscore.score("g.jsonl", spent()), lambda: ragscore.power("g.jsonl", spent()),
+                 lambda: ragscore.monitor(spent()), lambda: ragscore.partial("g.jsonl", spent())):
+        with pytest.raises(ragscore.InputError) as caught:
+            call()
+        assert str(caught.value) in (NO_RECORDS, NO_RECORDS.replace("records:", "records (--trace):", 1))
+
+
+def test_a_part_of_records_may_be_empty_but_not_the_merged_run(isolated):
+    write(isolated / "g.jsonl", [GOLD, {**GOLD, "qid": "q2"}])
+    parts = [ragscore.partial("g.jsonl", [], (index, 2)) for index in range(2)]
+    with pytest.raises(ragscore.InputError) as caught:
+        ragscore.finalize(parts[0].merge(parts[1]))
+    assert str(caught.value) == NO_RECORDS
+
+
+def _read(iterator):
+    list(iterator)
+    return iterator

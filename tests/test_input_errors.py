@@ -56,13 +56,11 @@ def test_bom_on_json_array_gold_is_accepted(ragscore, isolated):
     assert run.status == 0 and run.json()["precision"] == 1.0
 
 
-def test_empty_trace_file_scores_every_question_missing(ragscore, isolated):
+def test_empty_trace_file_is_an_input_error_not_a_run_with_every_question_missing(ragscore, isolated):
     write(isolated / "t.jsonl", "")
     run = ragscore("--gold", EXAMPLES / "gold.jsonl", "--trace", "t.jsonl")
-    assert run.status == 1
-    doc = run.json()
-    assert doc["counts"]["missing"] == 3 and doc["labels"]["MISSING_TRACE"] == 3
-    assert doc["gates"]["missing"]["status"] == "fail"
+    assert (run.status, run.out, run.err) == (2, "", "ragscore: error: t.jsonl: no trace records: a trace input needs "
+                                                     "at least one (an empty or blank file is no run)\n")
 
 
 def test_missing_file(ragscore, isolated):

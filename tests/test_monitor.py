@@ -314,9 +314,11 @@ def test_empty_inputs_are_errors(ragscore, isolated):
     (isolated / "empty.jsonl").write_text("")
     write(isolated / "day.jsonl", _day(random.Random(8), per_hour=2))
     run = ragscore("monitor", "--trace", "empty.jsonl", "--gates", "refusal_rate=0.2")
-    assert (run.status, run.err) == (2, "ragscore: error: empty.jsonl: no trace to monitor (--trace)\n")
+    assert (run.status, run.err) == (2, "ragscore: error: empty.jsonl: no trace records (--trace): a trace input "
+                                        "needs at least one (an empty or blank file is no run)\n")
     run = ragscore("monitor", "--trace", "day.jsonl", "--baseline", "empty.jsonl")
-    assert (run.status, run.err) == (2, "ragscore: error: empty.jsonl: no trace to monitor (--baseline)\n")
+    assert (run.status, run.err) == (2, "ragscore: error: empty.jsonl: no trace records (--baseline): a trace input "
+                                        "needs at least one (an empty or blank file is no run)\n")
 
 
 def test_small_windows_are_not_tested_for_drift_and_quiet_hours_show(ragscore, isolated):

@@ -130,12 +130,13 @@ def test_relative_paths_from_the_repository_root_are_valid(
 
 
 @pytest.mark.parametrize("extra", [[], ["--per-question"], ["--metrics", "all", "--per-question"]], ids=str)
-def test_empty_trace_report_is_valid(
+def test_an_all_missing_report_is_valid(
     extra: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Validate the report of an empty trace file: every question missing, undefined rates null."""
+    """Validate the report of traces that join no question: every question missing, undefined rates null
+    (an empty trace file is an input error)."""
     empty = tmp_path / "empty.jsonl"
-    empty.write_bytes(b"")
+    empty.write_bytes(b'{"qid": "no such question", "answer": "x"}\n')
     doc = run_report(tmp_path, monkeypatch, EXAMPLES / "gold.jsonl", empty, *extra)
     assert_valid_report(doc)
     assert doc["counts"]["missing"] == doc["counts"]["total"] == doc["labels"]["MISSING_TRACE"]

@@ -27,12 +27,13 @@ from ragscore.config import Config, Overrides, parse_families, scored_with
 from ragscore.config import load_config as _load_config
 from ragscore.errors import InputError, UsageError
 from ragscore.evaluate import Evaluation, Wants, metric_names
-from ragscore.loaders.records import Records, as_input, as_traces
+from ragscore.loaders.records import Records, as_input, as_traces, no_trace_records
 from ragscore.loaders.shards import Shards
 
 if TYPE_CHECKING:
     from ragscore.diagnose import Diagnosis
     from ragscore.gates import GateResult
+    from ragscore.loaders.jsonl import InputFile
     from ragscore.loaders.scores import ScoreFile
     from ragscore.partials import Partial
     from ragscore.partials import Source as PartialSource
@@ -1212,10 +1213,23 @@ def partial(
     if result.error is not None:
         _phase, _l, _c, source, message, line, column = result.error
         raise InputError(source, message, line, column)
+    if not result.accounting.lines and (parts == 1 or _no_record(trace_file)):  # else another part holds them
+        raise no_trace_records(trace_file)
     result.digests = (gold_file.sha256, trace_file.sha256)
     return Partial(parts, (index,), config.settings, replace(wants, scores=None), _source_of(gold_file),
                    {index: _source_of(trace_file)}, None if scores is None else _scores_source(os.fspath(scores)),
                    result)
+
+
+def _no_record(file: InputFile | Records) -> bool:
+    """Tell whether a trace input holds no line that is not blank (a file read again; records given to
+    the Python API hold this part's traces only, and standard input cannot be read again: not known)."""
+    from ragscore.loaders.input_file import InputFile, peek
+
+    if isinstance(file, Records) or not file.rereadable:
+        return False
+    first, _ = peek(InputFile(file.spec, hashed=False).raw_lines())
+    return not first
 
 
 def _source_of(file: Any) -> PartialSource:

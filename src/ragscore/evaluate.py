@@ -38,7 +38,7 @@ from ragscore.loaders.gold import (
 )
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, is_mine, objects_at, owner
 from ragscore.loaders.near_miss import TRACE_FIELDS, near_misses
-from ragscore.loaders.records import Records
+from ragscore.loaders.records import Records, no_trace_records
 from ragscore.loaders.shapes import TraceShape, open_records
 from ragscore.loaders.shards import Shards
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, TraceView, parse_trace
@@ -843,6 +843,8 @@ def finish(
     if not part.questions:
         raise InputError(gold.name, NO_QUESTIONS)
     accounting = part.accounting
+    if not accounting.lines:  # every question MISSING_TRACE would report a run that never happened
+        raise no_trace_records(traces)
     settings = replace(settings, trace_format=part.trace_format)
     if accounting.unreadable_bare * 2 > accounting.lines:
         examples = accounting.unreadable_examples

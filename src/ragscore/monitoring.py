@@ -28,9 +28,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from ragscore.errors import InputError, UsageError
+from ragscore.errors import UsageError
 from ragscore.evaluate import Spec, open_input
 from ragscore.gates import Gate, GateResult, Status, evaluate_gates
+from ragscore.loaders.records import no_trace_records
 from ragscore.loaders.shapes import open_records
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, Cites, TraceView, parse_trace
 from ragscore.metrics import METRICS
@@ -232,7 +233,7 @@ def watch(spec: Spec, settings: Settings, width: int, windowed: bool = True, wha
         if type(obj) is dict and not KEYS.isdisjoint(obj):
             window.add_operations(obj)
     if not out.lines:
-        raise InputError(traces.name, f"no trace to monitor ({what})")
+        raise no_trace_records(traces, what)
     return out
 
 

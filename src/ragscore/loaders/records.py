@@ -68,6 +68,18 @@ class Records:
             yield n, record
 
 
+def no_trace_records(source: Records | Any, what: str = "") -> InputError:
+    """The error of a trace input that gives no record: an empty or blank file, or records given to
+    the Python API that yield none (an iterator read already, ``iter(list)`` or ``map``, yields none
+    and cannot be told from an empty one). ``what`` names the option it came from."""
+    named = f" ({what})" if what else ""
+    if isinstance(source, Records):
+        return InputError(source.name, f"no trace records{named}: the iterable yielded none (an iterator read "
+                                       "already, such as iter(list) or map(...), yields none): pass a list")
+    return InputError(source.name, f"no trace records{named}: a trace input needs at least one (an empty or blank "
+                                   "file is no run)")
+
+
 _SPENT: weakref.WeakSet[Any] = weakref.WeakSet()  # iterators read once already
 _CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
