@@ -183,3 +183,104 @@ def test_a_part_of_records_may_be_empty_but_not_the_merged_run(isolated):
 def _read(iterator):
     list(iterator)
     return iterator
+
+
+# --- folders and globs: no loop, no special file ------------------------------------------------------------------
+
+
+def _tree(root):
+    """A tree with hidden names, underscores, nested folders and one file of traces per folder."""
+    for folder in ("d", "d/a", "d/a/b", "d/.hidden", "d/_spark", "d/c"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        write(root / folder / "t.jsonl", [TRACE])
+        write(root / folder / ".x.jsonl", [TRACE])
+        write(root / folder / "n.txt", "x")
+
+
+@pytest.mark.parametrize("pattern", ["d/**/*.jsonl", "d/**", "d/*/*.jsonl", "**/t.jsonl", "d/**/.*.jsonl",
+                                     "d/*/**/*.jsonl", "d/**/b/*", "d/[ab]*/t.jsonl", "d/a/**/", "*", "d/.*/*"])
+def test_the_glob_finds_what_pythons_glob_finds_in_a_tree_without_links(isolated, pattern):
+    import glob
+
+    from ragscore.loaders.shards import _glob
+
+    _tree(isolated)
+    notes: list[str] = []
+    assert sorted(_glob(pattern, notes)) == sorted(glob.glob(pattern, recursive=True)) != []
+    assert notes == []
+
+
+def test_a_glob_follows_no_folder_link_twice_and_says_so(ragscore, isolated):
+    (isolated / "d/a").mkdir(parents=True)
+    (isolated / "d/b").mkdir()
+    write(isolated / "g.json", [GOLD])  # not matched through d/b/up
+    write(isolated / "d/a/t.jsonl", [TRACE])
+    (isolated / "d/a/loop").symlink_to("..")
+    (isolated / "d/b/up").symlink_to("../..")  # out of d: searched, but not d again
+    (isolated / "d/c").symlink_to("a")  # a second way into d/a: its files would be read twice
+    run = ragscore("--gold", "g.json", "--trace", "d/**/*.jsonl", "--format", "json")
+    assert run.status == 1 and run.json()["counts"]["trace_lines"] == 1
+    assert run.err.splitlines()[0] == ("ragscore: d/**/*.jsonl: 3 paths not followed, each a folder ** had searched "
+                                       "already, reached again by a link (a loop?): d/a/loop, d/b/up/d, d/c")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket"])
+@pytest.mark.parametrize("spec", ["d", "d/*.jsonl", "d/**/*.jsonl"])
+def test_a_folder_or_glob_leaves_out_what_is_not_a_regular_file_with_a_note(ragscore, isolated, spec, kind):
+    import socket
+
+    (isolated / "d").mkdir()
+    write(isolated / "g.jsonl", [GOLD])
+    write(isolated / "d/t.jsonl", [TRACE])
+    (isolated / "d/dead.jsonl").symlink_to("nowhere.jsonl")
+    if kind == "fifo":
+        os.mkfifo(isolated / "d/x.jsonl")
+    else:
+        server = socket.socket(socket.AF_UNIX)
+        server.bind("d/x.jsonl")
+    what = "a named pipe" if kind == "fifo" else "a socket"
+    run = ragscore("--gold", "g.jsonl", "--trace", spec, "-q", "--json", "r.json")
+    assert (run.status, run.err) == (1, "")
+    run = ragscore("--gold", "g.jsonl", "--trace", spec, "--format", "none")
+    assert run.err.splitlines()[0] == (f"ragscore: {spec}: left out 2 entries that are not a regular file (reading it "
+                                       f"could wait for ever): d/dead.jsonl (a link that leads nowhere), d/x.jsonl "
+                                       f"({what})")
+    os.remove(isolated / "d/t.jsonl")
+    run = ragscore("--gold", "g.jsonl", "--trace", spec)
+    start = ("the folder holds no file to read (hidden files and names starting with _ are left out)" if spec == "d"
+             else "no file matches this pattern")
+    assert (run.status, run.err) == (2, f"ragscore: error: {spec}: {start}; left out 2 entries that are not a regular "
+                                        f"file (reading it could wait for ever): d/dead.jsonl (a link that leads "
+                                        f"nowhere), d/x.jsonl ({what})\n")
+
+
+def test_a_named_pipe_named_on_its_own_is_read(ragscore, isolated):
+    import threading
+
+    write(isolated / "g.jsonl", [GOLD])
+    write(isolated / "u.jsonl", [{**TRACE, "qid": "other"}])
+    os.mkfifo(isolated / "p.jsonl")
+
+    def feed():
+        with open(isolated / "p.jsonl", "wb") as pipe:
+            pipe.write(json.dumps(TRACE).encode() + b"\n")
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    run = ragscore("--gold", "g.jsonl", "--trace", "u.jsonl", "--trace", "p.jsonl", "--format", "json", "-q")
+    writer.join()
+    assert (run.status, run.json()["counts"]["trace_lines"]) == (1, 2)
+
+
+def test_monitor_compare_and_power_say_what_a_folder_left_out(ragscore, isolated):
+    (isolated / "d").mkdir()
+    write(isolated / "g.jsonl", [GOLD])
+    write(isolated / "d/t.jsonl", [{**TRACE, "ts": 0}])
+    os.mkfifo(isolated / "d/x.jsonl")
+    note = ("ragscore: d: left out 1 entry that is not a regular file (reading it could wait for ever): d/x.jsonl "
+            "(a named pipe)")
+    for command in (["monitor", "--trace", "d"], ["power", "--gold", "g.jsonl", "--trace", "d"],
+                    ["compare", "--gold", "g.jsonl", "--baseline", "d", "--trace", "d/t.jsonl"],
+                    ["compare", "--gold", "g.jsonl", "d", "d/t.jsonl"]):
+        run = ragscore(*command, "--format", "none")
+        assert run.err.splitlines()[0] == note, command

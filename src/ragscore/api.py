@@ -28,7 +28,7 @@ from ragscore.config import load_config as _load_config
 from ragscore.errors import InputError, UsageError
 from ragscore.evaluate import Evaluation, Wants, metric_names
 from ragscore.loaders.records import Records, as_input, as_traces, no_trace_records
-from ragscore.loaders.shards import Shards
+from ragscore.loaders.shards import Shards, input_notes
 
 if TYPE_CHECKING:
     from ragscore.diagnose import Diagnosis
@@ -288,7 +288,8 @@ class Run:
         ev, config = self.evaluation, self.config
         slice_failed = [f"{r.gate.metric}[{path}={label}]" for path, groups in self.slices.items()
                         for label, s in groups.items() for r in s.gates if r.status.value == "fail"]
-        notes = format_notes(config.settings, ev.settings, ev) + key_notes(ev) + accounting_notes(ev, self.scores_file)
+        notes = input_notes(ev.traces) + format_notes(config.settings, ev.settings, ev) + key_notes(ev)
+        notes += accounting_notes(ev, self.scores_file)
         if ev.repeats is not None:
             from ragscore.gates import pass_bound
 
@@ -485,7 +486,7 @@ class Comparison:
         """The notes the command line prints on standard error (without its "ragscore: " prefix)."""
         from ragscore.reports.common import fmt
 
-        notes = []
+        notes = input_notes(*(ev.traces for ev in (self.baseline, self.candidate) if ev is not None))
         if self.read_as is not None:
             notes.append(f"the baseline's traces were read as {self.read_as[0]}, the candidate's as {self.read_as[1]} "
                          "(--trace-format auto)")
@@ -668,6 +669,7 @@ class RunsTable(Reported):
     """Several runs on one gold set compared pair by pair: a table of values marked with the runs
     each is significantly better than, and each pair's wins, ties and losses (no gate: it passes)."""
 
+    left_out: list[str] = field(default_factory=list, repr=False)  # what the runs' folders and globs left out
     KIND: ClassVar[str] = "comparison"
     RENDERERS: ClassVar[dict[str, tuple[str, str]]] = {
         "markdown": ("ragscore.reports.several_report", "render_several_markdown"),
@@ -675,15 +677,15 @@ class RunsTable(Reported):
     }
 
     def notes(self) -> list[str]:
-        """One line per pair: its wins, ties and losses."""
+        """What the runs' folders and globs left out, then one line per pair: its wins, ties and losses."""
         def counted(n: int, one: str, many: str) -> str:
             return f"{n} {one if n == 1 else many}"
 
         from ragscore.reports.common import clean  # run names come from file names or --names
 
-        return [clean(f"{p['baseline']} vs {p['candidate']}: {counted(p['wins'], 'win', 'wins')}, "
-                      f"{counted(p['ties'], 'tie', 'ties')}, {counted(p['losses'], 'loss', 'losses')}")
-                for p in self.document["pairs"]]
+        return self.left_out + [clean(f"{p['baseline']} vs {p['candidate']}: {counted(p['wins'], 'win', 'wins')}, "
+                                      f"{counted(p['ties'], 'tie', 'ties')}, {counted(p['losses'], 'loss', 'losses')}")
+                                for p in self.document["pairs"]]
 
 
 def compare_several(
@@ -735,7 +737,7 @@ def compare_several(
                  for name, ev in zip(shown, evaluations, strict=True)]
     doc = build_several_document(config.settings, _input_of(evaluations[0].gold, evaluations[0].digests[0]),
                                  described, chosen, pairs, config.test, config.correction)
-    return RunsTable(doc)
+    return RunsTable(doc, input_notes(*inputs))
 
 
 def _run_names(paths: Sequence[str]) -> list[str]:
@@ -857,15 +859,17 @@ class PowerReport(Reported):
     """How many questions a run's comparisons need: per metric, the change its size detects and
     the questions a given change needs (no gate: it passes)."""
 
+    left_out: list[str] = field(default_factory=list, repr=False)  # what the traces' folder or glob left out
     KIND: ClassVar[str] = "power"
     RENDERERS: ClassVar[dict[str, tuple[str, str]]] = {
         "markdown": ("ragscore.reports.power_report", "render_power_markdown")}
 
     def notes(self) -> list[str]:
-        """One line per metric: what this run's size detects, and what the change asked for needs."""
+        """What the traces' folder or glob left out, then one line per metric: what this run's size
+        detects, and what the change asked for needs."""
         from ragscore.reports.power_report import power_notes
 
-        return power_notes(self.document)
+        return self.left_out + power_notes(self.document)
 
 
 def power(
@@ -926,7 +930,7 @@ def power(
                       "detect": change, "needed": None if need is None else math.ceil(need - 1e-9)}
     doc = build_power_document(config.settings, _input_of(ev.gold, ev.digests[0]), _input_of(ev.traces, ev.digests[1]),
                                target, rows)
-    return PowerReport(doc)
+    return PowerReport(doc, input_notes(trace_in))
 
 
 # --- production monitoring ----------------------------------------------------------------------------
@@ -1005,7 +1009,8 @@ def monitor(
     doc = build_monitor_document(document_settings, inputs, counts, seen.metrics, seen.gates, seen.windows,
                                  seen.drift, baseline_doc, seen.passed,
                                  monitor_signature(watching, s, current.trace_format))
-    return MonitorRun(doc, monitor_notes(current, before, seen, watching.min_n, monitor_verdict(doc)))
+    left_out = input_notes(current.source, None if before is None else before.source)
+    return MonitorRun(doc, left_out + monitor_notes(current, before, seen, watching.min_n, monitor_verdict(doc)))
 
 
 # --- pipeline stages ----------------------------------------------------------------------------------
@@ -1019,6 +1024,7 @@ class StageRun:
     gate_results: list[GateResult] = field(repr=False)
     passed: bool
     document: dict[str, Any] = field(repr=False)
+    input_notes: tuple[str, ...] = ()  # what reading the inputs left out (a BRAT folder's named pipe)
 
     @property
     def metrics(self) -> dict[str, float | int | None]:
@@ -1062,8 +1068,8 @@ class StageRun:
         from ragscore.stages.notes import accounting_notes
 
         joined = self.evaluation.joined
-        return accounting_notes(joined.missing_ids, joined.unknown_ids, joined.duplicate_ids) + gate_lines(
-            self.gate_results, self.passed)
+        return [*self.input_notes, *accounting_notes(joined.missing_ids, joined.unknown_ids, joined.duplicate_ids),
+                *gate_lines(self.gate_results, self.passed)]
 
 
 # Stage files in their usual formats, by --input-format or by extension (JSON Lines otherwise).
@@ -1072,7 +1078,7 @@ _BY_EXTENSION: Final = {".conll": "conll", ".bio": "iob2", ".iob": "iob2", ".iob
                         ".bioes": "bioes", ".ann": "brat", ".tsv": "tsv", ".csv": "csv"}
 
 
-def _stage_input(source: Source, stage: str, role: str, input_format: str) -> Any:
+def _stage_input(source: Source, stage: str, role: str, input_format: str, notes: list[str]) -> Any:
     """Read a stage file in its format: CoNLL and BRAT for ner, TSV or CSV for classify and link."""
     if not isinstance(source, (str, os.PathLike)) or os.fspath(source) == "-":
         return as_input(source, role)
@@ -1087,7 +1093,7 @@ def _stage_input(source: Source, stage: str, role: str, input_format: str) -> An
     readers: dict[tuple[str, str], Any] = {
         ("ner", "conll"): lambda: conll.records(path), ("ner", "iob2"): lambda: conll.records(path),
         ("ner", "iobes"): lambda: conll.records(path, "IOBES"), ("ner", "bioes"): lambda: conll.records(path, "IOBES"),
-        ("ner", "brat"): lambda: standoff.brat(path),
+        ("ner", "brat"): lambda: standoff.brat(path, notes),
         ("classify", "tsv"): lambda: standoff.classify_table(path),
         ("classify", "csv"): lambda: standoff.classify_table(path),
         ("link", "tsv"): lambda: (standoff.link_gold_table if role == "gold" else standoff.link_pred_table)(path),
@@ -1117,11 +1123,13 @@ def _stage(stage: str, gold: Source, pred: Source, gates: str | Mapping[str, Any
         cutoffs=None if cutoffs is None else _checked("cutoffs", cutoffs), cwd=None if cwd is None else Path(cwd))
     if input_format not in STAGE_FORMATS:
         raise UsageError(f"input_format: expected one of {', '.join(STAGE_FORMATS)}, got {input_format!r}")
-    ev = evaluate_stage(config, _stage_input(gold, stage, "gold", input_format),
-                        _stage_input(pred, stage, "pred", input_format))
+    notes: list[str] = []
+    ev = evaluate_stage(config, _stage_input(gold, stage, "gold", input_format, notes),
+                        _stage_input(pred, stage, "pred", input_format, notes))
     results = evaluate_gates(config.gates, ev.metrics, config.strict)
     passed = gates_pass(results)
-    return StageRun(stage, ev, results, passed, build_stage_document(ev, config, results, passed))
+    return StageRun(stage, ev, results, passed, build_stage_document(ev, config, results, passed),
+                    tuple(dict.fromkeys(notes)))  # gold and predictions in one folder: one note
 
 
 def ner(gold: Source, pred: Source, *, gates: str | Mapping[str, Any] | None = None,
