@@ -57,8 +57,8 @@ COMPRESSED = "(ragscore reads gzip, bzip2 and xz; decompress it first)"
     (b"SQLite format 3\x00\x10\x00", "g:1: expected text, got an SQLite database"),
     # UTF-16 with its byte-order mark is read (transcoded): a record's own fault is found in it.
     ("{}\n".encode("utf-16-le").join([b"\xff\xfe", b""]), 'g:1:1: missing required field "answerable" (true or false)'),
-    (b"\xfe\xff\xd8\x00", "g: expected UTF-16 text after its byte-order mark: 'utf-16-be' codec can't decode bytes in "
-                          "position 0-1: unexpected end of data"),
+    (b"\xfe\xff\xd8\x00", "g:1:1: expected UTF-16 text after its byte-order mark, got the end of the file in the middle "
+                          "of a character"),
     (b"\xff\xfe\x00\x00{\x00\x00\x00",
      "g:1: expected UTF-8 text, got UTF-32 (it starts with the byte-order mark FF FE 00 00): save it as UTF-8"),
     (GOLD_LINE + b'{"qid": "b", "x": "\x00"}\n', "g:2:20: expected text, got a binary file (a NUL byte)"),

@@ -284,3 +284,62 @@ def test_monitor_compare_and_power_say_what_a_folder_left_out(ragscore, isolated
                     ["compare", "--gold", "g.jsonl", "d", "d/t.jsonl"]):
         run = ragscore(*command, "--format", "none")
         assert run.err.splitlines()[0] == note, command
+
+
+# --- UTF-16: read as the same text in UTF-8 is, its faults placed ------------------------------------------------
+
+_LINE = json.dumps(GOLD)
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize(("command", "text"), [
+    (["--gold", "g", "--trace", "t.jsonl"], f"{_LINE}\r{_LINE}\r"),
+    (["--gold", "g", "--trace", "t.jsonl"], f"\n{_LINE}\r\n{_LINE}\r\n{{oops}}\n"),
+    (["classify", "--gold", "g", "--pred", "g", "--input-format", "tsv"], "id\tlabel\rd1\tA\rd2\tB\r"),
+    (["classify", "--gold", "g", "--pred", "g", "--input-format", "tsv"], "id\tlabel\r\nd1\tA\r\nd2\tB\n\n"),
+], ids=["jsonl, CR", "jsonl, CRLF", "tsv, CR", "tsv, CRLF"])
+def test_utf16_text_reads_as_the_same_text_in_utf8(ragscore, isolated, command, text, codec):
+    write(isolated / "t.jsonl", [TRACE])
+    write(isolated / "g", text.encode("utf-8"))
+    as_utf8 = ragscore(*command, "--format", "json")
+    mark = b"" if codec == "utf-16" else b"\xff\xfe" if codec.endswith("le") else b"\xfe\xff"
+    write(isolated / "g", mark + text.encode(codec))
+    as_utf16 = ragscore(*command, "--format", "json")
+    assert (as_utf16.status, as_utf16.err) == (as_utf8.status, as_utf8.err)
+    assert as_utf8.status == 2 if "\r" in text.replace("\r\n", "") or "oops" in text else as_utf8.status in (0, 1)
+
+
+def _utf16_le(text: str, tail: bytes = b"") -> bytes:
+    return b"\xff\xfe" + text.encode("utf-16-le") + tail
+
+
+# Far enough in that the fault is several 1 MB chunks into the file, and past the line a chunk ends on.
+_MANY = "".join(json.dumps({**GOLD, "qid": f"q{n}", "question": "é" * (n % 97)}) + "\n" for n in range(30_000))
+
+
+@pytest.mark.parametrize(("data", "error"), [
+    (_utf16_le('{"qid": "a', b"\x00\xd8" + '"}\n'.encode("utf-16-le")),
+     "g:1:11: expected UTF-16 text after its byte-order mark, got a lone surrogate U+D800"),
+    (_utf16_le(_LINE + '\n\n{"qid": "\U0001f600', b"\x00\xdc"),
+     "g:3:11: expected UTF-16 text after its byte-order mark, got a lone surrogate U+DC00"),
+    (b"\xfe\xff" + f"{_LINE}\n{{\"q".encode("utf-16-be") + b"\x00",
+     "g:2:4: expected UTF-16 text after its byte-order mark, got the end of the file in the middle of a character"),
+    (_utf16_le(_MANY + '{"qid": "x",', b"\x3d\xd8\x00\x00"),
+     "g:30001:13: expected UTF-16 text after its byte-order mark, got a lone surrogate U+D83D"),
+    (_utf16_le(_MANY + "{oops}\n" + "x" * 5000 + "\n", b"\x00\xdc"),  # an earlier line's error comes first
+     "g:30001:2: invalid JSON: Expecting property name enclosed in double quotes"),
+], ids=["high surrogate", "low surrogate after a pair", "odd last byte", "chunks in", "an earlier error first"])
+def test_a_fault_in_utf16_is_placed_at_its_line_and_column(ragscore, isolated, data, error):
+    write(isolated / "t.jsonl", [TRACE])
+    write(isolated / "g", data)
+    run = ragscore("--gold", "g", "--trace", "t.jsonl")
+    assert (run.status, run.err) == (2, f"ragscore: error: {error}\n")
+
+
+def test_a_fault_in_one_of_several_utf16_trace_files_is_at_its_own_line(ragscore, isolated):
+    write(isolated / "g.jsonl", [GOLD])
+    write(isolated / "a.jsonl", _utf16_le(json.dumps(TRACE) + "\n"))
+    write(isolated / "b.jsonl", _utf16_le(json.dumps(TRACE) + "\n" + '{"qid": ', b"\x00\xdc"))
+    run = ragscore("--gold", "g.jsonl", "--trace", "a.jsonl", "--trace", "b.jsonl")
+    assert (run.status, run.err) == (2, "ragscore: error: b.jsonl:2:9: expected UTF-16 text after its byte-order "
+                                        "mark, got a lone surrogate U+DC00\n")

@@ -192,7 +192,8 @@ class InputFile:
     def _unreadable(self, exc: Exception) -> Exception:
         """Say why a transcoded or decompressed stream could not be read (anything else as it is)."""
         if isinstance(exc, _BadUtf16):
-            return InputError(self.name, f"expected UTF-16 text after its byte-order mark: {exc}")
+            return InputError(self.name, f"expected UTF-16 text after its byte-order mark, got {exc.what}", exc.line,
+                              exc.column)
         if self.compressed:
             return InputError(self.name, f"cannot decompress: {exc}")
         return exc
@@ -233,30 +234,80 @@ def _transcoded_head(head: bytes, encoding: str) -> bytes:
 
 
 class _Transcoded(io.RawIOBase):
-    """A UTF-16 stream read as UTF-8 bytes (the lines, the hash and every error then see UTF-8)."""
+    """A UTF-16 stream read as UTF-8 bytes (the lines, the hash and every error then see UTF-8).
+
+    Each chunk is decoded and encoded again whole, and lines are read from the UTF-8 bytes: they
+    end at a line feed only, as UTF-8 input's do (a carriage return alone ends none). Bytes that
+    are not UTF-16 (a lone surrogate, an odd last byte) are an error at their line and column
+    (counted in characters, as a UTF-8 line's are), raised once the lines before them are read.
+    """
 
     def __init__(self, stream: IO[bytes], encoding: str) -> None:
         super().__init__()
-        self._text = io.TextIOWrapper(stream, encoding=encoding, errors="strict", newline="")
+        self._stream = stream
+        self._read1 = getattr(stream, "read1", stream.read)  # what a pipe holds so far, not a full chunk
+        mark = stream.read(2)  # the byte-order mark tells the byte order: read with no mark from here
+        self._codec = "utf-16-le" if mark == b"\xff\xfe" else "utf-16-be"
+        self._decoder = codecs.getincrementaldecoder(self._codec)(errors="strict")
+        self._buffer = io.BytesIO()  # the last chunk, as UTF-8
+        self._ends = 0  # line ends decoded so far
+        self._after = 0  # characters decoded since the last line end
+        self._ended = False
+        self._error: _BadUtf16 | None = None  # raised once the text before it is read
 
     def readable(self) -> bool:
         return True
 
     def readline(self, size: int | None = -1) -> bytes:
-        try:
-            return self._text.readline(-1 if size is None or size < 0 else size).encode("utf-8", "surrogatepass")
-        except UnicodeDecodeError as exc:
-            raise _BadUtf16(str(exc)) from None
+        limit = -1 if size is None or size < 0 else size
+        line = self._buffer.readline(limit)
+        while line[-1:] != b"\n" and (limit < 0 or len(line) < limit) and self._more():
+            line += self._buffer.readline(limit - len(line) if limit >= 0 else -1)
+        return line
 
     def read(self, size: int | None = -1) -> bytes:
+        limit = -1 if size is None or size < 0 else size
+        data = self._buffer.read(limit)
+        while (limit < 0 or len(data) < limit) and self._more():
+            data += self._buffer.read(limit - len(data) if limit >= 0 else -1)
+        return data
+
+    def _more(self) -> bool:
+        """Decode the next chunk of the stream into the buffer; False at the end (raise a pending error there)."""
+        if self._ended:
+            if self._error is not None:
+                raise self._error
+            return False
+        chunk = self._read1(_CHUNK_BYTES)
         try:
-            return self._text.read(-1 if size is None or size < 0 else size).encode("utf-8", "surrogatepass")
-        except UnicodeDecodeError as exc:
-            raise _BadUtf16(str(exc)) from None
+            text = self._decoder.decode(chunk, final=not chunk)
+            self._count(text)
+        except UnicodeDecodeError as exc:  # the lines before it are read first: their errors come first
+            text = exc.object[: exc.start - exc.start % 2].decode(self._codec)
+            self._count(text)
+            self._error = _BadUtf16(self._what(exc), self._ends + 1, self._after + 1)
+            chunk = b""
+        self._buffer = io.BytesIO(text.encode("utf-8", "surrogatepass"))
+        self._ended = not chunk
+        return True
+
+    def _count(self, text: str) -> None:
+        ends = text.count("\n")
+        self._ends += ends
+        self._after = len(text) - text.rfind("\n") - 1 if ends else self._after + len(text)
+
+    def _what(self, exc: UnicodeDecodeError) -> str:
+        """Say what the bytes that are not UTF-16 are."""
+        units = exc.object[exc.start : exc.start + 2]
+        if len(units) < 2 or exc.reason in ("truncated data", "unexpected end of data"):
+            return "the end of the file in the middle of a character"
+        return f"a lone surrogate U+{int.from_bytes(units, 'little' if self._codec.endswith('le') else 'big'):04X}"
 
     def close(self) -> None:
-        self._text.close()
-        super().close()
+        try:
+            self._stream.close()
+        finally:
+            super().close()
 
 
 class _Concatenated(io.RawIOBase):
@@ -384,7 +435,11 @@ class _Concatenated(io.RawIOBase):
 
 
 class _BadUtf16(ValueError):
-    """Bytes that are not UTF-16 in a file that starts with its byte-order mark."""
+    """Bytes that are not UTF-16 in a file that starts with its byte-order mark: what they are, and where."""
+
+    def __init__(self, what: str, line: int, column: int) -> None:
+        super().__init__(what)
+        self.what, self.line, self.column = what, line, column
 
 
 def array_or_lines(file: InputFile) -> tuple[str | None, Iterator[bytes]]:
