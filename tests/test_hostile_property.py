@@ -227,14 +227,6 @@ INVOCATIONS: dict[str, dict[str, Way]] = {
 DATA_FILES: dict[str, Callable[[dict[str, Any], Path], bool]] = {
     "split": lambda case, path: path.parent.name == case["out_name"] and path.suffix == ".jsonl",
 }
-# Files a command writes raw control characters or "##[" into today, each with why; remove an entry when
-# its command is fixed (its files are still parsed).
-KNOWN: dict[str, str] = {
-    "partial": "partials.Partial.to_json writes JSON with ensure_ascii=False and no json_safe: DEL, C1, U+2028, "
-               "bidirectional controls and ##[ from the input stay raw in the partial file",
-}
-
-
 @cache
 def _parser(command: str) -> argparse.ArgumentParser:
     build, _ = COMMANDS[command]
@@ -273,7 +265,7 @@ RUNS_PER_COMMAND = 24  # examples over each command's rows: a few seconds each
 def test_every_command_has_an_invocation() -> None:
     missing = [command for command in COMMANDS if command not in INVOCATIONS]
     assert not missing, f"the property test cannot drive {missing}: add it to INVOCATIONS"
-    assert not (set(INVOCATIONS) | set(DATA_FILES) | set(KNOWN)) - set(COMMANDS)
+    assert not (set(INVOCATIONS) | set(DATA_FILES)) - set(COMMANDS)
 
 
 def test_the_rows_come_from_the_command_line() -> None:
@@ -304,8 +296,7 @@ def _check(folder: Path, case: dict[str, Any], args: list[str], tabs: bool) -> i
         if before.get(path) == digest or data(case, path.relative_to(folder)):
             continue
         text = path.read_text(encoding="utf-8")
-        if args[0] not in KNOWN:
-            assert_safe(text, f"{where}: {path.relative_to(folder)}")
+        assert_safe(text, f"{where}: {path.relative_to(folder)}")
         if path.suffix == ".xml":
             ET.fromstring(text.encode("utf-8"))
         elif path.suffix == ".json":

@@ -298,9 +298,14 @@ def test_a_summary_no_run_can_make_is_refused_not_a_crash(ragscore, isolated):
 
 def test_partial_usage_errors(ragscore, isolated):
     _data(isolated)
-    for part, shown in (("0/3", "'0/3'"), ("4/3", "'4/3'"), ("x", "'x'"), ("1/0", "'1/0'")):
+    for part, shown in (("0/3", '"0/3"'), ("4/3", '"4/3"'), ("x", '"x"'), ("1/0", '"1/0"'), ("1/1_0", '"1/1_0"'),
+                        ("1/" + "9" * 30, '"1/' + "9" * 30 + '"')):
         run = ragscore("partial", "--gold", "gold.jsonl", "--trace", "trace.jsonl", "--part", part, "-o", "p.json")
-        assert run.status == 2 and f"expected I/N with 1 <= I <= N (part I of N), got {shown}" in run.err
+        assert run.status == 2 and run.err.endswith(f"expected I/N with 1 <= I <= N (part I of N), got {shown}\n")
+    # owner() never gives a question a part past 2**32, and merge refuses a partial claiming more
+    run = ragscore("partial", "--gold", "gold.jsonl", "--trace", "trace.jsonl", "--part", "1/4294967297", "-o", "p.json")
+    assert run.status == 2 and run.err.endswith('argument --part: expected at most 4,294,967,296 parts, got "1/4294967297"\n')
+    assert not (isolated / "p.json").exists()
     run = ragscore("partial", "--gold", "gold.jsonl", "--trace", "trace.jsonl", "--part", "1/2", "-o", "gold.jsonl")
     assert run.status == 2 and "a report never overwrites an input" in run.err
     # Traces that join by question text cannot be split; one part of one is the whole run.

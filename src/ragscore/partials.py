@@ -34,7 +34,7 @@ from ragscore.metrics.answer import AnswerTally, Outcome
 from ragscore.metrics.moments import Moments
 from ragscore.metrics.repeats import RepeatTotals
 from ragscore.operations import Operations
-from ragscore.quoting import show_value
+from ragscore.quoting import json_safe, show_value
 from ragscore.rows import RowFile, Rows, SpillFolder
 from ragscore.settings import Settings
 
@@ -81,7 +81,8 @@ class Partial:
 
     def to_json(self) -> str:
         """Write the partial as versioned JSON (one line)."""
-        return json.dumps(_encode(self), ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
+        # json_safe: the input's text (qids, labels, claims) holds no raw DEL, C1 or U+2028 in the file either.
+        return json_safe(json.dumps(_encode(self), ensure_ascii=False, allow_nan=False, separators=(",", ":"))) + "\n"
 
     @classmethod
     def from_json(cls, text: str, source: str = "<partial>", spill: SpillFolder | None = None, *,

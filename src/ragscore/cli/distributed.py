@@ -32,6 +32,7 @@ from ragscore.config import load_config, scored_with
 from ragscore.errors import UsageError
 from ragscore.evaluate import metric_names
 from ragscore.loaders.shards import expand
+from ragscore.quoting import quote
 
 PARTIAL_EPILOG = """\
 examples:
@@ -55,9 +56,13 @@ The merged report is the one ragscore score gives in one process on the same inp
 
 def _part(text: str) -> tuple[int, int]:
     """Read --part I/N (1 <= I <= N)."""
-    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    from ragscore.partial_schema import MAX_PARTS  # owner() never gives a question a part past it
+
+    match = re.fullmatch(r"\s*([0-9]{1,20})\s*/\s*([0-9]{1,20})\s*", text)
     if match is None or not 1 <= int(match[1]) <= int(match[2]):
-        raise argparse.ArgumentTypeError(f"expected I/N with 1 <= I <= N (part I of N), got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected I/N with 1 <= I <= N (part I of N), got {quote(text)}")
+    if int(match[2]) > MAX_PARTS:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_PARTS:,} parts, got {quote(text)}")
     return int(match[1]) - 1, int(match[2])
 
 
