@@ -107,6 +107,8 @@ TOML_VALUES: tuple[str, ...] = (
     '"^(a+)+$"', '"(a|a)*b"', '"(x)\\\\1"', '"["', '"1_0"', '"nan"', '"' + "x" * 10_000 + '"', "[]", "{}",
     '["x"]', "[1, 2]", '[1, "a"]', "[[]]", "[nan]", "{ min = nan }", "{ min = 0.5, warn = 0.1 }", "{ x = 1 }",
     "1979-05-27T07:32:00Z", "1979-05-27", "07:32:00", "[" * 1000 + "]" * 1000, "{ a = " * 500 + "1" + " }" * 500,
+    '["^(a+)+$"]', '["(a|a)*b", "x"]', '["(x)\\\\1"]', '["[", "("]', '"."', '".."', '"/dev/zero"', '"*"',
+    '"**/*.jsonl"', '"gold.jsonl"', '["gold.jsonl", "gold.jsonl"]', '"suite.toml"', '"out.html"', "[[1]]",
 )
 BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\xff\xfe\x00\x00")
 
@@ -523,8 +525,9 @@ def utf16(data: bytes) -> bytes:
 @st.composite
 def mutated(draw: Draw, seed: bytes, ops: Sequence[Callable[[Draw, bytes], bytes]] = (),
             encode: Callable[[bytes], bytes] | None = None) -> bytes:
-    """``seed`` with one to three mutations (structure-aware ones from ``ops`` as often as byte-level
-    ones), sometimes random bytes instead; ``encode`` (a compressor, UTF-16) applied before or after."""
+    """``seed`` with one to three mutations (structure-aware ones from ``ops`` twice as often as
+    byte-level ones), sometimes random bytes instead; ``encode`` (a compressor, UTF-16) applied
+    before or after."""
     if draw(st.integers(0, 15)) == 0:
         return bytes(draw(st.binary(max_size=2000)))
     data = seed
@@ -532,7 +535,7 @@ def mutated(draw: Draw, seed: bytes, ops: Sequence[Callable[[Draw, bytes], bytes
     if encode is not None and encode_first:
         data = encode(data)
     for _ in range(draw(st.integers(1, 3))):
-        if ops and not encode_first and draw(st.booleans()):
+        if ops and not encode_first and draw(st.integers(0, 2)) > 0:  # two in three: the structure reaches further
             op = draw(st.sampled_from(ops))
         else:
             op = draw(st.sampled_from(BYTE_OPS))
@@ -542,6 +545,6 @@ def mutated(draw: Draw, seed: bytes, ops: Sequence[Callable[[Draw, bytes], bytes
     return data
 
 
-__all__ = ["COMPRESSORS", "MEMORY_BOUND", "Draw", "Hung", "Outcome", "bounded_run", "check_outcome", "json_op",
+__all__ = ["COMPRESSORS", "MEMORY_BOUND", "Draw", "Hung", "Outcome", "Raw", "bounded_run", "check_outcome", "dump", "json_op",
            "memory_bound", "mutated", "table_op", "toml_keys", "toml_op", "utf16"]
 

@@ -47,8 +47,10 @@ from fuzzing import (
     MEMORY_BOUND,
     Draw,
     Outcome,
+    Raw,
     bounded_run,
     check_outcome,
+    dump,
     json_op,
     memory_bound,
     mutated,
@@ -155,6 +157,7 @@ class Parser:
     prepare: Callable[[Path], bytes] | None = None  # makes the seed in the folder (after ``files``)
     task_errors: bool = False  # ragscore run: a task's error is reported among the others' output
     findings: bool = False  # ragscore validate: the findings on standard output, their count on standard error
+    appends: str | None = None  # the input the command appends to (ragscore run --history)
 
     def __str__(self) -> str:
         return self.name
@@ -245,7 +248,7 @@ PARSERS: list[Parser] = [
            HISTORY, {}, JSON, examples=80),
     Parser("history-append", ("run", "suite.toml", "--history", "h.jsonl", "--label", "v9", "--time",
                               "2026-11-25T00:00:00Z", "--format", "none", "-q"), "h.jsonl", HISTORY,
-           {"suite.toml": CLASSIFY_SUITE, **STAGES}, JSON, examples=40, task_errors=True),
+           {"suite.toml": CLASSIFY_SUITE, **STAGES}, JSON, examples=40, task_errors=True, appends="h.jsonl"),
     # trec: qrels (TREC and BEIR) and runs.
     Parser("qrels", ("trec", "q.txt", "run.txt", "-q", "-m", "all_trec"), "q.txt", QRELS, {"run.txt": RUN},
            (SPACES,), examples=100),
@@ -345,6 +348,11 @@ def _fuzz(parser: Parser, folder: Path, examples: int) -> None:
             shutil.rmtree(report) if report.is_dir() else report.unlink(missing_ok=True)
         outcome = bounded_run(folder, parser.argv)
         check_outcome(outcome, where, parser.task_errors, parser.findings)
+        # No input is written to, whatever the mutated file says (a suite's task may name any path).
+        changed = [name for name, data in parser.files.items() if (folder / name).read_bytes() != data]
+        if parser.target != parser.appends and target.read_bytes() != data:
+            changed.append(parser.target)
+        assert not changed, f"{where}: wrote to its input {changed[0]}"
         if outcome.status == 2 and not parser.task_errors:  # an error writes no report, not even half of one
             assert not [r.name for r in reports if r.exists()], f"{where}: {outcome.err}"
 
@@ -388,15 +396,28 @@ def test_the_parsers_are_distinct() -> None:
 @dataclass(frozen=True)
 class Case:
     """One input the fuzzing found (minimized), and its exact outcome: the status and standard
-    error (whole, or its start where the message's wording is the fix's to choose)."""
+    error (whole, or its start where the message's wording is the fix's to choose). The input is
+    bytes, or an edit of the parser's seed (a partial, which ragscore makes): a JSON path and the
+    text of the value put there."""
 
     parser: str
-    data: bytes
+    data: bytes | tuple[tuple[str | int, ...], str]
     status: int
     err: str
 
     def __str__(self) -> str:
-        return f"{self.parser}:{self.data[:40]!r}"
+        return f"{self.parser}:{self.data[0] if isinstance(self.data, tuple) else self.data[:40]!r}"
+
+    def input(self, seed: bytes) -> bytes:
+        if isinstance(self.data, bytes):
+            return self.data
+        path, value = self.data
+        doc = json.loads(seed)
+        container = doc
+        for key in path[:-1]:
+            container = container[key]
+        container[path[-1]] = Raw(value)
+        return dump(doc).encode()
 
 
 SPAN_ID_LIST = json.loads(_example("formats/openinference.jsonl", 1))
@@ -412,6 +433,33 @@ REGRESSIONS: list[Case] = [
     Case("classify-tsv", b"id\tid\tlabel\nm1\tPER\n", 2,
          'ragscore: error: g.tsv:1:4: the column "id" appears twice (columns 1 and 2)\n'),
     # An OpenInference span whose span_id is a list (TypeError, status 3).
+    # A history line holding an integer of 5,000 digits, or nested 100,000 deep (ValueError and
+    # RecursionError, status 3, before issue 31); torn off as the last line, it is a run cut short.
+    Case("history-dashboard", HISTORY.splitlines()[0][:-1] + b', "x": ' + b"9" * 5000 + b"}\n", 2,
+         "ragscore: error: h.jsonl:1: JSON with an integer of too many digits to read: not a ragscore history line\n"),
+    Case("history-dashboard", HISTORY.splitlines()[0][:-1] + b', "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n", 2,
+         "ragscore: error: h.jsonl:1: JSON nested too deeply to read: not a ragscore history line\n"),
+    Case("history-append", HISTORY.splitlines()[0][:-1] + b', "x": ' + b"9" * 5000 + b"}\n", 2,
+         'ragscore: error: --history "h.jsonl": is not a ragscore history (h.jsonl:1: JSON with an integer of too many '
+         "digits to read: not a ragscore history line); name a new file or a history ragscore run wrote\n"),
+    Case("history-dashboard", HISTORY.splitlines()[0] + b"\n" + HISTORY.splitlines()[1][:-1] + b', "x": ' + b"9" * 5000,
+         0, ""),
+    # A trace at ts 147 among traces of 2025 (MemoryError past the bound, before issue 31).
+    Case("monitor", TODAY.replace(b'"ts": 1763942547', b'"ts": 147', 1), 2,
+         "ragscore: error: --window: the traces of t.jsonl span 489,985 windows of 3,600 seconds (from "
+         "1970-01-01T00:00:00Z to 2025-11-24T01:00:00Z), more than the 20,000 a report holds: choose a wider window\n"),
+    # Partials edited by hand (before issue 31: OverflowError, StopIteration, MemoryError, status 3).
+    Case("partial-json", (("result", "rows", 1, 7, 0, 11), "-Infinity"), 2,
+         'ragscore: error: p.json: a damaged ragscore partial: "result.rows[1][7][0][11]" (a row\'s family_rows): '
+         'expected a number (null for NaN, "inf" or "-inf"), got -Infinity\n'),
+    Case("partial-json", (("traces",), "{}"), 2,
+         'ragscore: error: p.json: a damaged ragscore partial: "traces" name the traces of 0 parts, for the 1 it covers\n'),
+    Case("partial-json", (("parts",), "1000000000000"), 2,
+         'ragscore: error: p.json: a damaged ragscore partial: "parts": expected a count of at most 4,294,967,296, '
+         "got 1000000000000\n"),
+    Case("partial-json", (("settings", "hybrid_alpha"), "NaN"), 2,
+         'ragscore: error: p.json: a damaged ragscore partial: [settings] expected "hybrid_alpha" to be a number from 0 '
+         "to 1, got nan\n"),
     Case("trace-openinference", json.dumps(SPAN_ID_LIST).encode() + b"\n", 2,
          'ragscore: error: t.jsonl:1: expected the span id ("context": {"span_id": ...}, "context.span_id", "span_id" or '
          '"spanId") to be a string, got an array (read as openinference, detected from the first record; '
@@ -425,8 +473,9 @@ def test_what_the_fuzzing_found(case: Case, tmp_path: Path) -> None:
     for name, data in parser.files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes(data)
+    start = parser.prepare(tmp_path) if parser.prepare is not None else parser.seed
     (tmp_path / parser.target).parent.mkdir(parents=True, exist_ok=True)
-    (tmp_path / parser.target).write_bytes(case.data)
+    (tmp_path / parser.target).write_bytes(case.input(start))
     outcome = bounded_run(tmp_path, parser.argv)
     check_outcome(outcome, case.parser, parser.task_errors, parser.findings)
     assert outcome.status == case.status and outcome.err.startswith(case.err), outcome.err
