@@ -142,7 +142,7 @@ def test_explain_walks_through_the_rules(ragscore, isolated):
 
 
 def test_explain_missing_and_unknown_qids(ragscore, isolated, monkeypatch):
-    write(isolated / "t.jsonl", "")
+    write(isolated / "t.jsonl", [{"qid": "A0001", "answer": "x"}])  # none for A0002 (an empty file is an error)
     run = ragscore("--gold", GOLD, "--trace", "t.jsonl", "--explain", "A0002", "--no-fail", "-q")
     assert run.out.splitlines()[-1] == "trace: none in t.jsonl; scored as a refusal"
     bad = ragscore("--gold", GOLD, "--trace", TRACE, "--explain", "A0001x")

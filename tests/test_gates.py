@@ -107,7 +107,7 @@ def test_gates_file_option_replaces_local_gates_toml(ragscore, isolated):
 
 
 def test_relaxing_the_missing_gate(ragscore, isolated):
-    write(isolated / "t.jsonl", "")
+    write(isolated / "t.jsonl", [{"qid": "no such question", "answer": "x"}])  # every question missing
     assert ragscore("--gold", GOLD, "--trace", "t.jsonl", "--gates", "missing=off,over=1,precision=off,chr=off").status == 0
 
 

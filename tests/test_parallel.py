@@ -114,7 +114,7 @@ def test_pipes_are_read_by_one_process(isolated):
 def test_items_sharing_a_line_keep_file_order(ragscore, isolated):
     write(isolated / "g.json", '[{"qid": "d", "answerable": true}, {"qid": "a", "answerable": true}, '
                                '{"qid": "m", "answerable": false}]\n')
-    write(isolated / "t.jsonl", "")
+    write(isolated / "t.jsonl", [{"qid": "no such question", "answer": "x"}])  # every question missing
     for jobs in ("1", "2", "3"):
         run = ragscore("--gold", "g.json", "--trace", "t.jsonl", "--per-question", "--jobs", jobs)
         assert [q["qid"] for q in run.json()["questions"]] == ["d", "a", "m"]
