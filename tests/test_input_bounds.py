@@ -10,6 +10,8 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import ragscore
 from conftest import write
@@ -343,3 +345,24 @@ def test_a_fault_in_one_of_several_utf16_trace_files_is_at_its_own_line(ragscore
     run = ragscore("--gold", "g.jsonl", "--trace", "a.jsonl", "--trace", "b.jsonl")
     assert (run.status, run.err) == (2, "ragscore: error: b.jsonl:2:9: expected UTF-16 text after its byte-order "
                                         "mark, got a lone surrogate U+DC00\n")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=300), small=st.booleans(),
+       codec=st.sampled_from(["utf-16-le", "utf-16-be"]), limit=st.integers(1, 40))
+def test_utf16_lines_are_the_utf8_lines_of_the_same_text(tmp_path, monkeypatch, text, small, codec, limit):
+    """Whatever the text (CR alone, CRLF, surrogate pairs), across chunk ends too: the same lines, byte for byte."""
+    from ragscore.loaders import input_file
+
+    monkeypatch.setattr(input_file, "_CHUNK_BYTES", 7 if small else 1 << 20)  # chunks that cut characters in two
+    path = tmp_path / "t"
+    path.write_bytes((b"\xff\xfe" if codec.endswith("le") else b"\xfe\xff") + text.encode(codec))
+    data = text.encode("utf-8")
+    ends = data.split(b"\n")
+    assert list(input_file.InputFile(str(path)).raw_lines()) == [end + b"\n" for end in ends[:-1]] + [ends[-1]] * (
+        ends[-1] != b"")
+    stream = input_file.InputFile(str(path))._open()
+    pieces = list(iter(lambda: stream.readline(limit), b""))
+    stream.close()
+    assert b"".join(pieces) == data
+    assert all(piece.endswith(b"\n") or len(piece) == limit for piece in pieces[:-1])  # bytes, as a file's readline
