@@ -17,9 +17,10 @@ from ragscore.evaluate import Unreadable, unreadable_hint
 from ragscore.external import ScoreColumns
 from ragscore.loaders.detect import detect, detect_text, is_csv_header, looks_json
 from ragscore.loaders.gold import GoldItem, parse_gold_item
+from ragscore.loaders.input_file import peek
 from ragscore.loaders.jsonl import BOM, InputFile, array_or_lines, decode_line, iter_json_array, key_index
 from ragscore.loaders.near_miss import GOLD_FIELDS, TRACE_FIELDS, key_note, missed_field
-from ragscore.loaders.shapes import GoldShape, TraceShape, gold_shape, peek, ragas_csv, ragas_gold, trace_shape
+from ragscore.loaders.shapes import GoldShape, TraceShape, gold_shape, ragas_csv, ragas_gold, trace_shape
 from ragscore.loaders.shards import Shards
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, Cites, parse_trace
 from ragscore.metrics.text import MIN_NEEDLE, normalise

@@ -22,6 +22,7 @@ from typing import Any, Final, TypedDict, TypeGuard
 from ragscore.errors import InputError
 from ragscore.loaders.detect import detect, detect_text, is_csv_header, looks_json
 from ragscore.loaders.fieldpath import MISSING, FieldPath, lookup, parse_path, unflatten
+from ragscore.loaders.input_file import peek
 from ragscore.loaders.jsonl import BOM, InputFile, NeedsOneProcess, decode_line, decode_text, describe, iter_jsonl
 from ragscore.loaders.records import Records
 from ragscore.loaders.scores import csv_records
@@ -95,16 +96,6 @@ PRESETS: Final[Mapping[str, Mapping[str, tuple[str, ...]]]] = {
 # Columns of ragas' CSV export that hold lists (pandas writes them as Python list literals).
 _RAGAS_LIST_COLUMNS: Final = frozenset(
     {"retrieved_contexts", "retrieved_context_ids", "reference_contexts", "reference_context_ids", "multi_responses"})
-
-
-def peek(lines: Iterator[bytes]) -> tuple[bytes, Iterator[bytes]]:
-    """Return the first non-blank line and every line, that one included, to be read from the start."""
-    head: list[bytes] = []
-    for raw in lines:
-        head.append(raw)
-        if raw.removeprefix(BOM).strip(b" \t\r\n"):
-            return raw, chain(head, lines)
-    return b"", iter(head)
 
 
 def resolve(fmt: str, spec: str | Shards) -> str:
