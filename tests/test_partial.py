@@ -167,6 +167,11 @@ def test_owner_is_the_split_of_jobs():
             assert ragscore.owner(qid, n) == zlib.crc32(qid.encode("utf-8", "surrogatepass")) % n
     with pytest.raises(UsageError):
         ragscore.owner("q1", 0)
+    assert ragscore.owner("q1", 2**32) == zlib.crc32(b"q1")  # the most parts a question can fall in
+    with pytest.raises(UsageError, match=r"^part: expected at most 4,294,967,296 parts, got 4,294,967,297$"):
+        ragscore.owner("q1", 2**32 + 1)
+    with pytest.raises(UsageError, match=r"^part: expected at most 4,294,967,296 parts, got 10,000,000,000$"):
+        ragscore.partial([], [{"qid": "q1"}], (0, 10**10))
     with pytest.raises(TypeError):
         ragscore.owner(1, 2)
 

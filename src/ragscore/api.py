@@ -1175,9 +1175,14 @@ def owner(qid: str, parts: int) -> int:
 
 
 def _check_part(part: object) -> tuple[int, int]:
+    from ragscore.partial_schema import MAX_PARTS  # owner() never gives a question a part past it
+    from ragscore.quoting import show_value
+
     if (not isinstance(part, tuple) or len(part) != 2
             or any(isinstance(x, bool) or not isinstance(x, int) for x in part) or not 0 <= part[0] < part[1]):
-        raise UsageError(f"part: expected (index, parts) with 0 <= index < parts, got {part!r}")
+        raise UsageError(f"part: expected (index, parts) with 0 <= index < parts, got {show_value(part)}")
+    if part[1] > MAX_PARTS:
+        raise UsageError(f"part: expected at most {MAX_PARTS:,} parts, got {part[1]:,}")
     return part[0], part[1]
 
 
