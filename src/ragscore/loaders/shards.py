@@ -125,7 +125,7 @@ def _regular(paths: Iterable[str]) -> tuple[list[str], list[tuple[str, str]]]:
         if stat.S_ISREG(mode):
             kept.append(path)
         elif not stat.S_ISDIR(mode):
-            left.append((path, _kind(mode)))
+            left.append((path, file_kind(mode)))
     return kept, left
 
 
@@ -137,7 +137,8 @@ def _special(left: list[tuple[str, str]]) -> str:
             f"could wait for ever): {shown}{more}")
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """Say what a file that is no regular file is (its ``st_mode``)."""
     if stat.S_ISFIFO(mode):
         return "a named pipe"
     if stat.S_ISSOCK(mode):

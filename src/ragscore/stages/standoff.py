@@ -20,17 +20,16 @@ import io
 import math
 import os
 import re
-import stat
 from pathlib import Path
 from typing import Final, NamedTuple, cast
 
 from ragscore.errors import InputError
 from ragscore.loaders.input_file import BOM, InputFile, decode_text
-from ragscore.quoting import quote, visible
+from ragscore.loaders.shards import file_kind, regular_files
+from ragscore.quoting import quote
 from ragscore.stages.records import Sourced
 
 NIL = ("", "NIL")
-_SHOWN: Final = 5  # the files a note names; it counts the others
 # A number as JSON and CSV write one: no nan, inf, hex or 1_000 (which float() would read).
 _NUMBER_RE: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
@@ -48,7 +47,7 @@ def brat_document(ann: Path) -> Sourced:
     """Read one ``.ann`` file (and the length of its ``.txt``) as a ner record."""
     txt = ann.with_suffix(".txt")
     if not txt.is_file():
-        kind = f" (a regular file; it is {_kind(txt.stat().st_mode)})" if txt.exists() and not txt.is_dir() else ""
+        kind = f" (a regular file; it is {file_kind(txt.stat().st_mode)})" if txt.exists() and not txt.is_dir() else ""
         raise InputError(str(ann), f"expected its text beside it, in {txt.name}{kind}")
     text = _text(txt)
     entities = []
@@ -104,36 +103,13 @@ def brat(spec: str, notes: list[str] | None = None) -> list[Sourced]:
     path = Path(spec)
     if not path.is_dir():
         return [brat_document(path)]
-    files, left = [], []
-    for ann in sorted(path.glob("*.ann")):
-        try:
-            mode = ann.stat().st_mode
-        except OSError:
-            left.append((ann, "a link that leads nowhere" if ann.is_symlink() else "unreadable"))
-            continue
-        if stat.S_ISREG(mode):
-            files.append(ann)
-        elif not stat.S_ISDIR(mode):  # a folder named x.ann is no document either, and no surprise
-            left.append((ann, _kind(mode)))
-    if left and notes is not None:
-        shown = ", ".join(f"{visible(str(ann))} ({kind})" for ann, kind in left[:_SHOWN])
-        more = f" and {len(left) - _SHOWN:,} more" if len(left) > _SHOWN else ""
-        count = f"{len(left):,} {'entry that is' if len(left) == 1 else 'entries that are'}"
-        notes.append(f"{visible(spec)}: left out {count} not a regular file (reading it could wait for ever): "
-                     f"{shown}{more}")
+    left: list[str] = []
+    files = regular_files(spec, [str(ann) for ann in sorted(path.glob("*.ann"))], left)
+    if notes is not None:
+        notes += left
     if not files:
         raise InputError(spec, "expected .ann files in this folder" + (" (regular files)" if left else ""))
-    return [brat_document(ann) for ann in files]
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a named pipe"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a file"
+    return [brat_document(Path(ann)) for ann in files]
 
 
 class _Table(NamedTuple):
