@@ -75,6 +75,24 @@ def test_blank_lines_before_the_first_trace_record_cost_no_memory(tmp_path):
     assert megabytes < _BOUND_MB
 
 
+def test_validate_holds_the_traces_bytes_not_a_list_of_their_lines(tmp_path):
+    gold = write(tmp_path / "g.jsonl", [GOLD])
+    trace = write(tmp_path / "t.jsonl.gz", gzip.compress(_BLANKS + json.dumps(TRACE).encode() + b"\n", 1))
+    status, megabytes, out, err = peak("validate", "--gold", gold, "--trace", trace)
+    assert (status, err) == (0, "ragscore: 0 errors, 1 warning\n")  # gold_claim_substr "a" is too short to match
+    assert "t.jsonl.gz" not in out
+    assert megabytes < _BOUND_MB
+
+
+def test_a_scores_file_is_held_as_its_bytes_not_a_list_of_its_lines(tmp_path):
+    gold = write(tmp_path / "g.jsonl", [GOLD])
+    trace = write(tmp_path / "t.jsonl", [TRACE])
+    scores = write(tmp_path / "s.jsonl.gz", gzip.compress(_BLANKS + b'{"qid": "q1", "judge": 0.5}\n', 1))
+    status, megabytes, out, _ = peak("--gold", gold, "--trace", trace, "--scores", scores)
+    assert (status, json.loads(out)["metrics"]["judge"]) == (1, 0.5)
+    assert megabytes < _BOUND_MB
+
+
 def test_blank_lines_keep_the_line_numbers_of_errors_after_them(ragscore, isolated):
     write(isolated / "g.jsonl", b"\r\n \t\n\n" + json.dumps(GOLD).encode() + b"\n{oops}\n")
     write(isolated / "t.jsonl", b"\n\r\n  \n{oops}\n")

@@ -247,14 +247,15 @@ def _trace_records(
     one record per trace, and a CSV export is read as a whole (its first error stops it)."""
     fmt = settings.trace_format
     if fmt in ("auto", "ragas"):  # validate holds every record anyway: the file is read once, here
-        raw: list[bytes] = []
+        raw = bytearray()  # the bytes alone: a list of lines kept ~40 bytes a line, millions of blank ones too
         try:
-            raw.extend(file.raw_lines())
+            for piece in file.raw_lines():
+                raw += piece
         except InputError as exc:  # a file that cannot be read (of several: the lines before it are checked)
             if not raw:
                 raise
             problems.append(_error(exc))
-        first, _ = peek(iter(raw))
+        first, _ = peek(iter(io.BytesIO(raw)))
         fmt = detect_text(first) if fmt == "auto" else fmt
         csv_input = fmt == "ragas" and not looks_json(first)
         if csv_input and isinstance(file.spec, Shards):  # each file's header would read as a record
@@ -279,10 +280,10 @@ def _trace_records(
 class _Lines(InputFile):
     """An input whose bytes were read already (standard input cannot be read twice)."""
 
-    def __init__(self, file: InputFile, lines: list[bytes]) -> None:
+    def __init__(self, file: InputFile, data: bytearray) -> None:
         super().__init__(file.spec, hashed=False)
         self.starts, self.members = file.starts, file.members  # several files: where each one starts
-        self.name, self._data = file.name, b"".join(lines)
+        self.name, self._data = file.name, data
 
     def _open(self) -> IO[bytes]:
         return io.BytesIO(self._data)

@@ -17,7 +17,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Final, NamedTuple
 
 from ragscore.errors import InputError
@@ -96,10 +96,12 @@ def load_scores(spec: str, known: frozenset[str] = frozenset()) -> ScoreFile:
     """
     file = InputFile(spec, hashed=False)
     name = file.name
-    lines = list(file.raw_lines())
-    if lines and lines[0].startswith(BOM):
-        lines[0] = lines[0][len(BOM) :]
-    first = next((raw.lstrip(b" \t\r\n") for raw in lines if raw.strip(b" \t\r\n")), None)
+    data = bytearray()  # the bytes alone: a list of lines kept ~40 bytes a line, millions of blank ones too
+    for raw in file.raw_lines():
+        data += raw
+    if data.startswith(BOM):
+        del data[: len(BOM)]
+    first = next((raw.lstrip(b" \t\r\n") for raw in _lines(data) if raw.strip(b" \t\r\n")), None)
     if first is None:
         raise InputError(name, EMPTY)
     suffix = os.path.splitext(spec)[1].lower()
@@ -115,13 +117,18 @@ def load_scores(spec: str, known: frozenset[str] = frozenset()) -> ScoreFile:
                 name,
                 "expected JSON Lines (one object per line), got a JSON array "
                 '(pandas writes JSON Lines with to_json(orient="records", lines=True))',
-                _first_nonblank(lines),
+                _first_nonblank(_lines(data)),
             )
-        return _load_jsonl(name, lines, known)
-    return _load_csv(name, decode_text(b"".join(lines), name, 1), known)
+        return _load_jsonl(name, _lines(data), known)
+    return _load_csv(name, decode_text(bytes(data), name, 1), known)
 
 
-def _first_nonblank(lines: list[bytes]) -> int:
+def _lines(data: bytearray) -> Iterator[bytes]:
+    """The lines of bytes read whole, each as it is needed."""
+    return iter(io.BytesIO(data))
+
+
+def _first_nonblank(lines: Iterable[bytes]) -> int:
     return next(number for number, raw in enumerate(lines, 1) if raw.strip(b" \t\r\n"))
 
 
@@ -384,7 +391,7 @@ def _json_key(source: str, line: int, join: str, obj: dict[str, object]) -> str:
     raise InputError(source, f'expected "{join}" to be a non-empty string or an integer, got {describe(value)}', line)
 
 
-def _load_jsonl(source: str, lines: list[bytes], known: frozenset[str]) -> ScoreFile:
+def _load_jsonl(source: str, lines: Iterable[bytes], known: frozenset[str]) -> ScoreFile:
     records: list[tuple[int, dict[str, object]]] = []
     first_seen: dict[str, int] = {}  # every field, in order of first appearance, with its line
     numeric: set[str] = set()
