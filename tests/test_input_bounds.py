@@ -274,6 +274,19 @@ def test_a_folder_or_glob_leaves_out_what_is_not_a_regular_file_with_a_note(rags
                                         f"nowhere), d/x.jsonl ({what})\n")
 
 
+@pytest.mark.parametrize("command", [["partial", "--part", "1/1", "-o", "p.json"], ["validate"]])
+def test_partial_and_validate_say_what_a_folder_left_out(ragscore, isolated, command):
+    (isolated / "d").mkdir()
+    write(isolated / "g.jsonl", [GOLD])
+    write(isolated / "d/t.jsonl", [TRACE])
+    os.mkfifo(isolated / "d/x.jsonl")
+    run = ragscore(command[0], "--gold", "g.jsonl", "--trace", "d", *command[1:])
+    assert run.status == 0
+    assert run.err.splitlines()[0] == ("ragscore: d: left out 1 entry that is not a regular file (reading it could "
+                                       "wait for ever): d/x.jsonl (a named pipe)")
+    assert "left out" not in ragscore(command[0], "--gold", "g.jsonl", "--trace", "d", "-q", *command[1:]).err
+
+
 def test_a_named_pipe_named_on_its_own_is_read(ragscore, isolated):
     import threading
 

@@ -31,7 +31,7 @@ from ragscore.cli.score import (
 from ragscore.config import load_config, scored_with
 from ragscore.errors import UsageError
 from ragscore.evaluate import metric_names
-from ragscore.loaders.shards import expand
+from ragscore.loaders.shards import expand, input_notes
 from ragscore.quoting import quote
 
 PARTIAL_EPILOG = """\
@@ -97,7 +97,8 @@ def run_partial(args: argparse.Namespace, streams: Streams) -> Exit:
         raise UsageError("only one of --gold, --trace and --scores can be '-' (standard input)")
     overrides = overrides_of(args)
     config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)
-    result = partial(args.gold, expand(args.trace), args.part, config=config, scores=args.scores,
+    traces = expand(args.trace)
+    result = partial(args.gold, traces, args.part, config=config, scores=args.scores,
                      per_question=args.per_question, by=args.by or (), keep_rows=args.rows)
     text = result.to_json()
     if args.output == "-":
@@ -106,6 +107,8 @@ def run_partial(args: argparse.Namespace, streams: Streams) -> Exit:
     else:
         write_reports({args.output: [text]})
     if not args.quiet:
+        for line in input_notes(traces):  # what a folder or glob of traces left out
+            streams.note(line)
         index, parts = args.part
         questions, lines = result.result.questions, result.result.accounting.lines
         streams.note(f"part {index + 1}/{parts}: {questions:,} question{'s' * (questions != 1)}, "

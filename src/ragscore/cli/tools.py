@@ -19,7 +19,7 @@ from ragscore.config import Overrides, load_config
 from ragscore.errors import UsageError
 from ragscore.evaluate import metric_names
 from ragscore.input_config import map_options
-from ragscore.loaders.shards import expand
+from ragscore.loaders.shards import expand, input_notes
 
 # init's file: created, never replaced (the check still refuses it when it is the job summary).
 INIT_PATH = PathArg(OUTPUT, "ragscore init never overwrites a file")
@@ -65,6 +65,8 @@ def run_validate(args: argparse.Namespace, streams: Streams) -> Exit:
             if problem.severity == ERROR or not args.quiet:
                 out.write(one_line(str(problem)) + "\n")
     if not args.quiet:
+        for line in input_notes(traces):  # what a folder or glob of traces left out
+            streams.note(line)
         warnings = len(problems) - errors
         streams.note(f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}")
     return Exit.USAGE_ERROR if errors else Exit.OK
