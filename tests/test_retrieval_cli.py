@@ -142,6 +142,8 @@ def runs(draw):
         if draw(st.integers(0, 4)):
             traces.append({"qid": f"q{i}", "retrieved_ids": draw(st.lists(ids, max_size=12)),
                            "answer_json": {"claim": "c", "citations": []}})
+    if not traces:  # a run of no trace records is an input error: one that joins no question keeps every one untraced
+        traces.append({"qid": "unknown", "retrieved_ids": [], "answer_json": {"claim": "c", "citations": []}})
     return gold, traces
 
 
