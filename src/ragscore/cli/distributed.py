@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import re
 from dataclasses import replace
 
@@ -18,7 +17,6 @@ from ragscore.cli.common import (
     add_report_options,
     lists_questions,
     standard_output,
-    write_requested_reports,
 )
 from ragscore.cli.score import (
     FORMAT_HELP,
@@ -27,6 +25,7 @@ from ragscore.cli.score import (
     add_scoring_inputs,
     add_setting_options,
     overrides_of,
+    report_run,
 )
 from ragscore.config import load_config, scored_with
 from ragscore.errors import UsageError
@@ -162,18 +161,4 @@ def run_merge(args: argparse.Namespace, streams: Streams) -> Exit:
     config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)
     run = finalize(merged, config=config, scores=args.scores, per_question=args.per_question,
                    only_failures=args.only_failures)
-    run.html_rows = args.html_rows
-    # As score reports, in score's order: the files, then under GitHub Actions the annotations and the
-    # job summary, then the notes and standard output.
-    write_requested_reports(args, run.render)
-    if os.environ.get("GITHUB_ACTIONS") == "true":
-        from ragscore.reports.github import report_on_github
-
-        report_on_github(run._summary(), streams.write_err, os.environ.get("GITHUB_STEP_SUMMARY"))
-    if not args.quiet:
-        for line in run.notes():
-            streams.note(line)
-    with standard_output(streams) as out:
-        if args.format != "none":
-            out.writelines(run.render(args.format))
-    return Exit.OK if run.passed or args.no_fail else Exit.GATE_FAILED
+    return report_run(args, streams, run)  # as score reports, in score's order

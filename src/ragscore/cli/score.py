@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from ragscore import __version__
-from ragscore.api import score
+from ragscore.api import Run, score
 from ragscore.cli.common import (
     INPUT_PATH,
     Exit,
@@ -216,6 +216,12 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         run = score(args.gold, traces, config=config, scores=args.scores, per_question=args.per_question,
                     only_failures=args.only_failures, by=args.by or (), explain=args.explain or (),
                     keep_rows=keep_rows, jobs=jobs)
+    return report_run(args, streams, run)
+
+
+def report_run(args: argparse.Namespace, streams: Streams, run: Run) -> Exit:
+    """Report a run as score does (merge too): the report files, then under GitHub Actions the
+    annotations and the job summary, then the notes and standard output (an explanation or the report)."""
     run.html_rows = args.html_rows
     write_requested_reports(args, run.render)
     if os.environ.get("GITHUB_ACTIONS") == "true":  # annotations on the run, the summary on its page
@@ -225,9 +231,10 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     if not args.quiet:
         for line in run.notes():
             streams.note(line)
+    explain = getattr(args, "explain", None)  # merge explains nothing
     with standard_output(streams) as out:
-        if args.explain:
-            for n, qid in enumerate(dict.fromkeys(args.explain)):
+        if explain:
+            for n, qid in enumerate(dict.fromkeys(explain)):
                 out.write("\n" if n else "")
                 out.write(run.explain(qid))
         elif args.format != "none":
