@@ -129,6 +129,10 @@ ALIKE = "holds alternatives that can start alike or match nothing: " + EXPONENTI
     ("(?:no|)+ idea", f"a repeated group at position 0 {ALIKE}"),  # an empty branch
     ("(?:S|ſ)+x", None),  # one class to re's parser: it cannot backtrack
     ("(?:s|ſx)+x", f"a repeated group at position 0 {ALIKE}"),  # ſ is s, ignoring case
+    # No repeat, but ways that multiply: (?:a|a) written 30 times ran for minutes on 33 characters
+    ("(?:a|a)" * 30 + "c", f"it can try more than 256 ways at each place in the claim (alternatives that can start alike, optional pieces x?, one after another): {EXPONENTIAL}"),
+    ("a?" * 9 + "a" * 9, f"it can try more than 256 ways at each place in the claim (alternatives that can start alike, optional pieces x?, one after another): {EXPONENTIAL}"),
+    ("(?:a|a)" * 8 + "c", None),  # 256 ways: within the bound
     (r"(no)\1", f"a back-reference (\\1 or (?P=name)) at position 4: {EXPONENTIAL}"),
     ("(?P<w>no) (?P=w)", f"a back-reference (\\1 or (?P=name)) at position 10: {EXPONENTIAL}"),
 ])
@@ -142,6 +146,7 @@ ADVERSARIAL = ["a" * 40 + "!", "ab" * 20 + "!", " " * 40 + "!", "i don't " * 5 +
 @pytest.mark.parametrize("pattern", [
     r"\bi (do not|don.?t) know\b", "(?:a+)?x", "(?>a+)+x", "(?:a++)+x", "(?:ab|ac)+x", "(?:[a-z]|[0-9])+!x",
     r"(?:(?!not)\w)+x", "(?:x(?=a+))+", "(?:a{2}){3,}x", r"^(?:\w|\s)+x", "(a)(?(1)b|c)+x", "no (?:relevant )?idea",
+    "(?:a|a)" * 8 + "c", r"i\s?don.?t\s?know\s?(?:the|an)?\s?answer",
 ])
 def test_patterns_the_rule_accepts_search_the_worst_claims_quickly(pattern):
     import time

@@ -28,6 +28,9 @@ _CASES: Final[Any] = importlib.import_module("re._casefix")._EXTRA_CASES  # "s" 
 _REPEATS: Final = frozenset({"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"})
 _LARGE_CLASS: Final = 4096  # a character class larger than this counts as any character
 _POSITIONS_UP_TO: Final = 1000  # longest pattern whose fault is placed (each place tried is one parse)
+# The most ways a pattern may try at one place (``_ways``): 2**8, eight optional pieces or
+# alternations of two branches in a row. (?:a|a) written 30 times tries 2**30.
+MAX_WAYS: Final = 256
 _EXPONENTIAL: Final = "matching it can take time exponential in the claim's length"
 
 _Chars = frozenset[int] | None  # the characters a piece can start with (None: any character)
@@ -40,6 +43,10 @@ def backtracking_problem(pattern: str) -> str | None:
     except RecursionError:
         return "not a valid regular expression: groups nested too deeply"
     if fault is None:
+        ways = _ways(_parsed(pattern))
+        if ways > MAX_WAYS:
+            return (f"it can try more than {MAX_WAYS} ways at each place in the claim (alternatives that can start "
+                    f"alike, optional pieces x?, one after another): {_EXPONENTIAL}")
         return None
     at = _position(pattern, fault) if len(pattern) <= _POSITIONS_UP_TO else None
     where = "" if at is None else f" at position {at}"
@@ -80,6 +87,32 @@ def _fault(items: Sequence[tuple[Any, Any]], repeated: bool) -> str | None:
         if fault is not None:
             return fault
     return None
+
+
+def _ways(items: Sequence[tuple[Any, Any]]) -> int:
+    """Bound the ways a search can try ``items`` at one place in the claim before it gives up there:
+    the product of each alternation's branches (where two can start alike or one matches nothing)
+    and of 2 for each optional piece, through every group (repeats inside repeats are refused by
+    ``_fault``; a repeat's own count adds a power of the claim's length, not a product)."""
+    ways = 1
+    for op, av in items:
+        name: str = op.name
+        if name == "BRANCH":
+            ways *= (len(av[1]) if _overlap(av[1]) else 1) * max(_ways(branch) for branch in av[1])
+        elif name in _REPEATS:
+            low, high, body = av
+            ways *= (2 if (low, high) == (0, 1) else 1) * _ways(body)
+        elif name == "SUBPATTERN":
+            ways *= _ways(av[3])
+        elif name == "GROUPREF_EXISTS":
+            ways *= max(_ways(av[1]), _ways(av[2]) if av[2] is not None else 1)
+        elif name == "ATOMIC_GROUP":
+            ways *= _ways(av)
+        elif name in ("ASSERT", "ASSERT_NOT"):
+            ways *= _ways(av[1])
+        if ways > MAX_WAYS:  # enough to refuse it: no need to count on
+            return ways
+    return ways
 
 
 def _overlap(branches: Sequence[Sequence[tuple[Any, Any]]]) -> bool:
