@@ -9,7 +9,9 @@ The rule (the README's "Refusals" states it) is read off re's own parse of the p
 2. a repeat that can match more than once (*, +, {m,n} with n > 1) holds no repeat of varying
    count (?, *, +, {m,n} with m < n);
 3. nor an alternation two of whose branches can start with the same character (., \\w, \\d, \\s,
-   a negated class: any character) or one of which can match empty text.
+   a negated class: any character) or one of which can match empty text;
+4. nor, anywhere, so many such alternations and optional pieces (x?) one after another that it
+   can try more than 256 ways at one place in the claim ((?:a|a) written 30 times tries 2**30).
 
 Inside an atomic group, a possessive repeat or a lookaround nothing is tried again once it has
 matched: rules 2 and 3 apply there afresh. What is left is at worst polynomial in the claim's
