@@ -27,7 +27,7 @@ from ragscore.loaders.jsonl import BOM, InputFile, NeedsOneProcess, decode_line,
 from ragscore.loaders.records import Records
 from ragscore.loaders.scores import csv_records
 from ragscore.loaders.shards import Shards
-from ragscore.loaders.trace import DOCUMENT_ID_PATHS
+from ragscore.loaders.trace import DOCUMENT_ID_PATHS, document_id_of
 from ragscore.operations import nanoseconds
 from ragscore.quoting import quote
 
@@ -209,6 +209,8 @@ class TraceShape:
                     if concept in self.mapped:
                         self.found[concept] = self.found.get(concept, 0) + 1
                     break
+        if "document_id" in self.mapped:
+            self._count_document_id(out)
         return self.checked(out, source, line)
 
     def records(self, file: InputFile, part: int, parts: int, lines: Iterator[bytes] | None = None
@@ -252,8 +254,18 @@ class TraceShape:
                     value = _first_in_spans(spans, paths, False)
                     if value is not MISSING:
                         record["qid"] = value
+            if "document_id" in self.mapped:
+                self._count_document_id(record)
             line = spans[0]["line"]
             yield line, 1, record, self.checked(record, source, line), None
+
+    def _count_document_id(self, record: dict[str, object]) -> None:
+        """Count a record in which the mapped document_id path gives an id (it is read inside each retrieved
+        entry that is an object, when the trace is parsed, so no look-up above counts it)."""
+        entries = record.get("retrieved_ids", record.get("chunks"))
+        if type(entries) is list and any(
+                type(entry) is dict and document_id_of(entry, self.document_id) is not None for entry in entries):
+            self.found["document_id"] = self.found.get("document_id", 0) + 1
 
     def checked(self, record: dict[str, object], source: str, line: int) -> dict[str, object]:
         """Reject a record whose mapped qid cannot be a qid, naming where it was read from."""

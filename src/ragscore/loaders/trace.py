@@ -96,7 +96,7 @@ def _retrieved(obj: dict[str, object], document_id: tuple[FieldPath, ...]) -> tu
     out = []
     for entry in value:
         if type(entry) is dict:
-            entry = _document_id(entry, document_id)
+            entry = document_id_of(entry, document_id)
         if isinstance(entry, str) or (isinstance(entry, int) and not isinstance(entry, bool)):
             out.append(str(entry))
         else:
@@ -104,7 +104,8 @@ def _retrieved(obj: dict[str, object], document_id: tuple[FieldPath, ...]) -> tu
     return tuple(out), False
 
 
-def _document_id(entry: dict[str, object], paths: tuple[FieldPath, ...]) -> object:
+def document_id_of(entry: dict[str, object], paths: tuple[FieldPath, ...]) -> object:
+    """The id a retrieved entry that is an object gives (at the first of ``paths`` that holds one), else None."""
     for path in paths:
         value = lookup(entry, path)
         if isinstance(value, str) and value or isinstance(value, int) and not isinstance(value, bool):
