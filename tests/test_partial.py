@@ -293,10 +293,14 @@ def test_a_summary_no_run_can_make_is_refused_not_a_crash(ragscore, isolated):
     texts = {name: json.dumps(edit) for name, edit in edits.items()}
     texts["a number of 5,000 digits"] = json.dumps(doc).replace('"parts": 1', '"parts": 1' + "0" * 5000, 1)
     texts["JSON nested too deep"] = "[" * 100_000 + "]" * 100_000
+    exact = {"a number of 5,000 digits": "not a ragscore partial: invalid JSON (a number has too many digits)",
+             "JSON nested too deep": "not a ragscore partial: invalid JSON (nested too deeply to read)"}
     for name, text in texts.items():
         (isolated / "bad.json").write_text(text, encoding="utf-8")
         run = ragscore("merge", "bad.json")
         assert run.status == 2 and run.out == "", name
+        if name in exact:
+            assert run.err == f"ragscore: error: bad.json: {exact[name]}\n", name
         assert re.fullmatch(r"ragscore: error: bad\.json: (a damaged ragscore partial|not a ragscore partial)[^\n]*\n",
                             run.err), (name, run.err)
 

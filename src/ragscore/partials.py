@@ -95,8 +95,11 @@ class Partial:
         except json.JSONDecodeError as exc:
             raise InputError(source, f"not a ragscore partial: invalid JSON ({exc.msg})", exc.lineno,
                              exc.colno) from None
-        except (ValueError, RecursionError) as exc:  # an integer of too many digits; nesting too deep
-            raise InputError(source, f"not a ragscore partial: {type(exc).__name__}: {exc}") from None
+        except RecursionError:
+            raise InputError(source, "not a ragscore partial: invalid JSON (nested too deeply to read)") from None
+        except ValueError as exc:  # an integer of more digits than Python converts (4,300)
+            detail = "a number has too many digits" if "digits" in str(exc) else str(exc)
+            raise InputError(source, f"not a ragscore partial: invalid JSON ({detail})") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise InputError(source, f'not a ragscore partial (expected "format": "{FORMAT}")')
         if data.get("version") != VERSION:
