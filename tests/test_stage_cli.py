@@ -267,9 +267,8 @@ def test_link_cutoffs_from_the_option_and_the_settings_file(ragscore, isolated):
 
 
 def test_strict_fails_a_gate_on_an_undefined_metric(ragscore, isolated):
-    gold, pred = GOOD["link"]
-    write(isolated / "g.jsonl", gold)
-    write(isolated / "p.jsonl", pred)
+    write(isolated / "g.jsonl", GOOD["link"][0])  # a NIL mention, and a candidate for it: no linked mention
+    write(isolated / "p.jsonl", '{"id": "m", "candidates": [{"kb_id": "Q1", "score": 1}]}\n')
     args = ["--gold", "g.jsonl", "--pred", "p.jsonl", "--gates", "mrr=0.5"]
     assert stage_report(ragscore("link", *args).out)["gates"]["mrr"]["status"] == "skipped"
     run = ragscore("link", *args, "--strict")
@@ -381,3 +380,85 @@ def test_labels_starting_with_a_hash_stay_text_in_the_html_report(ragscore, isol
     assert [row.split("</td>", 1)[0] for row in per_class.split("<tr><td")[1:]] == [">&#35;1", ">&#35;2", ">1"]
     assert '<td class="num">1</td><td class="num">0.5000</td>' not in per_class  # "#1" is no number 1
     assert "<td>&#35;3</td>" in page  # the missing id, in the accounting table
+
+
+@pytest.mark.parametrize(("stage", "gold", "pred", "message"), [
+    ("ner", GOOD["ner"][0], '{"id": "a", "entities": []}\n{"id": "b", "entities": [{"start": 0, "end": 1, "type": "X"}]}\n',
+     'g.jsonl: no entity, in the gold file or in the predictions ("p.jsonl"): nothing to score (every metric of it '
+     "would be n/a)"),
+    ("link", GOOD["link"][0], GOOD["link"][1],
+     'g.jsonl: no link (every gold kb_id is null and no prediction lists a candidate), in the gold file or in the '
+     'predictions ("p.jsonl"): nothing to score (every metric of it would be n/a)'),
+])
+def test_a_run_with_nothing_to_score_is_an_input_error(ragscore, isolated, stage, gold, pred, message):
+    """Neither side holds an entity (ner) or a link: every metric n/a would pass every gate (issue 32). An
+    entity of an unknown prediction counts for nothing. (classify cannot have no label: each gold line has one.)"""
+    write(isolated / "g.jsonl", gold)
+    write(isolated / "p.jsonl", pred)
+    run = ragscore(stage, "--gold", "g.jsonl", "--pred", "p.jsonl", "--json", "r.json")
+    assert (run.status, run.out, run.err) == (2, "", f"ragscore: error: {message}\n")
+    assert not (isolated / "r.json").exists()
+
+
+CONLL2003 = Path(__file__).parent / "data" / "conll2003"
+
+
+def test_scheme_is_told_from_the_tags_noted_and_recorded(ragscore, isolated):
+    gold, pred = str(CONLL2003 / "eng.conll"), str(CONLL2003 / "pred.conll")
+    run = ragscore("ner", "--gold", gold, "--pred", pred, "--json", "r.json", "--format", "none")
+    assert (run.status, run.err) == (0, f"ragscore: {gold}: tags read as IOB1, CoNLL-2003's (an I- tag starts an entity "
+                                        'unless it follows its own type: "I-ORG" at the start of its sentence at line 3); '
+                                        "--scheme iob2 reads such a tag as no entity\n"
+                                        "ragscore: pass: 1 gate checked, none failed\n")
+    doc = stage_report((isolated / "r.json").read_text(encoding="utf-8"))
+    assert [doc["inputs"][role]["scheme"] for role in ("gold", "pred")] == ["iob1", "iob2"]
+    assert doc["metrics"]["strict_f1"] == 0.75
+    forced = stage_report(ragscore("ner", "--gold", gold, "--pred", pred, "--scheme", "iob2", "--no-fail").out)
+    assert forced["inputs"]["gold"]["scheme"] == "iob2" and forced["metrics"]["strict_recall"] == 0.0
+    plain = stage_report(ragscore("ner", *example("ner")).out)
+    assert "scheme" not in plain["inputs"]["gold"]  # JSON Lines: no tags, no scheme
+
+
+def test_a_scheme_without_conll_files_is_a_usage_error(ragscore):
+    run = ragscore("ner", *example("ner"), "--scheme", "iob1")
+    assert (run.status, run.err) == (2, "ragscore: error: --scheme iob1 reads CoNLL tags, and neither input is a "
+                                        "CoNLL file\n")
+    run = ragscore("ner", *example("ner"), "--scheme", "iob5")
+    assert (run.status, run.err.splitlines()[-1]) == (2, "ragscore ner: error: argument --scheme: invalid choice: "
+                                                         "'iob5' (choose from 'auto', 'iob1', 'iob2', 'iobes', 'bilou')")
+
+
+def test_a_scheme_that_contradicts_the_format_is_a_usage_error(ragscore):
+    gold, pred = str(CONLL2003 / "eng.conll"), str(CONLL2003 / "pred.conll")
+    run = ragscore("ner", "--gold", gold, "--pred", pred, "--input-format", "iob2", "--scheme", "iob1")
+    assert (run.status, run.err) == (2, "ragscore: error: --scheme iob1 contradicts --input-format iob2 (which reads "
+                                        "IOB2 tags): give one of them\n")
+
+
+def test_the_schema_holds_an_inputs_scheme(ragscore):
+    from jsonschema import Draft202012Validator
+
+    from ragscore.stages.document import load_stage_schema
+
+    validator = Draft202012Validator(load_stage_schema())
+    doc = json.loads(ragscore("ner", "--gold", str(CONLL2003 / "eng.conll"), "--pred", str(CONLL2003 / "pred.conll")).out)
+    assert not list(validator.iter_errors(doc))
+    doc["inputs"]["gold"]["scheme"] = "ioe2"
+    assert [e.message for e in validator.iter_errors(doc)] == [
+        "'ioe2' is not one of ['iob1', 'iob2', 'iobes', 'bilou']"]
+
+
+def test_a_suite_task_takes_the_scheme(ragscore, isolated):
+    for name in ("eng.conll", "pred.conll"):
+        (isolated / name).write_bytes((CONLL2003 / name).read_bytes())
+    (isolated / "ragscore.toml").write_text('[tasks.ner]\ngold = "eng.conll"\npred = "pred.conll"\nscheme = "iob2"\n'
+                                            '[tasks.ner.gates]\nstrict_f1 = 0.5\n', encoding="utf-8")
+    import ragscore as package
+
+    outcome = package.run_suite(str(isolated / "ragscore.toml")).outcomes[0]
+    assert outcome.result is not None and outcome.result.document["inputs"]["gold"]["scheme"] == "iob2"
+    (isolated / "ragscore.toml").write_text('[tasks.ner]\ngold = "eng.conll"\npred = "pred.conll"\nscheme = "ioe"\n',
+                                            encoding="utf-8")
+    run = ragscore("run", "ragscore.toml")
+    assert (run.status, run.err) == (2, 'ragscore: error: ragscore.toml:4: [tasks.ner] scheme: expected one of auto, '
+                                        'iob1, iob2, iobes, bilou, got "ioe"\n')

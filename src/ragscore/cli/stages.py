@@ -18,6 +18,7 @@ from ragscore.cli.common import (
     report_and_exit,
 )
 from ragscore.errors import UsageError
+from ragscore.stages.conll import SCHEME_CHOICES
 
 _SHAPES = {
     "ner": ('gold and predictions: {"id", "text", "entities": [{"start", "end", "type"}]} per line '
@@ -27,7 +28,7 @@ _SHAPES = {
              '{"id", "candidates": [{"kb_id", "score"}], "nil": true|false}'),
 }
 _FORMATS = {
-    "ner": "how both files are written: auto (default: by extension: .conll .bio .iob for CoNLL IOB2, .iobes .bioes, "
+    "ner": "how both files are written: auto (default: by extension: .conll .bio .iob .iob2 .iobes .bioes for CoNLL, "
            ".ann or a folder for BRAT, else JSON Lines), jsonl, conll, iob2, iobes, bioes or brat",
     "classify": "how both files are written: auto (default: .tsv, .csv with a header id,label, else JSON Lines), "
                 "jsonl, tsv or csv",
@@ -69,6 +70,11 @@ def stage_parser(stage: str, prog: str) -> argparse.ArgumentParser:
                         help="predictions, same forms ('-' for standard input)")
     inputs.add_argument("--input-format", choices=STAGE_FORMATS, default="auto", metavar="FORMAT",
                         help=_FORMATS[stage])
+    if stage == "ner":
+        inputs.add_argument("--scheme", choices=SCHEME_CHOICES, default="auto", metavar="SCHEME",
+                            help="the tags' scheme in CoNLL files: auto (default: told from the tags, the report "
+                                 "records which), iob1 (CoNLL-2003's: I- starts an entity unless it follows its "
+                                 "own type), iob2, iobes or bilou")
     out = parser.add_argument_group("reports")
     add_report_options(out, ("json", "markdown", "text", "none"))
     add_quiet_option(out)
@@ -95,7 +101,7 @@ def run_stage(stage: str, args: argparse.Namespace, streams: Streams) -> Exit:
 
     if args.gold == "-" and args.pred == "-":
         raise UsageError("only one of --gold and --pred can be '-' (standard input)")
-    options = {"cutoffs": args.cutoffs} if stage == "link" else {}
+    options = {"cutoffs": args.cutoffs} if stage == "link" else {"scheme": args.scheme} if stage == "ner" else {}
     run = getattr(api, stage)(args.gold, args.pred, gates=args.gates, gates_file=args.gates_file, strict=args.strict,
                               input_format=args.input_format, **options)
     return report_and_exit(args, streams, run)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from importlib.resources import files
 from typing import Any, Final
 
@@ -64,9 +64,11 @@ def gate_table(results: list[GateResult]) -> dict[str, dict[str, Any]]:
 
 
 def build_stage_document(
-    ev: StageEvaluation, config: StageConfig, results: list[GateResult], passed: bool
+    ev: StageEvaluation, config: StageConfig, results: list[GateResult], passed: bool,
+    schemes: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Assemble the stage report in its fixed key order."""
+    """Assemble the stage report in its fixed key order; ``schemes``: the tag scheme each CoNLL input
+    was read in, by role (gold, pred), recorded with that input."""
     joined = ev.joined
     doc: dict[str, Any] = {
         "stage": ev.stage,
@@ -76,7 +78,8 @@ def build_stage_document(
         "signature": signature(config),
         "settings": config.settings(),
         "inputs": {
-            role: {"path": display_path(InputFile(spec, hashed=False)), "sha256": digest}
+            role: {"path": display_path(InputFile(spec, hashed=False)), "sha256": digest,
+                   **({"scheme": schemes[role]} if schemes and role in schemes else {})}
             for role, spec, digest in zip(("gold", "pred"), joined.paths, joined.digests, strict=True)
         },
         "counts": joined.counts,

@@ -46,6 +46,7 @@ from ragscore.metrics.registry import did_you_mean
 from ragscore.metrics.stats import CORRECTIONS
 from ragscore.quoting import quote
 from ragscore.settings import MAX_CUTOFF, REPEATS, cutoff_problem, refusal_pattern_problem
+from ragscore.stages.conll import SCHEME_CHOICES
 
 DEFAULT_FILE: Final = "ragscore.toml"
 COMMANDS: Final = ("score", "compare", "trec", "ner", "classify", "link")
@@ -275,7 +276,7 @@ KEYS: Final[dict[str, dict[str, Kind]]] = {
     "trec": {"qrels": _path, "runs": _paths, "measures": _MEASURES, "per_query": _flag, "complete": _flag,
              "max_docs": _count, "level": _integer, "gates": _GATES, "gates_file": _path, "confidence": _confidence,
              "bootstrap": _bounded, "seed": _seed},
-    "ner": _STAGE,
+    "ner": {**_STAGE, "scheme": _choice(SCHEME_CHOICES)},
     "classify": _STAGE,
     "link": {**_STAGE, "cutoffs": _ints},
 }
