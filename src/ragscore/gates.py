@@ -22,6 +22,7 @@ from ragscore.metrics.registry import (
     score_name_problem,
     split_cutoff,
 )
+from ragscore.numbers import decimal, number_problem
 from ragscore.quoting import quote, show_value
 
 ALIASES: Final = METRICS.aliases  # declared with the metrics ("under", "recall@k")
@@ -142,10 +143,9 @@ def finite_number(value: object) -> float | None:
 
 def _threshold(text: object, what: str, where: str, line: int | None) -> float:
     if isinstance(text, str):
-        try:
-            value = finite_number(float(text))
-        except ValueError:
-            raise ConfigError(where, f"expected a number for {what}, got {show_value(text)}", line) from None
+        value = decimal(text)
+        if value is None:
+            raise ConfigError(where, f"expected {number_problem(text)} for {what}, got {show_value(text)}", line)
     elif isinstance(text, (int, float)) and not isinstance(text, bool):
         value = finite_number(text)
     else:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import math
 import os
 import re
 import sys
@@ -16,6 +15,7 @@ from typing import IO, TYPE_CHECKING, Any, Final, NoReturn, Protocol, TextIO, Ty
 
 from ragscore.errors import RagscoreError, UsageError
 from ragscore.loaders.shards import expand, paths_of
+from ragscore.numbers import decimal
 from ragscore.quoting import quote, shorten, show_value, visible
 from ragscore.settings import MAX_CUTOFF, cutoff_problem
 
@@ -171,11 +171,8 @@ def count(text: str) -> int:
 
 def confidence_level(text: str) -> float:
     """Read a confidence strictly between 0 and 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 < value < 1:
+    value = decimal(text)
+    if value is None or not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {show_value(text)}")
     return value
 

@@ -20,6 +20,8 @@ from ragscore.errors import UsageError
 from ragscore.evaluate import metric_names
 from ragscore.input_config import map_options
 from ragscore.loaders.shards import expand
+from ragscore.numbers import decimal, number_problem
+from ragscore.quoting import quote
 
 
 def power_parser(prog: str) -> argparse.ArgumentParser:
@@ -48,10 +50,10 @@ def power_parser(prog: str) -> argparse.ArgumentParser:
 def _number(option: str, text: str | None) -> float | None:
     if text is None:
         return None
-    try:
-        return float(text)
-    except ValueError:
-        raise UsageError(f"{option}: expected a number, got {text!r}") from None
+    value = decimal(text)
+    if value is None:
+        raise UsageError(f"{option}: expected {number_problem(text)}, got {quote(text)}")
+    return value
 
 
 def run_power(args: argparse.Namespace, streams: Streams) -> Exit:
