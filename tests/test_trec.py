@@ -315,3 +315,21 @@ def test_review_fixes_names_columns_and_a_lone_header(ragscore, tmp_path, monkey
     assert (run.status, run.out) == (2, "")
     assert run.err == ("ragscore: error: three.txt:1: no judgments: the only line reads as the header of BEIR qrels "
                        "(query-id corpus-id score); TREC qrels have four fields (qid iter docno rel)\n")
+
+
+def test_fields_are_split_at_c_white_space_only_as_trec_eval_splits_them(ragscore, tmp_path):
+    # trec_eval reads fields with C's isspace: a no-break space, U+0085 or U+3000 is part of a field,
+    # where Python's str.split cuts there (a docno in two: 5 fields; a run tag's end dropped).
+    qrels, run = tmp_path / "q.txt", tmp_path / "r.txt"
+    qrels.write_text("q1 0 doc\u00a0one 1\nq1 0 d2 1\n", encoding="utf-8")
+    run.write_text("q1 Q0 doc\u00a0one 1 2 tag\u0085x\nq1 Q0 d2 2 1 tag\u0085x\n", encoding="utf-8")
+    done = ragscore("trec", "-m", "num_rel_ret", "-m", "P.1", qrels, run)
+    assert (done.status, done.err) == (0, "")
+    assert done.out == "num_rel_ret           \tall\t2\nP_1                   \tall\t1.0000\n"
+    done = ragscore("trec", qrels, run)
+    assert done.out.splitlines()[0] == "runid                 \tall\ttag\\x85x"  # a C1 control shows as its escape
+    # the same through the fast block reader: a file large enough for it
+    qrels.write_text("".join(f"q{i} 0 doc\u00a0{i} 1\n" for i in range(5000)), encoding="utf-8")
+    run.write_text("".join(f"q{i} Q0 doc\u00a0{i} 1 2 t\u3000x\n" for i in range(5000)), encoding="utf-8")
+    done = ragscore("trec", "-m", "num_rel_ret", qrels, run)
+    assert (done.status, done.out) == (0, "num_rel_ret           \tall\t5000\n")

@@ -47,6 +47,10 @@ T = TypeVar("T")
 # The fast reader splits blocks of about this many bytes (whole lines): small enough that a
 # block's tokens stay in the processor's cache.
 _BLOCK_BYTES: Final = 1 << 16
+# trec_eval splits a line at C's white space (isspace in the C locale); Python's str.split also at
+# these, which would cut a docno "doc\u00a0one" in two or drop the end of a run tag.
+_PY_ONLY_SPACE_RE: Final = re.compile("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+_C_FIELD_RE: Final = re.compile(r"[^ \t\n\r\f\v]+")
 # Put after each line's last token before a block is split: a token of its own (it is never in
 # the text the fast reader reads), so that every line's fields are checked in one slice.
 _END: Final = "\x01"
@@ -116,14 +120,14 @@ def _lines(file: InputFile) -> Iterator[tuple[int, list[str], str]]:
         if number == 1:
             raw = raw.removeprefix(BOM)
         text = decode_text(raw, file.name, number)
-        fields = text.split()
+        fields = text.split() if _PY_ONLY_SPACE_RE.search(text) is None else _C_FIELD_RE.findall(text)
         if fields:
             yield number, fields, text
 
 
 def _column(text: str, index: int) -> int:
     """The column (from 1, in characters) where field ``index`` (from 0) of a white-space separated line starts."""
-    for n, match in enumerate(re.finditer(r"\S+", text)):
+    for n, match in enumerate(_C_FIELD_RE.finditer(text)):
         if n == index:
             return match.start() + 1
     return len(text) + 1
@@ -169,9 +173,12 @@ def _split_block(data: bytes) -> Iterator[str]:
         if stop <= start:  # one line longer than a block
             stop = data.find(b"\n", start) + 1
         try:
-            yield data[start:stop].decode("utf-8")
+            text = data[start:stop].decode("utf-8")
         except UnicodeDecodeError:
             raise _NotFast from None
+        if (not text.isascii() and _PY_ONLY_SPACE_RE.search(text)) or any(c in text for c in "\x1c\x1d\x1e\x1f"):
+            raise _NotFast  # white space that str.split cuts at and trec_eval does not: the line reader's rule
+        yield text
         start = stop
 
 
