@@ -272,6 +272,14 @@ def test_a_spent_generator_is_an_error_not_an_empty_run(monkeypatch):
         rs.score(gold, once)
 
 
+@pytest.mark.parametrize("traces", [set(), frozenset({"q1"}), {"qid": "q1"}])
+def test_traces_that_are_no_sequence_of_records_are_a_type_error(monkeypatch, traces):
+    monkeypatch.chdir(ROOT)
+    name = type(traces).__name__
+    with pytest.raises(TypeError, match=f"^trace: expected a path or an iterable of records \\(dicts\\), got {name}$"):
+        rs.score(_records("examples/gold.jsonl"), traces)
+
+
 def test_pandas_nan_is_a_missing_value(monkeypatch):
     monkeypatch.chdir(ROOT)
     gold = [{**g, "category": float("nan")} for g in _records("examples/gold.jsonl")]

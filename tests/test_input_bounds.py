@@ -262,15 +262,15 @@ def test_a_folder_or_glob_leaves_out_what_is_not_a_regular_file_with_a_note(rags
     run = ragscore("--gold", "g.jsonl", "--trace", spec, "-q", "--json", "r.json")
     assert (run.status, run.err) == (1, "")
     run = ragscore("--gold", "g.jsonl", "--trace", spec, "--format", "none")
-    assert run.err.splitlines()[0] == (f"ragscore: {spec}: left out 2 entries that are not a regular file (reading it "
+    assert run.err.splitlines()[0] == (f"ragscore: {spec}: left out 2 entries that are not regular files (reading one "
                                        f"could wait for ever): d/dead.jsonl (a link that leads nowhere), d/x.jsonl "
                                        f"({what})")
     os.remove(isolated / "d/t.jsonl")
     run = ragscore("--gold", "g.jsonl", "--trace", spec)
     start = ("the folder holds no file to read (hidden files and names starting with _ are left out)" if spec == "d"
              else "no file matches this pattern")
-    assert (run.status, run.err) == (2, f"ragscore: error: {spec}: {start}; left out 2 entries that are not a regular "
-                                        f"file (reading it could wait for ever): d/dead.jsonl (a link that leads "
+    assert (run.status, run.err) == (2, f"ragscore: error: {spec}: {start}; left out 2 entries that are not regular "
+                                        f"files (reading one could wait for ever): d/dead.jsonl (a link that leads "
                                         f"nowhere), d/x.jsonl ({what})\n")
 
 

@@ -152,7 +152,7 @@ def test_a_brat_folder_leaves_out_what_is_no_regular_file_with_a_note(ragscore, 
     (tmp_path / "g" / "z.ann").mkdir()  # a folder: no document, and no note
     notes: list[str] = []
     assert [doc["id"] for doc in brat("g", notes)] == ["doc1"]
-    note = ("g: left out 2 entries that are not a regular file (reading it could wait for ever): g/x.ann (a named pipe), "
+    note = ("g: left out 2 entries that are not regular files (reading one could wait for ever): g/x.ann (a named pipe), "
             "g/y.ann (a link that leads nowhere)")
     assert notes == [note]
     run = ragscore("ner", "--gold", "g", "--pred", "g", "--format", "none")

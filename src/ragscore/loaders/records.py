@@ -106,6 +106,8 @@ def as_traces(source: Any, role: str = "trace") -> str | Shards | Records:
 def _records(source: Any, role: str) -> Records:
     if isinstance(source, Records):
         return source
+    if isinstance(source, (set, frozenset)):  # unordered, and what it holds is hashable: no record is
+        raise TypeError(f"{role}: expected a path or an iterable of records (dicts), got {type(source).__name__}")
     if source in _SPENT:
         raise InputError(f"<{role} records>", "already read: this iterator (a generator?) was read by an earlier "
                                               "call; pass a list, or a new generator")

@@ -133,8 +133,9 @@ def _special(left: list[tuple[str, str]]) -> str:
     """Say which entries were left out for not being regular files."""
     shown = ", ".join(f"{visible(path)} ({kind})" for path, kind in left[:_SHOWN])
     more = f" and {len(left) - _SHOWN:,} more" if len(left) > _SHOWN else ""
-    return (f"left out {_count(len(left), 'entry that is', 'entries that are')} not a regular file (reading it "
-            f"could wait for ever): {shown}{more}")
+    what = "entry that is not a regular file (reading it" if len(left) == 1 else \
+        "entries that are not regular files (reading one"
+    return f"left out {len(left):,} {what} could wait for ever): {shown}{more}"
 
 
 def file_kind(mode: int) -> str:
