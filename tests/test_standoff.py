@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -101,7 +103,7 @@ def test_a_bad_brat_fragment_is_an_error_at_its_line_and_column(tmp_path, line, 
 
 
 def test_fragments_in_any_order_count_by_their_extent(tmp_path):
-    _brat(tmp_path / "g", "doc1", ["T1\tPER 4 12;0 3\tLovelace Ada", "T2\tLOC 40 42;36 38;38 40\tLondon"])
+    _brat(tmp_path / "g", "doc1", ["T1\tPER 4 12;0 3\tLovelace Ada", "T2\tLOC 40 42;36 38;38 40\ton Lo nd"])
     assert brat(str(tmp_path / "g" / "doc1.ann"))[0]["entities"] == [
         {"start": 0, "end": 12, "type": "PER"}, {"start": 36, "end": 42, "type": "LOC"}]
 
@@ -205,3 +207,79 @@ def test_errors_about_a_record_name_the_line_of_the_file_it_came_from(ragscore, 
     run = ragscore("ner", "--gold", "gb", "--pred", "pb")
     assert run.err == ("ragscore: error: pb/d.ann: the prediction's text differs from the gold text: offsets would "
                        "not refer to the same characters\n")
+
+
+# --- the text column against the .txt (issue 32) ---------------------------------------------
+
+BRAT = Path(__file__).parent / "data" / "brat"  # brat's own example: CoNLL-ST_2002/esp.train-doc-503
+DOC = "esp.train-doc-503"
+
+
+def _example(folder: Path, ann: str | None = None, txt: str | None = None) -> Path:
+    """brat's example document in ``folder``, its .ann or .txt replaced when given."""
+    folder.mkdir()
+    for suffix, text in ((".ann", ann), (".txt", txt)):
+        if text is None:
+            shutil.copyfile(BRAT / f"{DOC}{suffix}", folder / f"{DOC}{suffix}")
+        else:
+            (folder / f"{DOC}{suffix}").write_text(text, encoding="utf-8", newline="")
+    return folder / f"{DOC}.ann"
+
+
+def _byte_offsets(ann: str, text: str) -> str:
+    """The .ann as a tool that counts UTF-8 bytes writes it."""
+    def at(offset: str) -> str:
+        return str(len(text[:int(offset)].encode("utf-8")))
+
+    lines = []
+    for line in ann.splitlines():
+        ident, spans, written = line.split("\t")
+        kind, start, end = spans.split()
+        lines.append(f"{ident}\t{kind} {at(start)} {at(end)}\t{written}\n")
+    return "".join(lines)
+
+
+def test_brats_own_example_reads_and_scores(tmp_path):
+    """68 entities, each text column the text at its character offsets (Spanish: é, ñ, ¡ before most)."""
+    found = brat(str(_example(tmp_path / "g")))
+    assert len(found[0]["entities"]) == 68
+    run = rs.ner(found, found)
+    assert run.metrics["strict_f1"] == 1.0 and run.document["type_distribution"]["PER"]["gold"] == 28
+
+
+def test_byte_offsets_are_an_error_at_their_line_naming_both_texts(tmp_path):
+    ann, text = (BRAT / f"{DOC}.ann").read_text(encoding="utf-8"), (BRAT / f"{DOC}.txt").read_text(encoding="utf-8")
+    path = _example(tmp_path / "g", ann=_byte_offsets(ann, text))
+    with pytest.raises(InputError) as caught:
+        brat(str(path))
+    # T1-T3 come before the first accent ("futbolística"): their byte offsets are their character offsets.
+    assert (caught.value.line, caught.value.column, caught.value.message) == (4, 16, (
+        'the annotation\'s text "La Primera de TVE" is not the text of esp.train-doc-503.txt at 132-149: '
+        '"Primera de TVE co" (byte offsets? brat counts characters)'))
+    # Past the text's last character (3,967 of them; 4,061 bytes), still byte offsets, not "outside the text".
+    last = _byte_offsets(ann, text).splitlines()[-1]
+    with pytest.raises(InputError) as caught:
+        brat(str(_example(tmp_path / "h", ann=last + "\n")))
+    assert caught.value.message == ('the annotation\'s text "Japón" is not the text of esp.train-doc-503.txt at '
+                                    '4053-4059: "" (byte offsets? brat counts characters)')
+
+
+def test_a_txt_changed_after_annotation_is_an_error_at_the_first_line_it_moves(tmp_path):
+    text = (BRAT / f"{DOC}.txt").read_text(encoding="utf-8").replace("(EFE)", "(Agencia EFE)")
+    with pytest.raises(InputError) as caught:
+        brat(str(_example(tmp_path / "g", txt=text)))
+    assert (caught.value.line, caught.value.column, caught.value.message) == (3, 14, (
+        'the annotation\'s text "EFE" is not the text of esp.train-doc-503.txt at 36-39: "Age" '
+        "(esp.train-doc-503.txt changed after annotation?)"))
+
+
+def test_a_long_text_is_shortened_and_white_space_is_aside(tmp_path):
+    (tmp_path / "g").mkdir()
+    (tmp_path / "g" / "d.txt").write_text("Ada\nLovelace " + "x" * 100, encoding="utf-8")
+    (tmp_path / "g" / "d.ann").write_text("T1\tPER 0 12\tAda Lovelace\nT2\tX 13 113\t" + "y" * 100 + "\n",
+                                          encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        brat(str(tmp_path / "g" / "d.ann"))  # T1's newline written as a space is the same text
+    assert (caught.value.line, caught.value.message) == (2, (
+        'the annotation\'s text "' + "y" * 26 + "…[60 characters]…" + "y" * 14 + '" is not the text of d.txt at 13-113: '
+        '"' + "x" * 26 + "…[60 characters]…" + "x" * 14 + '" (d.txt changed after annotation?)'))

@@ -4,7 +4,10 @@
   id the file's name without ``.ann``). Text-bound annotations (``T1<tab>PER 0 5;9 12<tab>...``)
   are the entities; a discontinuous one counts by its full extent (from its smallest start to its
   largest end, as brat's own first_start and last_end read it), so it matches a contiguous span
-  with the same ends. Each fragment must start before it ends, within the text. Relations,
+  with the same ends. Each fragment must start before it ends, within the text, and the
+  annotation's text column (brat writes the text of its fragments, joined by a space) must be the
+  text of the ``.txt`` at its offsets, white space aside: byte offsets written for brat's
+  character offsets, or a ``.txt`` changed after annotation, would score other spans. Relations,
   events, attributes and notes are not entities and are skipped. Of a folder, only regular files
   are read.
 - TSV or CSV with a header: ``classify`` reads ``id`` and ``label``; ``link`` reads gold rows
@@ -20,6 +23,8 @@ import io
 import math
 import os
 import re
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Final, NamedTuple, cast
 
@@ -63,17 +68,48 @@ def brat_document(ann: Path) -> Sourced:
         if not kind:  # " PER 0 3" or " 0 3": the entity would have no type
             raise InputError(str(ann), "expected a text-bound annotation: ID<tab>TYPE START END<tab>TEXT, got no type",
                              number, len(parts[0]) + 2)
-        fragments = _fragments(str(ann), spans, number, len(parts[0]) + len(kind) + 3, txt.name, len(text))
+        # The text column (brat always writes it; another tool may not), where it starts in the line.
+        check = None if len(parts) < 3 else partial(_check_text, str(ann), number, len(parts[0]) + len(parts[1]) + 3,
+                                                    txt.name, text, "\t".join(parts[2:]))
+        fragments = _fragments(str(ann), spans, number, len(parts[0]) + len(kind) + 3, txt.name, len(text), check)
         # A discontinuous annotation counts by its extent, as brat's own first_start and last_end
         # read it: the smallest start and the largest end, in whatever order its fragments are written.
         entities.append({"start": min(a for a, _ in fragments), "end": max(b for _, b in fragments), "type": kind})
     return Sourced({"id": ann.stem, "text": text, "entities": entities}, str(ann), None)
 
 
-def _fragments(source: str, spans: str, line: int, column: int, txt: str, length: int) -> list[tuple[int, int]]:
+def _same_text(a: str, b: str) -> bool:
+    return a == b or a.split() == b.split()  # white space aside: a newline in a span, written as a space
+
+
+def _check_text(source: str, line: int, column: int, txt: str, text: str, written: str,
+                fragments: list[tuple[int, int]]) -> None:
+    """Raise unless ``written`` (an annotation's text column) is the text at its fragments, as brat writes
+    it (the fragments' texts joined by a space); say why it may not be: byte offsets, or a changed .txt.
+    Offsets outside the text are left to the caller's error unless they are byte offsets."""
+    at_chars = " ".join(text[start:end] for start, end in fragments)
+    if _same_text(at_chars, written):
+        return
+    encoded = text.encode("utf-8")
+    at_bytes = " ".join(encoded[start:end].decode("utf-8", errors="replace") for start, end in fragments)
+    if _same_text(at_bytes, written):
+        cause = "byte offsets? brat counts characters"
+    elif max(end for _, end in fragments) > len(text):
+        return  # outside the text: the caller says so
+    else:
+        cause = f"{txt} changed after annotation?"
+    spans = ";".join(f"{start}-{end}" for start, end in fragments)
+    raise InputError(source, f"the annotation's text {quote(written, 40)} is not the text of {txt} at {spans}: "
+                             f"{quote(at_chars, 40)} ({cause})", line, column)
+
+
+def _fragments(source: str, spans: str, line: int, column: int, txt: str, length: int,
+               check: Callable[[list[tuple[int, int]]], None] | None = None) -> list[tuple[int, int]]:
     """Read an annotation's ``START END;START END`` fragments (``column``: where ``spans`` starts in
-    its line); each must start before it ends, within the text."""
+    its line); each must start before it ends, within the text. ``check`` sees the fragments before
+    their ends are checked against the text's length."""
     fragments = []
+    columns = []
     for fragment in spans.split(";"):
         at = column + len(fragment) - len(fragment.lstrip())
         bounds = fragment.split()
@@ -86,10 +122,14 @@ def _fragments(source: str, spans: str, line: int, column: int, txt: str, length
                              at) from None
         if not start < end:
             raise InputError(source, f"expected a span's start before its end, got {start}-{end}", line, at)
+        fragments.append((start, end))
+        columns.append(at)
+        column += len(fragment) + 1
+    if check is not None:
+        check(fragments)
+    for (start, end), at in zip(fragments, columns, strict=True):
         if end > length:
             raise InputError(source, f"span {start}-{end} is outside the text of {txt} ({length} characters)", line, at)
-        fragments.append((start, end))
-        column += len(fragment) + 1
     return fragments
 
 
