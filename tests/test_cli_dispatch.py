@@ -172,3 +172,11 @@ def test_the_api_split_refuses_the_gold_set_and_a_file_as_folder(isolated):
     assert str(caught.value) == ('split: out "train.jsonl": not a folder; split writes NAME.jsonl files in the folder '
                                  "it names (made when missing)")
     assert (isolated / "train.jsonl").read_bytes() == GOLD.read_bytes()
+
+
+def test_init_writes_the_starter_to_standard_output_for_a_dash(ragscore, isolated):
+    from ragscore.starter import STARTER_GATES
+
+    run = ragscore("init", "-")
+    assert (run.status, run.out, run.err) == (0, STARTER_GATES, "")
+    assert not (isolated / "-").exists()  # was written as a file named "-"

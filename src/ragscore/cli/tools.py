@@ -75,7 +75,7 @@ def run_validate(args: argparse.Namespace, streams: Streams) -> Exit:
 def init_parser(prog: str) -> argparse.ArgumentParser:
     parser = Parser(prog=prog, description="Write a commented starter gates.toml (never over an existing file).")
     parser.add_argument("path", nargs="?", default="gates.toml", type=INIT_PATH, metavar="PATH",
-                        help="where to write it (default: ./gates.toml)")
+                        help="where to write it (default: ./gates.toml; '-': standard output)")
     return parser
 
 
@@ -83,6 +83,10 @@ def run_init(args: argparse.Namespace, streams: Streams) -> Exit:
     """Write the starter gates file and say what to run next."""
     from ragscore.starter import STARTER_GATES
 
+    if args.path == "-":  # as every other path option reads it: standard output
+        with standard_output(streams) as out:
+            out.write(STARTER_GATES)
+        return Exit.OK
     try:
         with open(args.path, "x", encoding="utf-8") as out:
             out.write(STARTER_GATES)
