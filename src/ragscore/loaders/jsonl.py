@@ -6,10 +6,12 @@ import json
 import math
 import re
 import zlib
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
+from itertools import chain
 from typing import Final, TypeGuard, cast
 
 from ragscore.errors import InputError
+from ragscore.loaders import input_file
 from ragscore.loaders.input_file import (  # re-exported: the loaders and commands read files through here
     BOM,
     STDIN,
@@ -17,6 +19,7 @@ from ragscore.loaders.input_file import (  # re-exported: the loaders and comman
     Resumed,
     array_or_lines,
     decode_text,
+    peek,
 )
 
 __all__ = ["BOM", "STDIN", "InputFile", "array_or_lines", "decode_text"]  # the re-exports; the rest by name
@@ -233,7 +236,7 @@ def decode_document(text: str, source: str) -> object:
 
 def iter_jsonl(
     file: InputFile, part: int = 0, parts: int = 1, first: Iterator[bytes] | None = None,
-    skipped: list[int] | None = None,
+    skipped: list[int] | None = None, values: bool = False,
 ) -> Iterator[tuple[int, int, str, object, bytes | None]]:
     """Yield ``(line, column, text, value, key)`` for the non-blank lines worker ``part`` may own.
 
@@ -242,10 +245,27 @@ def iter_jsonl(
     yielded with that qid's bytes as ``key``; a line whose qid cannot be read without parsing
     comes with ``key`` None. The caller settles both with ``is_mine`` once the line is parsed.
     Once the lines are read, how many were skipped is appended to ``skipped``.
+
+    With ``values``, a file whose first record starts a JSON array, and the rest of a file from a
+    line whose value goes on past the line's end (a pretty-printed object) or is followed by
+    another value, are read as a stream of JSON values (see ``iter_values``): the array's elements,
+    or the values one after another, each at its own line and column. Such a file cannot be split
+    between workers (NeedsOneProcess). Ordinary JSON Lines pay nothing for it: the stream is only
+    tried once a line has failed.
     """
     lines = file.raw_lines() if first is None else first
     name = file.name
     start = 1
+    if values:
+        head, lines = peek(lines)
+        if head.removeprefix(BOM).lstrip(b" \t\r\n")[:1] == b"[":  # one JSON array of records
+            if parts > 1:
+                raise NeedsOneProcess
+            if isinstance(lines, Resumed):
+                start, lines = lines.blanks + 1, lines.rest
+            for number, column, text, value in iter_values(lines, name, start):
+                yield number, column, text, value, None
+            return
     if isinstance(lines, Resumed):  # the blank lines before the first record: counted, not read again
         start = lines.blanks + 1
         lines = lines.rest
@@ -253,7 +273,14 @@ def iter_jsonl(
         for number, raw in enumerate(lines, start):
             if number == 1 and raw.startswith(BOM):
                 raw = raw[len(BOM) :]
-            text, value = decode_line(raw, name, number)
+            try:
+                text, value = decode_line(raw, name, number)
+            except InputError as exc:  # (a try costs nothing until it catches)
+                if not values or not goes_on(raw, exc):
+                    raise
+                for line, column, text, value in iter_values(chain((raw,), lines), name, number, False):
+                    yield line, column, text, value, None
+                return
             if value is not ...:
                 yield number, 1, text, value, None
         return
@@ -271,11 +298,168 @@ def iter_jsonl(
                 continue
         if number == 1 and raw.startswith(BOM):
             raw = raw[len(BOM) :]
-        text, value = decode_line(raw, name, number)
+        try:
+            text, value = decode_line(raw, name, number)
+        except InputError as exc:
+            if values and goes_on(raw, exc):  # a stream of values: read in one process
+                raise NeedsOneProcess from None
+            raise
         if value is not ...:
             yield number, 1, text, value, key
     if skipped is not None:
         skipped.append(others)
+
+
+def goes_on(raw: bytes, exc: InputError) -> bool:
+    """Tell whether a line failed as JSON Lines only because its value goes on past the line's end
+    (a pretty-printed object's first line: ``{``) or another value follows it on the line (``}{``)."""
+    if exc.column is None:
+        return False
+    text = raw.decode("utf-8", "replace").rstrip(" \t\r\n")
+    if exc.column > len(text):
+        return True
+    return exc.message.startswith("invalid JSON: extra data") and text[exc.column - 1 : exc.column] in ("{", "[")
+
+
+# The tokens that open or close a value, and strings (skipped whole: a bracket inside one is text).
+_SCAN_RE: Final = re.compile(_STRING + r"|[{}\[\]]")
+_BRACKET_RE: Final = re.compile(r"[{}\[\]]")
+
+
+def _closing(text: str, pos: int, depth: int, base: int) -> tuple[int, int]:
+    """Scan ``text`` from ``pos`` inside a value ``depth`` brackets deep: return the depth and the index
+    after the bracket that brings it back to ``base`` (-1 when the line ends first)."""
+    if _BRACKET_RE.search(text, pos) is None:  # most lines of an indented value: nothing opens or closes
+        return depth, -1
+    for match in _SCAN_RE.finditer(text, pos):
+        char = text[match.start()]
+        if char == '"':
+            continue
+        if char == "{" or char == "[":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == base:
+                return depth, match.end()
+    return depth, -1
+
+
+def iter_values(
+    lines: Iterable[bytes], source: str, line: int = 1, array: bool | None = None
+) -> Iterator[tuple[int, int, str, object]]:
+    """Yield ``(line, column, text, value)`` for each JSON value of a stream of them: values one
+    after another, on as many lines as each takes (``span.to_json()`` written for each span), or,
+    when the stream starts with ``[`` (``array`` None) or ``array`` is True, the elements of that
+    one array. ``lines`` start at ``line``.
+
+    Memory holds one value's lines at a time; a value longer than ``MAX_LINE_BYTES`` is refused at
+    its first line, as a longer line of JSON Lines is. Each value is decoded once, when the
+    bracket that closes it is found (brackets inside strings are skipped), so an error is at its
+    own line and column, as the decoder finds it.
+    """
+    limit = input_file.MAX_LINE_BYTES  # read at each call, so that a test can lower it
+    depth = base = 0
+    after = ""  # in the array: "[" (nothing yet), "value" (an element read) or "," (a comma read)
+    closed = False  # the array has ended: only white space may follow
+    held: list[str] = []  # the lines of the value being read, from its first
+    size = start = first = 0
+    number = line - 1
+    for raw in lines:
+        number += 1
+        if number == 1 and raw.startswith(BOM):
+            raw = raw[len(BOM) :]
+        text = decode_text(raw, source, number)
+        pos = 0
+        if depth > base:
+            held.append(text)
+            size += len(raw)
+            if size > limit:
+                raise InputError(source, f"a value longer than {limit:,} bytes (the longest record ragscore reads)",
+                                 first, start + 1)
+        while True:
+            if depth > base:  # inside a value: find the bracket that closes it
+                depth, end = _closing(text, pos, depth, base)
+                if end < 0:
+                    break
+                document = "".join(held)
+                offset = len(document) - len(text)  # where this line starts in the value's lines
+                value, stop = _decode_at(document, start, source, first, 0)
+                if "\\u" in document:
+                    _check_surrogates(value, source, first)
+                yield first, start + 1, document[start:stop], value
+                held, pos, after = [], max(stop - offset, 0), "value"
+                continue
+            pos = _skip_ws(text, pos).end()
+            if pos == len(text):
+                break
+            char = text[pos]
+            if array is None:
+                array = char == "["
+                if array:
+                    depth = base = 1
+                    pos, after = pos + 1, "["
+                    continue
+            if closed:
+                raise InputError(source, "invalid JSON: extra data after the array", number, pos + 1)
+            if array:
+                if after == "value":
+                    if char == ",":
+                        pos, after = pos + 1, ","
+                        continue
+                    if char != "]":
+                        raise InputError(source, f"invalid JSON: expected ',' or ']' in the array, got {char!r}",
+                                         number, pos + 1)
+                if char == "]":
+                    if after == ",":
+                        raise InputError(source, "invalid JSON: expected a value after ',' in the array, got ']'",
+                                         number, pos + 1)
+                    depth = base = 0
+                    pos, closed = pos + 1, True
+                    continue
+            if char == "{" or char == "[":
+                held, size, start, first = [text], len(raw), pos, number
+                depth, pos = base + 1, pos + 1
+                continue
+            value, stop = _decode_at(text, pos, source, number, 0)  # a number, a string, ...: on its line
+            if "\\u" in text:
+                _check_surrogates(value, source, number)
+            yield number, pos + 1, text[pos:stop], value
+            pos, after = stop, "value"
+    if depth > base:  # the input ends inside a value: a fault the decoder finds before the end comes first
+        try:
+            _decode_at("".join(held), start, source, first, 0)
+        except InputError as exc:
+            # Past the last character but one: the decoder ran out of input. At the line end
+            # itself: a line break inside a string, which no more input would mend.
+            last = len(held[-1].rstrip(" \t\r\n")) + 1
+            if exc.line is not None and (exc.line < number or exc.line == number and (exc.column or 0) <= last):
+                raise
+        missing = f"{depth - base} closing bracket{'s' if depth - base > 1 else ''}"
+        raise InputError(source, f"invalid JSON: the input ends inside the value that starts here ({missing} missing)",
+                         first, start + 1)
+    if array and not closed:
+        raise InputError(source, "invalid JSON: expected ',' or ']' in the array, got the end of the file",
+                         max(number, line))
+
+
+def first_value(lines: Iterator[bytes]) -> tuple[object, Iterator[bytes]]:
+    """Read the first value of a stream of JSON values (see ``iter_values``: the first element of an
+    array) to tell its format, keeping the lines read: return it (None when it cannot be read: the
+    real pass says why) and every line again, from the first."""
+    blanks, rest = (lines.blanks, lines.rest) if isinstance(lines, Resumed) else (0, lines)
+    kept: list[bytes] = []
+
+    def recorded() -> Iterator[bytes]:
+        for raw in rest:
+            kept.append(raw)
+            yield raw
+
+    try:
+        head = next(iter_values(recorded(), "", blanks + 1), None)
+    except InputError:
+        head = None
+    again = chain(kept, rest)
+    return (None if head is None else head[3]), (Resumed(blanks, kept[0], again) if blanks and kept else again)
 
 
 def is_mine(key: bytes | None, qid: str, part: int, parts: int) -> bool:

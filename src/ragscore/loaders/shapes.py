@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, Final, TypedDict, TypeGuard
@@ -23,7 +23,16 @@ from ragscore.errors import InputError
 from ragscore.loaders.detect import detect, detect_text, is_csv_header, looks_json
 from ragscore.loaders.fieldpath import MISSING, FieldPath, lookup, parse_path, unflatten
 from ragscore.loaders.input_file import peek
-from ragscore.loaders.jsonl import BOM, InputFile, NeedsOneProcess, decode_line, decode_text, describe, iter_jsonl
+from ragscore.loaders.jsonl import (
+    BOM,
+    InputFile,
+    NeedsOneProcess,
+    decode_line,
+    decode_text,
+    describe,
+    first_value,
+    iter_jsonl,
+)
 from ragscore.loaders.records import Records
 from ragscore.loaders.scores import csv_records
 from ragscore.loaders.shards import Shards
@@ -99,19 +108,48 @@ _RAGAS_LIST_COLUMNS: Final = frozenset(
 
 
 def resolve(fmt: str, spec: str | Shards) -> str:
-    """Resolve "auto" for a rereadable input from its first line (the run reads it again, whole)."""
+    """Resolve "auto" for a rereadable input from its first record (the run reads it again, whole)."""
     if fmt != "auto":
         return fmt
-    return detect_text(_first_line(spec))
+    file = InputFile(spec, hashed=False)
+    try:
+        first, lines = peek(file.raw_lines())
+        found, lines = _detected(first, lines)
+    except InputError as exc:
+        raise file.located(exc) from None
+    if isinstance(lines, Generator):
+        lines.close()
+    return found
+
+
+def _detected(first: bytes, lines: Iterator[bytes]) -> tuple[str, Iterator[bytes]]:
+    """Name the format of a trace input from its first record, and give its lines again: from the
+    first line when it holds a whole record (JSON Lines), else from the first value of the stream
+    (a pretty-printed record, one array's first element)."""
+    if looks_json(first) and not one_value(first):
+        value, lines = first_value(lines)
+        return detect(value), lines
+    return detect_text(first), lines
 
 
 def splittable(fmt: str, mapping: tuple[tuple[str, str], ...], spec: str | Shards) -> bool:
     """Tell whether workers can split a trace file of this (resolved) format by record."""
     if fmt in SPAN_FORMATS:
         return False
-    if fmt == "ragas":
-        return looks_json(_first_line(spec))
-    return True
+    first = _first_line(spec)
+    if fmt == "ragas" and not looks_json(first):
+        return False  # a CSV file: a quoted cell may hold line breaks
+    return one_value(first)
+
+
+def one_value(line: bytes) -> bool:
+    """Tell whether a line holds one whole JSON value (JSON Lines); a file whose first line does
+    not (pretty-printed, concatenated or one array) is read as a stream of values, in one process."""
+    try:
+        decode_line(line.removeprefix(BOM), "", 1)
+    except InputError:
+        return False
+    return line.removeprefix(BOM).lstrip(b" \t\r\n")[:1] != b"["
 
 
 def _first_line(spec: str | Shards) -> bytes:
@@ -152,14 +190,14 @@ def open_records(
     if fmt in ("auto", "ragas"):
         first, lines = peek(file.raw_lines())
         if fmt == "auto":
-            fmt = detect_text(first)
+            fmt, lines = _detected(first, lines)
         csv_input = fmt == "ragas" and not looks_json(first)
         if csv_input and isinstance(file.spec, Shards):  # each file's header would read as a record
             raise InputError(file.spec.paths[0], "a CSV file cannot be read as one of several trace files: give one "
                                                  "CSV file, or write JSON Lines")
     shape = trace_shape(fmt, mapping, csv_input)
     if shape is None:
-        return fmt, None, iter_jsonl(file, part, parts, lines)
+        return fmt, None, iter_jsonl(file, part, parts, lines, values=True)
     if parts > 1 and (shape.spans or shape.csv):
         raise NeedsOneProcess  # the spans of a trace, or a CSV record, may be anywhere in the file
     return fmt, shape, shape.records(file, part, parts, lines)
@@ -221,7 +259,7 @@ class TraceShape:
             rows: Iterator[tuple[int, int, str, object, bytes | None]] = (
                 (line, 1, "", row, None) for line, row in ragas_csv(file.name, lines or file.raw_lines()))
         else:
-            rows = iter_jsonl(file, part, parts, lines)
+            rows = iter_jsonl(file, part, parts, lines, values=True)
         if self.spans:
             yield from self._assembled(rows, file.name)
             return
