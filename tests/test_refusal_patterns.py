@@ -1,8 +1,11 @@
-"""Refusal patterns: regular expressions that make a claim a refusal (issue 14).
+"""Refusal patterns: regular expressions that make a claim a refusal (issue 14); the defaults and
+refusal tokens matched without quotes and final stops (issue 32).
 
 ``[scoring] refusal_patterns`` and ``--refusal-pattern``: searched (``re.search``) in the claim as
 the refusal tokens see it (NFC, case-folded, stripped), ignoring case, only when the trace has no
-explicit ``refused`` field and the claim is not a refusal token.
+explicit ``refused`` field and the claim is not a refusal token. Unless a settings file says
+otherwise they are ``DEFAULT_REFUSAL_PATTERNS`` (``refusal_patterns = []``: none); a command line's
+patterns add to them, so the tests of what a pattern of its own does turn them off (``OFF``).
 """
 
 from __future__ import annotations
@@ -20,7 +23,13 @@ from conftest import ROOT, write
 from ragscore.config import Overrides, load_config
 from ragscore.evaluate import metric_names
 from ragscore.metrics.answer import judge_for, score_question
-from ragscore.settings import Settings, compile_refusal_patterns, refusal_pattern_problem
+from ragscore.settings import (
+    DEFAULT_REFUSAL_PATTERNS,
+    Settings,
+    compile_refusal_patterns,
+    refusal_form,
+    refusal_pattern_problem,
+)
 from ragscore.starter import STARTER_GATES
 
 GOLD = [
@@ -34,6 +43,9 @@ GOLD = [
 
 def _trace(qid: str, claim: str, **extra: object) -> dict[str, object]:
     return {"qid": qid, "retrieved_ids": ["d1"], "answer_json": {"claim": claim, "citations": [], **extra}}
+
+
+OFF = "[scoring]\nrefusal_patterns = []\n"  # no default patterns: only the command line's
 
 
 def _questions(ragscore, *args: object) -> dict[str, dict[str, object]]:
@@ -204,6 +216,7 @@ def test_matching_semantics(ragscore, isolated):
     write(isolated / "g.jsonl", [
         {"qid": f"Q{i}", "question": f"q{i}?", "answerable": False} for i in range(10)
     ])
+    write(isolated / "gates.toml", OFF)
     write(isolated / "t.jsonl", [
         _trace("Q0", "Sorry, I DON'T KNOW that."),            # search, not fullmatch; case
         _trace("Q1", "I don\u2019t know"),                    # a typographic apostrophe, matched by "."
@@ -234,6 +247,7 @@ def test_matching_semantics(ragscore, isolated):
 def test_the_first_matching_pattern_is_named_and_an_answerable_refusal_is_over_refusal(ragscore, isolated):
     write(isolated / "g.jsonl", GOLD)
     write(isolated / "t.jsonl", [_trace("A1", "No relevant information in the context.")])
+    write(isolated / "gates.toml", OFF)
     found = _questions(ragscore, "--refusal-pattern", "in the (context|documents)",
                        "--refusal-pattern", "no (relevant )?information")
     assert found["A1"]["label"] == "OVER_REFUSAL"
@@ -262,7 +276,7 @@ def test_a_pattern_refusal_is_scored_exactly_as_a_token_refusal(ragscore, isolat
 
 
 def test_no_patterns_costs_nothing_per_question():
-    assert judge_for(Settings()) is score_question
+    assert judge_for(Settings(refusal_patterns=())) is score_question
     assert judge_for(Settings(refusal_patterns=("x",))) is not score_question
 
 
@@ -273,7 +287,8 @@ def test_patterns_are_compiled_once():
 
 
 # A small alphabet so that patterns, tokens and explicit fields collide often.
-_WORDS = ["I", "don't", "DON\u2019T", "know", "not", "in", "context", "Stra\u00dfe", "strasse", "e\u0301", "\u00e9", " "]
+_WORDS = ["I", "don't", "DON\u2019T", "know", "not", "in", "context", "Stra\u00dfe", "strasse", "e\u0301", "\u00e9", " ",
+          "context.", "\u201c", "'", "!", "?"]
 _PATTERNS = ["know", "^i don.t", "strasse$", "\u00e9", "not in", r"\bin\b", "^$"]
 
 
@@ -282,7 +297,10 @@ def _oracle_refused(trace: dict, tokens: list[str], patterns: list[str]) -> tupl
         if isinstance(where.get("refused"), bool):
             return where["refused"], "field"
     claim = unicodedata.normalize("NFC", trace["answer_json"]["claim"]).casefold().strip()
-    if claim in {unicodedata.normalize("NFC", t).casefold().strip() for t in tokens}:
+    # Tokens and claims compared without the quotes and spaces around them and final stops.
+    trim = re.compile("^[\\s\"'`\u201c\u201d\u201e\u201f\u2018\u2019\u201a\u201b\u00ab\u00bb\u2039\u203a]*|"
+                      "[\\s\"'`\u201c\u201d\u201e\u201f\u2018\u2019\u201a\u201b\u00ab\u00bb\u2039\u203a.!\u2026]*$")
+    if trim.sub("", claim) in {trim.sub("", unicodedata.normalize("NFC", t).casefold()) for t in tokens}:
         return True, "token"
     for p in patterns:
         if re.search(p, claim, re.IGNORECASE):
@@ -303,7 +321,9 @@ def test_refusals_agree_with_a_plain_restatement(ragscore, tmp_path_factory, cla
     traces = [_trace(f"Q{i}", c, **({} if fields[i] is None else {"refused": fields[i]})) for i, c in enumerate(claims)]
     write(folder / "g.jsonl", gold)
     write(folder / "t.jsonl", traces)
-    args = ["--gold", folder / "g.jsonl", "--trace", folder / "t.jsonl", "--per-question", "--no-fail", "-q"]
+    write(folder / "off.toml", OFF)
+    args = ["--gold", folder / "g.jsonl", "--trace", folder / "t.jsonl", "--per-question", "--no-fail", "-q",
+            "--gates-file", folder / "off.toml"]
     for p in patterns:
         args += ["--refusal-pattern", p]
     run = ragscore(*args)
@@ -321,6 +341,7 @@ def test_refusals_agree_with_a_plain_restatement(ragscore, tmp_path_factory, cla
 def test_explain_names_the_pattern_and_what_it_matched(ragscore, isolated):
     write(isolated / "g.jsonl", GOLD)
     write(isolated / "t.jsonl", [_trace("A1", "in paris", citations=["d1"]), _trace("U1", "Sorry, I don\u2019t know!")])
+    write(isolated / "gates.toml", OFF)
     run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--explain", "U1", "--explain", "A1",
                    "--refusal-pattern", r"\bi don.?t know\b", "--refusal-pattern", "no information", "--no-fail")
     assert run.status == 0
@@ -342,6 +363,7 @@ def test_explain_names_the_pattern_and_what_it_matched(ragscore, isolated):
 def test_explain_without_patterns_is_unchanged(ragscore, isolated):
     write(isolated / "g.jsonl", GOLD)
     write(isolated / "t.jsonl", [_trace("A1", "in paris", citations=["d1"])])
+    write(isolated / "gates.toml", OFF)
     run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--explain", "A1")
     assert 'refusal: no, the claim is not a refusal token ("not in context")\n' in run.out
 
@@ -355,8 +377,14 @@ def test_settings_and_signature_record_the_patterns(ragscore, isolated):
     # The file's list, then the command line's additions, each once.
     assert doc["settings"]["refusal_patterns"] == ["i don.?t know", "stra\u00dfe\\b", "no information"]
     assert '|refusal_patterns:["i don.?t know", "stra\u00dfe\\\\b", "no information"]|' in doc["signature"]
+    # No settings file: the defaults, in full in the settings and by name in the signature; an empty
+    # list: none, which the signature says (a report scored before the defaults has no such part).
     plain = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "-q", "--gates-file", "/dev/null").json()
-    assert plain["settings"]["refusal_patterns"] == [] and "refusal_patterns" not in plain["signature"]
+    assert plain["settings"]["refusal_patterns"] == list(DEFAULT_REFUSAL_PATTERNS)
+    assert "|metrics:answer|refusal_patterns:default|ci:" in plain["signature"]
+    write(isolated / "gates.toml", OFF)
+    off = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "-q").json()
+    assert off["settings"]["refusal_patterns"] == [] and "|metrics:answer|refusal_patterns:[]|ci:" in off["signature"]
 
 
 def test_a_later_settings_file_replaces_the_patterns(isolated):
@@ -433,9 +461,11 @@ def test_init_writes_a_commented_starter_list_that_works_once_uncommented(ragsco
     assert ragscore("init").status == 0
     written = (isolated / "gates.toml").read_text(encoding="utf-8")
     assert written == STARTER_GATES and "\n# refusal_patterns = [\n" in written
-    assert load_config(Overrides(), metric_names).settings.refusal_patterns == ()  # commented: no change
+    # Commented: the defaults, which are the commented list.
+    assert load_config(Overrides(), metric_names).settings.refusal_patterns == DEFAULT_REFUSAL_PATTERNS
 
     (isolated / "gates.toml").write_text(_uncommented_starter(), encoding="utf-8")
+    assert load_config(Overrides(), metric_names).settings.refusal_patterns == DEFAULT_REFUSAL_PATTERNS
     patterns = load_config(Overrides(), metric_names).settings.refusal_regexes()
     assert len(patterns) == 7
     claims = {c: unicodedata.normalize("NFC", c).casefold().strip() for c in REFUSALS + ANSWERS}
@@ -472,7 +502,7 @@ def test_the_readme_error_and_reason_examples_are_true(ragscore, isolated):
     Path("gates.toml").unlink()
     write(isolated / "g.jsonl", GOLD)
     write(isolated / "t.jsonl", [_trace("A1", "I don't know")])
-    reason = _questions(ragscore, "--refusal-pattern", r"\bi don.?t know\b")["A1"]["reason"]
+    reason = _questions(ragscore)["A1"]["reason"]  # the default patterns
     assert f"(`{reason}`," in readme
     slow = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--refusal-pattern", "^(a+)+$").err
     assert f"(`{slow.removeprefix('ragscore: error: ').rstrip()}`)" in readme
@@ -490,3 +520,189 @@ def test_a_pattern_re_warns_about_prints_no_warning(ragscore, isolated):
                        "--per-question", "--no-fail")
     assert run.status == 0 and run.json()["questions"][1]["label"] == "REFUSAL_OK"
     assert [str(w.message) for w in caught] == []
+
+
+# --- refusals as models write them (issue 32) -------------------------------------------------
+
+TOKEN_REFUSAL = "unanswerable and refused: the claim is a refusal token"
+
+
+@pytest.mark.parametrize(("claim", "refused"), [
+    ("Not in context.", True),                  # a final full stop
+    ('"Not in context."', True),                # quotes around, the stop inside them
+    ('"not in context".', True),                # ... or outside
+    ("\u201cNot in context\u2026\u201d", True),  # typographic quotes and an ellipsis
+    ("\u00ab not in context \u00bb", True),     # guillemets, spaces inside them
+    ("'not in context'!", True),
+    ("not in context...!!", True),              # a run of stops
+    ("\u00a0not in context.\u3000", True),      # any white space str.strip() removes
+    ("not in context?", False),                 # a question back is not the token's statement
+    ("not in context,", False),                 # nor a sentence cut short
+    ("not in context;", False),
+    ("not in context:", False),
+    ("(not in context)", False),                # brackets are no quotes
+    ("not  in context.", False),                # the inside is compared as it is
+    (".not in context", False),                 # a stop only at the end
+])
+def test_a_token_matches_a_claim_without_quotes_spaces_and_final_stops(ragscore, isolated, claim, refused):
+    write(isolated / "g.jsonl", [{"qid": "U1", "question": "q?", "answerable": False}])
+    write(isolated / "t.jsonl", [_trace("U1", claim)])
+    write(isolated / "gates.toml", OFF)  # the token alone decides
+    question = _questions(ragscore)["U1"]
+    assert question["refused"] is refused
+    assert question["reason"] == (TOKEN_REFUSAL if refused else "unanswerable but answered")
+
+
+def test_a_token_is_trimmed_as_the_claim_is(ragscore, isolated):
+    claims = ["i dunno", "I dunno!", "\u2018I dunno\u2019", "...", " ... ", "", ".", "\u2026", "I dunno?"]
+    write(isolated / "g.jsonl", [{"qid": f"U{i}", "question": f"q{i}?", "answerable": False}
+                                 for i in range(len(claims))])
+    write(isolated / "t.jsonl", [_trace(f"U{i}", c) for i, c in enumerate(claims)])
+    write(isolated / "gates.toml", OFF)
+    # A token written with its stop and quotes; one that is all stops matches itself, so that no
+    # claim that trims to nothing (an empty claim, a lone ".") is a refusal by it.
+    found = _questions(ragscore, "--refusal-token", '"I dunno."', "--refusal-token", "...")
+    assert [found[f"U{i}"]["refused"] for i in range(len(claims))] == [True, True, True, True, True, False, False,
+                                                                       False, False]
+    settings_ = Settings(refusal_tokens=('"I dunno."', "...", " \u201c \u201d "), refusal_patterns=())
+    assert settings_.refusal_forms() == frozenset({"i dunno", "...", "\u201c \u201d"})
+
+
+def test_the_trimmed_white_space_is_what_str_strip_removes():
+    import ragscore.settings as module
+
+    assert module._SPACE == "".join(c for c in map(chr, range(0x110000)) if c.isspace())
+    assert refusal_form(' \t\u201c"I don\u2019t know."\u201d \n') == "I don\u2019t know"
+    assert refusal_form("?not in context?") == "?not in context?"
+
+
+def test_the_default_patterns_are_the_starter_list_and_pass_the_backtracking_check():
+    from ragscore.backtracking import backtracking_problem
+
+    assert Settings().refusal_patterns == DEFAULT_REFUSAL_PATTERNS and len(DEFAULT_REFUSAL_PATTERNS) == 7
+    assert [p for p in DEFAULT_REFUSAL_PATTERNS if backtracking_problem(p) or refusal_pattern_problem(p)] == []
+    written = _uncommented_starter().split("refusal_patterns = [\n", 1)[1].split("\n]", 1)[0]
+    assert tuple(line.strip().removesuffix(",").strip("'").replace("\\\\", "\\") for line in written.splitlines()) \
+        == DEFAULT_REFUSAL_PATTERNS
+
+
+# LangChain's stock RetrievalQA ("stuff") prompt, langchain/chains/question_answering/stuff_prompt.py
+# (langchain_classic/... in LangChain 1.x): "Use the following pieces of context to answer the
+# question at the end. If you don't know the answer, just say that you don't know, don't try to make
+# up an answer." A model that follows it answers "I don't know." -- with its full stop.
+RETRIEVALQA_REFUSAL = "I don't know."
+DEFAULT_FIRST = r'"\\bi (do not|don.?t|cannot|can.?t) (know|say|tell)\\b"'
+
+
+def test_retrievalqa_stock_refusal_is_a_refusal_with_no_option_given(ragscore, isolated):
+    import ragscore as rs
+
+    write(isolated / "g.jsonl", GOLD)
+    traces = [_trace("U1", RETRIEVALQA_REFUSAL), _trace("A1", RETRIEVALQA_REFUSAL), _trace("U2", "The moon is cheese.")]
+    write(isolated / "t.jsonl", traces)
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--per-question", "--no-fail", "-q")
+    found = {q["qid"]: q for q in run.json()["questions"]}
+    assert (found["U1"]["label"], found["U1"]["reason"]) == (
+        "REFUSAL_OK", "unanswerable and refused: the claim matches the refusal pattern " + DEFAULT_FIRST)
+    assert (found["A1"]["label"], found["U2"]["label"]) == ("OVER_REFUSAL", "HALLUCINATION")
+    assert run.json()["under_refusal"] == 1 / 3 and run.json()["over_refusal"] == 1.0  # U3: no trace, a refusal
+    # The Python API, with records: the same.
+    api = rs.score([json.loads(line) for line in (isolated / "g.jsonl").read_text().splitlines()], traces,
+                   per_question=True)
+    assert [q["label"] for q in api.questions()] == ["OVER_REFUSAL", "REFUSAL_OK", "HALLUCINATION", "MISSING_TRACE"]
+    # Turned off: a hallucination, and a note says why and what would make it a refusal.
+    write(isolated / "gates.toml", OFF)
+    off = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--per-question", "--no-fail", "--format", "none")
+    assert [line for line in off.err.splitlines() if "like refusals" in line] == [(
+        "ragscore: 2 answered claims read like refusals but match no refusal token or pattern (scored as answers; "
+        "refusal_patterns = [] turned the default patterns off): U1, A1; if they are refusals, add "
+        '--refusal-pattern "^i don.?t know" (or a [scoring] refusal_patterns entry)')]
+    again = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--refusal-pattern", "^i don.?t know", "--no-fail",
+                     "--format", "none")
+    assert "read like" not in again.err and "reads like" not in again.err
+
+
+def test_the_api_refuses_an_empty_pattern_list_that_would_turn_nothing_off(isolated):
+    import ragscore as rs
+    from ragscore.errors import UsageError
+
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [_trace("U1", RETRIEVALQA_REFUSAL)])
+    with pytest.raises(UsageError) as caught:
+        rs.score("g.jsonl", "t.jsonl", refusal_patterns=[])
+    assert str(caught.value) == (
+        "refusal_patterns: expected patterns to add to those of the settings files (the default ones unless a file "
+        "lists its own), got an empty list: to use none, write refusal_patterns = [] under [scoring] in a settings "
+        "file (config=load_config(path))")
+    write(isolated / "off.toml", OFF)
+    run = rs.score("g.jsonl", "t.jsonl", config=rs.load_config("off.toml"))
+    assert run.labels["HALLUCINATION"] == 1 and run.settings["refusal_patterns"] == []
+
+
+REFUSAL_LIKE = [  # claims that begin as refusals do and that no default pattern matches
+    ("I'm afraid the passages say nothing about it.", "^i.?m afraid"),
+    ("Unfortunately, that is not covered.", "^unfortunately"),
+    ("\u201cSorry, no idea.\u201d", "\\\\bsorry"),
+    ("Based on the provided context, I was unable to locate it.", "\\\\bi was unable"),
+    ("I am not sure.", "^i am not sure"),
+    ("The context doesn\u2019t say.", "^the context doesn.?t"),
+]
+
+
+def test_one_note_names_answers_that_read_like_refusals(ragscore, isolated):
+    claims = [c for c, _ in REFUSAL_LIKE] + ["In Paris [d1].", "The context does not mention it.", "Paris, sorry."]
+    write(isolated / "g.jsonl", [{"qid": f"U{i}", "question": f"q{i}?", "answerable": False}
+                                 for i in range(len(claims))])
+    write(isolated / "t.jsonl", [_trace(f"U{i}", c) for i, c in enumerate(claims)]
+          + [_trace("U0", "I'm afraid I cannot say.", refused=False)])  # an explicit field: no note for it
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--format", "none")
+    notes = [line for line in run.err.splitlines() if "like refusals" in line or "like a refusal" in line]
+    assert notes == [
+        "ragscore: 6 answered claims read like refusals but match no refusal token or pattern (scored as answers): "
+        'e.g. U0, U1, U2, U3, U4; if they are refusals, add --refusal-pattern "^i.?m afraid" (or a [scoring] '
+        "refusal_patterns entry)"]
+    # Each suggestion is a pattern that is accepted and makes its claim a refusal.
+    from ragscore.metrics.answer import refusal_like
+
+    for claim, pattern in REFUSAL_LIKE:
+        suggested = refusal_like(claim)
+        assert suggested == pattern.replace("\\\\", "\\")
+        assert refusal_pattern_problem(suggested) is None
+        assert re.search(suggested, unicodedata.normalize("NFC", claim).casefold().strip(), re.IGNORECASE)
+    assert [refusal_like(c) for c in claims[len(REFUSAL_LIKE):]] == [None, "^the context does not", None]
+
+
+def test_the_note_survives_partials_and_merge(ragscore, isolated):
+    write(isolated / "g.jsonl", [{"qid": f"U{i}", "question": f"q{i}?", "answerable": False} for i in range(4)])
+    write(isolated / "t.jsonl", [_trace(f"U{i}", f"I'm afraid not ({i}).") for i in range(4)])
+    def note(err: str) -> list[str]:
+        return [line for line in err.splitlines() if "like refusals" in line]
+
+    [whole] = note(ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--format", "none").err)
+    assert whole.startswith("ragscore: 4 answered claims read like refusals") and "U0, U1, U2, U3;" in whole
+    for i in (1, 2):
+        assert ragscore("partial", "--gold", "g.jsonl", "--trace", "t.jsonl", "--part", f"{i}/2", "-o", f"p{i}.json",
+                        "-q").status == 0
+    assert note(ragscore("merge", "p1.json", "p2.json", "--no-fail", "--format", "none").err) == [whole]
+
+
+def test_a_baseline_report_from_before_the_defaults_is_refused(ragscore, isolated):
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [_trace("U1", RETRIEVALQA_REFUSAL)])
+    doc = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "-q").json()
+    # A report written before issue 32 had no refusal_patterns part when it had none.
+    doc["signature"] = doc["signature"].replace("|refusal_patterns:default", "")
+    write(isolated / "old.json", json.dumps(doc))
+    run = ragscore("compare", "--gold", "g.jsonl", "--baseline-report", "old.json", "--trace", "t.jsonl")
+    assert (run.status, run.err) == (2, "ragscore: error: old.json: the baseline report was scored with other "
+                                        "settings (refusal_patterns: [] vs default)\n")
+
+
+def test_monitor_counts_the_default_refusals(ragscore, isolated):
+    write(isolated / "t.jsonl", [{**_trace("Q1", RETRIEVALQA_REFUSAL), "ts": 1_700_000_000},
+                                 {**_trace("Q2", "In Paris."), "ts": 1_700_000_001}])
+    doc = json.loads(ragscore("monitor", "--trace", "t.jsonl").out)
+    assert doc["metrics"]["refusal_rate"] == 0.5 and "|refusal_patterns:default|" in doc["signature"]
+    write(isolated / "gates.toml", OFF)
+    doc = json.loads(ragscore("monitor", "--trace", "t.jsonl").out)
+    assert doc["metrics"]["refusal_rate"] == 0.0 and "|refusal_patterns:[]|" in doc["signature"]

@@ -136,6 +136,10 @@ def _checked(name: str, value: Any) -> Any:
             problem = "strings"
         value = tuple(v for v in value if isinstance(v, str) and v.strip())
     elif name == "refusal_patterns":
+        if not value:  # they add to the settings files' patterns: an empty list would turn nothing off
+            raise UsageError("refusal_patterns: expected patterns to add to those of the settings files (the default "
+                             "ones unless a file lists its own), got an empty list: to use none, write "
+                             "refusal_patterns = [] under [scoring] in a settings file (config=load_config(path))")
         if not all(isinstance(v, str) for v in value):
             problem = "strings (regular expressions)"
         else:
@@ -290,6 +294,12 @@ class Run:
                         for label, s in groups.items() for r in s.gates if r.status.value == "fail"]
         notes = input_notes(ev.traces) + format_notes(config.settings, ev.settings, ev) + key_notes(ev)
         notes += accounting_notes(ev, self.scores_file)
+        if ev.accounting.refusal_like:  # answers that read like refusals: a refusal pattern may be missing
+            from ragscore.metrics.answer import refusal_like_note
+            from ragscore.reports.common import clean
+
+            acc = ev.accounting
+            notes.append(clean(refusal_like_note(acc.refusal_like, acc.refusal_like_ids, ev.settings.refusal_patterns)))
         if ev.repeats is not None:
             from ragscore.gates import pass_bound
 

@@ -53,6 +53,7 @@ from ragscore.metrics.answer import (
     missing_outcome,
     pack,
     question_values,
+    refusal_like,
     unpack,
 )
 from ragscore.metrics.families import Columns, Family, SampleColumns, Totals, averaged, enabled, spread
@@ -151,6 +152,8 @@ class Accounting:
     bad_retrieved_lines: list[int] = field(default_factory=list)
     bad_refused: int = 0       # traces whose "refused" field is not a boolean (read as absent)
     bad_refused_lines: list[int] = field(default_factory=list)
+    refusal_like: int = 0      # answered claims that begin as refusals do (``refusal_like``)
+    refusal_like_ids: list[tuple[int, str, str]] = field(default_factory=list)  # (line, qid, the pattern to add)
 
     def note_unknown(self, view: TraceView) -> None:
         """Count a trace that matches no gold question."""
@@ -179,6 +182,12 @@ class Accounting:
         if len(self.bad_refused_lines) < EXAMPLES:
             self.bad_refused_lines.append(line)
 
+    def note_refusal_like(self, line: int, qid: str, pattern: str) -> None:
+        """Count an answered claim that reads like a refusal no token or pattern caught."""
+        self.refusal_like += 1
+        if len(self.refusal_like_ids) < EXAMPLES:
+            self.refusal_like_ids.append((line, qid, pattern))
+
     def note_duplicate(self, line: int, qid: str) -> None:
         """Count a trace line that a later one for the same question replaces."""
         self.duplicates += 1
@@ -199,6 +208,8 @@ class Accounting:
             sorted(self.bad_retrieved_lines + other.bad_retrieved_lines)[:EXAMPLES],
             self.bad_refused + other.bad_refused,
             sorted(self.bad_refused_lines + other.bad_refused_lines)[:EXAMPLES],
+            self.refusal_like + other.refusal_like,
+            sorted(self.refusal_like_ids + other.refusal_like_ids)[:EXAMPLES],
         )
 
 
@@ -544,6 +555,10 @@ def _join(
         if answers is not None:
             answers[position] = (view.claim if view.claim_from is not None else None, tuple(view.citations))
         outcome = judge(item, view, settings, refusals)
+        if outcome.answered and view.refused is None and view.claim_from is not None:
+            like = refusal_like(view.claim)
+            if like is not None:
+                accounting.note_refusal_like(line, item.qid, like)
         codes[position] = pack(outcome, item.answerable)
         shares[position] = math.nan if outcome.cite_share is None else outcome.cite_share
         if outcomes is not None:

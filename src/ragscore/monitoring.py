@@ -39,7 +39,7 @@ from ragscore.metrics.moments import Moments, summarise
 from ragscore.metrics.stats import holm
 from ragscore.metrics.text import normalise
 from ragscore.operations import CONCEPTS, KEYS, Operations, Sketch, instant, read
-from ragscore.settings import Settings
+from ragscore.settings import Settings, is_refusal_token
 
 if TYPE_CHECKING:
     from ragscore.config import SettingsTable
@@ -270,7 +270,8 @@ def _count(window: Window, view: TraceView, refusals: frozenset[str], patterns: 
     """Count one trace: refused or answered, compliant, fabricated, empty retrieval, citations, words.
 
     As ``score`` judges a trace: an explicit refusal field decides, else a claim that is a refusal
-    token or matches a refusal pattern (normalised, stripped) is a refusal.
+    token (trimmed as tokens are: ``is_refusal_token``) or matches a refusal pattern (normalised, stripped) is
+    a refusal.
     """
     window.traces += 1
     retrieved = view.retrieved
@@ -280,7 +281,7 @@ def _count(window: Window, view: TraceView, refusals: frozenset[str], patterns: 
     else:
         claim = view.claim
         claim = (claim.lower() if claim.isascii() else normalise(claim)).strip()
-        refused = claim in refusals or any(p.search(claim) is not None for p in patterns)
+        refused = is_refusal_token(claim, refusals) or any(p.search(claim) is not None for p in patterns)
     if refused:
         window.refused += 1
         window.compliant += 1
@@ -425,12 +426,11 @@ def observe(current: Watched, baseline: Window | None, config: MonitorConfig, co
 def monitor_signature(config: MonitorConfig, settings: Settings, trace_format: str) -> str:
     """One line naming the version and every setting that changes a monitor's numbers or verdict."""
     from ragscore import __version__
-    from ragscore.settings import signed
+    from ragscore.settings import patterns_signed, signed
 
     parts = [f"ragscore:{__version__}", "monitor", f"window:{config.window}", f"min_n:{config.min_n}",
              f"strict:{'yes' if config.strict else 'no'}", "refusal:" + signed(list(settings.refusal_tokens))]
-    if settings.refusal_patterns:
-        parts.append("refusal_patterns:" + signed(list(settings.refusal_patterns)))
+    parts.append(patterns_signed(settings.refusal_patterns))
     if trace_format != "native":
         parts.append(f"trace:{trace_format}")
     if settings.trace_fields:

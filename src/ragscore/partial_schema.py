@@ -335,9 +335,9 @@ def _check_tally(t: dict[str, Node], judged: int, what: str) -> None:
 def _accounting(node: Node, traced: int) -> Accounting:
     f = node.fields(("lines", "unknown", "duplicates", "unknown_ids", "duplicate_ids", "unreadable",
                      "unreadable_bare", "unreadable_examples", "bad_retrieved", "bad_retrieved_lines", "bad_refused",
-                     "bad_refused_lines"))
+                     "bad_refused_lines", "refusal_like", "refusal_like_ids"))
     lines = f["lines"].count()
-    for name in ("unknown", "duplicates", "unreadable", "bad_retrieved", "bad_refused"):
+    for name in ("unknown", "duplicates", "unreadable", "bad_retrieved", "bad_refused", "refusal_like"):
         f[name].count()
         _less(f[name], f["lines"])
     f["unreadable_bare"].count()
@@ -363,7 +363,9 @@ def _accounting(node: Node, traced: int) -> Accounting:
         lines, f["unknown"].value, f["duplicates"].value, ids("unknown_ids", "unknown"),
         ids("duplicate_ids", "duplicates"), f["unreadable"].value, f["unreadable_bare"].value, unreadable,
         f["bad_retrieved"].value, [n.count() for n in examples("bad_retrieved_lines", "bad_retrieved")],
-        f["bad_refused"].value, [n.count() for n in examples("bad_refused_lines", "bad_refused")])
+        f["bad_refused"].value, [n.count() for n in examples("bad_refused_lines", "bad_refused")],
+        f["refusal_like"].value, [(line.count(), qid.text(), pattern.text()) for line, qid, pattern in (
+            n.record(("line", "qid", "pattern"), "an example") for n in examples("refusal_like_ids", "refusal_like"))])
 
 
 def _samples(node: Node, wants: Wants) -> dict[str, list[tuple[float, str, Sample]]]:

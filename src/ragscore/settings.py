@@ -16,6 +16,28 @@ from ragscore.metrics.text import normalise
 from ragscore.quoting import quote
 
 DEFAULT_REFUSAL_TOKENS = ("not in context",)
+# Common English refusals, searched anywhere in the claim (``ragscore init`` writes them out; an
+# empty list turns them off). LangChain's stock RetrievalQA prompt asks for "I don't know." itself.
+DEFAULT_REFUSAL_PATTERNS: Final = (
+    r"\bi (do not|don.?t|cannot|can.?t) (know|say|tell)\b",
+    r"\bnot (mentioned|found|provided|stated|given|specified|available) in the (provided |given )?"
+    r"(context|documents?|sources?|passages?|text)\b",
+    r"\b(cannot|can.?t|unable to|could not|couldn.?t) (answer|find|determine)\b",
+    r"\bno (relevant )?information\b",
+    r"\bthe (context|documents?|sources?|passages?) (does|do) not (contain|mention|say|provide)\b",
+    r"\b(not enough|insufficient) (information|context)\b",
+    r"\bi (do not|don.?t) have (enough |any |the )?(information|context|data)\b",
+)
+# What a refusal token and a claim lose before they are compared: the white space (str.isspace)
+# and quotes around them, straight and typographic, and a final full stop, exclamation mark or
+# ellipsis ('"I don't know."' is the token "i don't know"). A final "?", ",", ";" or ":" stays: a
+# question back or a sentence cut short is not the token's statement.
+_SPACE: Final = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006" \
+                "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+QUOTES: Final = "\"'`\u201c\u201d\u201e\u201f\u2018\u2019\u201a\u201b\u00ab\u00bb\u2039\u203a"
+FINAL_STOPS: Final = ".!\u2026"
+_LEADING: Final = _SPACE + QUOTES
+_TRAILING: Final = _SPACE + QUOTES + FINAL_STOPS
 # Bounds on k and the cutoffs: every cutoff adds metrics to every question and every report, and
 # no ranking is judged a million deep.
 MAX_CUTOFF: Final = 1_000_000
@@ -96,7 +118,7 @@ class Settings:
     confidence: float = 0.95                # of every interval
     bootstrap: int = 1000                   # resamples of the percentile bootstrap
     seed: str = "0"                         # of the bootstrap, so that reports are reproducible
-    refusal_patterns: tuple[str, ...] = ()  # regular expressions: a claim matching one is a refusal
+    refusal_patterns: tuple[str, ...] = DEFAULT_REFUSAL_PATTERNS  # regular expressions: a claim matching one refuses
     # How trace records are read: a preset (``loaders.shapes.FORMATS``) and concept -> path
     # mappings (``loaders.fieldpath``). "auto" is resolved from the first record before reports.
     trace_format: str = "auto"
@@ -113,8 +135,9 @@ class Settings:
         return self.repeats == SAMPLES
 
     def refusal_forms(self) -> frozenset[str]:
-        """Return the refusal tokens as a normalised, stripped claim must equal them."""
-        return frozenset(normalise(t).strip() for t in self.refusal_tokens)
+        """Return the refusal tokens as a claim's ``refusal_form`` must equal them; a token that is all
+        quotes and stops ("...") as written, stripped, so that no claim trims to it."""
+        return frozenset(refusal_form(n) or n.strip() for n in map(normalise, self.refusal_tokens)) - {""}
 
     def refusal_regexes(self) -> tuple[re.Pattern[str], ...]:
         """Return the refusal patterns compiled (case-insensitive), searched in the normalised, stripped claim."""
@@ -158,8 +181,7 @@ class Settings:
             optional.append(f"text:{self.text_tokenizer},stem:{yes[self.stemmer]}")
         # How the inputs were read, when not as the native contract: a run read another way never
         # compares silently with one read natively.
-        if self.refusal_patterns:
-            optional.append("refusal_patterns:" + signed(list(self.refusal_patterns)))
+        optional.append(patterns_signed(self.refusal_patterns))
         if self.trace_format not in ("native", "auto"):
             optional.append(f"trace:{self.trace_format}")
         if self.trace_fields:
@@ -182,6 +204,24 @@ class Settings:
                 f"ci:{self.confidence:g},bootstrap:{self.bootstrap},seed:{self.seed}",
             ]
         )
+
+
+def refusal_form(claim: str) -> str:
+    """Return a normalised claim (or token) as refusal tokens are compared: without the white space
+    and quotes around it, nor a final ".", "!" or "…" (see ``_TRAILING``)."""
+    return claim.lstrip(_LEADING).rstrip(_TRAILING)
+
+
+def is_refusal_token(claim: str, refusals: frozenset[str]) -> bool:
+    """Tell whether a normalised claim is one of ``refusals`` (``Settings.refusal_forms``), trimmed as
+    they are, or as written (stripped) for a token that is all quotes and stops."""
+    stripped = claim.strip()
+    return refusal_form(stripped) in refusals or stripped in refusals
+
+
+def patterns_signed(patterns: tuple[str, ...]) -> str:
+    """Return the signature's part for the refusal patterns: "default", or the list ("[]": none)."""
+    return "refusal_patterns:" + ("default" if patterns == DEFAULT_REFUSAL_PATTERNS else signed(list(patterns)))
 
 
 def signed(value: object) -> str:

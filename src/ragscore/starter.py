@@ -10,8 +10,11 @@ STARTER_GATES: Final = """\
 
 [scoring]
 refusal_tokens = ["not in context"]  # claims that count as refusals (after NFC and case folding)
+# A token matches a claim without the white space and quotes around either and a final ".", "!"
+# or ellipsis: the token "not in context" matches the claim '"Not in context."'.
 # Regular expressions: a claim one matches (searched anywhere in it, in any case, after NFC and
-# case folding) is a refusal too. Uncomment the list to use it; 'literal strings' keep \\b as is.
+# case folding) is a refusal too. The list below is the default: uncomment it to change it
+# ('literal strings' keep \\b as is), or write refusal_patterns = [] to turn the patterns off.
 # refusal_patterns = [
 #     '\\bi (do not|don.?t|cannot|can.?t) (know|say|tell)\\b',
 #     '\\bnot (mentioned|found|provided|stated|given|specified|available) in the (provided |given )?(context|documents?|sources?|passages?|text)\\b',

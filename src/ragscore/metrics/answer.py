@@ -23,7 +23,8 @@ from ragscore.loaders.trace import Cites, TraceView
 from ragscore.metrics import METRICS
 from ragscore.metrics.moments import Moments
 from ragscore.metrics.text import Rule, normalise
-from ragscore.settings import Settings
+from ragscore.quoting import quote
+from ragscore.settings import QUOTES, Settings, is_refusal_token
 
 
 class Miss(StrEnum):
@@ -60,6 +61,7 @@ class Outcome(NamedTuple):
 _new = tuple.__new__
 _LIST, _INVALID = Cites.LIST, Cites.INVALID
 _CHECKS_NOTHING: Final = (Rule.SUBSTR_EMPTY, Rule.NONE)
+REFUSAL_LEADING: Final = " \t\n\r" + QUOTES  # what a claim may begin with before its words
 
 
 def score_question(gold: GoldItem, trace: TraceView, settings: Settings, refusals: frozenset[str]) -> Outcome:
@@ -71,7 +73,7 @@ def score_question(gold: GoldItem, trace: TraceView, settings: Settings, refusal
     claim = raw.lower() if raw.isascii() else normalise(raw)
     refused_by: str | None
     if trace.refused is None:
-        refused, refused_by = claim.strip() in refusals, "token"
+        refused, refused_by = is_refusal_token(claim, refusals), "token"
     else:
         refused, refused_by = trace.refused, trace.refused_from
     answerable = gold.answerable
@@ -171,13 +173,70 @@ def judge_for(settings: Settings) -> Judge:
         if trace.refused is None:  # an explicit "refused" field decides, as without patterns
             raw = trace.claim
             claim = (raw.lower() if raw.isascii() else normalise(raw)).strip()
-            if claim not in refusals:  # a refusal token is a refusal by its token
+            if not is_refusal_token(claim, refusals):  # a refusal token is a refusal by its token
                 for pattern in patterns:
                     if pattern.search(claim) is not None:
                         return _pattern_refusal(gold, trace, settings, claim, pattern)
         return score_question(gold, trace, settings, refusals)
 
     return judge
+
+
+# How answers that are refusals begin, broader than the default patterns: an answered claim that
+# begins so (after ``LEAD_IN``) is named in a note, as a refusal that no token or pattern caught.
+REFUSAL_PREFIXES: Final = (
+    "i don't know", "i do not know", "i dont know", "i'm not sure", "i am not sure", "i'm sorry", "i am sorry",
+    "sorry", "i apologize", "i apologise", "i'm afraid", "i am afraid", "unfortunately", "i cannot", "i can't",
+    "i can not", "i could not", "i couldn't", "i'm unable", "i am unable", "i was unable", "i was not able",
+    "i'm not able", "i am not able", "unable to", "i have no", "i don't have", "i do not have", "i did not find",
+    "i didn't find", "there is no information", "there's no information", "there is not enough",
+    "there isn't enough", "no information", "no relevant", "not enough information", "not enough context",
+    "insufficient information", "insufficient context", "the context does not", "the context doesn't",
+    "the context is silent", "the context provides no", "the context contains no", "the provided context does not",
+    "the provided context doesn't", "the given context does not", "the documents do not", "the documents don't",
+    "the document does not", "the document doesn't", "the sources do not", "the passages do not",
+    "the text does not", "it is not possible to", "it's not possible to", "cannot be determined",
+    "can't be determined", "cannot answer", "can't answer", "no answer",
+)
+# "Based on the provided context, I cannot find ...": what a refusal often begins with before it says so.
+LEAD_IN: Final = re.compile(r"(?:(?:based on|according to|from|given) the (?:provided |given |available )?"
+                            r"(?:context|documents?|sources?|passages?|information|text)(?: provided| given)?"
+                            r"),? *")
+_LEAD_WORDS: Final = ("based on", "according to", "from the", "given the")  # how LEAD_IN begins
+
+
+def refusal_like(claim: str) -> str | None:
+    """Return a refusal pattern for a claim (as written) that begins as a refusal does: the
+    ``REFUSAL_PREFIXES`` entry it begins with (``^...``; after quotes or a lead-in such as "Based on the
+    context, ": ``\\b...``), an apostrophe read as ``.?``; else None."""
+    stripped = (claim.lower() if claim.isascii() else normalise(claim).replace("\u2019", "'")).strip()
+    text = stripped.lstrip(REFUSAL_LEADING)  # a pattern's ^ sees the quotes: \b after them
+    if text.startswith(REFUSAL_PREFIXES):  # once per answered trace line: most claims end at these two tests
+        return ("^" if text == stripped else "\\b") + _prefix(text)
+    if not text.startswith(_LEAD_WORDS):
+        return None
+    lead = LEAD_IN.match(text)
+    rest = "" if lead is None else text[lead.end():]
+    return "\\b" + _prefix(rest) if rest.startswith(REFUSAL_PREFIXES) else None
+
+
+def _prefix(text: str) -> str:
+    """Return the first of ``REFUSAL_PREFIXES`` that ``text`` begins with, as a pattern."""
+    return next(p for p in REFUSAL_PREFIXES if text.startswith(p)).replace("'", ".?")
+
+
+def refusal_like_note(count: int, examples: list[tuple[int, str, str]], patterns: tuple[str, ...]) -> str:
+    """Say how many answered claims read like refusals (``refusal_like``), with the qids of up to
+    ``len(examples)`` of them and the pattern that would make the first one a refusal."""
+    qids = ", ".join(qid for _, qid, _ in examples)
+    listed = qids if count <= len(examples) else "e.g. " + qids
+    off = "" if patterns else "; refusal_patterns = [] turned the default patterns off"
+    one = count == 1
+    return (f"{count} answered {'claim reads like a refusal' if one else 'claims read like refusals'} but "
+            f"{'matches' if one else 'match'} no refusal token or pattern (scored as "
+            f"{'an answer' if one else 'answers'}{off}): {listed}; "
+            f"if {'it is a refusal' if one else 'they are refusals'}, add --refusal-pattern {quote(examples[0][2])} "
+            "(or a [scoring] refusal_patterns entry)")
 
 
 def _pattern_refusal(
