@@ -1084,11 +1084,12 @@ class StageRun:
 
 # Stage files in their usual formats, by --input-format or by extension (JSON Lines otherwise).
 STAGE_FORMATS: Final = ("auto", "jsonl", "conll", "iob2", "iobes", "bioes", "brat", "tsv", "csv")
-_BY_EXTENSION: Final = {".conll": "conll", ".bio": "iob2", ".iob": "iob2", ".iob2": "iob2", ".iobes": "iobes",
-                        ".bioes": "bioes", ".ann": "brat", ".tsv": "tsv", ".csv": "csv"}
+_BY_EXTENSION: Final = {".conll": "conll", ".bio": "conll", ".iob": "conll", ".iob2": "conll", ".iobes": "conll",
+                        ".bioes": "conll", ".ann": "brat", ".tsv": "tsv", ".csv": "csv"}
 
 
-def _stage_input(source: Source, stage: str, role: str, input_format: str, notes: list[str]) -> Any:
+def _stage_input(source: Source, stage: str, role: str, input_format: str, notes: list[str],
+                 scheme: str = "auto", schemes: dict[str, str] | None = None) -> Any:
     """Read a stage file in its format: CoNLL and BRAT for ner, TSV or CSV for classify and link."""
     if not isinstance(source, (str, os.PathLike)) or os.fspath(source) == "-":
         return as_input(source, role)
@@ -1100,9 +1101,15 @@ def _stage_input(source: Source, stage: str, role: str, input_format: str, notes
         return as_input(path, role)
     from ragscore.stages import conll, standoff
 
+    def read_conll() -> list[Any]:
+        found, used = conll.read(path, fmt, scheme, notes)
+        if schemes is not None:
+            schemes[role] = used
+        return found
+
     readers: dict[tuple[str, str], Any] = {
-        ("ner", "conll"): lambda: conll.records(path), ("ner", "iob2"): lambda: conll.records(path),
-        ("ner", "iobes"): lambda: conll.records(path, "IOBES"), ("ner", "bioes"): lambda: conll.records(path, "IOBES"),
+        ("ner", "conll"): read_conll, ("ner", "iob2"): read_conll, ("ner", "iobes"): read_conll,
+        ("ner", "bioes"): read_conll,
         ("ner", "brat"): lambda: standoff.brat(path, notes),
         ("classify", "tsv"): lambda: standoff.classify_table(path),
         ("classify", "csv"): lambda: standoff.classify_table(path),
@@ -1119,9 +1126,10 @@ def _stage_input(source: Source, stage: str, role: str, input_format: str, notes
 
 def _stage(stage: str, gold: Source, pred: Source, gates: str | Mapping[str, Any] | None,
            gates_file: str | os.PathLike[str] | None, strict: bool | None, cutoffs: Sequence[int] | None,
-           cwd: str | os.PathLike[str] | None, input_format: str = "auto") -> StageRun:
+           cwd: str | os.PathLike[str] | None, input_format: str = "auto", scheme: str = "auto") -> StageRun:
     from ragscore.gates import evaluate_gates, gates_pass
     from ragscore.stages.config import load_stage_config
+    from ragscore.stages.conll import SCHEME_CHOICES
     from ragscore.stages.document import build_stage_document
     from ragscore.stages.evaluate import evaluate_stage
 
@@ -1133,22 +1141,28 @@ def _stage(stage: str, gold: Source, pred: Source, gates: str | Mapping[str, Any
         cutoffs=None if cutoffs is None else _checked("cutoffs", cutoffs), cwd=None if cwd is None else Path(cwd))
     if input_format not in STAGE_FORMATS:
         raise UsageError(f"input_format: expected one of {', '.join(STAGE_FORMATS)}, got {input_format!r}")
+    if scheme not in SCHEME_CHOICES:
+        raise UsageError(f"scheme: expected one of {', '.join(SCHEME_CHOICES)}, got {scheme!r}")
     notes: list[str] = []
-    ev = evaluate_stage(config, _stage_input(gold, stage, "gold", input_format, notes),
-                        _stage_input(pred, stage, "pred", input_format, notes))
+    schemes: dict[str, str] = {}  # the scheme each CoNLL input was read in
+    ev = evaluate_stage(config, _stage_input(gold, stage, "gold", input_format, notes, scheme, schemes),
+                        _stage_input(pred, stage, "pred", input_format, notes, scheme, schemes))
+    if scheme != "auto" and not schemes:
+        raise UsageError(f"--scheme {scheme} reads CoNLL tags, and neither input is a CoNLL file")
     results = evaluate_gates(config.gates, ev.metrics, config.strict)
     passed = gates_pass(results)
-    return StageRun(stage, ev, results, passed, build_stage_document(ev, config, results, passed),
+    return StageRun(stage, ev, results, passed, build_stage_document(ev, config, results, passed, schemes),
                     tuple(dict.fromkeys(notes)))  # gold and predictions in one folder: one note
 
 
 def ner(gold: Source, pred: Source, *, gates: str | Mapping[str, Any] | None = None,
         gates_file: str | os.PathLike[str] | None = None, strict: bool | None = None,
-        cwd: str | os.PathLike[str] | None = None, input_format: str = "auto") -> StageRun:
+        cwd: str | os.PathLike[str] | None = None, input_format: str = "auto", scheme: str = "auto") -> StageRun:
     """Score named-entity extraction: strict and partial entity matching (``[ner]`` settings apply).
-    Files may be JSON Lines, CoNLL (``.conll``, ``.bio``, ``.iob``: IOB2; ``.iobes``, ``.bioes``) or
-    BRAT (a ``.ann`` beside its ``.txt``, or a folder of them); ``input_format`` overrides the extension."""
-    return _stage("ner", gold, pred, gates, gates_file, strict, None, cwd, input_format)
+    Files may be JSON Lines, CoNLL (``.conll``, ``.bio``, ``.iob``, ``.iobes``, ``.bioes``) or BRAT (a
+    ``.ann`` beside its ``.txt``, or a folder of them); ``input_format`` overrides the extension.
+    ``scheme`` (auto, iob1, iob2, iobes, bilou) is the CoNLL tags' scheme: auto tells it from the tags."""
+    return _stage("ner", gold, pred, gates, gates_file, strict, None, cwd, input_format, scheme)
 
 
 def classify(gold: Source, pred: Source, *, gates: str | Mapping[str, Any] | None = None,
