@@ -706,3 +706,12 @@ def test_monitor_counts_the_default_refusals(ragscore, isolated):
     write(isolated / "gates.toml", OFF)
     doc = json.loads(ragscore("monitor", "--trace", "t.jsonl").out)
     assert doc["metrics"]["refusal_rate"] == 0.0 and "|refusal_patterns:[]|" in doc["signature"]
+
+
+def test_the_readme_note_example_is_true(ragscore, isolated):
+    readme = " ".join(_readme().split("**Refusals.**", 1)[1].split("## Reports", 1)[0].split())
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [_trace("U1", "I'm afraid not."), _trace("U2", "I'm afraid the passages say nothing.")])
+    err = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--format", "none").err
+    [note] = [line for line in err.splitlines() if "like refusals" in line]
+    assert f"(`{note}`)" in readme
