@@ -36,7 +36,7 @@ from ragscore.loaders.jsonl import (
 from ragscore.loaders.records import Records
 from ragscore.loaders.scores import csv_records
 from ragscore.loaders.shards import Shards
-from ragscore.loaders.trace import DOCUMENT_ID_PATHS, document_id_of
+from ragscore.loaders.trace import DOCUMENT_ID_PATHS, document_id_of, join_like
 from ragscore.operations import nanoseconds
 from ragscore.quoting import quote
 
@@ -295,6 +295,8 @@ class TraceShape:
             if "document_id" in self.mapped:
                 self._count_document_id(record)
             line = spans[0]["line"]
+            if record.get("qid") is None and record.get("question") is None:
+                raise InputError(source, _no_join(spans, trace_id), line)
             yield line, 1, record, self.checked(record, source, line), None
 
     def _count_document_id(self, record: dict[str, object]) -> None:
@@ -336,6 +338,46 @@ def trace_shape(name: str, mapping: tuple[tuple[str, str], ...], csv_input: bool
     if "claim" in fields:
         sources["answer text"] = f"{sources['answer']} text"
     return TraceShape(name, fields, frozenset(c for c, _ in mapping), document_id, csv_input, sources)
+
+
+# Where GenAI spans keep the messages (the semantic conventions' attributes, old and new).
+_GENAI_CONTENT: Final = tuple(parse_path(p) for p in (
+    '"gen_ai.input.messages"', '"gen_ai.output.messages"', '"gen_ai.prompt"', '"gen_ai.completion"',
+    "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.prompt", "gen_ai.completion"))
+_SHOWN_ATTRIBUTES: Final = 6
+
+
+def _no_join(spans: list[_Span], trace_id: str) -> str:
+    """Say why the spans of a trace give no question to join on, and how they could: GenAI spans
+    recorded without their messages (content capture off), else the nearest attribute to map."""
+    head = f"expected a question (or a qid) to join on in the spans of trace {quote(trace_id)}"
+    keys = sorted({key for span in spans for key in _flat_keys(span["attributes"])})
+    genai = [key for key in keys if key.startswith("gen_ai.")]
+    if genai and not any(lookup(span["attributes"], path) not in (MISSING, None)
+                         for span in spans for path in _GENAI_CONTENT):
+        shown = ", ".join(map(quote, genai[:_SHOWN_ATTRIBUTES])) + (", ..." if len(genai) > _SHOWN_ATTRIBUTES else "")
+        return (f"{head}: they hold GenAI attributes ({shown}) but no message content, which GenAI instrumentations "
+                "record only with content capture on: set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true "
+                "where the pipeline runs, or give each trace an attribute that names its question and read it with "
+                "--map qid=PATH")
+    for span in spans:
+        found = join_like(span["attributes"])
+        if found is not None:
+            concept, path, key = found
+            what = "a question's id" if concept == "qid" else "a question"
+            return f"{head}: did you mean --map {concept}={path}? (the span attribute {quote(key)} looks like {what})"
+    shown = ", ".join(map(quote, keys[:_SHOWN_ATTRIBUTES])) + (", ..." if len(keys) > _SHOWN_ATTRIBUTES else "")
+    return (f"{head}: their attributes are {shown or 'none'}, and none is a question or its id: map one with "
+            "--map qid=PATH or --map question=PATH (see \"Your traces\" in the README)")
+
+
+def _flat_keys(attributes: dict[str, object], prefix: str = "", depth: int = 0) -> Iterator[str]:
+    """The attribute keys of a span, nested ones written with dots as exporters write them (a few levels)."""
+    for key, value in attributes.items():
+        if type(value) is dict and value and depth < 4:
+            yield from _flat_keys(value, f"{prefix}{key}.", depth + 1)
+        else:
+            yield prefix + key
 
 
 def _first_in_spans(spans: list[_Span], paths: tuple[FieldPath, ...], container: bool) -> object:

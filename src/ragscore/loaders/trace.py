@@ -7,6 +7,7 @@ builds its result with ``tuple.__new__``; the rare shapes take slower branches.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Final, NamedTuple
 
@@ -14,6 +15,8 @@ from ragscore.errors import InputError
 from ragscore.loaders.detect import detect
 from ragscore.loaders.fieldpath import FieldPath, lookup, parse_path
 from ragscore.loaders.jsonl import describe, is_string_list
+from ragscore.loaders.near_miss import near_miss
+from ragscore.quoting import quote
 
 # "citations: [a, b]" at the end of (or anywhere in) an answer text.
 _CITATIONS_RE: Final = re.compile(r"citations\s*:\s*\[([^\]]*)\]", re.IGNORECASE)
@@ -140,9 +143,84 @@ def _join_key(obj: dict[str, object], source: str, line: int) -> tuple[str | Non
             return None, value
     looks_like = detect(obj)
     hint = (f"; the keys look like {looks_like}'s: --trace-format {looks_like} reads them"
-            if looks_like != "native" else "")
+            if looks_like != "native" else "; " + join_hint(obj))
     raise InputError(source, 'expected a "qid" (or "q_id") or a question text ("q" or "question") to join on' + hint,
                      line)
+
+
+# Keys that usually hold a question's id or its text, for the hint of a trace that joins no question
+# (a llama-index Response dump's "query", MLflow's "request_preview", a chain's "inputs").
+QID_LIKE: Final = ("question_id", "query_id", "questionid", "queryid", "qa_id", "example_id", "sample_id", "item_id")
+QUESTION_LIKE: Final = (
+    "query", "query_str", "user_input", "input", "inputs", "prompt", "user_query", "query_text", "question_text",
+    "input_text", "request", "request_preview", "user_message", "message", "text",
+)
+_JOIN_FIELDS: Final = frozenset({"qid", "q_id", "q", "question"})
+_SHOWN_KEYS: Final = 8
+_SEARCHED_KEYS: Final = 200
+
+
+def shown_keys(record: Mapping[str, object]) -> str:
+    """Name a record's top-level keys for a message: quoted, at most ``_SHOWN_KEYS`` of them."""
+    keys = list(record)
+    if not keys:
+        return "it has no keys"
+    more = f", ... ({len(keys):,} keys)" if len(keys) > _SHOWN_KEYS else ""
+    return "its keys are " + ", ".join(quote(key) for key in keys[:_SHOWN_KEYS]) + more
+
+
+def join_hint(record: Mapping[str, object]) -> str:
+    """Say what a trace that joins no question holds and how it could join: its keys, and the
+    ``--map qid=PATH`` or ``--map question=PATH`` that reads the key nearest to one (a join field
+    written wrong, a key named like a question's id or text, at the top or one level down)."""
+    found = join_like(record)
+    if found is None:
+        return (f"{shown_keys(record)}, and none is a question or its id: map one with --map qid=PATH or "
+                '--map question=PATH (see "Your traces" in the README)')
+    concept, path, key = found
+    what = "a question's id" if concept == "qid" else "a question"
+    return f"{shown_keys(record)}: did you mean --map {concept}={path}? ({quote(key)} looks like {what})"
+
+
+def join_like(record: Mapping[str, object]) -> tuple[str, str, str] | None:
+    """The concept, path and key of the key nearest to a join field, else None (see ``join_hint``)."""
+    for key, value in record.items():  # a join field written wrong: "Question", "qid "
+        field = near_miss(key, _JOIN_FIELDS)
+        if field is not None and _joinable(value, field in ("qid", "q_id")):
+            return ("qid" if field in ("qid", "q_id") else "question"), path_key(key), key
+    # The record, and the objects one and two levels down (JSON text of an object too: MLflow's
+    # "request_preview", a chain's "inputs"), breadth first; a few hundred keys a level at most.
+    levels: list[tuple[str, Mapping[str, object]]] = [("", record)]
+    start = 0
+    for _ in range(2):
+        end = len(levels)
+        for prefix, level in levels[start:end]:
+            for key, value in list(level.items())[:_SEARCHED_KEYS]:
+                if type(value) is str and value.lstrip()[:1] == "{":
+                    value = lookup({"v": value}, parse_path("v"), True)
+                if type(value) is dict:
+                    levels.append((prefix + path_key(key) + ".", value))
+        start = end
+    for names, concept in ((QID_LIKE, "qid"), (QUESTION_LIKE, "question")):
+        for prefix, level in levels:
+            for key, value in level.items():
+                if key.lower() in names and _joinable(value, concept == "qid"):
+                    return concept, prefix + path_key(key), key
+    return None
+
+
+def _joinable(value: object, qid: bool) -> bool:
+    """Tell whether a value could be joined on: text (a question, or an id), or an integer id."""
+    if isinstance(value, str):  # not the JSON text of an object: what it holds is looked into
+        return bool(value.strip()) and value.lstrip()[:1] != "{"
+    return qid and isinstance(value, int) and not isinstance(value, bool)
+
+
+def path_key(key: str) -> str:
+    """Write a key as a path step: bare when it can be, else quoted."""
+    if key and key.isprintable() and not any(c in key for c in '.[]" '):
+        return key
+    return '"' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def parse_trace(
