@@ -97,3 +97,18 @@ def test_spans_without_a_question_name_the_attribute_nearest_to_one(ragscore, is
                      "--map", "qid=session.query_id")
     assert again.status == 0, again.err
     assert again.json()["counts"]["traced"] == 1
+
+
+def test_mlflow_traces_name_the_question_inside_the_request_preview(ragscore, isolated):
+    # Trace.to_json() as MLflow 3 writes it (see tests/data/mlflow/make_traces.py): the question is
+    # in info.request_preview, JSON text of the root span's inputs.
+    traces = Path(__file__).parent / "data" / "mlflow" / "traces.jsonl"
+    write(isolated / "g.jsonl", GOLD)
+    run = ragscore("--gold", "g.jsonl", "--trace", traces, "--trace-format", "native")
+    assert (run.status, run.err) == (2, f'ragscore: error: {traces}:1: {JOIN}its keys are "info", "data": did you '
+                                        'mean --map question=info.request_preview.question? ("question" looks like a '
+                                        "question)\n")
+    again = ragscore("--gold", "g.jsonl", "--trace", traces, "--trace-format", "native", "--no-fail",
+                     "--map", "question=info.request_preview.question", "--map", "claim=info.response_preview")
+    assert again.status == 0, again.err
+    assert again.json()["counts"]["traced"] == 2

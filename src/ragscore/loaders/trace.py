@@ -149,11 +149,12 @@ def _join_key(obj: dict[str, object], source: str, line: int) -> tuple[str | Non
 
 
 # Keys that usually hold a question's id or its text, for the hint of a trace that joins no question
-# (a llama-index Response dump's "query", MLflow's "request_preview", a chain's "inputs").
+# (a llama-index Response dump's "query", the "question" inside MLflow's "request_preview", a chain's
+# "inputs"); the join fields themselves count below the top level.
 QID_LIKE: Final = ("question_id", "query_id", "questionid", "queryid", "qa_id", "example_id", "sample_id", "item_id")
 QUESTION_LIKE: Final = (
-    "query", "query_str", "user_input", "input", "inputs", "prompt", "user_query", "query_text", "question_text",
-    "input_text", "request", "request_preview", "user_message", "message", "text",
+    "question", "q", "query", "query_str", "user_input", "input", "inputs", "prompt", "user_query", "query_text",
+    "question_text", "input_text", "request", "request_preview", "user_message", "message", "text",
 )
 _JOIN_FIELDS: Final = frozenset({"qid", "q_id", "q", "question"})
 _SHOWN_KEYS: Final = 8
