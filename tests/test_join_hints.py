@@ -112,3 +112,17 @@ def test_mlflow_traces_name_the_question_inside_the_request_preview(ragscore, is
                      "--map", "question=info.request_preview.question", "--map", "claim=info.response_preview")
     assert again.status == 0, again.err
     assert again.json()["counts"]["traced"] == 2
+
+
+def test_llama_index_responses_are_told_to_map_their_query(ragscore, isolated):
+    # Query engine answers dumped with their query (see tests/data/llamaindex/make_responses.py).
+    responses = Path(__file__).parent / "data" / "llamaindex" / "responses.jsonl"
+    write(isolated / "g.jsonl", GOLD)
+    run = ragscore("--gold", "g.jsonl", "--trace", responses, "--trace-format", "native")
+    assert (run.status, run.err) == (2, f'ragscore: error: {responses}:1: {JOIN}its keys are "query", "response", '
+                                        '"source_nodes", "metadata": did you mean --map question=query? ("query" '
+                                        "looks like a question)\n")
+    again = ragscore("--gold", "g.jsonl", "--trace", responses, "--trace-format", "native", "--no-fail",
+                     "--map", "question=query", "--map", "claim=response")
+    assert again.status == 0, again.err
+    assert again.json()["counts"]["traced"] == 2
