@@ -715,3 +715,19 @@ def test_the_readme_note_example_is_true(ragscore, isolated):
     err = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--format", "none").err
     [note] = [line for line in err.splitlines() if "like refusals" in line]
     assert f"(`{note}`)" in readme
+
+
+def test_patterns_that_do_not_combine_into_one_search_are_searched_one_by_one(ragscore, isolated):
+    from ragscore.settings import refusal_screen
+
+    # The alternation of all patterns finds whether any matches in one search; two patterns that
+    # name one group cannot be joined, and each is searched on its own, with the same outcome.
+    assert refusal_screen(DEFAULT_REFUSAL_PATTERNS) is not None and refusal_screen(()) is None
+    named = ("(?P<w>abc)d", "(?P<w>xyz)w")
+    assert refusal_screen(named) is None
+    write(isolated / "g.jsonl", [{"qid": f"U{i}", "question": f"q{i}?", "answerable": False} for i in range(3)])
+    write(isolated / "t.jsonl", [_trace("U0", "ABCD"), _trace("U1", "so xyzw"), _trace("U2", "abc")])
+    write(isolated / "gates.toml", OFF)
+    found = _questions(ragscore, "--refusal-pattern", named[0], "--refusal-pattern", named[1])
+    assert [found[q]["refused"] for q in ("U0", "U1", "U2")] == [True, True, False]
+    assert found["U1"]["reason"] == 'unanswerable and refused: the claim matches the refusal pattern "(?P<w>xyz)w"'

