@@ -167,3 +167,14 @@ def test_a_document_id_mapped_into_the_metadata_of_spans_is_found(ragscore, isol
                     "--map", "document_id=document.metadata.doc")
     assert ('ragscore: the mapping document_id="document.metadata.doc" found nothing in any of 2 traces (a typo in '
             "the path?)\n") in typo.err
+
+
+def test_validate_reads_them_as_score_does(ragscore, isolated):
+    write(isolated / "g.jsonl", GOLD)
+    (isolated / "t.json").write_text(json.dumps(TRACES, indent=2), encoding="utf-8")
+    run = ragscore("validate", "--gold", "g.jsonl", "--trace", "t.json")
+    assert (run.status, run.out, run.err) == (0, "", "ragscore: 0 errors, 0 warnings\n")
+    (isolated / "bad.json").write_text(json.dumps(TRACES[0], indent=2) + "\n{\n  \"qid\": x\n}\n", encoding="utf-8")
+    bad = ragscore("validate", "--gold", "g.jsonl", "--trace", "bad.json")
+    assert bad.status == 2
+    assert "bad.json:13:10: error: invalid JSON: Expecting value\n" in bad.out

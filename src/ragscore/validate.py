@@ -10,17 +10,35 @@ import io
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from itertools import chain
 from typing import IO, Final
 
 from ragscore.errors import InputError
 from ragscore.evaluate import Unreadable, unreadable_hint
 from ragscore.external import ScoreColumns
-from ragscore.loaders.detect import detect, detect_text, is_csv_header, looks_json
+from ragscore.loaders.detect import detect, is_csv_header, looks_json
 from ragscore.loaders.gold import GoldItem, parse_gold_item
 from ragscore.loaders.input_file import peek
-from ragscore.loaders.jsonl import BOM, InputFile, array_or_lines, decode_line, iter_json_array, key_index
+from ragscore.loaders.jsonl import (
+    BOM,
+    InputFile,
+    array_or_lines,
+    decode_line,
+    goes_on,
+    iter_json_array,
+    iter_values,
+    key_index,
+)
 from ragscore.loaders.near_miss import GOLD_FIELDS, TRACE_FIELDS, key_note, missed_field
-from ragscore.loaders.shapes import GoldShape, TraceShape, gold_shape, ragas_csv, ragas_gold, trace_shape
+from ragscore.loaders.shapes import (
+    GoldShape,
+    TraceShape,
+    detect_lines,
+    gold_shape,
+    ragas_csv,
+    ragas_gold,
+    trace_shape,
+)
 from ragscore.loaders.shards import Shards
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, Cites, parse_trace
 from ragscore.metrics.text import MIN_NEEDLE, normalise
@@ -58,7 +76,9 @@ def _records(
     """Yield every readable record; record each unreadable line and go on (a JSON array, a CSV file stops).
 
     With ``ragas_csv_ok``, a file whose first line is a CSV header with ragas' columns is read as
-    ragas' CSV export. Without ``arrays`` (traces), a JSON array is read as lines, as score reads it.
+    ragas' CSV export. Without ``arrays`` (traces), a JSON array, and the rest of a file from a line
+    whose value goes on past its end, are read as a stream of values, as score reads them (the
+    stream's first error stops it).
     """
     document, lines = array_or_lines(file) if arrays else (None, file.raw_lines())
     if document is not None:
@@ -76,6 +96,12 @@ def _records(
             except InputError as exc:
                 problems.append(_error(exc))
             return
+    values = not arrays  # traces: a JSON array, or values that are not one a line, are read as score reads them
+    if values:
+        first, lines = peek(lines)
+        if first.removeprefix(BOM).lstrip(b" \t\r\n")[:1] == b"[":
+            yield from _values(lines, file.name, 1, problems)
+            return
     try:
         for number, raw in enumerate(lines, 1):
             if number == 1:
@@ -83,11 +109,23 @@ def _records(
             try:
                 text, value = decode_line(raw, file.name, number)
             except InputError as exc:
+                if values and goes_on(raw, exc):  # the rest is a stream of values: its first error stops it
+                    yield from _values(chain((raw,), lines), file.name, number, problems, False)
+                    return
                 problems.append(_error(exc))
                 continue
             if value is not ...:
                 yield number, 1, text, value
     except InputError as exc:  # a line too long to read: the lines after it are not
+        problems.append(_error(exc))
+
+
+def _values(lines: Iterator[bytes], source: str, line: int, problems: list[Problem], array: bool | None = None
+            ) -> Iterator[tuple[int, int, str, object]]:
+    """Yield the records of a stream of JSON values (see ``iter_values``); its first error is a problem and stops it."""
+    try:
+        yield from iter_values(lines, source, line, array)
+    except InputError as exc:
         problems.append(_error(exc))
 
 
@@ -255,8 +293,8 @@ def _trace_records(
             if not raw:
                 raise
             problems.append(_error(exc))
-        first, _ = peek(iter(io.BytesIO(raw)))
-        fmt = detect_text(first) if fmt == "auto" else fmt
+        first, lines = peek(iter(io.BytesIO(raw)))
+        fmt = detect_lines(first, lines)[0] if fmt == "auto" else fmt  # the first record, as score reads it
         csv_input = fmt == "ragas" and not looks_json(first)
         if csv_input and isinstance(file.spec, Shards):  # each file's header would read as a record
             problems.append(Problem(file.spec.paths[0], None, None, ERROR, "a CSV file cannot be read as one of "

@@ -114,7 +114,7 @@ def resolve(fmt: str, spec: str | Shards) -> str:
     file = InputFile(spec, hashed=False)
     try:
         first, lines = peek(file.raw_lines())
-        found, lines = _detected(first, lines)
+        found, lines = detect_lines(first, lines)
     except InputError as exc:
         raise file.located(exc) from None
     if isinstance(lines, Generator):
@@ -122,7 +122,7 @@ def resolve(fmt: str, spec: str | Shards) -> str:
     return found
 
 
-def _detected(first: bytes, lines: Iterator[bytes]) -> tuple[str, Iterator[bytes]]:
+def detect_lines(first: bytes, lines: Iterator[bytes]) -> tuple[str, Iterator[bytes]]:
     """Name the format of a trace input from its first record, and give its lines again: from the
     first line when it holds a whole record (JSON Lines), else from the first value of the stream
     (a pretty-printed record, one array's first element)."""
@@ -190,7 +190,7 @@ def open_records(
     if fmt in ("auto", "ragas"):
         first, lines = peek(file.raw_lines())
         if fmt == "auto":
-            fmt, lines = _detected(first, lines)
+            fmt, lines = detect_lines(first, lines)
         csv_input = fmt == "ragas" and not looks_json(first)
         if csv_input and isinstance(file.spec, Shards):  # each file's header would read as a record
             raise InputError(file.spec.paths[0], "a CSV file cannot be read as one of several trace files: give one "
