@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from conftest import checked_report
 from ragscore.cli import main
+from ragscore.settings import DEFAULT_REFUSAL_PATTERNS
 
 DEFAULT_TOKEN = "not in context"
 
@@ -75,11 +76,22 @@ def is_refusal(trace: dict, tokens: list[str]) -> bool:
     if isinstance(answer_json, dict):
         if "refused" in answer_json and isinstance(answer_json["refused"], bool):
             return answer_json["refused"]
-    claim = claim_of(trace)
+    claim = normalise(claim_of(trace)).strip()
     for token in tokens:
-        if normalise(claim).strip() == normalise(token).strip():
+        # Compared without the white space and quotes around them and final stops (no token drawn
+        # here is all stops, which ragscore compares as written).
+        if trim_refusal(claim) and trim_refusal(claim) == trim_refusal(normalise(token).strip()):
             return True
-    return False
+    # The default refusal patterns (no settings file here), searched in the normalised claim.
+    return any(re.search(p, claim, re.IGNORECASE) for p in DEFAULT_REFUSAL_PATTERNS)
+
+
+QUOTE_CHARS = "\"'`\u201c\u201d\u201e\u201f\u2018\u2019\u201a\u201b\u00ab\u00bb\u2039\u203a"
+
+
+def trim_refusal(text: str) -> str:
+    """Drop the white space and quotes around ``text``, and with them a final ".", "!" or "\u2026"."""
+    return re.sub(f"^[\\s{QUOTE_CHARS}]+|[\\s{QUOTE_CHARS}.!\u2026]+$", "", text)
 
 
 def claim_of(trace: dict) -> str:
@@ -281,6 +293,12 @@ def oracle(gold_items: list[dict], traces: list[dict], k: int, require_claim: bo
         "forbidden_rate": share(forbidden_count, len(S)),
         f"full_recall@{k}": share(recalled, len(A)),
     }
+    if S and not any(r["status"] == "invalid" or r["cited"] for r in S):
+        # No answered trace cites anything (issue 32): the metrics that need citations are undefined,
+        # and precision counts the claims alone.
+        metrics.update(chr=None, chr_answerable=None, citation_precision=None, fabricated_citation_rate=None)
+        metrics["precision"] = share(len([r for r in SA if r["has_claim"] and not r["forbidden"]
+                                          and (r["contained"] or not require_claim)]), len(S))
     missing = len([r for r in rows if not r["has_trace"]])
 
     passed = missing <= 0
@@ -586,7 +604,7 @@ def scenarios(draw: st.DrawFn) -> dict:
     trace_qids = [q for q in qids if draw(st.integers(0, 9)) < 8]
     trace_qids += draw(st.lists(st.sampled_from(qids), max_size=3))
     trace_qids += draw(st.lists(st.sampled_from(UNKNOWN_QIDS), max_size=2))
-    trace_qids = draw(st.permutations(trace_qids))
+    trace_qids = draw(st.permutations(trace_qids)) or [UNKNOWN_QIDS[0]]  # a run of no trace is an input error
     traces = [draw(traces_for(q, gold_by_qid.get(q))) for q in trace_qids]
     return {
         "gold": gold,
@@ -676,8 +694,8 @@ def test_refusal_token_ignores_case_and_surrounding_whitespace() -> None:
     traces = [
         # odd case and padding: still the token
         {"qid": "U1", "retrieved_ids": [], "answer_json": {"claim": "  Not In Context ", "citations": []}},
-        # a full stop makes it an answer
-        {"qid": "U2", "retrieved_ids": [], "answer_json": {"claim": "Not in context.", "citations": []}},
+        # a final question mark makes it an answer (a full stop would not: issue 32)
+        {"qid": "U2", "retrieved_ids": [], "answer_json": {"claim": "Not in context?", "citations": []}},
         # explicit refused=false beats the token
         {"qid": "A1", "retrieved_ids": ["p1"], "refused": False,
          "answer_json": {"claim": "NOT IN CONTEXT", "citations": ["p1"]}},
@@ -758,7 +776,7 @@ def test_phrase_rule_on_gold_claim_with_punctuation() -> None:
     assert labels_of(report) == {"P1": "CLAIM_MISMATCH", "P2": "OK", "P3": "OK", "P4": "OK",
                                  "P5": "CLAIM_MISMATCH", "P6": "CLAIM_MISMATCH"}
     assert report["metrics"]["containment"] == pytest.approx(3 / 6, abs=1e-12)
-    assert report["chr"] == 1.0  # empty gold citations and no citation made: a hit
+    assert report["chr"] is None  # no trace cites anything: undefined (issue 32), though each question is a hit
 
 
 def test_scope_citations() -> None:
