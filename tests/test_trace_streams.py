@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
 
@@ -178,3 +180,25 @@ def test_validate_reads_them_as_score_does(ragscore, isolated):
     bad = ragscore("validate", "--gold", "g.jsonl", "--trace", "bad.json")
     assert bad.status == 2
     assert "bad.json:13:10: error: invalid JSON: Expecting value\n" in bad.out
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text("ab{}[]\",: \\\n\té", max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("k{}[]\" ", max_size=3), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.dictionaries(st.text("qk[]{}\"", max_size=3), _JSON, max_size=3), min_size=1, max_size=4),
+       st.sampled_from([None, 0, 1, 2, 4]), st.sampled_from(["\n", "", " ", "\n\n"]), st.booleans())
+def test_any_records_written_any_way_read_back_at_their_lines(records, indent, between, array):
+    """Records written indented or not, apart or concatenated, or as one array, read back as
+    themselves, each at the line and column where its text starts."""
+    texts = [json.dumps(record, indent=indent) for record in records]
+    text = ("[" + between + ("," + between).join(texts) + between + "]") if array else between.join(texts)
+    read = list(iter_values(text.encode().splitlines(True), "t.json"))
+    assert [value for _, _, _, value in read] == records
+    for (line, column, piece, _), record in zip(read, records, strict=True):
+        start = sum(len(row) + 1 for row in text.split("\n")[: line - 1]) + column - 1
+        assert text[start:].startswith(piece) and json.loads(piece) == record
