@@ -446,8 +446,10 @@ def test_refusal_patterns_with_a_bar_keep_the_signature_apart(ragscore, monkeypa
     from conftest import EXAMPLES
 
     monkeypatch.chdir(EXAMPLES / "formats")
+    off = tmp_path / "off.toml"
+    off.write_text("[scoring]\nrefusal_patterns = []\n", encoding="utf-8")  # the command line's pattern alone
     base = ragscore("--gold", "gold.jsonl", "--trace", "native.jsonl", "--per-question", "--no-fail", "-q",
-                    "--refusal-pattern", "zzz|i do not know")
+                    "--refusal-pattern", "zzz|i do not know", "--gates-file", str(off))
     assert 'refusal_patterns:["zzz\\u007ci do not know"]' in base.json()["signature"]
     (tmp_path / "base.json").write_text(base.out, encoding="utf-8")
     run = ragscore("compare", "--gold", "gold.jsonl", "--trace", "native.jsonl", "--baseline-report",
