@@ -294,7 +294,8 @@ def test_diagnoses_in_every_report_format_escape_their_input(ragscore, isolated)
     write(isolated / "gates.toml", '[diagnose.precision]\nwarning = 0.99\ncauses = ["<b>bold</b> | pipe"]\ncases = []\n')
     qid = "Q|<i>1</i>"
     write(isolated / "g.jsonl", [{"qid": qid, "question": "Why <script>?", "answerable": True, "gold_citations": ["d1"]}])
-    write(isolated / "t.jsonl", [{"qid": qid, "retrieved_ids": ["d1"], "answer_json": {"claim": "a|b\n# h", "citations": []}}])
+    write(isolated / "t.jsonl", [{"qid": qid, "retrieved_ids": ["d1", "d2"],
+                                  "answer_json": {"claim": "a|b\n# h", "citations": ["d2"]}}])
     run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--format", "markdown", "--html", "r.html")
     md = run.out
     assert "### critical: precision = 0.0000, past 0.6 \\(higher is better\\)" in md.replace("\\_", "_") or \

@@ -249,8 +249,8 @@ def test_a_partial_file_that_is_not_one_is_an_input_error(ragscore, isolated):
                                    "enclosed in double quotes)"),
         "report.json": (ragscore("--gold", "gold.jsonl", "--trace", "trace.jsonl").out,
                         'report.json: not a ragscore partial (expected "format": "ragscore-partial")'),
-        "future.json": (json.dumps({**doc, "version": 4}),
-                        "future.json: a ragscore partial of version 4; this ragscore (0.1.0) reads version 3: make "
+        "future.json": (json.dumps({**doc, "version": 5}),
+                        "future.json: a ragscore partial of version 5; this ragscore (0.1.0) reads version 4: make "
                         "the partials again with it"),
         "damaged.json": (json.dumps({**doc, "result": {**doc["result"], "tally": {}}}),
                          'damaged.json: a damaged ragscore partial: "result.tally.answered" is missing'),

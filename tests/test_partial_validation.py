@@ -335,4 +335,4 @@ def test_a_version_of_hostile_text_is_quoted(made, doc):
     status, out, err = _merged(made, json.dumps(doc))
     assert (status, out, err) == (2, "", 'ragscore: error: p1.json: a ragscore partial of version "#\\x23[error]pwned\\n'
                                          + "x" * 11 + "…[475 characters]…" + "x" * 14 + '"; this ragscore (0.1.0) '
-                                         "reads version 3: make the partials again with it\n")
+                                         "reads version 4: make the partials again with it\n")

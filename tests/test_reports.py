@@ -7,7 +7,7 @@ import math
 
 from conftest import write
 from ragscore.evaluate import Wants, evaluate
-from ragscore.metrics.answer import AnswerTally, pack
+from ragscore.metrics.answer import CITES, AnswerTally, claim_bit, pack
 from ragscore.metrics.moments import summarise
 from ragscore.reports.markdown import cell
 from ragscore.settings import Settings
@@ -53,7 +53,9 @@ def test_tallies_of_parts_add_up_to_the_tally_of_the_whole(tmp_path):
     ev = evaluate(str(tmp_path / "g.jsonl"), str(tmp_path / "t.jsonl"), settings, Wants(rows=True))
     halves = [AnswerTally(), AnswerTally()]
     for i, row in enumerate(ev.rows):
-        halves[i % 2].add_packed(pack(row.outcome, row.answerable))
+        cites = CITES if row.outcome.answered and row.cited else 0  # run_bits, from what the row keeps
+        halves[i % 2].add_packed(pack(row.outcome, row.answerable) | cites | claim_bit(row.outcome, row.answerable,
+                                                                                        settings))
     for i, half in enumerate(halves):
         rows = [row for row in list(ev.rows)[i::2] if row.outcome.cite_share is not None]
         half.shares = summarise([[row.outcome.cite_share for row in rows]], (True,), [row.qid for row in rows], "0",
@@ -61,8 +63,9 @@ def test_tallies_of_parts_add_up_to_the_tally_of_the_whole(tmp_path):
     total = halves[0] + halves[1]
     assert total.shares == ev.tally.shares
     assert total.metrics(settings) == ev.tally.metrics(settings)
-    assert (total.answered, total.refused, total.missing, total.labels) == (
-        ev.tally.answered, ev.tally.refused, ev.tally.missing, ev.tally.labels)
+    assert (total.answered, total.refused, total.missing, total.labels, total.citing, total.claim_ok) == (
+        ev.tally.answered, ev.tally.refused, ev.tally.missing, ev.tally.labels, ev.tally.citing, ev.tally.claim_ok)
+    assert ev.tally.citing == 18 and not ev.tally.cites_nothing  # the 18 traces with i % 3 > 0 of 28
 
 
 def test_per_question_values_average_to_the_reported_metrics(ragscore, monkeypatch):

@@ -378,7 +378,7 @@ def _run_of(ev: Evaluation, config: Config, wants: Wants, per_question: bool, on
     if typo is not None:
         raise typo
     results = evaluate_gates(config.gates, metrics, config.settings.strict)
-    diagnoses = diagnose(metrics, config.rules, config.settings.k, ev.samples)
+    diagnoses = diagnose(metrics, config.rules, config.settings.k, ev.samples, not ev.tally.cites_nothing)
     slices = build_slices(ev, wants.by, config.slice_gates, config.slice_min_n) if wants.by else {}
     slice_results = [r for groups in slices.values() for s in groups.values() for r in s.gates]
     passed = gates_pass(results) and gates_pass(slice_results)
@@ -500,6 +500,11 @@ class Comparison:
         if self.read_as is not None:
             notes.append(f"the baseline's traces were read as {self.read_as[0]}, the candidate's as {self.read_as[1]} "
                          "(--trace-format auto)")
+        for which, ev in (("baseline", self.baseline), ("candidate", self.candidate)):
+            if ev is not None and ev.tally.cites_nothing:  # each run decides by its own traces
+                from ragscore.reports.console import no_citations_note
+
+                notes.append(f"the {which}'s traces: {no_citations_note(ev.settings, ev.repeats is not None)}")
         notes += [f"REGRESSION {r.metric}: worse by {fmt(r.worse_by)} (allowed {r.allowed:g})"
                   for r in self.regressions if r.status == "fail"]
         if self.document["mcnemar"] is None:  # repeated samples: correctness is a pass rate

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from ragscore.errors import InputError
 from ragscore.evaluate import Evaluation
 from ragscore.intervals import BOOTSTRAP, NORMAL
-from ragscore.metrics.answer import PASSING_LABELS, Label, answer_metric_names, question_values
+from ragscore.metrics.answer import CITING, PASSING_LABELS, Label, answer_metric_names, outcome_values
 from ragscore.metrics.families import enabled
 from ragscore.metrics.registry import Direction, direction_of
 from ragscore.metrics.repeats import repeat_metric_names
@@ -85,13 +85,16 @@ def run_from_evaluation(ev: Evaluation) -> Run:
     families = list(enabled(settings.families))
     values: dict[str, dict[str, float | None]] = {}
     correct: dict[str, bool] = {}
+    cites = not ev.tally.cites_nothing
     for row in ev.rows:
         if row.sampled is not None:  # means over the question's samples, then its repeat metrics
             per = dict(zip(names, row.sampled.answer, strict=True))
             # min_pass_rate is a least value, not a mean of per-question values: it is not tested
             per.update(zip(repeat_metric_names(settings)[:-1], row.sampled.repeats, strict=True))
+            if not cites:  # each sample was judged by its citations: undefined, as for the run
+                per.update(dict.fromkeys((*CITING, "precision")))
         else:
-            per = dict(zip(names, question_values(row.outcome, row.answerable, settings), strict=True))
+            per = dict(zip(names, outcome_values(row.outcome, row.answerable, settings, cites), strict=True))
         for family, family_row in zip(families, row.family_rows, strict=True):
             per.update(family.question_metrics(family_row, settings))
         for name in ev.scores:  # scores from other evaluators (None where the question has none)

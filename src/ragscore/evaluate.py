@@ -44,6 +44,7 @@ from ragscore.loaders.shards import Shards
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, TraceView, parse_trace
 from ragscore.metrics import METRICS
 from ragscore.metrics.answer import (
+    CITING,
     LABEL_ORDER,
     AnswerTally,
     Label,
@@ -54,6 +55,7 @@ from ragscore.metrics.answer import (
     pack,
     question_values,
     refusal_like,
+    run_bits,
     unpack,
 )
 from ragscore.metrics.families import Columns, Family, SampleColumns, Totals, averaged, enabled, spread
@@ -75,6 +77,8 @@ EXAMPLES = 5  # ids quoted in a one-line summary such as "3 unknown traces: a, b
 # An input: a path ("-": standard input), several trace files read as one, or records given to the Python API.
 Spec = str | Shards | Records
 COUNT_METRICS = METRICS.names("counts")
+# The worst questions of precision counted by the claims alone (``claim_bit``), for a run that cites nothing.
+CLAIM_PICKS: Final = "precision/claims"
 
 
 def metric_names(settings: Settings) -> tuple[str, ...]:
@@ -287,6 +291,8 @@ class Evaluation:
         values: dict[str, float | None]
         if self.repeats is not None:
             values = self.repeats.metrics(self.settings, answer_metric_names(self.settings))
+            if self.tally.cites_nothing:  # each question's means counted its citations: undefined
+                values.update(dict.fromkeys((*CITING, "precision")))
         else:
             values = self.tally.metrics(self.settings)
         for family, columns in zip(enabled(self.settings.families), self.columns, strict=True):
@@ -402,7 +408,7 @@ def error_key(
     return (phase, exc.line or 0, exc.column or 0, shown.source, shown.message, shown.line, shown.column)
 
 
-_NOT_JUDGED: Final = 0xFFFF  # no trace seen yet (pack() codes use 12 bits)
+_NOT_JUDGED: Final = 0xFFFF  # no trace seen yet (pack() codes and run_bits use 14 bits)
 
 
 @dataclass(slots=True)
@@ -559,7 +565,7 @@ def _join(
             like = refusal_like(view.claim)
             if like is not None:
                 accounting.note_refusal_like(line, item.qid, like)
-        codes[position] = pack(outcome, item.answerable)
+        codes[position] = pack(outcome, item.answerable) | run_bits(outcome, item.answerable, view, settings)
         shares[position] = math.nan if outcome.cite_share is None else outcome.cite_share
         if outcomes is not None:
             outcomes[position] = outcome
@@ -707,10 +713,13 @@ def _samples(
                   if name in targeted} | floats
     floats.update((name, column) for name, (column, _) in score_columns.items())
     missing = LABEL_ORDER.index(Label.MISSING_TRACE)
+    # Precision's worst questions by the claims alone too: finish() keeps these in a run that cites nothing.
+    targets = wants.targets + tuple((CLAIM_PICKS, d, bound) for name, d, bound in wants.targets if name == "precision")
     found = worst_questions(
-        wants.targets, wants.samples, judged.codes,
-        lambda code: (*question_values(*unpack(code), settings), float(code & 7 == missing)),
-        (*answer_metric_names(settings), "missing"), floats, lambda p: items[p].qid,
+        targets, wants.samples, judged.codes,
+        lambda code: (*question_values(*unpack(code), settings), float(code & 7 == missing),
+                      float(code >> 13 & 1) if code >> 3 & 1 else None),
+        (*answer_metric_names(settings), "missing", CLAIM_PICKS), floats, lambda p: items[p].qid,
     )
     positions = {p for picks in found.values() for _, _, p, _ in picks}
     if gold.questions_kept:
@@ -875,9 +884,13 @@ def finish(
         unmatched = sorted((row.line, key) for key, row in wants.scores.rows.items() if key not in matched)
     digests = digests or part.digests
     assert digests is not None  # a single part reads both files whole; parallel runs pass them
+    samples = keep_worst([part.samples], wants.samples)
+    claims_alone = samples.pop(CLAIM_PICKS, [])
+    if part.tally.cites_nothing and any(name == "precision" for name, _, _ in wants.targets):  # claims alone
+        samples["precision"] = claims_alone
     return Evaluation(
         gold, traces, digests, settings, part.questions, part.tally, accounting, [q for _, q in part.missing_ids],
-        part.rows if wants.rows else None, part.explained, part.columns, keep_worst([part.samples], wants.samples),
+        part.rows if wants.rows else None, part.explained, part.columns, samples,
         part.scores, unmatched, gold_keys=part.gold_keys, trace_keys=part.trace_keys, mapped_found=part.mapped_found,
         gold_ragas=part.gold_ragas, operations=part.operations, repeats=part.repeats,
     )

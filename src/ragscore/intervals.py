@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from ragscore.evaluate import Evaluation
-from ragscore.metrics.answer import AnswerTally, answer_metric_names
+from ragscore.metrics.answer import CITING, AnswerTally, answer_metric_names
 from ragscore.metrics.families import Totals, enabled
 from ragscore.metrics.moments import Moments, normal_interval, poisson_interval
 from ragscore.metrics.registry import lookup
@@ -48,16 +48,18 @@ def _rate_interval(successes: int, trials: int, confidence: float) -> Interval:
 
 def compute_intervals(ev: Evaluation) -> dict[str, Interval]:
     """Give each metric of a run that has one its interval, in the order of the metrics."""
-    out = intervals_of(ev.settings, ev.tally, ev.columns, ev.repeats)
+    out = intervals_of(ev.settings, ev.tally, ev.columns, ev.repeats, not ev.tally.cites_nothing)
     for name, score in ev.scores.items():  # scores from other evaluators: means
         out[name] = mean_interval(score.values, ev.settings)
     return out
 
 
 def intervals_of(
-    settings: Settings, tally: AnswerTally, family_totals: Sequence[Totals], repeats: RepeatTotals | None = None
+    settings: Settings, tally: AnswerTally, family_totals: Sequence[Totals], repeats: RepeatTotals | None = None,
+    cites: bool = True,
 ) -> dict[str, Interval]:
-    """Give each metric of these totals (a run, or a slice of it) its interval.
+    """Give each metric of these totals (a run, or a slice of it) its interval; ``cites`` says
+    whether the run cites anything (if not, the metrics that need citations have none).
 
     With repeated samples every answer metric is a mean of per-question means, and so is each
     repeat metric: all get a mean's interval (resampling questions, never samples).
@@ -66,11 +68,13 @@ def intervals_of(
     if repeats is not None:
         names = column_names(settings, answer_metric_names(settings))
         for name, column in zip(names, repeats.columns, strict=True):
-            out[name] = mean_interval(column, settings)
+            out[name] = mean_interval(column, settings) if cites or name not in (*CITING, "precision") else None
     else:
-        rates = tally.rates(settings)
-        for name in tally.metrics(settings):
-            if name in rates:
+        rates = tally.rates(settings, cites)
+        for name in tally.metrics(settings, cites):
+            if not cites and name in CITING:
+                out[name] = None
+            elif name in rates:
                 out[name] = _rate_interval(*rates[name], settings.confidence)
             else:  # citation_precision: a mean of per-question shares
                 out[name] = mean_interval(tally.shares, settings)

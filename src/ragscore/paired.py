@@ -36,7 +36,7 @@ from ragscore.evaluate import (
 )
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess
 from ragscore.loaders.records import Records
-from ragscore.metrics.answer import answer_metric_names, code_passes, question_values, unpack
+from ragscore.metrics.answer import answer_metric_names, code_passes, code_values
 from ragscore.metrics.stats import PairSums, resampling_is_cheap
 from ragscore.parallel import run_parts
 from ragscore.settings import Settings
@@ -132,17 +132,22 @@ def score_pair(
     # Errors surface here, the candidate's (and the gold set's) first.
     candidate = merge([p.candidate for p in parts], gold, trace_file, settings, _WANTS, (digests[0], digests[2]))
     baseline = merge([p.baseline for p in parts], gold, baseline_file, settings, _WANTS, (digests[0], digests[1]))
-    return baseline, candidate, _pair(parts, settings, keep_columns)
+    cites = (not baseline.tally.cites_nothing, not candidate.tally.cites_nothing)
+    return baseline, candidate, _pair(parts, settings, keep_columns, cites)
 
 
-def _pair(parts: list[PairedPart], settings: Settings, keep_columns: bool = False) -> Paired:
-    """Turn the parts' codes and values into the paired sums (and, when cheap, the columns)."""
+def _pair(
+    parts: list[PairedPart], settings: Settings, keep_columns: bool = False, cites: tuple[bool, bool] = (True, True),
+) -> Paired:
+    """Turn the parts' codes and values into the paired sums (and, when cheap, the columns);
+    ``cites`` says whether the baseline and the candidate cite anything (``code_values``)."""
     names = answer_metric_names(settings)
     packed = [_both_packed(p) for p in parts]
     code_pairs: Counter[tuple[int, int]] = Counter()
     for base, cand in packed:
         code_pairs.update(zip(base.codes, cand.codes, strict=True))
-    table = {code: question_values(*unpack(code), settings) for pair in code_pairs for code in pair}
+    tables = tuple({code: code_values(code, settings, cited) for pair in code_pairs for code in pair}
+                   for cited in cites)
     # Per-question values beyond the codes: the same names in every part, except external scores,
     # which a part (or a run) may lack: it has no value for any of its questions then.
     floats = list(dict.fromkeys(name for pair in packed for run in pair for name in run.floats))
@@ -157,7 +162,7 @@ def _pair(parts: list[PairedPart], settings: Settings, keep_columns: bool = Fals
         if name in floats:
             continue  # not implied by the code (citation_precision)
         sums[name] = PairSums.of_counts(
-            (_int(table[b][i]), _int(table[c][i]), times) for (b, c), times in code_pairs.items()
+            (_int(tables[0][b][i]), _int(tables[1][c][i]), times) for (b, c), times in code_pairs.items()
         )
     for name in floats:
         sums[name] = PairSums.of(
@@ -167,7 +172,7 @@ def _pair(parts: list[PairedPart], settings: Settings, keep_columns: bool = Fals
     n = sum(len(p.places) for p in parts)
     columns = None
     if keep_columns or resampling_is_cheap(n, settings.bootstrap):
-        columns = _columns(parts, packed, names, floats, table)
+        columns = _columns(parts, packed, names, floats, tables)
     fixed = [qid for _, qid in heapq.merge(*(p.fixed for p in parts))]
     broken = [qid for _, qid in heapq.merge(*(p.broken for p in parts))]
     ordered = {name: sums[name] for name in (*names, *floats) if name in sums}  # report order
@@ -183,7 +188,7 @@ def _both_packed(part: PairedPart) -> tuple[Packed, Packed]:
 
 def _columns(
     parts: list[PairedPart], packed: list[tuple[Packed, Packed]], names: tuple[str, ...], floats: list[str],
-    table: dict[int, tuple[float | None, ...]],
+    tables: tuple[dict[int, tuple[float | None, ...]], ...],
 ) -> dict[str, tuple[list[float | None], list[float | None]]]:
     """Spell out every tested metric's values in both runs, question by question in gold order."""
     order = heapq.merge(*([(place, k, i) for i, place in enumerate(p.places)] for k, p in enumerate(parts)))
@@ -191,7 +196,7 @@ def _columns(
     columns: dict[str, tuple[list[float | None], list[float | None]]] = {}
     for side in (0, 1):
         runs = [pair[side] for pair in packed]
-        codes = [table[runs[k].codes[i]] for k, i in at]
+        codes = [tables[side][runs[k].codes[i]] for k, i in at]
         for j, name in enumerate(names):
             if name not in floats:
                 columns.setdefault(name, ([], []))[side].extend(values[j] for values in codes)

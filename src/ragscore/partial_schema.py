@@ -23,8 +23,8 @@ from typing import Any, Final
 from ragscore.config import SettingsTable, _apply_scoring
 from ragscore.diagnose import Sample
 from ragscore.errors import ConfigError
+from ragscore.evaluate import CLAIM_PICKS, Accounting, PartResult, QuestionRow, Unreadable, Wants
 from ragscore.evaluate import EXAMPLES as ACCOUNTING_EXAMPLES
-from ragscore.evaluate import Accounting, PartResult, QuestionRow, Unreadable, Wants
 from ragscore.external import ScoreTotals
 from ragscore.input_config import GOLD_CONCEPTS, fields_table, trace_format
 from ragscore.json_paths import Damaged, Node, read_number, shown
@@ -312,10 +312,11 @@ def _check_tally(t: dict[str, Node], judged: int, what: str) -> None:
                         ("answered_unanswerable", "unanswerable"), ("refused_answerable", "refused"),
                         ("refused_answerable", "answerable"), ("full_recall", "answerable"),
                         ("fabricated", "answered"), ("forbidden", "answered"), ("compliant", "traced"),
-                        ("labels.OK", "answered"), ("missing", "refused")):
+                        ("labels.OK", "answered"), ("missing", "refused"), ("citing", "answered"),
+                        ("claim_ok", "answered")):
         _less(t[part], t[whole])
     answered_answerable = t["answered"].value - t["answered_unanswerable"].value
-    for part in ("hit", "contained"):  # counted over the answered answerable questions
+    for part in ("hit", "contained", "claim_ok"):  # counted over the answered answerable questions
         if t[part].value > answered_answerable:
             raise t[part].fail(f"({t[part].value:,}) is greater than the answered answerable {what} "
                                f"({answered_answerable:,})")
@@ -370,6 +371,8 @@ def _accounting(node: Node, traced: int) -> Accounting:
 
 def _samples(node: Node, wants: Wants) -> dict[str, list[tuple[float, str, Sample]]]:
     targets = {metric for metric, _, _ in wants.targets}
+    if "precision" in targets:  # its worst questions by the claims alone are kept too
+        targets.add(CLAIM_PICKS)
     out: dict[str, list[tuple[float, str, Sample]]] = {}
     for name, picks in node.mapping():
         if name not in targets:

@@ -9,7 +9,7 @@ the Poisson bootstrap's replicates while the questions are few), so that no grou
 of merging changes a bit, the statistics of corpus metrics, the worst-question candidates of
 every diagnosis, the accounting with its examples, and, when asked for, the per-question rows.
 
-The JSON is a contract: ``{"format": "ragscore-partial", "version": 3, ...}``; a reader refuses
+The JSON is a contract: ``{"format": "ragscore-partial", "version": 4, ...}``; a reader refuses
 another version. Floats are written as JSON numbers (shortest repr: read back bit for bit), NaN
 as null, infinities as the strings "inf" and "-inf"; the integers of exact sums, which outgrow
 the 53 bits other JSON readers keep, as hexadecimal strings ("0x1f", "-0x2").
@@ -41,7 +41,7 @@ from ragscore.settings import Settings
 FORMAT: Final = "ragscore-partial"
 # The integer counts of an AnswerTally (its shares and labels are written apart).
 COUNTS: Final = tuple(name for name in AnswerTally.__dataclass_fields__ if name not in ("shares", "labels"))
-VERSION: Final = 3
+VERSION: Final = 4  # 4: the tally counts citing and claim_ok (issue 32)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from ragscore.evaluate import Evaluation
 from ragscore.gates import Gate, GateResult, Status, evaluate_gates
 from ragscore.intervals import Interval, intervals_of, mean_interval
 from ragscore.loaders.gold import NONE
-from ragscore.metrics.answer import AnswerTally, answer_metric_names, pack
+from ragscore.metrics.answer import CITING, AnswerTally, answer_metric_names, claim_bit, pack
 from ragscore.metrics.families import Columns, enabled, spread
 from ragscore.metrics.moments import summarise
 from ragscore.metrics.repeats import QuestionSamples, summarise_questions
@@ -90,6 +90,7 @@ def build_slices(
     settings = ev.settings
     families = list(enabled(settings.families))
     gates = tuple(gates)
+    cites = not ev.tally.cites_nothing  # decided by the whole run, not by each slice
     total = 0
     for index, path in enumerate(paths):  # every field is counted before any slice is built
         total += check_slice_count(path, (label for row in ev.rows or () for label in row.slices[index]), total)
@@ -104,7 +105,8 @@ def build_slices(
                     group = groups[label] = Slice(family_rows=[[] for _ in families],
                                                   family_qids=[[] for _ in families])
                 group.qids.append(row.qid)
-                group.tally.add_packed(pack(row.outcome, row.answerable))
+                group.tally.add_packed(pack(row.outcome, row.answerable)
+                                       | claim_bit(row.outcome, row.answerable, settings))
                 if row.sampled is not None:
                     group.sampled.append(row.sampled)
                     group.places.append(row.place)
@@ -139,11 +141,13 @@ def build_slices(
             if settings.sampled:  # the answer metrics are means over each question's samples
                 repeats = summarise_questions(group.sampled, group.qids, group.places, settings, resample)
                 metrics = repeats.metrics(settings, answer_metric_names(settings))
+                if not cites:
+                    metrics.update(dict.fromkeys((*CITING, "precision")))
             else:
-                metrics = group.tally.metrics(settings)
+                metrics = group.tally.metrics(settings, cites)
             for family, t in zip(families, totals, strict=True):
                 metrics.update(family.summarise(t, settings))
-            intervals = intervals_of(settings, group.tally, totals, repeats)
+            intervals = intervals_of(settings, group.tally, totals, repeats, cites)
             for name in ev.scores:  # scores from other evaluators, in the run's order
                 values, qids = group.scores.get(name, ([], []))
                 moments = summarise([values], (True,), _keys(qids, resample), seed, resamples)[0]

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ragscore.diagnose.rules import DEFAULT_SAMPLES, Rule, builtin_rules, past, rule_for
+from ragscore.diagnose.rules import DEFAULT_SAMPLES, NO_CITATIONS, Rule, builtin_rules, past, rule_for
 from ragscore.metrics.registry import Direction
 
 __all__ = ["DEFAULT_SAMPLES", "Diagnosis", "Sample", "builtin_rules", "diagnose", "sample_targets"]
@@ -76,8 +76,14 @@ def diagnose(
     rules: Mapping[str, Rule],
     k: int,
     samples: Mapping[str, Sequence[Sample]],
+    cites: bool = True,
 ) -> list[Diagnosis]:
-    """Check every metric that has a rule; return the diagnoses, critical first, in metric order."""
+    """Check every metric that has a rule; return the diagnoses, critical first, in metric order.
+
+    ``cites`` says whether any answered trace cites anything: if not, precision counts the claims
+    alone, and its diagnosis names the missing citations first (``NO_CITATIONS``), before the rule's
+    general causes (its cases, which test chr, never apply), not a retrieval cause.
+    """
     found = []
     for name, value in metrics.items():
         rule = rule_for(name, rules)
@@ -92,11 +98,14 @@ def diagnose(
         if severity is None or threshold is None:
             continue
         causes, actions, because = rule.causes, rule.actions, None
-        for case in rule.cases:
+        for case in rule.cases if cites or name != "precision" else ():
             if all(condition.holds(metrics, k) for condition in case.when):
                 causes, actions = case.causes or causes, case.actions or actions
                 because = " and ".join(str(c).replace("@K", f"@{k}") for c in case.when)
                 break
+        if not cites and name == "precision":
+            causes, actions = NO_CITATIONS.causes + causes, NO_CITATIONS.actions + actions
+            because = "no trace citing anything"
         found.append(Diagnosis(name, value, threshold, severity, direction, causes, actions,
                                tuple(samples.get(name, ())), because))
     found.sort(key=lambda d: d.severity != "critical")  # stable: metric order within a severity

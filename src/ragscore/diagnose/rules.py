@@ -73,6 +73,16 @@ class Rule:
         return direction_of(metric)
 
 
+# What a diagnosis of precision says first in a run where no answered trace cites anything (precision
+# then counts the claims alone, and chr, which the built-in cases test, is undefined).
+NO_CITATIONS: Final = Case(
+    (),
+    ("no trace cites anything: chr and the citation metrics are n/a, and precision counts the claims alone "
+     "(answerable, the claim contained, nothing forbidden)",),
+    ("write the cited ids in answer_json.citations, or --map citations=PATH to where the traces hold them",),
+)
+
+
 def past(value: float, threshold: float, direction: Direction) -> bool:
     """Tell whether a value is on the bad side of a threshold (never when equal to it)."""
     return value < threshold if direction is Direction.HIGHER else value > threshold

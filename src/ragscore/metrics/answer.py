@@ -302,6 +302,28 @@ def pack(o: Outcome, answerable: bool) -> int:
     )
 
 
+# Bits beyond pack()'s 12, set by whoever judges a trace (``run_bits``): what a run that cites
+# nothing is scored by instead (chr and the citation metrics are undefined then).
+CITES: Final = 1 << 12     # an answered trace that cites at least one id (or whose citations are not a list)
+CLAIM_OK: Final = 1 << 13  # an answered trace that would be OK with its citations unchecked
+
+
+def run_bits(o: Outcome, answerable: bool, trace: TraceView, settings: Settings) -> int:
+    """Give the bits of a judged trace that decide, over the whole run, whether it cites anything
+    (``CITES``), and how precision counts it if not (``claim_bit``)."""
+    if not o.answered:
+        return 0
+    return (CITES if trace.cites is _INVALID or trace.citations else 0) | claim_bit(o, answerable, settings)
+
+
+def claim_bit(o: Outcome, answerable: bool, settings: Settings) -> int:
+    """Give ``CLAIM_OK`` for an answered answerable question with a claim, nothing forbidden in it
+    and, unless require_claim is off, the claim contained: OK but for its citations."""
+    ok = (o.answered and answerable and o.miss is not Miss.NO_CLAIM and o.forbidden is None
+          and (o.contained or not settings.require_claim))
+    return CLAIM_OK if ok else 0
+
+
 def unpack(code: int) -> tuple[Outcome, bool]:
     """Rebuild what ``pack`` kept of an outcome, and whether its question is answerable.
 
@@ -315,6 +337,27 @@ def unpack(code: int) -> tuple[Outcome, bool]:
         bool(code >> 7 & 1) if traced else None, bool(code >> 9 & 1), bool(code >> 10 & 1), None,
         None, None, None, None, 0,
     )), bool(code >> 11 & 1)
+
+
+def code_values(code: int, settings: Settings, cites: bool = True) -> tuple[float | None, ...]:
+    """Give ``question_values`` of a packed code (with ``run_bits``); in a run that cites nothing
+    (``cites`` false), precision by the claims alone and None for the metrics that need citations."""
+    values = question_values(*unpack(code), settings)
+    if cites:
+        return values
+    answered = code >> 3 & 1
+    return tuple(
+        (float(code >> 13 & 1) if answered else None) if name == "precision" else None if name in CITING else value
+        for name, value in zip(answer_metric_names(settings), values, strict=True)
+    )
+
+
+def outcome_values(o: Outcome, answerable: bool, settings: Settings, cites: bool = True) -> tuple[float | None, ...]:
+    """Give ``question_values`` of an outcome in a run that cites anything (``cites``), else
+    ``code_values``' (precision by the claims alone, None for the metrics that need citations)."""
+    if cites:
+        return question_values(o, answerable, settings)
+    return code_values(pack(o, answerable) | claim_bit(o, answerable, settings), settings, cites)
 
 
 def code_passes(code: int) -> bool:
@@ -348,6 +391,8 @@ class AnswerTally:
     fabricated: int = 0
     forbidden: int = 0
     full_recall: int = 0
+    citing: int = 0                  # answered traces that cite (``CITES``): none, and no citation metric is defined
+    claim_ok: int = 0                # answered traces OK with their citations unchecked (``CLAIM_OK``)
     shares: Moments = Moments()  # the citation shares (set by whoever counts the questions)
     labels: dict[Label, int] = field(default_factory=lambda: dict.fromkeys(LABEL_ORDER, 0))
 
@@ -368,6 +413,8 @@ class AnswerTally:
                 self.answered_unanswerable += times
             self.fabricated += (code >> 9 & 1) * times
             self.forbidden += (code >> 6 & 1) * times
+            self.citing += (code >> 12 & 1) * times
+            self.claim_ok += (code >> 13 & 1) * times
         else:
             self.refused += times
             self.refused_answerable += answerable * times
@@ -398,10 +445,22 @@ class AnswerTally:
         total.labels = {label: self.labels[label] + other.labels[label] for label in LABEL_ORDER}
         return total
 
-    def rates(self, settings: Settings) -> dict[str, tuple[int, int]]:
-        """Return every answer metric that is a count over a count as (count, denominator)."""
+    @property
+    def cites_nothing(self) -> bool:
+        """Tell whether traces were answered and none of them cites anything: the citation metrics
+        are undefined then and precision counts the claims alone (decided over the whole run)."""
+        return self.answered > 0 and self.citing == 0
+
+    def rates(self, settings: Settings, cites: bool | None = None) -> dict[str, tuple[int, int]]:
+        """Return every answer metric that is a count over a count as (count, denominator).
+
+        ``cites`` says whether the run cites anything (None: these counts decide); if not, the
+        metrics that need citations are left out and precision counts ``claim_ok``.
+        """
+        if cites is None:
+            cites = not self.cites_nothing
         pairs = (
-            (self.labels[Label.OK], self.answered),
+            (self.labels[Label.OK] if cites else self.claim_ok, self.answered),
             (self.hit, self.answered),
             (self.hit, self.answerable),
             (self.answered_unanswerable, self.unanswerable),
@@ -413,15 +472,24 @@ class AnswerTally:
             (self.forbidden, self.answered),
             (self.full_recall, self.answerable),
         )
-        return {name: pair for name, pair in zip(answer_metric_names(settings), pairs, strict=True) if pair is not None}
+        return {name: pair for name, pair in zip(answer_metric_names(settings), pairs, strict=True)
+                if pair is not None and (cites or name not in CITING)}
 
-    def metrics(self, settings: Settings) -> dict[str, float | None]:
-        """Return each answer metric; None where its denominator is 0."""
-        rates = self.rates(settings)
+    def metrics(self, settings: Settings, cites: bool | None = None) -> dict[str, float | None]:
+        """Return each answer metric; None where its denominator is 0, or where it needs citations
+        and the run cites nothing (``cites``: see ``rates``)."""
+        if cites is None:
+            cites = not self.cites_nothing
+        rates = self.rates(settings, cites)
         return {
-            name: _ratio(*rates[name]) if name in rates else _ratio(self.shares.fsum, self.shares.n)
+            name: _ratio(*rates[name]) if name in rates else
+            _ratio(self.shares.fsum, self.shares.n) if cites or name not in CITING else None
             for name in answer_metric_names(settings)
         }
+
+
+# The metrics undefined in a run where no answered trace cites anything.
+CITING: Final = METRICS.citing()
 
 
 _COUNTS: Final = tuple(name for name in AnswerTally.__dataclass_fields__ if name not in ("shares", "labels"))

@@ -35,6 +35,7 @@ class MetricSpec:
     family: str
     description: str
     kind: str = "mean"  # "rate" (a count over a count), "mean" (of per-question values), "count", "corpus"
+    cites: bool = False  # needs the traces' citations: undefined in a run where no answered trace cites anything
 
     @property
     def parametric(self) -> bool:
@@ -111,6 +112,10 @@ class Registry:
         stem, at, _ = name.rpartition("@")
         spec = self._specs.get(stem + "@K") if at else None
         return spec if spec is not None and spec.parametric else None
+
+    def citing(self) -> frozenset[str]:
+        """Name the metrics that need the traces' citations (concrete names: none is computed per cutoff)."""
+        return frozenset(spec.name for spec in self._specs.values() if spec.cites and not spec.parametric)
 
     def direction_of(self, name: str) -> Direction:
         """Say which way a metric improves: its declared direction; for another evaluator's score

@@ -89,7 +89,7 @@ def question_repeats(n: int, c: int, labels: Sequence[int], pass_k: Sequence[int
     return (*at, *hat, float(max(labels) == n), float(0 < c < n))
 
 
-_NO_SAMPLE: Final = 0xFFFF  # no sample yet (packed codes use 12 bits)
+_NO_SAMPLE: Final = 0xFFFF  # no sample yet (packed codes use 14 bits with run_bits)
 
 
 @dataclass(slots=True)

@@ -9,6 +9,7 @@ from ragscore.evaluate import EXAMPLES, Evaluation, unreadable_hint
 from ragscore.gates import GateResult, Status, format_threshold
 from ragscore.loaders.gold import KEY_SAMPLE_LINES
 from ragscore.loaders.shards import Shards
+from ragscore.metrics.answer import CITING, answer_metric_names
 from ragscore.metrics.registry import lookup
 from ragscore.metrics.repeats import RepeatTotals
 from ragscore.quoting import quote, shorten
@@ -72,6 +73,16 @@ def _lines_of(file: InputFile | Records, lines: list[int], total: int) -> str:
     return f"{file.name}, line{'s' * (total > 1)} {', '.join(map(str, lines))}{more}"
 
 
+def no_citations_note(settings: Settings, sampled: bool = False) -> str:
+    """Say that no answered trace cites anything, how to make them, and what the run reports instead."""
+    names = [name for name in answer_metric_names(settings) if name in CITING]
+    undefined = ", ".join(names[:-1]) + " and " + names[-1]
+    precision = ("precision is n/a too (each question's samples were judged by their citations)" if sampled else
+                 "precision counts the claims alone: answerable, the claim contained, nothing forbidden")
+    return (f"no trace cites anything: write answer_json.citations, or --map citations=PATH; {undefined} are n/a, "
+            f"{precision}")
+
+
 def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[str]:
     """Summarise missing, unknown and duplicate traces, one line each (none when all is well).
 
@@ -108,6 +119,8 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
             f"(read as nothing retrieved; entries that are objects need an id, doc_id or document.id, or "
             f"--map document_id=PATH): {_lines_of(ev.traces, acc.bad_retrieved_lines, acc.bad_retrieved)}"
         )
+    if ev.tally.cites_nothing:
+        notes.append(no_citations_note(ev.settings, ev.repeats is not None))
     if acc.bad_refused:
         notes.append(
             f"{_plural(acc.bad_refused, 'trace has', 'traces have')} a \"refused\" field that is neither true nor "

@@ -14,7 +14,7 @@ from ragscore.gates import GateResult, pass_bound
 from ragscore.intervals import Interval
 from ragscore.loaders.jsonl import InputFile
 from ragscore.loaders.shards import Shards
-from ragscore.metrics.answer import LABEL_ORDER, PASSING_LABELS, answer_metric_names, question_values
+from ragscore.metrics.answer import CITING, LABEL_ORDER, PASSING_LABELS, answer_metric_names, outcome_values
 from ragscore.metrics.families import enabled
 from ragscore.metrics.repeats import RepeatTotals, repeat_metric_names
 from ragscore.reports.reasons import reason
@@ -102,6 +102,7 @@ class Questions:
         names = answer_metric_names(settings)
         families = list(enabled(settings.families))
         repeat_names = repeat_metric_names(settings)
+        cites = not self.ev.tally.cites_nothing
         for row in self.ev.rows or ():
             o = row.outcome
             if self.only_failures and (o.label in PASSING_LABELS if row.sampled is None
@@ -121,11 +122,13 @@ class Questions:
                 claim=row.claim,
                 cited=None if row.cited is None else list(row.cited),
                 trace_line=o.line or None,
-                metrics=dict(zip(names, question_values(o, row.answerable, settings), strict=True)),
+                metrics=dict(zip(names, outcome_values(o, row.answerable, settings, cites), strict=True)),
             )
             if row.sampled is not None:  # means over the question's samples, then its repeat metrics
                 q = row.sampled
                 entry["metrics"] = dict(zip(names, q.answer, strict=True))
+                if not cites:  # each sample was judged by its citations: undefined, as for the run
+                    entry["metrics"].update(dict.fromkeys((*CITING, "precision")))
                 entry["metrics"].update(zip(repeat_names, (*q.repeats, q.pass_rate), strict=True))
                 entry["samples"] = {"n": q.n, "correct": q.correct, "labels": {
                     label.value: count for label, count in zip(LABEL_ORDER, q.labels, strict=True) if count}}
