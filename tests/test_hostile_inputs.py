@@ -406,7 +406,9 @@ REPORT_CASES = [
      'base.json: at signature: expected the settings signature, a string that starts with "ragscore:", got "k:5"'),
     # A signature is compared, never printed as it is: a line break in it is escaped in the message.
     ("a signature on two lines", ("signature", "ragscore:1|k:5\n::error::owned"),
-     "base.json: the baseline report was scored with other settings (k: 5\\n::error::owned vs 5)"),
+     # (It names no refusal patterns: a report from before issue 32 made with none.)
+     "base.json: the baseline report was scored with other settings (k: 5\\n::error::owned vs 5, "
+     "refusal_patterns: [] vs default)"),
     ("a count that is text", ("counts.total", "8"), 'base.json: at counts.total: expected an integer >= 0, got "8"'),
     ("a huge integer", ("metrics.precision", 10**400),
      "base.json: at metrics.precision: expected a number at most 1e+15 in magnitude, got 1000000000000000000000000000000000000..."),
