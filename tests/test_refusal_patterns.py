@@ -622,6 +622,16 @@ def test_retrievalqa_stock_refusal_is_a_refusal_with_no_option_given(ragscore, i
     assert "read like" not in again.err and "reads like" not in again.err
 
 
+def test_an_empty_list_in_pyproject_turns_the_defaults_off_and_a_later_file_can_bring_them_back(isolated):
+    write(isolated / "pyproject.toml", "[tool.ragscore.scoring]\nrefusal_patterns = []\n")
+    assert load_config(Overrides(), metric_names).settings.refusal_patterns == ()
+    assert load_config(Overrides(refusal_patterns=("x+y",)), metric_names).settings.refusal_patterns == ("x+y",)
+    write(isolated / "gates.toml", "[scoring]\nk = 5\n")  # names no patterns: pyproject's stand
+    assert load_config(Overrides(), metric_names).settings.refusal_patterns == ()
+    write(isolated / "gates.toml", _uncommented_starter())
+    assert load_config(Overrides(), metric_names).settings.refusal_patterns == DEFAULT_REFUSAL_PATTERNS
+
+
 def test_the_api_refuses_an_empty_pattern_list_that_would_turn_nothing_off(isolated):
     import ragscore as rs
     from ragscore.errors import UsageError
