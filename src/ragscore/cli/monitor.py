@@ -52,7 +52,8 @@ def monitor_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--refusal-token", action="append", default=[], metavar="TEXT",
                         help="another claim that counts as a refusal (repeatable)")
     parser.add_argument("--refusal-pattern", action="append", default=[], metavar="REGEX",
-                        help="a regular expression: a claim it matches counts as a refusal (repeatable)")
+                        help="a regular expression: a claim it matches counts as a refusal (repeatable; added to "
+                             "[scoring] refusal_patterns, by default seven English phrasings)")
     add_trace_options(parser, "how the traces are written: auto (default), native, ragas, openinference, "
                               "otel-genai or langchain",
                       "read a trace concept from another path of each record (repeatable; see score --help)")

@@ -162,7 +162,7 @@ def add_setting_options(gates: Any, *, no_fail: bool = True, scoring: bool = Tru
                        help="another claim that counts as a refusal (repeatable)")
     gates.add_argument("--refusal-pattern", action="append", default=[], metavar="REGEX",
                        help="a regular expression: a claim it matches (re.search, any case) counts as a refusal "
-                            "(repeatable)")
+                            "(repeatable; added to [scoring] refusal_patterns, by default seven English phrasings)")
     gates.add_argument("--no-require-claim", dest="require_claim", action="store_false", default=None,
                        help="do not require claim containment for precision")
     gates.add_argument("--no-scope-citations", dest="scope_citations", action="store_false", default=None,
