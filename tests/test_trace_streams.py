@@ -202,3 +202,13 @@ def test_any_records_written_any_way_read_back_at_their_lines(records, indent, b
     for (line, column, piece, _), record in zip(read, records, strict=True):
         start = sum(len(row) + 1 for row in text.split("\n")[: line - 1]) + column - 1
         assert text[start:].startswith(piece) and json.loads(piece) == record
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_line_cut_short_in_json_lines_is_an_error_at_its_own_line(ragscore, isolated, jobs):
+    # Read as the start of a value spanning lines, "{" would fail where the next record starts (line 3).
+    write(isolated / "g.jsonl", GOLD)
+    (isolated / "t.jsonl").write_text(json.dumps(TRACES[0]) + '\n{"qid": "Q2", "answer": \n' + json.dumps(TRACES[1])
+                                      + "\n", encoding="utf-8")
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--jobs", jobs)
+    assert (run.status, run.err) == (2, "ragscore: error: t.jsonl:2:25: invalid JSON: Expecting value\n")

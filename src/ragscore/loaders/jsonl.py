@@ -270,6 +270,7 @@ def iter_jsonl(
         start = lines.blanks + 1
         lines = lines.rest
     if parts == 1:
+        seen = False  # a record read as JSON Lines
         for number, raw in enumerate(lines, start):
             if number == 1 and raw.startswith(BOM):
                 raw = raw[len(BOM) :]
@@ -278,10 +279,10 @@ def iter_jsonl(
             except InputError as exc:  # (a try costs nothing until it catches)
                 if not values or not goes_on(raw, exc):
                     raise
-                for line, column, text, value in iter_values(chain((raw,), lines), name, number, False):
-                    yield line, column, text, value, None
+                yield from _rest_as_values(chain((raw,), lines), name, number, exc if seen else None)
                 return
             if value is not ...:
+                seen = True
                 yield number, 1, text, value, None
         return
     quick, crc = _FIRST_QID_RE.match, zlib.crc32
@@ -308,6 +309,23 @@ def iter_jsonl(
             yield number, 1, text, value, key
     if skipped is not None:
         skipped.append(others)
+
+
+def _rest_as_values(lines: Iterator[bytes], name: str, start: int,
+                    line_error: InputError | None) -> Iterator[tuple[int, int, str, object, bytes | None]]:
+    """Read the rest of a file from line ``start`` as a stream of JSON values. ``line_error``: that
+    line's own error as JSON Lines, when records were read as JSON Lines before it; if its value
+    cannot be read as one spanning lines either, that error is the one to show (a line cut short
+    in a JSON Lines file is wrong at its own line, not where the next record starts)."""
+    streamed = False
+    try:
+        for line, column, text, value in iter_values(lines, name, start, False):
+            streamed = True
+            yield line, column, text, value, None
+    except InputError:
+        if line_error is not None and not streamed:
+            raise line_error from None
+        raise
 
 
 def goes_on(raw: bytes, exc: InputError) -> bool:
