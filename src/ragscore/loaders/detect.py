@@ -8,7 +8,8 @@ from ragscore.errors import InputError
 from ragscore.loaders.jsonl import BOM, decode_line
 
 # A record with a key of the native contract to join on and one to score is native, whatever
-# else it holds (a "context" object, a "query" field).
+# else it holds (a "context" object, a "query" field), unless its "context" is a list of
+# LangChain Documents: a "returning sources" chain's output ({"question", "context", "answer"}).
 _NATIVE_JOIN: Final = ("qid", "q_id", "question", "q")
 _NATIVE_CONTENT: Final = ("answer", "answer_json", "retrieved_ids", "chunks", "refused")
 
@@ -27,6 +28,8 @@ def detect(record: object) -> str:
     """Name the format a record is written in, from its keys (native when none fits)."""
     if type(record) is not dict:
         return "native"
+    if _holds_documents(record.get("context")):
+        return "langchain"
     if any(key in record for key in _NATIVE_JOIN) and any(key in record for key in _NATIVE_CONTENT):
         return "native"
     if "resourceSpans" in record:
@@ -43,6 +46,11 @@ def detect(record: object) -> str:
     ):
         return "langchain"
     return "native"
+
+
+def _holds_documents(value: object) -> bool:
+    """Tell whether a value is a list of LangChain Document-like objects (dicts with page_content)."""
+    return type(value) is list and any(type(entry) is dict and "page_content" in entry for entry in value)
 
 
 def _otlp_is_openinference(resources: object) -> bool:
