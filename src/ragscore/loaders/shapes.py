@@ -214,6 +214,8 @@ class TraceShape:
     csv: bool = False
     sources: dict[str, str] = field(default_factory=dict)  # native key -> how the user wrote the path
     found: dict[str, int] = field(default_factory=dict)    # mapped concept -> records its path was found in
+    # openinference: metadata key -> documents whose id was read from document.metadata under it (no document.id)
+    document_id_keys: dict[str, int] = field(default_factory=dict)
 
     @property
     def spans(self) -> bool:
@@ -276,9 +278,10 @@ class TraceShape:
             spans = _otlp_spans(obj, source, line) if "resourceSpans" in obj else [_phoenix_span(obj, source, line)]
             for span in spans:
                 traces.setdefault(span["trace"], []).append(span)
-        build = _openinference_trace if self.name == "openinference" else _genai_trace
+        keys = None if "document_id" in self.mapped else self.document_id_keys
         for trace_id, spans in traces.items():
-            record = build(spans, self.document_id)
+            record = (_openinference_trace(spans, self.document_id, keys) if self.name == "openinference"
+                      else _genai_trace(spans, self.document_id))
             record["trace_id"] = trace_id
             for concept, paths in self.fields.items():
                 if concept in self.mapped and TRACE_CONCEPTS[concept]:
@@ -579,14 +582,50 @@ def _documents(documents: object, document_id: tuple[FieldPath, ...], content: s
     return out
 
 
-def _openinference_trace(spans: list[_Span], document_id: tuple[FieldPath, ...]) -> dict[str, object]:
-    """One pipeline run from OpenInference spans: the root's input and output, the first retriever's documents."""
+def _retriever(spans: list[_Span]) -> _Span | None:
+    """The RETRIEVER span whose documents a trace is scored on: the earliest started of those that hold
+    ``retrieval.documents`` (llama-index's inner ``_retrieve`` span holds none and may be exported first),
+    else the first RETRIEVER span."""
+    retrievers = [s for s in spans if s["kind"] == "RETRIEVER"]
+    holding = [s for s in retrievers if _attr(s, "retrieval.documents", True) is not None]
+    if holding:  # a span with no start time sorts after those with one, in the order read
+        return min(holding, key=lambda s: (s["start"] is None, s["start"] or 0))
+    return retrievers[0] if retrievers else None
+
+
+# Where OpenInference's document.metadata (a JSON string as the instrumentors write it) may name a document's id,
+# in the order tried: openinference-instrumentation-langchain never writes document.id, only the metadata.
+METADATA_ID_KEYS: Final = ("id", "doc_id", "document_id", "source", "file_path", "file_name", "url")
+
+
+def _metadata_id(document: object, document_id: tuple[FieldPath, ...], keys: dict[str, int]) -> object:
+    """A retrieved document that names no id at ``document_id`` but does in its ``document.metadata``, with that
+    id as its ``document.id`` (and the metadata key counted in ``keys``); any other document as it is."""
+    if type(document) is not dict or document_id_of(document, document_id) is not None:
+        return document
+    metadata = lookup(document, parse_path("document.metadata"), True)
+    if type(metadata) is not dict:
+        return document
+    for key in METADATA_ID_KEYS:
+        value = metadata.get(key)
+        if isinstance(value, str) and value or isinstance(value, int) and not isinstance(value, bool):
+            keys[key] = keys.get(key, 0) + 1
+            inner = document.get("document")
+            return {**document, "document": {**(inner if type(inner) is dict else {}), "id": value}}
+    return document
+
+
+def _openinference_trace(spans: list[_Span], document_id: tuple[FieldPath, ...], keys: dict[str, int] | None = None
+                         ) -> dict[str, object]:
+    """One pipeline run from OpenInference spans: the root's input and output, the documents of the retriever
+    that holds some. With ``keys`` (document_id not mapped), a document's id is read from its metadata when it
+    has no ``document.id``, each metadata key used counted in ``keys``."""
     # The pipeline's root: the topmost OpenInference span (an HTTP server's span may sit above it).
     kinds = {s["id"] for s in spans if s["kind"] and s["id"]}
     root = next((s for s in spans if s["kind"] and (s["root"] or s["parent"] not in kinds)), None)
     if root is None:
         root = next((s for s in spans if s["root"]), None)
-    retriever = next((s for s in spans if s["kind"] == "RETRIEVER"), None)
+    retriever = _retriever(spans)
     llms = [s for s in spans if s["kind"] == "LLM"]
     record: dict[str, object] = {}
     question = _attr(root, "input.value") if root else None
@@ -600,7 +639,10 @@ def _openinference_trace(spans: list[_Span], document_id: tuple[FieldPath, ...])
     if claim is not None:
         record["answer"] = _text_value(claim, _JSON_OUTPUT_KEYS)
     if retriever is not None:
-        record.update(_documents(_attr(retriever, "retrieval.documents", True), document_id, "document.content"))
+        documents = _attr(retriever, "retrieval.documents", True)
+        if keys is not None and type(documents) is list:
+            documents = [_metadata_id(d, document_id, keys) for d in documents]
+        record.update(_documents(documents, document_id, "document.content"))
     _operations(record, spans, {"input_tokens": _sum_tokens(llms, ("llm.token_count.prompt",)),
                                 "output_tokens": _sum_tokens(llms, ("llm.token_count.completion",))})
     return record
