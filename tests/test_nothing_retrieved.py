@@ -1,7 +1,10 @@
 """Traces in which nothing is retrieved anywhere (issue 32): LangChain's documented "returning
 sources" chain writes ``{"question", "context": [Document...], "answer"}``; ``--trace-format auto``
 reads it as the langchain preset (its ``context`` holds Document-like objects), not as the native
-contract with the retrieved documents ignored.
+contract with the retrieved documents ignored. When no trace retrieved anything readable, one note
+says so and names the field that likely holds it (``context``, ``source_nodes``, ragas'
+``retrieved_contexts`` without ``retrieved_context_ids``); texts without ids matched to the gold
+set's ``gold_chunks`` (--metrics retrieval) count as retrieved.
 
 The LangChain traces are what langchain-core 1.8.3 wrote (tests/data/real/langchain/make_traces.py):
 four answers, each retrieving its gold document first, so full recall is 4/4 by hand.
@@ -9,15 +12,31 @@ four answers, each retrieving its gold document first, so full recall is 4/4 by 
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import DATA
+from conftest import DATA, write
 from ragscore.loaders.detect import detect
 
 LANGCHAIN = DATA / "real" / "langchain"
+ADVICE = ("read ids with --map retrieved_ids=PATH (and --map document_id=PATH inside objects) or the --trace-format "
+          "that writes them; texts without ids count only against gold_chunks (--metrics retrieval)")
+
+
+def _note(fields: str) -> str:
+    return (f"ragscore: no trace retrieved anything readable (every retrieved list is empty or absent, so recall is "
+            f"0): the traces hold {fields}; {ADVICE}")
+
+
+def _ragas(isolated: Path) -> None:
+    """LangChain's traces as ragas samples with retrieved_contexts and no retrieved_context_ids (the texts
+    of the Documents langchain-core wrote, in order)."""
+    rows = [json.loads(line) for line in (LANGCHAIN / "traces.jsonl").read_text(encoding="utf-8").splitlines()]
+    write(isolated / "ragas.jsonl", [{"qid": r["qid"], "user_input": r["question"], "response": r["answer"],
+                                      "retrieved_contexts": [d["page_content"] for d in r["context"]]} for r in rows])
 
 
 @pytest.fixture
@@ -48,3 +67,55 @@ def test_auto_reads_a_returning_sources_chain_as_langchain(ragscore, langchain):
 ])
 def test_a_context_of_documents_decides_langchain(record, expected):
     assert detect(record) == expected
+
+
+def test_a_native_read_of_a_context_list_says_nothing_was_retrieved_once(ragscore, langchain):
+    run = ragscore("--gold", "gold.jsonl", "--trace", "traces.jsonl", "--trace-format", "native", "--no-fail")
+    assert run.json()["metrics"]["full_recall@5"] == 0.0
+    assert [line for line in run.err.splitlines() if "retrieved anything" in line] == [_note('"context"')]
+
+
+def test_ragas_texts_without_ids_are_named(ragscore, langchain):
+    _ragas(langchain)
+    run = ragscore("--gold", "gold.jsonl", "--trace", "ragas.jsonl", "--no-fail")
+    assert run.err.splitlines()[1] == _note('"retrieved_contexts" without "retrieved_context_ids"')
+
+
+def test_texts_matched_to_gold_chunks_count_as_retrieved(ragscore, langchain):
+    _ragas(langchain)
+    gold = [json.loads(line) for line in (langchain / "gold.jsonl").read_text(encoding="utf-8").splitlines()]
+    texts = {"q1": "Paris is the capital of France.", "q2": "Berlin is the capital of Germany.",
+             "q3": "The Rhine flows through Germany.", "q4": "Madrid is the capital of Spain."}
+    write(langchain / "chunks.jsonl", [{**g, "gold_chunks": [texts[g["qid"]]]} for g in gold])
+    run = ragscore("--gold", "chunks.jsonl", "--trace", "ragas.jsonl", "--metrics", "retrieval", "--no-fail")
+    # By hand: each sample's first text is its question's gold chunk.
+    assert run.json()["metrics"]["recall@1"] == 1.0
+    assert (run.status, "retrieved anything" in run.err) == (0, False)
+
+
+def test_one_trace_that_retrieves_silences_the_note(ragscore, isolated):
+    write(isolated / "g.jsonl", [{"qid": q, "question": "?", "answerable": True, "gold_claim_substr": ["x"],
+                                  "gold_citations": ["d1"]}
+                                 for q in ("q1", "q2")])
+    write(isolated / "t.jsonl", [{"qid": "q1", "answer": "x", "source_nodes": [{"node": {"id_": "d1"}}]},
+                                 {"qid": "q2", "answer": "x", "retrieved_ids": ["d1"]}])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail")
+    assert (run.status, "retrieved anything" in run.err) == (0, False)
+    write(isolated / "t.jsonl", [{"qid": "q1", "answer": "x", "source_nodes": [{"node": {"id_": "d1"}}]},
+                                 {"qid": "q2", "answer": "x", "retrieved_ids": []}])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail")
+    assert [line for line in run.err.splitlines() if "retrieved anything" in line] == [_note('"source_nodes"')]
+
+
+def test_the_note_is_the_same_across_partials_and_jobs(ragscore, langchain):
+    whole = ragscore("--gold", "gold.jsonl", "--trace", "traces.jsonl", "--trace-format", "native", "--no-fail")
+    jobs = ragscore("--gold", "gold.jsonl", "--trace", "traces.jsonl", "--trace-format", "native", "--no-fail",
+                    "--jobs", "2")
+    assert (jobs.out, jobs.err) == (whole.out, whole.err)
+    for part in (1, 2):
+        made = ragscore("partial", "--gold", "gold.jsonl", "--trace", "traces.jsonl", "--trace-format", "native",
+                        "--part", f"{part}/2", "-o", f"p{part}.json")
+        assert made.status == 0, made.err
+    merged = ragscore("merge", "p1.json", "p2.json", "--no-fail")
+    assert (merged.out, merged.err) == (whole.out, whole.err)
+    assert _note('"context"') in whole.err.splitlines()

@@ -24,7 +24,7 @@ from ragscore.diagnose import Sample
 from ragscore.diagnose.samples import Picked, keep_worst, with_texts, worst_questions
 from ragscore.errors import InputError
 from ragscore.external import ScoreColumns, ScoreTotals, check_name_count, merge_totals
-from ragscore.loaders.detect import detect
+from ragscore.loaders.detect import detect, retrieval_field
 from ragscore.loaders.gold import (
     KEEP_EXTRA,
     KEEP_QUESTION,
@@ -158,6 +158,9 @@ class Accounting:
     bad_refused_lines: list[int] = field(default_factory=list)
     refusal_like: int = 0      # answered claims that begin as refusals do (``refusal_like``)
     refusal_like_ids: list[tuple[int, str, str]] = field(default_factory=list)  # (line, qid, the pattern to add)
+    retrieving: int = 0        # joined traces that retrieved something readable (ids, or texts the gold has)
+    # Where traces that retrieved nothing readable likely keep it (``retrieval_field``), distinct, sorted.
+    retrieval_fields: list[str] = field(default_factory=list)
 
     def note_unknown(self, view: TraceView) -> None:
         """Count a trace that matches no gold question."""
@@ -192,6 +195,16 @@ class Accounting:
         if len(self.refusal_like_ids) < EXAMPLES:
             self.refusal_like_ids.append((line, qid, pattern))
 
+    def note_retrieval(self, view: TraceView, record: object, texts: bool) -> None:
+        """Count a joined trace that retrieved something readable, or name where one that did not
+        likely keeps it (``texts``: its retrieved texts are matched to the gold set's chunks)."""
+        if view.retrieved or texts:
+            self.retrieving += 1
+        elif not view.retrieved_bad and not self.retrieving:  # the note is made only when none retrieved
+            hint = retrieval_field(record)
+            if hint is not None and hint not in self.retrieval_fields and len(self.retrieval_fields) < EXAMPLES:
+                self.retrieval_fields = sorted((*self.retrieval_fields, hint))
+
     def note_duplicate(self, line: int, qid: str) -> None:
         """Count a trace line that a later one for the same question replaces."""
         self.duplicates += 1
@@ -214,6 +227,8 @@ class Accounting:
             sorted(self.bad_refused_lines + other.bad_refused_lines)[:EXAMPLES],
             self.refusal_like + other.refusal_like,
             sorted(self.refusal_like_ids + other.refusal_like_ids)[:EXAMPLES],
+            self.retrieving + other.retrieving,
+            sorted({*self.retrieval_fields, *other.retrieval_fields})[:EXAMPLES],
         )
 
 
@@ -545,6 +560,8 @@ def _join(
             accounting.note_unknown(view)
             continue
         item = items[position]
+        accounting.note_retrieval(view, obj if shape is None else record,
+                                  item.chunks is not None and bool(obj.get("retrieved_chunks")))  # type: ignore[attr-defined]
         if codes[position] != not_judged and repeats is None:
             note_duplicate(line, item.qid)
             external.clear(position)  # the later line replaces the whole trace, its scores too

@@ -336,7 +336,7 @@ def _check_tally(t: dict[str, Node], judged: int, what: str) -> None:
 def _accounting(node: Node, traced: int) -> Accounting:
     f = node.fields(("lines", "unknown", "duplicates", "unknown_ids", "duplicate_ids", "unreadable",
                      "unreadable_bare", "unreadable_examples", "bad_retrieved", "bad_retrieved_lines", "bad_refused",
-                     "bad_refused_lines", "refusal_like", "refusal_like_ids"))
+                     "bad_refused_lines", "refusal_like", "refusal_like_ids", "retrieving", "retrieval_fields"))
     lines = f["lines"].count()
     for name in ("unknown", "duplicates", "unreadable", "bad_retrieved", "bad_refused", "refusal_like"):
         f[name].count()
@@ -366,7 +366,15 @@ def _accounting(node: Node, traced: int) -> Accounting:
         f["bad_retrieved"].value, [n.count() for n in examples("bad_retrieved_lines", "bad_retrieved")],
         f["bad_refused"].value, [n.count() for n in examples("bad_refused_lines", "bad_refused")],
         f["refusal_like"].value, [(line.count(), qid.text(), pattern.text()) for line, qid, pattern in (
-            n.record(("line", "qid", "pattern"), "an example") for n in examples("refusal_like_ids", "refusal_like"))])
+            n.record(("line", "qid", "pattern"), "an example") for n in examples("refusal_like_ids", "refusal_like"))],
+        _retrieving(f["retrieving"], f["lines"]), [n.text() for n in f["retrieval_fields"].items(ACCOUNTING_EXAMPLES)])
+
+
+def _retrieving(node: Node, lines: Node) -> int:
+    """Read the count of traces that retrieved something readable (at most the part's lines)."""
+    count = node.count()
+    _less(node, lines)
+    return count
 
 
 def _samples(node: Node, wants: Wants) -> dict[str, list[tuple[float, str, Sample]]]:

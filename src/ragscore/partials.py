@@ -316,6 +316,7 @@ def _encode(p: Partial) -> dict[str, Any]:
                 "bad_retrieved": acc.bad_retrieved, "bad_retrieved_lines": list(acc.bad_retrieved_lines),
                 "bad_refused": acc.bad_refused, "bad_refused_lines": list(acc.bad_refused_lines),
                 "refusal_like": acc.refusal_like, "refusal_like_ids": [list(x) for x in acc.refusal_like_ids],
+                "retrieving": acc.retrieving, "retrieval_fields": list(acc.retrieval_fields),
             },
             "missing_ids": [list(x) for x in r.missing_ids],
             "columns": [{"width": c.width, "counted": c.counted, "columns": list(map(_moments, c.columns))}

@@ -6,6 +6,7 @@ from typing import Final
 
 from ragscore.errors import InputError
 from ragscore.loaders.jsonl import BOM, decode_line
+from ragscore.quoting import quote
 
 # A record with a key of the native contract to join on and one to score is native, whatever
 # else it holds (a "context" object, a "query" field), unless its "context" is a list of
@@ -46,6 +47,20 @@ def detect(record: object) -> str:
     ):
         return "langchain"
     return "native"
+
+
+def retrieval_field(record: object) -> str | None:
+    """Name the field in which a trace that gave no retrieved list likely keeps what it retrieved
+    (a list the format read does not read as ids), quoted; None when it holds none of them."""
+    if type(record) is not dict:
+        return None
+    for key in ("context", "source_documents", "source_nodes", "documents"):
+        if type(record.get(key)) is list and record[key]:
+            return quote(key)
+    for texts, ids in (("retrieved_contexts", "retrieved_context_ids"), ("retrieved_chunks", "retrieved_ids")):
+        if record.get(texts) and not record.get(ids):
+            return f"{quote(texts)} without {quote(ids)}"
+    return None
 
 
 def _holds_documents(value: object) -> bool:

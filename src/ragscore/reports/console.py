@@ -119,6 +119,13 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
             f"(read as nothing retrieved; entries that are objects need an id, doc_id or document.id, or "
             f"--map document_id=PATH): {_lines_of(ev.traces, acc.bad_retrieved_lines, acc.bad_retrieved)}"
         )
+    if acc.lines and not acc.retrieving and acc.retrieval_fields:
+        notes.append(
+            f"no trace retrieved anything readable (every retrieved list is empty or absent, so recall is 0): "
+            f"the traces hold {', '.join(acc.retrieval_fields)}; read ids with --map retrieved_ids=PATH (and "
+            f"--map document_id=PATH inside objects) or the --trace-format that writes them; texts without ids "
+            f"count only against gold_chunks (--metrics retrieval)"
+        )
     if ev.tally.cites_nothing:
         notes.append(no_citations_note(ev.settings, ev.repeats is not None))
     if acc.bad_refused:
