@@ -4,11 +4,21 @@ A gold set or a trace file may be any iterable of dicts (a DataFrame's ``to_dict
 a generator). It is read once, in order, like a file: errors point at "record N", and its digest
 is the sha256 of the records written as canonical JSON Lines (sorted keys, no spaces), so the
 same records give the same report.
+
+A record may also be the object a pipeline has (a LangChain ``Document``, a llama-index
+``NodeWithScore``, a ragas sample, any pydantic model or dataclass), and so may any value inside a
+dict: it is read as the CLI reads the JSON its library writes (``to_dict()``, else pydantic's
+``model_dump(mode="json")``, else ``dict()``, else the dataclass's fields). Inside, a tuple is a
+list, a set a list sorted by its members' JSON, an Enum its value, a date, time or datetime its
+``isoformat()``; anything else is an error naming its type, the record and where in it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import datetime
+import enum
 import hashlib
 import json
 import os
@@ -58,14 +68,66 @@ class Records:
                 _SPENT.add(records)
         update, dumps = self._hash.update, _CANONICAL.encode
         for n, record in enumerate(records, 1):
+            if type(record) is not dict:
+                record = self._record(record, n)
             if type(record) is dict and any(type(v) is float and v != v for v in record.values()):
                 # pandas writes a missing value as NaN (to_dict("records")): it is a missing value here too
                 record = {k: None if type(v) is float and v != v else v for k, v in record.items()}
+            if not _plain(record):  # an object, a tuple, an Enum... inside: read as its JSON would be
+                record = self._json(record, n, "")
             try:
                 update(dumps(record).encode("utf-8", "surrogatepass") + b"\n")
             except (TypeError, ValueError) as exc:
                 raise InputError(self.name, f"not JSON data: {exc}", n) from None
             yield n, record
+
+    def _record(self, record: object, n: int) -> object:
+        """A record that is not a dict as its JSON reads: an object's dict; JSON that is no object as
+        it is (the reader says "expected a JSON object"); anything else an error naming its type."""
+        if record is None or isinstance(record, (str, int, float, list, Mapping)):
+            return record
+        converted = _converted(record)
+        if not isinstance(converted, Mapping):
+            raise InputError(self.name, f"expected a record (a dict, or an object with model_dump(), to_dict() or "
+                                        f"dict(), or a dataclass), got {type(record).__name__}", n)
+        return converted
+
+    def _json(self, value: object, n: int, at: str) -> Any:
+        """``value`` as ``json.loads(json.dumps(value, default=...))`` reads it, without the text."""
+        if type(value) in _SCALARS:
+            return value
+        if isinstance(value, Mapping):
+            return {self._key(k, n, at): self._json(v, n, f"{at}.{k}" if at else str(k)) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self._json(v, n, f"{at}[{i}]") for i, v in enumerate(value)]
+        if isinstance(value, (set, frozenset)):  # no order of its own: sorted, so the same set gives the same bytes
+            return sorted((self._json(v, n, f"{at}[]") for v in value), key=_CANONICAL.encode)
+        if isinstance(value, bool):
+            return bool(value)
+        if isinstance(value, enum.Enum) and not isinstance(value, (str, int, float)):
+            return self._json(value.value, n, at)
+        if isinstance(value, str):  # a str subclass (a StrEnum): json writes the text
+            return str.__str__(value)
+        if isinstance(value, int):  # an int subclass (an IntEnum): json writes the number
+            return int.__index__(value)
+        if isinstance(value, float):
+            return float.__float__(value)
+        if isinstance(value, (datetime.date, datetime.time)):  # datetime is a date
+            return value.isoformat()
+        converted = _converted(value)
+        if converted is value:
+            raise InputError(self.name, f"at {at}: expected a JSON value (or an object with model_dump(), to_dict() "
+                                        f"or dict(), or a dataclass), got {type(value).__name__}", n)
+        return self._json(converted, n, at)
+
+    def _key(self, key: object, n: int, at: str) -> str:
+        """A key as json writes it: text as it is, a number, true, false or null as its JSON text."""
+        if isinstance(key, str):
+            return str.__str__(key)
+        if key is None or isinstance(key, (int, float)):
+            return _CANONICAL.encode(key)
+        raise InputError(self.name, f"at {at or 'the record'}: a key must be text, a number, true, false or null, "
+                                    f"got {type(key).__name__}", n)
 
 
 def no_trace_records(source: Records | Any, what: str = "") -> InputError:
@@ -81,6 +143,42 @@ def no_trace_records(source: Records | Any, what: str = "") -> InputError:
 
 
 _SPENT: weakref.WeakSet[Any] = weakref.WeakSet()  # iterators read once already
+_SCALARS = frozenset({str, int, float, bool, type(None)})  # JSON's own, not subclasses
+
+
+def _plain(value: object) -> bool:
+    """Whether ``value`` holds only what JSON text reads as (dicts with text keys, lists, text,
+    numbers, booleans, null): then it is the record as it is, and nothing need be copied. Loops,
+    not all(): this runs on every record (100,000 plain traces: 0.2 s)."""
+    kind = type(value)
+    if kind is dict:
+        for k, v in value.items():  # type: ignore[attr-defined]  # noqa: SIM110 (a loop: faster than all())
+            if type(k) is not str or (type(v) not in _SCALARS and not _plain(v)):
+                return False
+        return True
+    if kind is list:
+        for v in value:  # type: ignore[attr-defined]  # noqa: SIM110
+            if type(v) not in _SCALARS and not _plain(v):
+                return False
+        return True
+    return kind in _SCALARS
+
+
+def _converted(value: object) -> object:
+    """An object's fields as the JSON its library writes holds them, or ``value`` itself when it
+    has none. ``to_dict()`` first: llama-index's adds the ``class_name`` its own dumps hold."""
+    for method in ("to_dict", "model_dump", "dict"):
+        convert = getattr(value, method, None)
+        if callable(convert) and not isinstance(value, type):
+            if method == "model_dump":
+                with contextlib.suppress(TypeError, ValueError):  # not pydantic's, or a field JSON cannot hold
+                    return convert(mode="json")
+            with contextlib.suppress(TypeError):  # a method of that name that wants arguments: not this one
+                result: object = convert()
+                return result
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    return value
 _CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
