@@ -112,6 +112,26 @@ def test_values_inside_a_dict_read_as_their_json(isolated):
     assert type(_records([record])[0]["meta"]["level"]) is int  # type: ignore[index]
 
 
+def test_a_value_that_holds_itself_is_an_error():
+    looped: list[object] = ["x"]
+    looped.append(looped)
+    with pytest.raises(ragscore.InputError) as caught:
+        ragscore.score(GOLD, [{"qid": "Q1", "retrieved_ids": looped}])
+    assert str(caught.value) == "<trace records>, record 1: not JSON data: a value holds itself, or is nested too deeply"
+
+
+def test_stage_records_take_objects_too():
+    @dataclasses.dataclass
+    class Label:
+        id: str
+        label: str
+
+    pred = [{"id": "a", "label": "x"}, {"id": "b", "label": "x"}]
+    by_objects = ragscore.classify([Label("a", "x"), Label("b", "y")], pred)
+    assert by_objects.metrics == ragscore.classify([{"id": "a", "label": "x"}, {"id": "b", "label": "y"}], pred).metrics
+    assert by_objects.metrics["accuracy"] == 0.5
+
+
 def test_a_plain_dict_is_the_record_itself():
     record = {"qid": "Q1", "answer_json": {"claim": "x", "citations": ["d1"]}, "retrieved": [{"doc_id": "d1"}]}
     assert _records([record])[0] is record  # nothing copied when nothing needs converting

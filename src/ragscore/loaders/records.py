@@ -73,12 +73,14 @@ class Records:
             if type(record) is dict and any(type(v) is float and v != v for v in record.values()):
                 # pandas writes a missing value as NaN (to_dict("records")): it is a missing value here too
                 record = {k: None if type(v) is float and v != v else v for k, v in record.items()}
-            if not _plain(record):  # an object, a tuple, an Enum... inside: read as its JSON would be
-                record = self._json(record, n, "")
             try:
+                if not _plain(record):  # an object, a tuple, an Enum... inside: read as its JSON would be
+                    record = self._json(record, n, "")
                 update(dumps(record).encode("utf-8", "surrogatepass") + b"\n")
             except (TypeError, ValueError) as exc:
                 raise InputError(self.name, f"not JSON data: {exc}", n) from None
+            except RecursionError:  # a list that holds itself, or thousands of levels deep
+                raise InputError(self.name, "not JSON data: a value holds itself, or is nested too deeply", n) from None
             yield n, record
 
     def _record(self, record: object, n: int) -> object:
