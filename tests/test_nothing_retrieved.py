@@ -26,9 +26,9 @@ ADVICE = ("read ids with --map retrieved_ids=PATH (and --map document_id=PATH in
           "that writes them; texts without ids count only against gold_chunks (--metrics retrieval)")
 
 
-def _note(fields: str) -> str:
-    return (f"ragscore: no trace retrieved anything readable (every retrieved list is empty or absent, so recall is "
-            f"0): the traces hold {fields}; {ADVICE}")
+def _note(fields: str, unreadable: str = "") -> str:
+    return (f"ragscore: no trace retrieved anything readable (every retrieved list is empty or absent{unreadable}, so "
+            f"recall is 0): the traces hold {fields}; {ADVICE}")
 
 
 def _ragas(isolated: Path) -> None:
@@ -78,7 +78,11 @@ def test_a_native_read_of_a_context_list_says_nothing_was_retrieved_once(ragscor
 def test_ragas_texts_without_ids_are_named(ragscore, langchain):
     _ragas(langchain)
     run = ragscore("--gold", "gold.jsonl", "--trace", "ragas.jsonl", "--no-fail")
-    assert run.err.splitlines()[1] == _note('"retrieved_contexts" without "retrieved_context_ids"')
+    # No gold_chunks to match the texts to: each of the 4 traces' lists is unreadable, in one note.
+    assert run.json()["counts"]["unreadable_retrieved"] == 4
+    assert [line for line in run.err.splitlines() if "retriev" in line] == [
+        _note('"retrieved_contexts" without "retrieved_context_ids"',
+              ", 4 traces with an unreadable list (counts.unreadable_retrieved)")]
 
 
 def test_texts_matched_to_gold_chunks_count_as_retrieved(ragscore, langchain):
@@ -89,7 +93,8 @@ def test_texts_matched_to_gold_chunks_count_as_retrieved(ragscore, langchain):
     write(langchain / "chunks.jsonl", [{**g, "gold_chunks": [texts[g["qid"]]]} for g in gold])
     run = ragscore("--gold", "chunks.jsonl", "--trace", "ragas.jsonl", "--metrics", "retrieval", "--no-fail")
     # By hand: each sample's first text is its question's gold chunk.
-    assert run.json()["metrics"]["recall@1"] == 1.0
+    doc = run.json()
+    assert (doc["metrics"]["recall@1"], doc["counts"]["unreadable_retrieved"]) == (1.0, 0)
     assert (run.status, "retrieved anything" in run.err) == (0, False)
 
 

@@ -560,8 +560,10 @@ def _join(
             accounting.note_unknown(view)
             continue
         item = items[position]
-        accounting.note_retrieval(view, obj if shape is None else record,
-                                  item.chunks is not None and bool(obj.get("retrieved_chunks")))  # type: ignore[attr-defined]
+        texts = bool(obj.get("retrieved_chunks"))  # type: ignore[attr-defined]
+        if texts and item.chunks is None and not view.retrieved and not view.retrieved_bad:
+            note_bad_retrieved(line)  # texts without ids, and no gold chunks to match them to: unreadable
+        accounting.note_retrieval(view, obj if shape is None else record, texts and item.chunks is not None)
         if codes[position] != not_judged and repeats is None:
             note_duplicate(line, item.qid)
             external.clear(position)  # the later line replaces the whole trace, its scores too

@@ -113,16 +113,19 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
             f"answers; counts.unreadable): {ev.traces.where(line)}: "
             f"{unreadable_hint(example, ev.settings.trace_format)}"
         )
-    if acc.bad_retrieved:
+    nothing_retrieved = bool(acc.lines and not acc.retrieving and acc.retrieval_fields)
+    if acc.bad_retrieved and not nothing_retrieved:  # else the note below says it, once
         notes.append(
             f"{_plural(acc.bad_retrieved, 'trace has', 'traces have')} a retrieved list with an entry that gives no id "
             f"(read as nothing retrieved; entries that are objects need an id, doc_id or document.id, or "
             f"--map document_id=PATH): {_lines_of(ev.traces, acc.bad_retrieved_lines, acc.bad_retrieved)}"
         )
-    if acc.lines and not acc.retrieving and acc.retrieval_fields:
+    if nothing_retrieved:
+        unreadable = (f", {_plural(acc.bad_retrieved, 'trace', 'traces')} with an unreadable list "
+                      f"(counts.unreadable_retrieved)" if acc.bad_retrieved else "")
         notes.append(
-            f"no trace retrieved anything readable (every retrieved list is empty or absent, so recall is 0): "
-            f"the traces hold {', '.join(acc.retrieval_fields)}; read ids with --map retrieved_ids=PATH (and "
+            f"no trace retrieved anything readable (every retrieved list is empty or absent{unreadable}, so recall "
+            f"is 0): the traces hold {', '.join(acc.retrieval_fields)}; read ids with --map retrieved_ids=PATH (and "
             f"--map document_id=PATH inside objects) or the --trace-format that writes them; texts without ids "
             f"count only against gold_chunks (--metrics retrieval)"
         )
