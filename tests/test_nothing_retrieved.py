@@ -7,7 +7,8 @@ says so and names the field that likely holds it (``context``, ``source_nodes``,
 set's ``gold_chunks`` (--metrics retrieval) count as retrieved.
 
 The LangChain traces are what langchain-core 1.8.3 wrote (tests/data/real/langchain/make_traces.py):
-four answers, each retrieving its gold document first, so full recall is 4/4 by hand.
+four answers, each retrieving its gold document first, so full recall is 4/4 by hand. The ragas
+samples are ragas 0.4.3's own dumps of those answers' texts (tests/data/real/ragas/make_samples.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from conftest import DATA, write
 from ragscore.loaders.detect import detect
 
 LANGCHAIN = DATA / "real" / "langchain"
+RAGAS = DATA / "real" / "ragas"
 ADVICE = ("read ids with --map retrieved_ids=PATH (and --map document_id=PATH inside objects) or the --trace-format "
           "that writes them; texts without ids count only against gold_chunks (--metrics retrieval)")
 
@@ -32,11 +34,10 @@ def _note(fields: str, unreadable: str = "") -> str:
 
 
 def _ragas(isolated: Path) -> None:
-    """LangChain's traces as ragas samples with retrieved_contexts and no retrieved_context_ids (the texts
-    of the Documents langchain-core wrote, in order)."""
-    rows = [json.loads(line) for line in (LANGCHAIN / "traces.jsonl").read_text(encoding="utf-8").splitlines()]
-    write(isolated / "ragas.jsonl", [{"qid": r["qid"], "user_input": r["question"], "response": r["answer"],
-                                      "retrieved_contexts": [d["page_content"] for d in r["context"]]} for r in rows])
+    """ragas 0.4.3's own SingleTurnSample.model_dump() of those answers: retrieved_contexts (the texts of
+    the Documents langchain-core wrote, in order), retrieved_context_ids null, no qid
+    (tests/data/real/ragas/make_samples.py)."""
+    shutil.copy(RAGAS / "samples.jsonl", isolated / "ragas.jsonl")
 
 
 @pytest.fixture
