@@ -153,7 +153,7 @@ def _plain(value: object) -> bool:
     numbers, booleans, null): then it is the record as it is, and nothing need be copied. Loops,
     not all(): this runs on every record (100,000 plain traces: 0.2 s)."""
     kind = type(value)
-    if kind is dict:
+    if kind is dict or isinstance(value, dict):  # a dict subclass too (stages.records.Sourced keeps its line)
         for k, v in value.items():  # type: ignore[attr-defined]  # noqa: SIM110 (a loop: faster than all())
             if type(k) is not str or (type(v) not in _SCALARS and not _plain(v)):
                 return False
