@@ -69,9 +69,11 @@ def test_records_score_as_their_files(monkeypatch, gold, trace):
     from_files = rs.score(gold, trace, per_question=True).document
     from_records = rs.score(_records(gold) if gold.endswith("l") else json.loads((ROOT / gold).read_text()),
                                   iter(_records(trace)), per_question=True).document
+    # (where ids came from, as from the file: langchain.jsonl's TP-05 names one by metadata.doc_id)
+    ids = {"document_ids": from_files["inputs"]["trace"]["document_ids"]} if "langchain" in trace else {}
     assert from_records["inputs"] == {
         "gold": {"path": "<gold records>", "sha256": from_records["inputs"]["gold"]["sha256"]},
-        "trace": {"path": "<trace records>", "sha256": from_records["inputs"]["trace"]["sha256"]},
+        "trace": {"path": "<trace records>", "sha256": from_records["inputs"]["trace"]["sha256"], **ids},
     }
     del from_files["inputs"], from_records["inputs"]
     assert json.loads(json.dumps(from_records, default=list)) == json.loads(json.dumps(from_files, default=list))
@@ -109,7 +111,7 @@ def test_errors_in_records_point_at_the_record():
     ({"k": 0}, "k: expected a positive integer of at most 1,000,000, got 0"),
     ({"confidence": 1.5}, "confidence: expected a number strictly between 0 and 1, got 1.5"),
     ({"trace_format": "csv"}, "trace_format: expected one of auto, native, ragas, openinference, otel-genai, "
-                              "langchain, got 'csv'"),
+                              "langchain, llamaindex, mlflow, got 'csv'"),
     ({"kk": 3}, "unknown setting 'kk'; did you mean \"k\"?"),
     ({"refusal_patterns": ["("]}, "refusal_patterns: '(': "),
     ({"fields": {"clam": "x"}}, '--map "clam=x": unknown concept "clam"'),

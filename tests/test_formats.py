@@ -23,6 +23,11 @@ foreign shapes has a citations field:
                             spans on different lines; TP-03 has a router chat span too; TP-09's retrieval
                             span has no ``gen_ai.retrieval.query.text`` (the question comes from the last
                             user message of the chat span)
+- ``llamaindex.jsonl``      llama-index-core ``Response`` objects dumped as ``{"query", "response",
+                            "source_nodes": [NodeWithScore.to_dict()]}``, each node's ``id_`` the retrieved id
+- ``mlflow.jsonl``          MLflow 3 ``Trace.to_json()``: a CHAIN span, a RETRIEVER span returning Documents,
+                            an LLM span with the token counts (twin: native-with-tokens.jsonl)
+(both written by the libraries from native-with-tokens.jsonl: tests/data/formats/make_library_examples.py)
 
 Both span formats carry token usage, which the readers sum into the trace's ``input_tokens`` and
 ``output_tokens`` (the operational metrics tokens_in_mean, ...): their native twin is
@@ -201,6 +206,8 @@ PRESETS = [
     ("langchain.jsonl", "langchain", NATIVE),
     ("openinference.jsonl", "openinference", NATIVE_TOKENS),
     ("otel-genai.jsonl", "otel-genai", NATIVE_TOKENS),
+    ("llamaindex.jsonl", "llamaindex", NATIVE),
+    ("mlflow.jsonl", "mlflow", NATIVE_TOKENS),
 ]
 # Where each question's record starts in each file (hand-read from the files); native and ragas.jsonl
 # keep the gold order, one line per trace.
@@ -212,6 +219,8 @@ TRACE_LINES = {
     "langchain.jsonl": dict(zip(LABELS, [2, 1, 4, 3, 6, 5, None, 8, 7, 9], strict=True)),    # completion order
     "openinference.jsonl": dict(zip(LABELS, [1, 2, 8, 7, 15, 12, None, 21, 18, 26], strict=True)),  # first span
     "otel-genai.jsonl": dict(zip(LABELS, [1, 1, 2, 2, 3, 3, None, 5, 4, 6], strict=True)),  # first line with a span
+    "llamaindex.jsonl": dict(zip(LABELS, [1, 2, 3, 4, 5, 6, None, 7, 8, 9], strict=True)),
+    "mlflow.jsonl": dict(zip(LABELS, [1, 2, 3, 4, 5, 6, None, 7, 8, 9], strict=True)),
 }
 
 

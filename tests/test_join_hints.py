@@ -54,10 +54,10 @@ def test_the_hint_names_the_keys_and_the_nearest_join_field(record, hint):
 
 def test_the_suggested_mapping_joins(ragscore, isolated):
     write(isolated / "g.jsonl", GOLD)
-    write(isolated / "t.jsonl", [{"query": "What is the refund window?", "response": "30 days", "source_nodes": []}])
+    write(isolated / "t.jsonl", [{"query": "What is the refund window?", "response": "30 days", "docs": []}])
     run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--trace-format", "native")
     assert (run.status, run.err) == (2, f"ragscore: error: t.jsonl:1: {JOIN}its keys are \"query\", \"response\", "
-                                        '"source_nodes": did you mean --map question=query? ("query" looks like a '
+                                        '"docs": did you mean --map question=query? ("query" looks like a '
                                         "question)\n")
     again = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--trace-format", "native", "--no-fail",
                      "--map", "question=query", "--map", "claim=response")
@@ -81,7 +81,8 @@ def test_genai_spans_recorded_without_content_say_that_capture_is_off(ragscore, 
     assert (run.status, run.err) == (2, f"ragscore: error: {spans}:1: {message}\n")
     auto = ragscore("--gold", "g.jsonl", "--trace", spans)
     assert auto.status == 2
-    assert auto.err.startswith(f"ragscore: error: {spans}:1: {message} (read as ")
+    assert auto.err == (f"ragscore: error: {spans}:1: {message} (read as otel-genai, detected from the first record; "
+                        "--trace-format names the format)\n")  # span.to_json() with GenAI attributes
 
 
 def test_spans_without_a_question_name_the_attribute_nearest_to_one(ragscore, isolated):
@@ -99,30 +100,24 @@ def test_spans_without_a_question_name_the_attribute_nearest_to_one(ragscore, is
     assert again.json()["counts"]["traced"] == 1
 
 
-def test_mlflow_traces_name_the_question_inside_the_request_preview(ragscore, isolated):
-    # Trace.to_json() as MLflow 3 writes it (see tests/data/mlflow/make_traces.py): the question is
-    # in info.request_preview, JSON text of the root span's inputs.
-    traces = Path(__file__).parent / "data" / "mlflow" / "traces.jsonl"
+@pytest.mark.parametrize(("path", "fmt"), [
+    ("mlflow/traces.jsonl", "mlflow"),  # Trace.to_json() as MLflow 3 writes it (tests/data/mlflow/make_traces.py)
+    ("llamaindex/responses.jsonl", "llamaindex"),  # query engine answers (tests/data/llamaindex/make_responses.py)
+])
+def test_a_preset_read_as_native_is_told_the_format_that_reads_it(ragscore, isolated, path, fmt):
+    traces = Path(__file__).parent / "data" / path
     write(isolated / "g.jsonl", GOLD)
     run = ragscore("--gold", "g.jsonl", "--trace", traces, "--trace-format", "native")
-    assert (run.status, run.err) == (2, f'ragscore: error: {traces}:1: {JOIN}its keys are "info", "data": did you '
-                                        'mean --map question=info.request_preview.question? ("question" looks like a '
-                                        "question)\n")
-    again = ragscore("--gold", "g.jsonl", "--trace", traces, "--trace-format", "native", "--no-fail",
-                     "--map", "question=info.request_preview.question", "--map", "claim=info.response_preview")
-    assert again.status == 0, again.err
-    assert again.json()["counts"]["traced"] == 2
+    assert (run.status, run.err) == (2, f"ragscore: error: {traces}:1: {JOIN}the keys look like {fmt}'s: "
+                                        f"--trace-format {fmt} reads them\n")
+    auto = ragscore("--gold", "g.jsonl", "--trace", traces, "--no-fail")
+    assert auto.status == 0, auto.err
+    assert auto.err.startswith(f"ragscore: traces read as {fmt} (detected")
 
 
-def test_llama_index_responses_are_told_to_map_their_query(ragscore, isolated):
-    # Query engine answers dumped with their query (see tests/data/llamaindex/make_responses.py).
-    responses = Path(__file__).parent / "data" / "llamaindex" / "responses.jsonl"
-    write(isolated / "g.jsonl", GOLD)
-    run = ragscore("--gold", "g.jsonl", "--trace", responses, "--trace-format", "native")
-    assert (run.status, run.err) == (2, f'ragscore: error: {responses}:1: {JOIN}its keys are "query", "response", '
-                                        '"source_nodes", "metadata": did you mean --map question=query? ("query" '
-                                        "looks like a question)\n")
-    again = ragscore("--gold", "g.jsonl", "--trace", responses, "--trace-format", "native", "--no-fail",
-                     "--map", "question=query", "--map", "claim=response")
-    assert again.status == 0, again.err
-    assert again.json()["counts"]["traced"] == 2
+def test_mlflow_traces_read_as_native_can_still_be_mapped(ragscore, isolated):
+    # The hint looks into JSON text two levels down: the question in info.request_preview.
+    traces = Path(__file__).parent / "data" / "mlflow" / "traces.jsonl"
+    first = json.loads(traces.read_text(encoding="utf-8").splitlines()[0])
+    assert join_hint(first) == ('its keys are "info", "data": did you mean --map question=info.request_preview.question?'
+                                ' ("question" looks like a question)')

@@ -263,3 +263,24 @@ def test_a_partial_whose_new_counts_no_run_makes_is_refused(ragscore, langchain,
     (langchain / "p1.json").write_text(json.dumps(doc), encoding="utf-8")
     run = ragscore("merge", "p1.json", "p2.json")
     assert (run.status, run.out, run.err) == (2, "", f"ragscore: error: p1.json: a damaged ragscore partial: {error}\n")
+
+
+def test_monitor_says_the_same_for_its_period(ragscore, isolated):
+    # No gold: the whole period decides. Two windows; nothing cites in either, then one trace cites.
+    traces = [{"qid": "q1", "answer": "a", "retrieved_ids": ["d1"], "ts": 0},
+              {"qid": "q2", "answer": "b", "retrieved_ids": ["d2"], "ts": 3600}]
+    write(isolated / "t.jsonl", traces)
+    run = ragscore("monitor", "--trace", "t.jsonl", "--no-fail")
+    doc = json.loads(run.out)
+    assert doc["metrics"]["fabricated_citation_rate"] is None
+    assert [w["metrics"]["fabricated_citation_rate"] for w in doc["windows"]] == [None, None]
+    assert ("ragscore: no trace cites anything: write answer_json.citations, or --map citations=PATH; "
+            "fabricated_citation_rate is n/a") in run.err.splitlines()
+    traces[1]["answer_json"] = {"claim": "b", "citations": ["d9"]}
+    write(isolated / "t.jsonl", traces)
+    run = ragscore("monitor", "--trace", "t.jsonl", "--no-fail")
+    doc = json.loads(run.out)
+    # One of two answers cites an id it did not retrieve; the window that cites nothing fabricated nothing.
+    assert doc["metrics"]["fabricated_citation_rate"] == 0.5
+    assert [w["metrics"]["fabricated_citation_rate"] for w in doc["windows"]] == [0.0, 1.0]
+    assert "cites anything" not in run.err

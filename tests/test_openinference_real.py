@@ -23,6 +23,7 @@ import pytest
 
 from conftest import DATA
 from ragscore.loaders.shapes import TraceShape, trace_shape
+from ragscore.loaders.trace import document_id_of
 
 REAL = DATA / "real" / "openinference"
 
@@ -46,21 +47,27 @@ def assembled(name: str, mapping: tuple[tuple[str, str], ...] = ()) -> tuple[Tra
 
 def test_langchain_documents_are_named_by_their_metadata():
     shape, records = assembled("langchain.jsonl")
-    ids = [[d["document"]["id"] for d in record["retrieved_ids"]] for record in records]
+    assert all("id" not in d["document"] for record in records for d in record["retrieved_ids"])
+    ids = [[document_id_of(d, shape.document_id) for d in record["retrieved_ids"]] for record in records]
     assert ids == [["d1", "d2"], ["rhine.txt", "d2"]]
-    assert shape.document_id_keys == {"id": 3, "source": 1}
+    assert shape.document_ids == {"document.metadata.id": 3, "document.metadata.source": 1}
 
 
 def test_langchain_spans_score_by_hand(ragscore, spans):
     run = ragscore("--gold", "gold-langchain.jsonl", "--trace", "langchain.jsonl", "--metrics", "retrieval")
     metrics = run.json()["metrics"]
     assert (metrics["recall@1"], metrics["precision@3"], metrics["recall@3"]) == (0.75, 0.5, 1.0)
+    # The report says which metadata keys named the documents, in a note and in the JSON report.
+    assert run.json()["inputs"]["trace"]["document_ids"] == {"document.metadata.id": 3, "document.metadata.source": 1}
+    assert ("ragscore: the retrieved documents' ids were read from document.metadata.id (3 documents), "
+            "document.metadata.source (1 document); --map document_id=PATH reads them from another field\n") in run.err
 
 
 def test_a_mapped_document_id_is_read_as_mapped_not_from_the_metadata():
     shape, records = assembled("langchain.jsonl", (("document_id", "document.name"),))
-    assert [[d["document"].get("id") for d in record["retrieved_ids"]] for record in records] == [[None, None]] * 2
-    assert shape.document_id_keys == {}
+    assert [[document_id_of(d, shape.document_id) for d in record["retrieved_ids"]] for record in records] == [
+        [None, None]] * 2
+    assert shape.document_ids == {}
 
 
 def test_llamaindex_takes_the_retriever_span_that_holds_the_documents():
@@ -68,7 +75,7 @@ def test_llamaindex_takes_the_retriever_span_that_holds_the_documents():
     ids = [[d["document"]["id"] for d in record["retrieved_ids"]] for record in records]
     d2, d1 = "ab0f2c0a-35d5-4eec-b9fe-6e555cdd3e8c", "e6a757c3-362e-446f-aac9-89e80eb532fd"
     assert ids == [[d2, d1], [d2, d1]]
-    assert shape.document_id_keys == {}  # every document has its document.id: the metadata's doc_id is not read
+    assert shape.document_ids == {"document.id": 4}  # each has its document.id: the metadata's doc_id is not read
 
 
 def test_llamaindex_spans_score_by_hand(ragscore, spans):
@@ -76,6 +83,8 @@ def test_llamaindex_spans_score_by_hand(ragscore, spans):
                    "--no-fail")
     metrics = run.json()["metrics"]
     assert (metrics["recall@1"], metrics["recall@3"]) == (0.5, 1.0)
+    assert "document_ids" not in run.json()["inputs"]["trace"]  # the contract's own field: nothing to say
+    assert "ids were read from" not in run.err
 
 
 def span(name: str, start: str, documents: list[str] | None) -> dict[str, Any]:

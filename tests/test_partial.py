@@ -324,6 +324,11 @@ def test_partial_usage_errors(ragscore, isolated):
     assert "make one partial of the whole run (--part 1/1, or part=(0, 1))" in run.err
     whole = ragscore("partial", "--gold", "gold.jsonl", "--trace", "byq.jsonl", "--part", "1/1", "-o", "p.json")
     assert whole.status == 0, whole.err
+    # So can a trace file that is one JSON array (its records may span lines): the reason is named.
+    write(isolated / "array.json", json.dumps([{"qid": "q1", "answer_json": {"claim": "not in context"}}], indent=1))
+    run = ragscore("partial", "--gold", "gold.jsonl", "--trace", "array.json", "--part", "1/2", "-o", "p.json")
+    assert run.status == 2 and "JSON that is not JSON Lines (one array, or records over several lines)" in run.err
+    assert ragscore("partial", "--gold", "gold.jsonl", "--trace", "array.json", "--part", "1/1", "-o", "a.json").status == 0
     assert ragscore("merge", "p.json", "-q").out == ragscore("--gold", "gold.jsonl", "--trace", "byq.jsonl").out
     # An input error is the part's, with its file and line; the output file is left as it was.
     before = (isolated / "p.json").read_bytes()

@@ -178,7 +178,8 @@ def test_a_concept_mapped_twice_is_a_usage_error(ragscore, isolated):
      'gates.toml:2: [trace.fields] unknown concept "claims" (known: qid, question, claim, citations, retrieved_ids, '
      'refused, retrieved_chunks, scores, document_id, latency_ms, tokens_in, tokens_out, cost, ts); did you mean "claim"?'),
     ('[trace]\nformat = "langchian"\n',
-     "gates.toml:2: [trace] expected one of auto, native, ragas, openinference, otel-genai, langchain, got "
+     "gates.toml:2: [trace] expected one of auto, native, ragas, openinference, otel-genai, langchain, llamaindex, "
+     "mlflow, got "
      '"langchian"; did you mean "langchain"?'),
     ('[trace]\nclaim = "result"\n',
      'gates.toml:2: [trace] unknown setting "claim" (map a field in [trace.fields])'),

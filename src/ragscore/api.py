@@ -500,10 +500,13 @@ class Comparison:
         if self.read_as is not None:
             notes.append(f"the baseline's traces were read as {self.read_as[0]}, the candidate's as {self.read_as[1]} "
                          "(--trace-format auto)")
-        for which, ev in (("baseline", self.baseline), ("candidate", self.candidate)):
-            if ev is not None and ev.tally.cites_nothing:  # each run decides by its own traces
-                from ragscore.reports.console import no_citations_note
+        from ragscore.reports.console import ids_note, no_citations_note
 
+        for which, ev in (("baseline", self.baseline), ("candidate", self.candidate)):
+            ids = None if ev is None else ids_note(ev)
+            if ids is not None:
+                notes.append(f"the {which}'s traces: {ids}")
+            if ev is not None and ev.tally.cites_nothing:  # each run decides by its own traces
                 notes.append(f"the {which}'s traces: {no_citations_note(ev.settings, ev.repeats is not None)}")
         notes += [f"REGRESSION {r.metric}: worse by {fmt(r.worse_by)} (allowed {r.allowed:g})"
                   for r in self.regressions if r.status == "fail"]
@@ -1020,7 +1023,7 @@ def monitor(
         "refusal_tokens": list(s.refusal_tokens), "refusal_patterns": list(s.refusal_patterns),
         "trace_format": current.trace_format, "trace_fields": dict(s.trace_fields),
     }
-    baseline_doc = None if base is None else {"traces": base.traces, "metrics": base.metrics()}
+    baseline_doc = None if base is None else {"traces": base.traces, "metrics": base.metrics(base.citing > 0)}
     doc = build_monitor_document(document_settings, inputs, counts, seen.metrics, seen.gates, seen.windows,
                                  seen.drift, baseline_doc, seen.passed,
                                  monitor_signature(watching, s, current.trace_format))
@@ -1249,8 +1252,9 @@ def partial(
                          replace(wants, routed=isinstance(trace_in, Records)), index, parts)
     if result.one_process:
         raise UsageError("these inputs cannot be scored in parts: traces without a qid (joined to their question by "
-                         "its text), spans (openinference, otel-genai), a ragas CSV export, a --scores file joined by "
-                         "question text, or a \"qid\" key given twice need every gold item in one process; make one "
+                         "its text), spans (openinference, otel-genai), a ragas CSV export, JSON that is not JSON "
+                         "Lines (one array, or records over several lines), a --scores file joined by question text, "
+                         "or a \"qid\" key given twice need every gold item in one process; make one "
                          "partial of the whole run (--part 1/1, or part=(0, 1))")
     if result.error is not None:
         _phase, _l, _c, source, message, line, column = result.error

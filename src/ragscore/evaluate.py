@@ -39,9 +39,9 @@ from ragscore.loaders.gold import (
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, is_mine, objects_at, owner
 from ragscore.loaders.near_miss import TRACE_FIELDS, near_misses
 from ragscore.loaders.records import Records, no_trace_records
-from ragscore.loaders.shapes import TraceShape, open_records
+from ragscore.loaders.shapes import PRESETS, TraceShape, open_records
 from ragscore.loaders.shards import Shards
-from ragscore.loaders.trace import DOCUMENT_ID_PATHS, TraceView, parse_trace
+from ragscore.loaders.trace import DOCUMENT_ID_PATHS, OWN_ID_PATHS, TraceView, parse_trace
 from ragscore.metrics import METRICS
 from ragscore.metrics.answer import (
     CITING,
@@ -267,6 +267,7 @@ class PartResult:
     score_lines: dict[str, int] = field(default_factory=dict)  # the trace line that named each score first
     trace_format: str = "native"  # the format the traces were read in ("auto" resolved)
     mapped_found: dict[str, int] = field(default_factory=dict)  # mapped concept -> records that had its path
+    document_ids: dict[str, int] = field(default_factory=dict)  # document_id path -> retrieved objects it named
     gold_keys: dict[str, tuple[str, int]] = field(default_factory=dict)   # near misses: key -> (field, first line)
     trace_keys: dict[str, tuple[str, int]] = field(default_factory=dict)
     gold_ragas: bool = False  # the gold set was read as a ragas dataset
@@ -293,12 +294,23 @@ class Evaluation:
     scores: dict[str, ScoreTotals] = field(default_factory=dict)  # external scores by name
     unmatched_scores: list[tuple[int, str]] = field(default_factory=list)  # (line, key) of --scores rows
     mapped_found: dict[str, int] = field(default_factory=dict)  # mapped concept -> records that had its path
+    # a trace format's document_id path -> retrieved objects whose id it gave (none read as the native contract)
+    document_ids: dict[str, int] = field(default_factory=dict)
     gold_keys: dict[str, tuple[str, int]] = field(default_factory=dict)   # near misses: key -> (field, first line)
     # (native traces only: mapped ones name their own)
     trace_keys: dict[str, tuple[str, int]] = field(default_factory=dict)
     gold_ragas: bool = False  # the gold set was read as a ragas dataset
     operations: Operations | None = None  # latency, tokens and cost (None: no trace carries any)
     repeats: RepeatTotals | None = None   # the questions' samples (repeats = "samples")
+
+    def ids_read_elsewhere(self) -> dict[str, int]:
+        """Where the trace format read retrieved objects' ids (path -> objects), when any came from a fallback: not
+        the contract's own fields, nor the format's first place (LangChain's ``metadata.id``), but such as an
+        OpenInference ``document.metadata.source`` or a llama-index node's ``id_``; else empty."""
+        first = PRESETS.get(self.settings.trace_format, {}).get("document_id", ())[:1]
+        if any(path not in OWN_ID_PATHS and path not in first for path in self.document_ids):
+            return self.document_ids
+        return {}
 
     def metrics(self) -> dict[str, float | None]:
         """Return every metric by name: answer metrics (with samples: means over each question's,
@@ -508,6 +520,7 @@ def score_traces(
                                              resample)
     if judged.shape is not None:
         result.mapped_found = {concept: judged.shape.found.get(concept, 0) for concept in judged.shape.mapped}
+        result.document_ids = dict(sorted(judged.shape.document_ids.items()))
 
 
 def _join(
@@ -858,6 +871,8 @@ def combine(parts: Sequence[PartResult]) -> PartResult:
     out.score_lines = {name: first[name][0] for name in sorted(first, key=first.__getitem__)}
     out.mapped_found = {concept: sum(p.mapped_found.get(concept, 0) for p in parts)
                         for concept in parts[0].mapped_found}
+    out.document_ids = {path: sum(p.document_ids.get(path, 0) for p in parts)
+                        for path in sorted({path for p in parts for path in p.document_ids})}
     out.gold_keys = _first_lines(p.gold_keys for p in parts)
     out.trace_keys = _first_lines(p.trace_keys for p in parts)
     return out
@@ -911,7 +926,7 @@ def finish(
         gold, traces, digests, settings, part.questions, part.tally, accounting, [q for _, q in part.missing_ids],
         part.rows if wants.rows else None, part.explained, part.columns, samples,
         part.scores, unmatched, gold_keys=part.gold_keys, trace_keys=part.trace_keys, mapped_found=part.mapped_found,
-        gold_ragas=part.gold_ragas, operations=part.operations, repeats=part.repeats,
+        document_ids=part.document_ids, gold_ragas=part.gold_ragas, operations=part.operations, repeats=part.repeats,
     )
 
 

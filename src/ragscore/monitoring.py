@@ -84,6 +84,7 @@ class Window:
     citations: int = 0
     words: int = 0
     bad: int = 0  # unreadable latency, token or cost fields
+    citing: int = 0  # answered traces that cite something (none in the whole period: citation rates undefined)
     sums: tuple[Moments, ...] = tuple(Moments() for _ in CONCEPTS)
     sketch: Sketch = field(default_factory=Sketch)
     pending: list[list[float]] = field(default_factory=lambda: [[] for _ in CONCEPTS])
@@ -114,15 +115,17 @@ class Window:
             self.traces + other.traces, self.refused + other.refused, self.compliant + other.compliant,
             self.answered + other.answered, self.fabricated + other.fabricated, self.empty + other.empty,
             self.citations + other.citations, self.words + other.words, self.bad + other.bad,
-            tuple(a + b for a, b in zip(self.sums, other.sums, strict=True)), self.sketch + other.sketch,
+            self.citing + other.citing, tuple(a + b for a, b in zip(self.sums, other.sums, strict=True)),
+            self.sketch + other.sketch,
         )
 
-    def rates(self) -> dict[str, tuple[int, int]]:
-        """Each rate as (count, denominator)."""
+    def rates(self, cites: bool = True) -> dict[str, tuple[int, int]]:
+        """Each rate as (count, denominator); ``cites``: some trace of the period cites something (else the
+        fabricated citation rate is undefined, as ``score`` has it: denominator 0)."""
         return {
             "refusal_rate": (self.refused, self.traces),
             "compliance": (self.compliant, self.traces),
-            "fabricated_citation_rate": (self.fabricated, self.answered),
+            "fabricated_citation_rate": (self.fabricated, self.answered if cites else 0),
             "empty_retrieval_rate": (self.empty, self.traces),
         }
 
@@ -131,10 +134,10 @@ class Window:
         self.flush()
         return Operations(self.traces, self.bad, self.sums, None, self.sketch)
 
-    def metrics(self) -> dict[str, float | None]:
-        """Every metric of the window (None where nothing is counted)."""
+    def metrics(self, cites: bool = True) -> dict[str, float | None]:
+        """Every metric of the window (None where nothing is counted; ``cites``: see ``rates``)."""
         out: dict[str, float | None] = {"traces": self.traces}
-        out.update((name, count / total if total else None) for name, (count, total) in self.rates().items())
+        out.update((name, count / total if total else None) for name, (count, total) in self.rates(cites).items())
         out["citations_per_answer"] = self.citations / self.answered if self.answered else None
         out["answer_length"] = self.words / self.answered if self.answered else None
         out.update(self.operations().metrics())
@@ -293,6 +296,7 @@ def _count(window: Window, view: TraceView, refusals: frozenset[str], patterns: 
     if view.cites is not Cites.INVALID:
         window.fabricated += any(c not in retrieved for c in view.citations)
         window.citations += len(dict.fromkeys(view.citations))
+        window.citing += bool(view.citations)
     window.words += len(view.claim.split())
 
 
@@ -334,11 +338,12 @@ def drifts(
 ) -> list[Drift]:
     """Test each rate of each scope against the baseline; Holm across every test. A scope (or a
     baseline) of fewer than ``min_n`` traces is not tested: the normal approximation needs counts."""
-    base_rates = baseline.rates()
+    base_rates = baseline.rates(baseline.citing > 0)
+    cites = any(window.citing for _, window in scopes)
     rows = []
     for label, window in scopes:
         small = window.traces < min_n or baseline.traces < min_n
-        for metric, (count, total) in window.rates().items():
+        for metric, (count, total) in window.rates(cites).items():
             base_count, base_total = base_rates[metric]
             z, p = (None, None) if small else two_proportion_test(count, total, base_count, base_total)
             rows.append((label, metric, base_count / base_total if base_total else None,
@@ -372,11 +377,11 @@ class WindowResult:
     small: bool  # fewer traces than min_n: its gates are skipped
 
 
-def check_gates(window: Window, gates: Sequence[Gate], min_n: int, strict: bool) -> tuple[
+def check_gates(window: Window, gates: Sequence[Gate], min_n: int, strict: bool, cites: bool) -> tuple[
         dict[str, float | None], list[GateResult], bool]:
     """Give a window (or the period) its metrics and gates; below ``min_n`` traces every gate is
-    skipped but those on ``traces`` (a quiet hour is what they look for)."""
-    metrics = window.metrics()
+    skipped but those on ``traces`` (a quiet hour is what they look for). ``cites``: see ``Window.rates``."""
+    metrics = window.metrics(cites)
     results = evaluate_gates(gates, metrics, strict)
     small = window.traces < min_n
     if small:
@@ -384,11 +389,12 @@ def check_gates(window: Window, gates: Sequence[Gate], min_n: int, strict: bool)
     return metrics, results, small
 
 
-def check_windows(watched: Watched, gates: Sequence[Gate], min_n: int, strict: bool) -> list[WindowResult]:
+def check_windows(watched: Watched, gates: Sequence[Gate], min_n: int, strict: bool, cites: bool
+                  ) -> list[WindowResult]:
     """Give every window from the first to the last its metrics and check the gates on it."""
     out = []
     for start, window in watched.ordered():
-        metrics, results, small = check_gates(window, gates, min_n, strict)
+        metrics, results, small = check_gates(window, gates, min_n, strict, cites)
         out.append(WindowResult(start, window.traces, metrics, results, small))
     return out
 
@@ -410,9 +416,10 @@ def observe(current: Watched, baseline: Window | None, config: MonitorConfig, co
     """Check the gates on every window and on the period, and (with a baseline) every rate's drift."""
     from ragscore.gates import gates_pass
 
-    windows = check_windows(current, config.gates, config.min_n, config.strict)
     total = current.total()
-    metrics, results, small = check_gates(total, config.gates, config.min_n, config.strict)
+    cites = total.citing > 0  # the whole period decides, as a whole run does in score
+    windows = check_windows(current, config.gates, config.min_n, config.strict, cites)
+    metrics, results, small = check_gates(total, config.gates, config.min_n, config.strict, cites)
     drift = None
     if baseline is not None:
         scopes = [("all", total), *((window_label(start), w) for start, w in current.ordered())]

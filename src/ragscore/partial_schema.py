@@ -577,8 +577,8 @@ def _rows(node: Node, spill: SpillFolder | None, reader: _Row) -> RowFile:
 _TOP: Final = ("format", "version", "ragscore", "signature", "parts", "covers", "settings", "options", "gold", "traces",
                "scores", "result")
 _RESULT: Final = ("questions", "trace_format", "gold_ragas", "tally", "accounting", "missing_ids", "columns", "samples",
-                  "scores", "matched_scores", "score_lines", "mapped_found", "gold_keys", "trace_keys", "digests",
-                  "rows", "operations")
+                  "scores", "matched_scores", "score_lines", "mapped_found", "document_ids", "gold_keys", "trace_keys",
+                  "digests", "rows", "operations")
 
 
 def decode(data: Any, spill: SpillFolder | None = None, rows: bool = True) -> Partial:
@@ -639,6 +639,7 @@ def _result(node: Node, settings: Settings, wants: Wants, spill: SpillFolder | N
         score_lines={k: n.count() for k, n in r["score_lines"].mapping()},
         trace_format=r["trace_format"].choice({f: f for f in FORMATS}, "a trace format (" + ", ".join(FORMATS) + ")"),
         mapped_found={k: n.count() for k, n in r["mapped_found"].mapping()},
+        document_ids={k: n.count() for k, n in r["document_ids"].mapping()},
         gold_keys={k: _near_miss(n) for k, n in r["gold_keys"].mapping()},
         trace_keys={k: _near_miss(n) for k, n in r["trace_keys"].mapping()},
         gold_ragas=r["gold_ragas"].flag(),

@@ -327,6 +327,7 @@ def _encode(p: Partial) -> dict[str, Any]:
             "matched_scores": list(r.matched_scores),
             "score_lines": dict(r.score_lines),
             "mapped_found": dict(r.mapped_found),
+            "document_ids": dict(r.document_ids),
             "gold_keys": {key: list(v) for key, v in r.gold_keys.items()},
             "trace_keys": {key: list(v) for key, v in r.trace_keys.items()},
             "digests": None if r.digests is None else list(r.digests),

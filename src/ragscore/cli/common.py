@@ -418,8 +418,11 @@ def report_and_exit(args: argparse.Namespace, streams: Streams, result: Reported
 
 
 def add_trace_options(group: Any, format_help: str, map_help: str) -> None:
-    """Add --trace-format and --map (how trace records are read) to a parser or one of its groups."""
-    from ragscore.loaders.shapes import CHOICES
+    """Add --trace-format and --map (how trace records are read) to a parser or one of its groups;
+    ``format_help`` ("how the traces are written") is followed by the formats."""
+    from ragscore.loaders.shapes import CHOICES, FORMATS
 
-    group.add_argument("--trace-format", choices=CHOICES, metavar="NAME", help=format_help)
+    formats = f"{', '.join(FORMATS[:-1])} or {FORMATS[-1]}"
+    group.add_argument("--trace-format", choices=CHOICES, metavar="NAME",
+                       help=f"{format_help}: auto (default: from the first record), {formats}")
     group.add_argument("--map", action="append", default=[], metavar="CONCEPT=PATH", help=map_help)

@@ -54,8 +54,7 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
                           help="the baseline run's traces (repeatable, a quoted glob or a folder: read as one)")
     baseline.add_argument("--baseline-report", type=INPUT_PATH, metavar="PATH",
                           help="a committed JSON report of the baseline, made with --per-question")
-    add_trace_options(parser, "how both runs' traces are written: auto (default), native, ragas, openinference, "
-                              "otel-genai or langchain",
+    add_trace_options(parser, "how both runs' traces are written",
                       "read a trace concept from another path of each record, in both runs (repeatable; see "
                       "score --help)")
     add_report_options(parser, ("json", "markdown", "none"), files=("json", "markdown", "html"),

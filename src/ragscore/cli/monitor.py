@@ -54,8 +54,7 @@ def monitor_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--refusal-pattern", action="append", default=[], metavar="REGEX",
                         help="a regular expression: a claim it matches counts as a refusal (repeatable; added to "
                              "[scoring] refusal_patterns, by default seven English phrasings)")
-    add_trace_options(parser, "how the traces are written: auto (default), native, ragas, openinference, "
-                              "otel-genai or langchain",
+    add_trace_options(parser, "how the traces are written",
                       "read a trace concept from another path of each record (repeatable; see score --help)")
     add_report_options(parser, ("json", "markdown", "openmetrics", "none"), files=("json", "markdown", "html",
                                                                                     "openmetrics"),

@@ -111,8 +111,7 @@ def add_scoring_inputs(inputs: Any) -> None:
     inputs.add_argument("--trace", required=True, action="append", type=INPUT_PATH, metavar="PATH",
                         help="pipeline traces, JSON Lines ('-' for standard input); repeatable, or a quoted glob "
                              "('logs/*.jsonl.gz') or a folder: the files are read in sorted order as one stream")
-    add_trace_options(inputs, "how the traces are written: auto (default: from the first record), native, ragas, "
-                              "openinference, otel-genai or langchain",
+    add_trace_options(inputs, "how the traces are written",
                       "read a trace concept (qid, question, claim, citations, retrieved_ids, refused, "
                       "retrieved_chunks, scores, document_id) from a path such as result or "
                       "source_documents[*].metadata.id (repeatable)")

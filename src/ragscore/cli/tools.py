@@ -39,8 +39,7 @@ def validate_parser(prog: str) -> argparse.ArgumentParser:
                         help="traces to check against it (repeatable, a quoted glob or a folder: read as one)")
     parser.add_argument("--gates-file", type=INPUT_PATH, metavar="PATH",
                         help="read [scoring] (the refusal tokens) from PATH instead of ./gates.toml")
-    add_trace_options(parser, "how the traces are written: auto (default), native, ragas, openinference, otel-genai "
-                              "or langchain",
+    add_trace_options(parser, "how the traces are written",
                       "read a trace concept from another path of each record (repeatable; see score --help)")
     parser.add_argument("--lenient", action="store_true",
                         help='a key one edit or a plural away from a contract field ("gold_citation") is a warning, '

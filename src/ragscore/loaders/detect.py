@@ -6,6 +6,7 @@ from typing import Final
 
 from ragscore.errors import InputError
 from ragscore.loaders.jsonl import BOM, decode_line
+from ragscore.loaders.mlflow import is_mlflow
 from ragscore.quoting import quote
 
 # A record with a key of the native contract to join on and one to score is native, whatever
@@ -33,12 +34,16 @@ def detect(record: object) -> str:
         return "langchain"
     if any(key in record for key in _NATIVE_JOIN) and any(key in record for key in _NATIVE_CONTENT):
         return "native"
+    if is_mlflow(record):
+        return "mlflow"
+    if type(record.get("source_nodes")) is list and any(key in record for key in ("query", "query_str", "response")):
+        return "llamaindex"
     if "resourceSpans" in record:
         return "openinference" if _otlp_is_openinference(record["resourceSpans"]) else "otel-genai"
     context = record.get("context")
     if "span_kind" in record or "context.trace_id" in record or (
             type(context) is dict and ("span_id" in context or "trace_id" in context)):
-        return "openinference"
+        return "otel-genai" if _genai_span(record) else "openinference"
     if "user_input" in record:
         return "ragas"
     if "source_documents" in record or (
@@ -66,6 +71,14 @@ def retrieval_field(record: object) -> str | None:
 def _holds_documents(value: object) -> bool:
     """Tell whether a value is a list of LangChain Document-like objects (dicts with page_content)."""
     return type(value) is list and any(type(entry) is dict and "page_content" in entry for entry in value)
+
+
+def _genai_span(span: dict[str, object]) -> bool:
+    """Tell whether a span as the OpenTelemetry SDK writes it (``span.to_json()``) is a GenAI span: GenAI
+    attributes and no OpenInference span kind."""
+    attributes = span.get("attributes")
+    return ("span_kind" not in span and type(attributes) is dict and "openinference.span.kind" not in attributes
+            and any(type(key) is str and key.startswith("gen_ai.") for key in attributes))
 
 
 def _otlp_is_openinference(resources: object) -> bool:

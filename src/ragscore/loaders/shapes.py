@@ -33,6 +33,8 @@ from ragscore.loaders.jsonl import (
     first_value,
     iter_jsonl,
 )
+from ragscore.loaders.mlflow import DOCUMENT_ID as MLFLOW_DOCUMENT_ID
+from ragscore.loaders.mlflow import mlflow_record
 from ragscore.loaders.records import Records
 from ragscore.loaders.scores import csv_records
 from ragscore.loaders.shards import Shards
@@ -40,7 +42,7 @@ from ragscore.loaders.trace import DOCUMENT_ID_PATHS, document_id_of, join_like
 from ragscore.operations import nanoseconds
 from ragscore.quoting import quote
 
-FORMATS: Final = ("native", "ragas", "openinference", "otel-genai", "langchain")
+FORMATS: Final = ("native", "ragas", "openinference", "otel-genai", "langchain", "llamaindex", "mlflow")
 CHOICES: Final = ("auto", *FORMATS)
 SPAN_FORMATS: Final = frozenset({"openinference", "otel-genai"})
 
@@ -99,8 +101,22 @@ PRESETS: Final[Mapping[str, Mapping[str, tuple[str, ...]]]] = {
         "retrieved_chunks": ("source_documents[*].page_content", "context[*].page_content"),
         "document_id": ("metadata.id", "metadata.doc_id", "id"),
     },
-    "openinference": {"qid": ("metadata.qid",), "document_id": ("document.id",)},
+    # llama-index Response dumps: {"query", "response", "source_nodes": [NodeWithScore.to_dict()]}; a node's id is
+    # its own (the ids llama-index's RetrieverEvaluator judges), the source document's is node.relationships."1".node_id
+    "llamaindex": {
+        "qid": ("qid",),
+        "question": ("query", "query_str", "question"),
+        "claim": ("response", "answer"),
+        "retrieved_ids": ("source_nodes",),
+        "retrieved_chunks": ("source_nodes[*].node.text",),
+        "document_id": ("node.metadata.id", "node.metadata.doc_id", "node.id_", "node.node_id", "id_"),
+    },
+    # openinference-instrumentation-langchain never writes document.id: the id is in document.metadata (JSON text)
+    "openinference": {"qid": ("metadata.qid",), "document_id": ("document.id", *(
+        f"document.metadata.{key}" for key in ("id", "doc_id", "document_id", "source", "file_path", "file_name",
+                                               "url")))},
     "otel-genai": {"document_id": ("id",)},
+    "mlflow": {"document_id": MLFLOW_DOCUMENT_ID},  # the rest is read by loaders.mlflow
 }
 # Columns of ragas' CSV export that hold lists (pandas writes them as Python list literals).
 _RAGAS_LIST_COLUMNS: Final = frozenset(
@@ -214,8 +230,7 @@ class TraceShape:
     csv: bool = False
     sources: dict[str, str] = field(default_factory=dict)  # native key -> how the user wrote the path
     found: dict[str, int] = field(default_factory=dict)    # mapped concept -> records its path was found in
-    # openinference: metadata key -> documents whose id was read from document.metadata under it (no document.id)
-    document_id_keys: dict[str, int] = field(default_factory=dict)
+    document_ids: dict[str, int] = field(default_factory=dict)  # document_id path -> retrieved objects it gave an id
 
     @property
     def spans(self) -> bool:
@@ -225,7 +240,11 @@ class TraceShape:
         """Turn one record into the native shape (records that are not objects pass: the parser rejects them)."""
         if type(obj) is not dict:
             return obj
-        if self.name == "native":
+        if self.name == "mlflow":
+            out = mlflow_record(obj)
+            for concept in self.mapped:
+                out.pop(TRACE_CONCEPTS[concept], None)
+        elif self.name == "native":
             out = dict(obj)
             for concept in self.fields:
                 for key in _REPLACES.get(concept, ()):
@@ -249,8 +268,7 @@ class TraceShape:
                     if concept in self.mapped:
                         self.found[concept] = self.found.get(concept, 0) + 1
                     break
-        if "document_id" in self.mapped:
-            self._count_document_id(out)
+        self._count_ids(out)
         return self.checked(out, source, line)
 
     def records(self, file: InputFile, part: int, parts: int, lines: Iterator[bytes] | None = None
@@ -278,10 +296,8 @@ class TraceShape:
             spans = _otlp_spans(obj, source, line) if "resourceSpans" in obj else [_phoenix_span(obj, source, line)]
             for span in spans:
                 traces.setdefault(span["trace"], []).append(span)
-        keys = None if "document_id" in self.mapped else self.document_id_keys
         for trace_id, spans in traces.items():
-            record = (_openinference_trace(spans, self.document_id, keys) if self.name == "openinference"
-                      else _genai_trace(spans, self.document_id))
+            record = _openinference_trace(spans) if self.name == "openinference" else _genai_trace(spans)
             record["trace_id"] = trace_id
             for concept, paths in self.fields.items():
                 if concept in self.mapped and TRACE_CONCEPTS[concept]:
@@ -295,19 +311,27 @@ class TraceShape:
                     value = _first_in_spans(spans, paths, False)
                     if value is not MISSING:
                         record["qid"] = value
-            if "document_id" in self.mapped:
-                self._count_document_id(record)
+            self._count_ids(record)
             line = spans[0]["line"]
             if record.get("qid") is None and record.get("question") is None:
                 raise InputError(source, _no_join(spans, trace_id), line)
             yield line, 1, record, self.checked(record, source, line), None
 
-    def _count_document_id(self, record: dict[str, object]) -> None:
-        """Count a record in which the mapped document_id path gives an id (it is read inside each retrieved
-        entry that is an object, when the trace is parsed, so no look-up above counts it)."""
+    def _count_ids(self, record: dict[str, object]) -> None:
+        """Count, for each document_id path, the retrieved objects it gives an id (the parser reads it, in each
+        retrieved entry that is an object), and a record in which a mapped document_id path gives one."""
         entries = record.get("retrieved_ids", record.get("chunks"))
-        if type(entries) is list and any(
-                type(entry) is dict and document_id_of(entry, self.document_id) is not None for entry in entries):
+        if type(entries) is not list:
+            return
+        counts, given = self.document_ids, False
+        for entry in entries:
+            if type(entry) is dict:
+                for path in self.document_id:
+                    if document_id_of(entry, (path,)) is not None:
+                        counts[path.text] = counts.get(path.text, 0) + 1
+                        given = True
+                        break
+        if given and "document_id" in self.mapped:
             self.found["document_id"] = self.found.get("document_id", 0) + 1
 
     def checked(self, record: dict[str, object], source: str, line: int) -> dict[str, object]:
@@ -569,8 +593,8 @@ def _sum_tokens(spans: list[_Span], paths: tuple[str, ...]) -> int | None:
     return total if seen else None
 
 
-def _documents(documents: object, document_id: tuple[FieldPath, ...], content: str) -> dict[str, object]:
-    """Retrieved documents (objects) as the native retrieved ids (entries read by ``document_id``) and texts."""
+def _documents(documents: object, content: str) -> dict[str, object]:
+    """Retrieved documents (objects) as the native retrieved ids (entries the parser reads ids in) and texts."""
     if documents is None:
         return {}
     out: dict[str, object] = {"retrieved_ids": documents}
@@ -593,33 +617,10 @@ def _retriever(spans: list[_Span]) -> _Span | None:
     return retrievers[0] if retrievers else None
 
 
-# Where OpenInference's document.metadata (a JSON string as the instrumentors write it) may name a document's id,
-# in the order tried: openinference-instrumentation-langchain never writes document.id, only the metadata.
-METADATA_ID_KEYS: Final = ("id", "doc_id", "document_id", "source", "file_path", "file_name", "url")
-
-
-def _metadata_id(document: object, document_id: tuple[FieldPath, ...], keys: dict[str, int]) -> object:
-    """A retrieved document that names no id at ``document_id`` but does in its ``document.metadata``, with that
-    id as its ``document.id`` (and the metadata key counted in ``keys``); any other document as it is."""
-    if type(document) is not dict or document_id_of(document, document_id) is not None:
-        return document
-    metadata = lookup(document, parse_path("document.metadata"), True)
-    if type(metadata) is not dict:
-        return document
-    for key in METADATA_ID_KEYS:
-        value = metadata.get(key)
-        if isinstance(value, str) and value or isinstance(value, int) and not isinstance(value, bool):
-            keys[key] = keys.get(key, 0) + 1
-            inner = document.get("document")
-            return {**document, "document": {**(inner if type(inner) is dict else {}), "id": value}}
-    return document
-
-
-def _openinference_trace(spans: list[_Span], document_id: tuple[FieldPath, ...], keys: dict[str, int] | None = None
-                         ) -> dict[str, object]:
+def _openinference_trace(spans: list[_Span]) -> dict[str, object]:
     """One pipeline run from OpenInference spans: the root's input and output, the documents of the retriever
-    that holds some. With ``keys`` (document_id not mapped), a document's id is read from its metadata when it
-    has no ``document.id``, each metadata key used counted in ``keys``."""
+    that holds some (their ids are read by the format's document_id paths: ``document.id``, else a key of
+    ``document.metadata``)."""
     # The pipeline's root: the topmost OpenInference span (an HTTP server's span may sit above it).
     kinds = {s["id"] for s in spans if s["kind"] and s["id"]}
     root = next((s for s in spans if s["kind"] and (s["root"] or s["parent"] not in kinds)), None)
@@ -639,10 +640,7 @@ def _openinference_trace(spans: list[_Span], document_id: tuple[FieldPath, ...],
     if claim is not None:
         record["answer"] = _text_value(claim, _JSON_OUTPUT_KEYS)
     if retriever is not None:
-        documents = _attr(retriever, "retrieval.documents", True)
-        if keys is not None and type(documents) is list:
-            documents = [_metadata_id(d, document_id, keys) for d in documents]
-        record.update(_documents(documents, document_id, "document.content"))
+        record.update(_documents(_attr(retriever, "retrieval.documents", True), "document.content"))
     _operations(record, spans, {"input_tokens": _sum_tokens(llms, ("llm.token_count.prompt",)),
                                 "output_tokens": _sum_tokens(llms, ("llm.token_count.completion",))})
     return record
@@ -668,7 +666,7 @@ def _message_text(messages: object, role: str) -> str | None:
     return None
 
 
-def _genai_trace(spans: list[_Span], document_id: tuple[FieldPath, ...]) -> dict[str, object]:
+def _genai_trace(spans: list[_Span]) -> dict[str, object]:
     """One pipeline run from OpenTelemetry GenAI spans: the retrieval span's query and documents, the
     last inference span's output message."""
     retrieval = next((s for s in spans if "gen_ai.retrieval.documents" in s["attributes"]
@@ -689,7 +687,7 @@ def _genai_trace(spans: list[_Span], document_id: tuple[FieldPath, ...]) -> dict
         if claim is not None:
             record["answer"] = claim
     if retrieval is not None:
-        record.update(_documents(_attr(retrieval, '"gen_ai.retrieval.documents"', True), document_id, "content"))
+        record.update(_documents(_attr(retrieval, '"gen_ai.retrieval.documents"', True), "content"))
     _operations(record, spans, {"input_tokens": _sum_tokens(spans, ('"gen_ai.usage.input_tokens"',)),
                                 "output_tokens": _sum_tokens(spans, ('"gen_ai.usage.output_tokens"',))})
     return record

@@ -24,6 +24,8 @@ _ID_SPLIT_RE: Final = re.compile(r"[,\s]+")
 _QUOTES: Final = "'\"`"
 # Where a retrieved entry that is an object keeps its id, in order ([trace.fields] document_id).
 DOCUMENT_ID_PATHS: Final = tuple(parse_path(p) for p in ("id", "doc_id", "document.id"))
+# Where the trace contract itself reads a retrieved object's id: ids a trace format read anywhere else are named.
+OWN_ID_PATHS: Final = frozenset(path.text for path in DOCUMENT_ID_PATHS)
 
 
 class Cites(StrEnum):

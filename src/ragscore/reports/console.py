@@ -50,7 +50,23 @@ def format_notes(asked: Settings, used: Settings, ev: Evaluation | None = None) 
             if not found and concept in paths:
                 notes.append(f"the mapping {concept}={quote(paths[concept])} found nothing in any of "
                              f"{_plural(ev.accounting.lines, 'trace', 'traces')} (a typo in the path?)")
+        ids = ids_note(ev)
+        if ids is not None:
+            notes.append(ids)
     return notes
+
+
+def ids_note(ev: Evaluation) -> str | None:
+    """Name the fields a trace format read the retrieved documents' ids from, when any is not the contract's own
+    (none when the user mapped document_id: the path is their own choice)."""
+    elsewhere = ev.ids_read_elsewhere()
+    if not elsewhere or "document_id" in dict(ev.settings.trace_fields):
+        return None
+    counts = ", ".join(f"{path} ({_plural(n, 'document', 'documents')})" for path, n in elsewhere.items())
+    source = (": llama-index node ids (node.relationships.1.node_id is each node's source document)"
+              if "node.id_" in elsewhere else "")
+    return f"the retrieved documents' ids were read from {counts}{source}; --map document_id=PATH reads them from " \
+           "another field"
 
 
 def key_notes(ev: Evaluation) -> list[str]:
@@ -278,6 +294,9 @@ def monitor_notes(watched: Watched, baseline: Watched | None, seen: Observed, mi
                 notes.append(f"{where}{_plural(tally.count, 'trace has', 'traces have')} {what}: "
                              f"{_lines_of(source, tally.lines, tally.count)}")
     total = seen.total
+    if total.answered and not total.citing:
+        notes.append("no trace cites anything: write answer_json.citations, or --map citations=PATH; "
+                     "fabricated_citation_rate is n/a")
     operations = total.operations()
     if total.bad:
         fields = _plural(total.bad, "latency, token or cost field", "latency, token or cost fields")

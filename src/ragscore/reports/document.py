@@ -51,7 +51,10 @@ def shown_path(spec: str) -> str:
 
 def input_paths(ev: Evaluation) -> dict[str, dict[str, Any]]:
     """The inputs' paths and sha256; several trace files read as one list each file too."""
-    return {"gold": input_entry(ev.gold, ev.digests[0]), "trace": input_entry(ev.traces, ev.digests[1])}
+    trace = input_entry(ev.traces, ev.digests[1])
+    if ev.ids_read_elsewhere():
+        trace["document_ids"] = ev.ids_read_elsewhere()
+    return {"gold": input_entry(ev.gold, ev.digests[0]), "trace": trace}
 
 
 def input_entry(file: InputFile | Records, digest: str) -> dict[str, Any]:
