@@ -55,7 +55,7 @@ INTERVALS = """
 import sys, time
 import ragscore.evaluate as evaluate
 from ragscore.config import Overrides, load_config
-from ragscore.evaluate import Wants, metric_names
+from ragscore.results import Wants, metric_names
 from ragscore.intervals import compute_intervals
 settings = load_config(Overrides(families=("retrieval", "similarity")), metric_names, None).settings
 summarise, spent = evaluate._summarise, [0.0]

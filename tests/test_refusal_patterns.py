@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from conftest import ROOT, write
 from ragscore.config import Overrides, load_config
-from ragscore.evaluate import metric_names
 from ragscore.metrics.answer import judge_for, score_question
+from ragscore.results import metric_names
 from ragscore.settings import (
     DEFAULT_REFUSAL_PATTERNS,
     Settings,

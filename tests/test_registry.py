@@ -13,12 +13,12 @@ import pytest
 
 from conftest import EXAMPLES, ROOT, checked_report, write
 from ragscore.errors import ConfigError
-from ragscore.evaluate import metric_names
 from ragscore.external import KNOWN, name_problem
 from ragscore.gates import ALIASES, resolve_metric
 from ragscore.metrics import METRICS, Registry
 from ragscore.metrics.families import FAMILIES
 from ragscore.metrics.registry import expand
+from ragscore.results import metric_names
 from ragscore.settings import Settings
 from ragscore.stages.names import STAGE_METRICS, find_spec, stage_specs
 

@@ -6,10 +6,11 @@ import json
 import math
 
 from conftest import write
-from ragscore.evaluate import Wants, evaluate
+from ragscore.evaluate import evaluate
 from ragscore.metrics.answer import CITES, AnswerTally, claim_bit, pack
 from ragscore.metrics.moments import summarise
 from ragscore.reports.markdown import cell
+from ragscore.results import Wants
 from ragscore.settings import Settings
 
 

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 from ragscore.config import Config, Overrides, parse_families, scored_with
 from ragscore.config import load_config as _load_config
 from ragscore.errors import InputError, UsageError
-from ragscore.evaluate import Evaluation, Wants, metric_names
 from ragscore.loaders.records import Records, as_input, as_traces, no_trace_records
 from ragscore.loaders.shards import Shards, input_notes
+from ragscore.results import Evaluation, Wants, metric_names
 
 if TYPE_CHECKING:
     from ragscore.diagnose import Diagnosis

@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from ragscore.errors import InputError
-from ragscore.evaluate import Evaluation
 from ragscore.intervals import BOOTSTRAP, NORMAL
 from ragscore.metrics.answer import CITING, PASSING_LABELS, Label, answer_metric_names, outcome_values
 from ragscore.metrics.families import enabled
@@ -32,6 +31,7 @@ from ragscore.metrics.stats import (
     resampling_is_cheap,
 )
 from ragscore.quoting import quote
+from ragscore.results import Evaluation
 from ragscore.settings import Settings
 
 Column = Sequence[float | None]  # one run's value of a metric per question (None: not counted)

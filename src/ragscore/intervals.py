@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from ragscore.evaluate import Evaluation
 from ragscore.metrics.answer import CITING, AnswerTally, answer_metric_names
 from ragscore.metrics.families import Totals, enabled
 from ragscore.metrics.moments import Moments, normal_interval, poisson_interval
 from ragscore.metrics.registry import lookup
 from ragscore.metrics.repeats import RepeatTotals, column_names
 from ragscore.metrics.stats import wilson_interval
+from ragscore.results import Evaluation
 from ragscore.settings import Settings
 
 WILSON: Final = "wilson"

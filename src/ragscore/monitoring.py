@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from ragscore.errors import UsageError
-from ragscore.evaluate import Spec, open_input
+from ragscore.evaluate import open_input
 from ragscore.gates import Gate, GateResult, Status, evaluate_gates
 from ragscore.loaders.records import no_trace_records
 from ragscore.loaders.shapes import open_records
@@ -39,6 +39,7 @@ from ragscore.metrics.moments import Moments, summarise
 from ragscore.metrics.stats import holm
 from ragscore.metrics.text import normalise
 from ragscore.operations import CONCEPTS, KEYS, Operations, Sketch, instant, read
+from ragscore.results import Spec
 from ragscore.settings import Settings, is_refusal_token, refusal_screen
 
 if TYPE_CHECKING:
@@ -434,8 +435,8 @@ def observe(current: Watched, baseline: Window | None, config: MonitorConfig, co
 
 def monitor_signature(config: MonitorConfig, settings: Settings, trace_format: str) -> str:
     """One line naming the version and every setting that changes a monitor's numbers or verdict."""
-    from ragscore import __version__
     from ragscore.settings import patterns_signed, signed
+    from ragscore.version import __version__
 
     parts = [f"ragscore:{__version__}", "monitor", f"window:{config.window}", f"min_n:{config.min_n}",
              f"strict:{'yes' if config.strict else 'no'}", "refusal:" + signed(list(settings.refusal_tokens))]

@@ -20,25 +20,13 @@ from itertools import chain
 
 from ragscore.comparison import Paired
 from ragscore.errors import InputError
-from ragscore.evaluate import (
-    Evaluation,
-    Packed,
-    PartResult,
-    Spec,
-    Wants,
-    detected,
-    error_key,
-    load_part_gold,
-    merge,
-    no_cycle_collection,
-    open_input,
-    score_traces,
-)
+from ragscore.evaluate import detected, error_key, load_part_gold, merge, no_cycle_collection, open_input, score_traces
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess
 from ragscore.loaders.records import Records
 from ragscore.metrics.answer import answer_metric_names, code_passes, code_values
 from ragscore.metrics.stats import PairSums, resampling_is_cheap
 from ragscore.parallel import run_parts
+from ragscore.results import Evaluation, Packed, PartResult, Spec, Wants
 from ragscore.settings import Settings
 
 _WANTS = Wants(packed=True)

@@ -12,11 +12,12 @@ from functools import partial
 from typing import Final, TypeVar
 
 from ragscore.errors import InputError, RagscoreError
-from ragscore.evaluate import Evaluation, Spec, Wants, evaluate, merge, score_part
+from ragscore.evaluate import evaluate, merge, score_part
 from ragscore.loaders.jsonl import STDIN, InputFile
 from ragscore.loaders.records import Records
 from ragscore.loaders.shapes import resolve, splittable
 from ragscore.loaders.shards import Shards, paths_of
+from ragscore.results import Evaluation, Spec, Wants
 from ragscore.rows import RowFile, SpillError, SpillFolder
 from ragscore.settings import Settings
 

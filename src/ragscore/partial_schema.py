@@ -23,8 +23,6 @@ from typing import Any, Final
 from ragscore.config import SettingsTable, _apply_scoring
 from ragscore.diagnose import Sample
 from ragscore.errors import ConfigError
-from ragscore.evaluate import CLAIM_PICKS, Accounting, PartResult, QuestionRow, Unreadable, Wants
-from ragscore.evaluate import EXAMPLES as ACCOUNTING_EXAMPLES
 from ragscore.external import ScoreTotals
 from ragscore.input_config import GOLD_CONCEPTS, fields_table, trace_format
 from ragscore.json_paths import Damaged, Node, read_number, shown
@@ -40,7 +38,9 @@ from ragscore.operations import CONCEPTS as OPERATION_CONCEPTS
 from ragscore.operations import Operations, Sketch
 from ragscore.partials import COUNTS, Partial, Source
 from ragscore.quoting import quote
-from ragscore.rows import RowFile, RowWriter, SpillFolder
+from ragscore.results import CLAIM_PICKS, Accounting, PartResult, Unreadable, Wants
+from ragscore.results import EXAMPLES as ACCOUNTING_EXAMPLES
+from ragscore.rows import QuestionRow, RowFile, RowWriter, SpillFolder
 from ragscore.settings import SAMPLES, Settings
 from ragscore.text import Rule
 

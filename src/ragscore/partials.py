@@ -26,17 +26,18 @@ from dataclasses import dataclass, field, replace
 from itertools import count, islice, repeat
 from typing import Any, Final
 
-from ragscore import __version__
 from ragscore.errors import InputError, UsageError
-from ragscore.evaluate import PartResult, QuestionRow, Wants, combine
+from ragscore.evaluate import combine
 from ragscore.loaders.gold import line_of
 from ragscore.metrics.answer import AnswerTally, Outcome
 from ragscore.metrics.moments import Moments
 from ragscore.metrics.repeats import RepeatTotals
 from ragscore.operations import Operations
 from ragscore.quoting import json_safe, show_value
-from ragscore.rows import RowFile, Rows, SpillFolder
+from ragscore.results import PartResult, Wants
+from ragscore.rows import QuestionRow, RowFile, Rows, SpillFolder
 from ragscore.settings import Settings
+from ragscore.version import __version__
 
 FORMAT: Final = "ragscore-partial"
 # The integer counts of an AnswerTally (its shares and labels are written apart).

@@ -18,19 +18,38 @@ from __future__ import annotations
 
 import heapq
 import os
+from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, BinaryIO, Final
+from typing import TYPE_CHECKING, BinaryIO, Final, NamedTuple
 
 from ragscore.errors import RagscoreError
+from ragscore.metrics.answer import Outcome
+from ragscore.metrics.repeats import QuestionSamples
+from ragscore.text import Rule
 
 if TYPE_CHECKING:
-    from array import array
     from tempfile import TemporaryDirectory
 
-    from ragscore.evaluate import QuestionRow
-
 CHUNK: Final = 4096  # rows pickled at a time: a few megabytes
+
+
+class QuestionRow(NamedTuple):
+    """One question's result as the per-question reports show it."""
+
+    place: int  # the gold item's place(line, column), which orders the rows
+    qid: str
+    question: str | None
+    answerable: bool
+    outcome: Outcome
+    citations: tuple[str, ...]  # the gold citations and containment rule, which the reports' reasons name
+    rule: Rule
+    family_rows: tuple[Sequence[float] | None, ...]  # one per enabled optional family
+    slices: tuple[tuple[str, ...], ...] = ()           # the labels of each --by path
+    scores: dict[str, float] = {}                       # external scores the question has (read-only)
+    sampled: QuestionSamples | None = None              # its samples (repeats = "samples"; outcome: the last)
+    claim: str | None = None                            # what the trace that counted claimed (None: no claim)
+    cited: tuple[str, ...] | None = None                # ... and the ids it cited (None: no trace)
 
 
 class SpillError(RagscoreError):

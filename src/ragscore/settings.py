@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
-from ragscore import __version__
 from ragscore.backtracking import backtracking_problem
 from ragscore.metrics.text import normalise
 from ragscore.quoting import quote
+from ragscore.version import __version__
 
 DEFAULT_REFUSAL_TOKENS = ("not in context",)
 # Common English refusals, searched anywhere in the claim (``ragscore init`` writes them out; an

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from ragscore.errors import UsageError
-from ragscore.evaluate import Evaluation
 from ragscore.gates import Gate, GateResult, Status, evaluate_gates
 from ragscore.intervals import Interval, intervals_of, mean_interval
 from ragscore.loaders.gold import NONE
@@ -26,6 +25,7 @@ from ragscore.metrics.moments import summarise
 from ragscore.metrics.repeats import QuestionSamples, summarise_questions
 from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.quoting import quote
+from ragscore.results import Evaluation
 
 # Distinct values of one --by field. A slice costs a few kilobytes of report and memory whatever
 # its size, so a field with a value per question (an id) would cost as much as a report per

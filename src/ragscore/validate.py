@@ -14,7 +14,7 @@ from itertools import chain
 from typing import IO, Final
 
 from ragscore.errors import InputError
-from ragscore.evaluate import Unreadable, unreadable_hint
+from ragscore.evaluate import unreadable_hint
 from ragscore.external import ScoreColumns
 from ragscore.loaders.detect import detect, is_csv_header, looks_json
 from ragscore.loaders.gold import GoldItem, parse_gold_item
@@ -43,6 +43,7 @@ from ragscore.loaders.shards import Shards
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, Cites, parse_trace
 from ragscore.metrics.text import MIN_NEEDLE, normalise
 from ragscore.quoting import path_at_line_start, quote
+from ragscore.results import Unreadable
 from ragscore.settings import Settings
 
 ERROR: Final = "error"

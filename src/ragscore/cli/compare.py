@@ -21,11 +21,11 @@ from ragscore.cli.common import (
 )
 from ragscore.config import PAIRED_TESTS, Config, Overrides, load_config, parse_families
 from ragscore.errors import UsageError
-from ragscore.evaluate import metric_names
 from ragscore.input_config import map_options
 from ragscore.loaders.shards import expand
 from ragscore.metrics.stats import CORRECTIONS
 from ragscore.parallel import choose_jobs
+from ragscore.results import metric_names
 from ragscore.settings import REPEATS
 
 

@@ -29,9 +29,9 @@ from ragscore.cli.score import (
 )
 from ragscore.config import load_config, scored_with
 from ragscore.errors import UsageError
-from ragscore.evaluate import metric_names
 from ragscore.loaders.shards import expand, input_notes
 from ragscore.quoting import quote
+from ragscore.results import metric_names
 
 PARTIAL_EPILOG = """\
 examples:

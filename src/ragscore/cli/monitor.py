@@ -19,9 +19,9 @@ from ragscore.cli.common import (
 )
 from ragscore.cli.score import check_refusal_patterns
 from ragscore.config import Overrides, load_config
-from ragscore.evaluate import metric_names
 from ragscore.input_config import map_options
 from ragscore.loaders.shards import expand
+from ragscore.results import metric_names
 
 
 def monitor_parser(prog: str) -> argparse.ArgumentParser:

@@ -17,11 +17,11 @@ from ragscore.cli.common import (
 )
 from ragscore.config import Overrides, load_config, parse_families
 from ragscore.errors import UsageError
-from ragscore.evaluate import metric_names
 from ragscore.input_config import map_options
 from ragscore.loaders.shards import expand
 from ragscore.numbers import decimal, number_problem
 from ragscore.quoting import quote
+from ragscore.results import metric_names
 
 
 def power_parser(prog: str) -> argparse.ArgumentParser:

@@ -6,7 +6,6 @@ import argparse
 import os
 from typing import Any
 
-from ragscore import __version__
 from ragscore.api import Run, score
 from ragscore.cli.common import (
     INPUT_PATH,
@@ -28,13 +27,14 @@ from ragscore.cli.common import (
 )
 from ragscore.config import Overrides, load_config, parse_families
 from ragscore.errors import UsageError
-from ragscore.evaluate import metric_names
 from ragscore.input_config import map_options
 from ragscore.loaders.shards import expand
 from ragscore.parallel import choose_jobs
 from ragscore.progress import progress_line
 from ragscore.quoting import quote
+from ragscore.results import metric_names
 from ragscore.settings import REPEATS, refusal_pattern_problem
+from ragscore.version import __version__
 
 EXAMPLES = """\
 examples:

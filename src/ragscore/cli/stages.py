@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from functools import partial
 
-from ragscore import __version__
 from ragscore.api import STAGE_FORMATS
 from ragscore.cli.common import (
     INPUT_PATH,
@@ -19,6 +18,7 @@ from ragscore.cli.common import (
 )
 from ragscore.errors import UsageError
 from ragscore.stages.conll import SCHEME_CHOICES
+from ragscore.version import __version__
 
 _SHAPES = {
     "ner": ('gold and predictions: {"id", "text", "entities": [{"start", "end", "type"}]} per line '

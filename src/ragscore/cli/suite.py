@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 
-from ragscore import __version__
 from ragscore.cli.common import (
     INPUT_PATH,
     OUTPUT,
@@ -23,6 +22,7 @@ from ragscore.cli.common import (
 from ragscore.errors import UsageError
 from ragscore.quoting import quote
 from ragscore.suite.config import Suite
+from ragscore.version import __version__
 
 RUN_EPILOG = """\
 examples:

@@ -17,9 +17,9 @@ from ragscore.cli.common import (
 )
 from ragscore.config import Overrides, load_config
 from ragscore.errors import UsageError
-from ragscore.evaluate import metric_names
 from ragscore.input_config import map_options
 from ragscore.loaders.shards import expand, input_notes
+from ragscore.results import metric_names
 
 # init's file: created, never replaced (the check still refuses it when it is the job summary).
 INIT_PATH = PathArg(OUTPUT, "ragscore init never overwrites a file")

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ragscore import __version__
 from ragscore.agreement import EXAMPLES
 from ragscore.gates import GateResult
 from ragscore.reports.common import cell, clean, code, fmt, gate_rule, verdict
 from ragscore.reports.console import gate_lines
 from ragscore.reports.document import _gates
+from ragscore.version import __version__
 
 
 def build_agree_document(

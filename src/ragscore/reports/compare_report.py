@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from ragscore import __version__
 from ragscore.comparison import Delta, GatePower, Mcnemar, Regression
 from ragscore.metrics.registry import direction_of
 from ragscore.reports.common import cell, change_mark, code, fmt, signature_line, verdict
 from ragscore.settings import Settings
+from ragscore.version import __version__
 
 SIGNIFICANT: Final = "*"
 _TEST_NAMES: Final = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ragscore.evaluate import EXAMPLES, Evaluation, unreadable_hint
+from ragscore.evaluate import unreadable_hint
 from ragscore.gates import GateResult, Status, format_threshold
 from ragscore.loaders.gold import KEY_SAMPLE_LINES
 from ragscore.loaders.shards import Shards
@@ -14,6 +14,7 @@ from ragscore.metrics.registry import lookup
 from ragscore.metrics.repeats import RepeatTotals
 from ragscore.quoting import quote, shorten
 from ragscore.reports.common import clean, fmt, gate_bound
+from ragscore.results import EXAMPLES, Evaluation
 from ragscore.slices import SliceResult
 
 if TYPE_CHECKING:

@@ -7,9 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ragscore import __version__
 from ragscore.diagnose import Diagnosis
-from ragscore.evaluate import EXAMPLES, Evaluation
 from ragscore.gates import GateResult, pass_bound
 from ragscore.intervals import Interval
 from ragscore.loaders.jsonl import InputFile
@@ -18,7 +16,9 @@ from ragscore.metrics.answer import CITING, LABEL_ORDER, PASSING_LABELS, answer_
 from ragscore.metrics.families import enabled
 from ragscore.metrics.repeats import RepeatTotals, repeat_metric_names
 from ragscore.reports.reasons import reason
+from ragscore.results import EXAMPLES, Evaluation
 from ragscore.slices import SliceResult
+from ragscore.version import __version__
 
 if TYPE_CHECKING:
     from ragscore.loaders.records import Records

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ragscore.evaluate import Explained
 from ragscore.loaders.jsonl import InputFile
 from ragscore.loaders.records import Records
 from ragscore.loaders.trace import Cites
 from ragscore.metrics.answer import LABEL_ORDER, Outcome
 from ragscore.quoting import visible
 from ragscore.reports.reasons import citation_reason, containment_reason, quote, reason, refusal_reason
+from ragscore.results import Explained
 from ragscore.settings import Settings
 from ragscore.text import normalise
 

@@ -11,12 +11,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from ragscore import __version__
 from ragscore.gates import GateResult
 from ragscore.metrics.registry import lookup
 from ragscore.monitoring import NAMES, Drift, WindowResult, window_label
 from ragscore.reports.common import code, fmt, gate_rule, verdict
 from ragscore.reports.document import _gates
+from ragscore.version import __version__
 
 PREFIX: Final = "ragscore_monitor_"
 ALL: Final = "all"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ragscore import __version__
 from ragscore.reports.common import code, fmt, signature_line
 from ragscore.settings import Settings
+from ragscore.version import __version__
 
 
 def build_power_document(settings: Settings, gold: Mapping[str, Any], trace: Mapping[str, Any], target: float,

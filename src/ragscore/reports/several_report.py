@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ragscore import __version__
 from ragscore.reports.common import cell, code, fmt, signature_line
 from ragscore.settings import Settings
 from ragscore.several import LETTERS, PairResult, marks
+from ragscore.version import __version__
 
 _TESTS = {"bootstrap": "paired bootstrap", "t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
           "sign": "sign test", "permutation": "paired permutation test"}

@@ -18,7 +18,6 @@ from collections.abc import Iterator, Mapping
 from importlib.resources import files
 from typing import Any, Final
 
-from ragscore import __version__
 from ragscore.gates import GateResult
 from ragscore.loaders.jsonl import InputFile
 from ragscore.reports.common import aligned, metric_rows, verdict
@@ -26,6 +25,7 @@ from ragscore.reports.document import display_path
 from ragscore.reports.json_report import render_json
 from ragscore.stages.config import StageConfig
 from ragscore.stages.evaluate import StageEvaluation
+from ragscore.version import __version__
 
 SCHEMA_VERSION: Final = 1
 SCHEMA_FILE: Final = "stage_report.schema.json"

@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
-from ragscore import __version__
 from ragscore.api import Reported
 from ragscore.suite.history import History
+from ragscore.version import __version__
 
 SCHEMA_VERSION: Final = 1
 

@@ -25,9 +25,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ragscore import __version__
 from ragscore.errors import InputError, UsageError
 from ragscore.quoting import json_safe, quote
+from ragscore.version import __version__
 
 if TYPE_CHECKING:
     from ragscore.suite.run import SuiteRun

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ragscore import __version__
 from ragscore.errors import RagscoreError
 from ragscore.suite.config import Suite, Task, load_suite
 from ragscore.suite.tasks import Figures, Result, execute, figures
+from ragscore.version import __version__
 
 SCHEMA_VERSION: Final = 1
 FORMATS: Final = ("text", "json", "markdown", "html", "junit")

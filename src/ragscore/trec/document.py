@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ragscore import __version__
 from ragscore.comparison import Delta
 from ragscore.gates import GateResult, gates_pass
 from ragscore.loaders.input_file import InputFile
@@ -28,6 +27,7 @@ from ragscore.reports.document import display_path
 from ragscore.stages.document import gate_table
 from ragscore.trec.files import Qrels
 from ragscore.trec.scoring import Scored, TrecSettings, compare, paired_queries
+from ragscore.version import __version__
 
 SCHEMA_VERSION: Final = 1
 SCHEMA_FILE: Final = "trec_report.schema.json"

@@ -20,10 +20,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
-from ragscore import __version__
 from ragscore.trec.files import Qrels, Run
 from ragscore.trec.measures import ALL_TREC, MEASURES, Evaluated, Measure, evaluate, prepare
 from ragscore.trec.names import COUNTS, Named, name_of
+from ragscore.version import __version__
 
 if TYPE_CHECKING:
     from ragscore.comparison import Delta
