@@ -11,7 +11,8 @@ import pytest
 from conftest import EXAMPLES, checked_report, write
 from ragscore.diagnose import Sample, builtin_rules, diagnose
 from ragscore.diagnose.rules import rule_for
-from ragscore.metrics.registry import Direction, lookup
+from ragscore.metrics.names import lookup
+from ragscore.metrics.registry import Direction
 
 PRODUCT = EXAMPLES / "product"
 RULES = builtin_rules()

@@ -9,7 +9,8 @@ import pytest
 from conftest import EXAMPLES, checked_report, write
 from ragscore.diagnose.rules import Rule
 from ragscore.gates import default_op, evaluate_gates, parse_gate_option
-from ragscore.metrics.registry import LOWER_IS_BETTER_SUFFIXES, Direction, direction_of
+from ragscore.metrics.names import direction_of
+from ragscore.metrics.registry import LOWER_IS_BETTER_SUFFIXES, Direction
 
 GOLD = EXAMPLES / "gold.jsonl"
 QIDS = ("A0001", "A0002", "A0003")

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import EXAMPLES, write
-from ragscore.loaders.gold import CONTRACT_FIELDS
+from ragscore.loaders.fields import CONTRACT_FIELDS
 from ragscore.loaders.jsonl import key_index, value_index
 from ragscore.loaders.near_miss import (
     GOLD_FIELDS,

@@ -38,7 +38,8 @@ def test_one_import_gives_complete_answers(module):
         import sys
         import {module}
         from ragscore.gates import default_op
-        from ragscore.metrics.registry import Direction, direction_of, lookup
+        from ragscore.metrics.registry import Direction
+        from ragscore.metrics.names import direction_of, lookup
         ops = {{name: default_op(name) for name in (
             "under_refusal", "over_refusal", "fabricated_citation_rate", "precision", "full_recall@5", "ndcg@10",
             "hit@3", "sim_recall@2", "rougeL_f", "corpus_bleu", "missing", "unknown_traces", "duplicate_traces",

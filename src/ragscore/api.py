@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from ragscore.gates import GateResult
     from ragscore.loaders.jsonl import InputFile
     from ragscore.loaders.scores import ScoreFile
+    from ragscore.partial_schema import Source as PartialSource
     from ragscore.partials import Partial
-    from ragscore.partials import Source as PartialSource
     from ragscore.slices import SliceResult
 
 Source = str | os.PathLike[str] | Iterable[Mapping[str, Any]]
@@ -67,7 +67,7 @@ def _overrides(settings: Mapping[str, Any], base: Overrides = _NO_OVERRIDES) -> 
     """Turn keyword settings into command-line overrides, checking each as the command line does."""
     unknown = [name for name in settings if name not in _SETTINGS]
     if unknown:
-        from ragscore.metrics.registry import did_you_mean
+        from ragscore.suggest import did_you_mean
 
         raise UsageError(f"unknown setting {unknown[0]!r}{did_you_mean(unknown[0], list(_SETTINGS))} "
                          f"(settings: {', '.join(_SETTINGS)})")
@@ -333,10 +333,10 @@ def score(
     on: ``ragscore.rows``); ``jobs`` processes (None: all cores for inputs over 16 MB).
     """
     from ragscore.loaders.gold import load_gold
-    from ragscore.metrics.registry import did_you_mean
     from ragscore.parallel import choose_jobs
     from ragscore.parallel import score as score_parts
     from ragscore.quoting import quote
+    from ragscore.suggest import did_you_mean
 
     config = _configured(config, settings)
     gold_in, trace_in = as_input(gold, "gold"), as_traces(traces)
@@ -389,7 +389,7 @@ def _run_of(ev: Evaluation, config: Config, wants: Wants, per_question: bool, on
 
 def _slice_paths(by: str | Sequence[str]) -> tuple[str, ...]:
     """The gold fields to slice by, checked (fields outside the data contract, or "answerable")."""
-    from ragscore.loaders.gold import CONTRACT_FIELDS
+    from ragscore.loaders.fields import CONTRACT_FIELDS
 
     paths = tuple(dict.fromkeys([by] if isinstance(by, str) else by))
     for path in paths:
@@ -403,7 +403,7 @@ def _wants(config: Config, rows: bool, by: tuple[str, ...], scores_file: ScoreFi
            explain: frozenset[str] = frozenset()) -> Wants:
     """What a run keeps beyond its totals: rows, slices, and the worst questions of every metric with a rule."""
     from ragscore.diagnose import sample_targets
-    from ragscore.metrics.registry import lookup
+    from ragscore.metrics.names import lookup
 
     # Metrics with a rule: the run's own, then scores from other evaluators (by name, or "@K" for
     # every cutoff of one; the workers match those to the scores they find).
@@ -745,7 +745,7 @@ def compare_several(
     chosen = list(columns) if columns is not None else [c for c in DEFAULT_COLUMNS if c in metrics]
     unknown = [c for c in chosen if c not in metrics]
     if unknown:
-        from ragscore.metrics.registry import did_you_mean
+        from ragscore.suggest import did_you_mean
 
         raise UsageError(f"compare: the runs report no metric {unknown[0]!r}{did_you_mean(unknown[0], list(metrics))}")
     qids = [row.qid for row in evaluations[0].rows or ()]
@@ -906,8 +906,8 @@ def power(
     size (the run's confidence, power ``target``), and the questions needed to detect ``detect``
     (default: the metric's [regression] bound, else 0.05)."""
     from ragscore.comparison import run_from_evaluation
+    from ragscore.metrics.names import lookup
     from ragscore.metrics.power import detectable, needed, spread_of_one_run
-    from ragscore.metrics.registry import lookup
     from ragscore.parallel import choose_jobs
     from ragscore.parallel import score as score_parts
     from ragscore.reports.power_report import build_power_document
@@ -1280,7 +1280,7 @@ def _no_record(file: InputFile | Records) -> bool:
 
 def _source_of(file: Any) -> PartialSource:
     """Name an input read by a partial as the merged report will."""
-    from ragscore.partials import Source as PartialSource
+    from ragscore.partial_schema import Source as PartialSource
     from ragscore.reports.document import display_path, shown_path
 
     if isinstance(file, Records):
@@ -1294,7 +1294,7 @@ def _source_of(file: Any) -> PartialSource:
 
 def _scores_source(path: str) -> PartialSource:
     from ragscore.loaders.jsonl import InputFile
-    from ragscore.partials import Source as PartialSource
+    from ragscore.partial_schema import Source as PartialSource
     from ragscore.reports.document import shown_path
 
     return PartialSource(shown_path(path), InputFile(path).digest_whole())

@@ -19,7 +19,8 @@ from ragscore.errors import InputError
 from ragscore.intervals import BOOTSTRAP, NORMAL
 from ragscore.metrics.answer import CITING, PASSING_LABELS, Label, answer_metric_names, outcome_values
 from ragscore.metrics.families import enabled
-from ragscore.metrics.registry import Direction, direction_of
+from ragscore.metrics.names import direction_of
+from ragscore.metrics.registry import Direction
 from ragscore.metrics.repeats import repeat_metric_names
 from ragscore.metrics.significance import TESTS, TestResult, differences, permutation
 from ragscore.metrics.stats import (

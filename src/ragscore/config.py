@@ -25,10 +25,12 @@ from ragscore.gates import (
 )
 from ragscore.metrics import METRICS
 from ragscore.metrics.families import ANSWER, FAMILIES
-from ragscore.metrics.registry import Direction, closest, did_you_mean, lookup, split_cutoff
+from ragscore.metrics.names import lookup
+from ragscore.metrics.registry import Direction, split_cutoff
 from ragscore.metrics.stats import CORRECTIONS
 from ragscore.quoting import quote, show_value
 from ragscore.settings import MAX_CUTOFF, REPEATS, Settings, cutoff_problem, refusal_pattern_problem
+from ragscore.suggest import closest, did_you_mean
 
 DEFAULT_GATES: Final = (
     Gate("precision", ">=", 0.80),

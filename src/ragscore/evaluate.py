@@ -54,7 +54,7 @@ from ragscore.metrics.answer import (
 )
 from ragscore.metrics.families import Columns, Family, SampleColumns, Totals, averaged, enabled, spread
 from ragscore.metrics.moments import Moments, summarise
-from ragscore.metrics.registry import lookup
+from ragscore.metrics.names import lookup
 from ragscore.metrics.repeats import QuestionSamples, Repeats, RepeatTotals, repeat_metric_names, summarise_questions
 from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.operations import KEYS as OPERATION_KEYS

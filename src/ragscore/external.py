@@ -18,8 +18,8 @@ from ragscore.loaders.jsonl import describe
 from ragscore.loaders.scores import MAX_NAMES, MAX_SCORE, too_large
 from ragscore.metrics import METRICS
 from ragscore.metrics.moments import Moments, exact_mean
+from ragscore.metrics.names import score_name_problem
 from ragscore.metrics.registry import SCORES as FAMILY
-from ragscore.metrics.registry import score_name_problem
 
 if TYPE_CHECKING:
     from ragscore.loaders.gold import GoldItem

@@ -12,18 +12,11 @@ from typing import Final
 
 from ragscore.errors import ConfigError
 from ragscore.metrics import METRICS
-from ragscore.metrics.registry import (
-    CONDITIONAL,
-    Direction,
-    closest,
-    did_you_mean,
-    direction_of,
-    lookup,
-    score_name_problem,
-    split_cutoff,
-)
+from ragscore.metrics.names import direction_of, lookup, score_name_problem
+from ragscore.metrics.registry import CONDITIONAL, Direction, split_cutoff
 from ragscore.numbers import decimal, number_problem
 from ragscore.quoting import quote, show_value
+from ragscore.suggest import closest, did_you_mean
 
 ALIASES: Final = METRICS.aliases  # declared with the metrics ("under", "recall@k")
 

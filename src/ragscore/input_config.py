@@ -12,10 +12,10 @@ from typing import Final
 
 from ragscore.errors import ConfigError, UsageError
 from ragscore.loaders.fieldpath import PathError, parse_path
-from ragscore.loaders.gold import CONTRACT_FIELDS
+from ragscore.loaders.fields import CONTRACT_FIELDS
 from ragscore.loaders.shapes import CHOICES, TRACE_CONCEPTS
-from ragscore.metrics.registry import did_you_mean
 from ragscore.quoting import quote, show_value
+from ragscore.suggest import did_you_mean
 
 # Gold fields a [gold.fields] table may map: the contract's, without the aliases (q, gold_ids).
 GOLD_CONCEPTS: Final = tuple(sorted(CONTRACT_FIELDS - {"q", "gold_ids"}))

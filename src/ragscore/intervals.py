@@ -15,7 +15,7 @@ from typing import Final
 from ragscore.metrics.answer import CITING, AnswerTally, answer_metric_names
 from ragscore.metrics.families import Totals, enabled
 from ragscore.metrics.moments import Moments, normal_interval, poisson_interval
-from ragscore.metrics.registry import lookup
+from ragscore.metrics.names import lookup
 from ragscore.metrics.repeats import RepeatTotals, column_names
 from ragscore.metrics.stats import wilson_interval
 from ragscore.results import Evaluation

@@ -472,9 +472,9 @@ def load_monitor_config(
     """Read ``[tool.ragscore.monitor]`` of ./pyproject.toml, then ``[monitor]`` of the gates file, then
     the options given (which win)."""
     from ragscore.gates import finite_number, parse_gate_option, parse_gate_table
-    from ragscore.metrics.registry import did_you_mean
     from ragscore.quoting import show_value
     from ragscore.stages.config import keyed_table, stage_tables, subtable
+    from ragscore.suggest import did_you_mean
 
     def checked(value: object, source: str, text: str, name: str) -> SettingsTable:
         return keyed_table(value, source, text, name, MONITOR_KEYS)

@@ -6,7 +6,8 @@ merge`` reads it as it reads any input: a value of the wrong type, out of range,
 can make (a hit count above the answered count, trace lines that do not add up) is an input
 error naming its key, as ``jq`` reaches it (``result.rows[3][4][1]``, with what it holds), never
 a failure later, while the reports are written. Its settings are checked as a settings file's
-``[scoring]`` (``config.py``), by the same readers.
+``[scoring]`` (``config.py``), by the same readers. ``decode`` gives the fields a ``Partial`` is built
+from; the inputs' ``Source`` and the tally's ``COUNTS`` are defined here, for both sides.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import partial
 from operator import le
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from ragscore.config import SettingsTable, _apply_scoring
 from ragscore.diagnose import Sample
@@ -36,13 +37,28 @@ from ragscore.metrics.repeats import EXAMPLES, Below, QuestionSamples, RepeatTot
 from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.operations import CONCEPTS as OPERATION_CONCEPTS
 from ragscore.operations import Operations, Sketch
-from ragscore.partials import COUNTS, Partial, Source
 from ragscore.quoting import quote
 from ragscore.results import CLAIM_PICKS, Accounting, PartResult, Unreadable, Wants
 from ragscore.results import EXAMPLES as ACCOUNTING_EXAMPLES
 from ragscore.rows import QuestionRow, RowFile, RowWriter, SpillFolder
 from ragscore.settings import SAMPLES, Settings
 from ragscore.text import Rule
+
+COUNTS: Final = tuple(name for name in AnswerTally.__dataclass_fields__ if name not in ("shares", "labels"))
+
+
+@dataclass(frozen=True)
+class Source:
+    """An input as the partials name it: its path as shown in reports, its sha256, and, for several
+    trace files read as one, each file and the line it starts at."""
+
+    path: str
+    sha256: str
+    records: bool = False  # records given to the Python API, not a file
+    specs: tuple[str, ...] = ()  # several files: the paths, globs and folders named
+    files: tuple[tuple[str, str], ...] = ()  # several files: (path, sha256) of each
+    starts: tuple[int, ...] = ()  # several files: the stream's line each one starts at
+
 
 # ragscore.owner(qid, n) is crc32(qid) % n: past 2**32 parts, no question belongs to a part.
 MAX_PARTS: Final = 2**32
@@ -581,8 +597,22 @@ _RESULT: Final = ("questions", "trace_format", "gold_ragas", "tally", "accountin
                   "digests", "rows", "operations")
 
 
-def decode(data: Any, spill: SpillFolder | None = None, rows: bool = True) -> Partial:
-    """Check every key of a partial's JSON, then build it (``Damaged`` names the first key that is wrong)."""
+class Decoded(NamedTuple):
+    """A partial's fields, checked (``Partial`` is built from them, in field order)."""
+
+    parts: int
+    covers: tuple[int, ...]
+    settings: Settings
+    wants: Wants
+    gold: Source
+    traces: dict[int, Source]
+    scores: Source | None
+    result: PartResult
+
+
+def decode(data: Any, spill: SpillFolder | None = None, rows: bool = True) -> Decoded:
+    """Check every key of a partial's JSON, then give its fields (``Damaged`` names the first key that is
+    wrong)."""
     top = Node(data).fields(_TOP)
     top["ragscore"].text()
     settings = _settings(top["settings"])
@@ -607,7 +637,7 @@ def decode(data: Any, spill: SpillFolder | None = None, rows: bool = True) -> Pa
     if len({source.records for source in traces.values()}) > 1:
         raise top["traces"].fail("are trace files in some parts and records in others")
     gold, scores = _source(top["gold"]), top["scores"].optional(_source)
-    return Partial(parts, covers, settings, wants, gold, dict(sorted(traces.items())), scores,
+    return Decoded(parts, covers, settings, wants, gold, dict(sorted(traces.items())), scores,
                    _result(top["result"], settings, wants, spill))
 
 
@@ -669,3 +699,6 @@ def _score_totals(node: Node, resamples: int, questions: int) -> ScoreTotals:
 def _near_miss(node: Node) -> tuple[str, int]:
     field, line = node.record(("field", "line"), "a near miss")
     return field.text(), line.count()
+
+
+# The integer counts of an AnswerTally (its shares and labels are written apart).

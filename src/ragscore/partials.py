@@ -28,11 +28,13 @@ from typing import Any, Final
 
 from ragscore.errors import InputError, UsageError
 from ragscore.evaluate import combine
+from ragscore.json_paths import Damaged
 from ragscore.loaders.gold import line_of
-from ragscore.metrics.answer import AnswerTally, Outcome
+from ragscore.metrics.answer import Outcome
 from ragscore.metrics.moments import Moments
 from ragscore.metrics.repeats import RepeatTotals
 from ragscore.operations import Operations
+from ragscore.partial_schema import COUNTS, Source, decode
 from ragscore.quoting import json_safe, show_value
 from ragscore.results import PartResult, Wants
 from ragscore.rows import QuestionRow, RowFile, Rows, SpillFolder
@@ -40,22 +42,9 @@ from ragscore.settings import Settings
 from ragscore.version import __version__
 
 FORMAT: Final = "ragscore-partial"
-# The integer counts of an AnswerTally (its shares and labels are written apart).
-COUNTS: Final = tuple(name for name in AnswerTally.__dataclass_fields__ if name not in ("shares", "labels"))
 VERSION: Final = 4  # 4: the tally counts citing and claim_ok (issue 32)
 
 
-@dataclass(frozen=True)
-class Source:
-    """An input as the partials name it: its path as shown in reports, its sha256, and, for several
-    trace files read as one, each file and the line it starts at."""
-
-    path: str
-    sha256: str
-    records: bool = False  # records given to the Python API, not a file
-    specs: tuple[str, ...] = ()  # several files: the paths, globs and folders named
-    files: tuple[tuple[str, str], ...] = ()  # several files: (path, sha256) of each
-    starts: tuple[int, ...] = ()  # several files: the stream's line each one starts at
 
 
 @dataclass
@@ -106,11 +95,8 @@ class Partial:
         if data.get("version") != VERSION:
             raise InputError(source, f"a ragscore partial of version {show_value(data.get('version'))}; this ragscore "
                                      f"({__version__}) reads version {VERSION}: make the partials again with it")
-        from ragscore.json_paths import Damaged
-        from ragscore.partial_schema import decode  # it builds a Partial: imported when one is read
-
         try:
-            return decode(data, spill, rows)
+            return cls(*decode(data, spill, rows))
         except Damaged as exc:
             raise InputError(source, f"a damaged ragscore partial: {exc}") from None
 

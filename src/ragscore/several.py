@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from ragscore.comparison import Delta, Run, compare_runs, pair_runs
-from ragscore.metrics.registry import Direction, direction_of
+from ragscore.metrics.names import direction_of
+from ragscore.metrics.registry import Direction
 from ragscore.settings import Settings
 
 LETTERS: Final = string.ascii_uppercase

@@ -15,7 +15,8 @@ from typing import Final
 
 from ragscore.errors import ConfigError
 from ragscore.gates import finite_number
-from ragscore.metrics.registry import Direction, direction_of, split_cutoff
+from ragscore.metrics.names import direction_of
+from ragscore.metrics.registry import Direction, split_cutoff
 from ragscore.quoting import show_value
 
 SEVERITIES: Final = ("critical", "warning")

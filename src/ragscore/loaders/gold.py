@@ -10,6 +10,7 @@ from itertools import chain
 from typing import Final, NamedTuple
 
 from ragscore.errors import InputError
+from ragscore.loaders.fields import CONTRACT_FIELDS
 from ragscore.loaders.jsonl import (
     BOM,
     InputFile,
@@ -37,25 +38,6 @@ _NO_KEEP: Final[frozenset[str]] = frozenset()
 _INT_ONLY: Final = frozenset({int})
 _ONLY_QUESTION: Final = frozenset({"question"})
 
-# Fields the contract defines; anything else is kept in ``GoldItem.extra`` for slicing.
-_KNOWN = frozenset(
-    {
-        "qid",
-        "question",
-        "q",
-        "answerable",
-        "gold_claim_substr",
-        "gold_claim",
-        "gold_citations",
-        "gold_ids",
-        "gold_relevance",
-        "gold_answers",
-        "forbidden_substr",
-        "gold_chunks",
-        "gold_embeddings",
-    }
-)
-CONTRACT_FIELDS: Final = _KNOWN
 # The score command checks the keys of the records on the first this many lines of each input
 # for near misses of the contract's fields (a systematic typo); validate checks every record.
 KEY_SAMPLE_LINES: Final = 1000
@@ -323,7 +305,7 @@ def _kept(
     """Collect the optional fields asked for that the item has; None when there are none."""
     values = {KEEP_RELEVANCE: relevance, KEEP_ANSWERS: answers, KEEP_CHUNKS: chunks, KEEP_EMBEDDINGS: embeddings}
     kept = {name: value for name, value in values.items() if name in keep and value is not None}
-    if KEEP_EXTRA in keep and (extra := {k: v for k, v in obj.items() if k not in _KNOWN}):
+    if KEEP_EXTRA in keep and (extra := {k: v for k, v in obj.items() if k not in CONTRACT_FIELDS}):
         kept[KEEP_EXTRA] = extra
     return kept or None
 

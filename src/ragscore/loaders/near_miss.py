@@ -23,7 +23,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Final
 
-from ragscore.loaders.gold import CONTRACT_FIELDS
+from ragscore.loaders.fields import CONTRACT_FIELDS
 from ragscore.quoting import quote
 
 GOLD_FIELDS: Final[frozenset[str]] = frozenset(CONTRACT_FIELDS)

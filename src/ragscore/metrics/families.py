@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Final, Protocol
 
 from ragscore.metrics import METRICS
 from ragscore.metrics.moments import Moments, exact_mean, summarise
-from ragscore.metrics.registry import lookup
+from ragscore.metrics.names import lookup
 from ragscore.metrics.retrieval import (
     retrieval_metric_names,
     retrieval_values,

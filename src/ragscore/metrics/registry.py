@@ -7,16 +7,12 @@ answer for that default registry.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Final
-
-from ragscore.quoting import quote
-from ragscore.score_names import CHARACTERS, FIRST, well_spelt
 
 
 class Direction(StrEnum):
@@ -135,63 +131,8 @@ def expand(specs: Iterable[MetricSpec], cutoffs: Sequence[int]) -> tuple[str, ..
     )
 
 
-def _metrics() -> Registry:
-    # Declared in the package's __init__, which has run whenever this module can be imported.
-    from ragscore.metrics import METRICS
-
-    return METRICS
-
-
-def lookup(name: str) -> MetricSpec | None:
-    """Find the spec of one of the scorer's metrics by a concrete name (see ``Registry.lookup``)."""
-    return _metrics().lookup(name)
-
-
-def direction_of(name: str) -> Direction:
-    """Say which way one of the scorer's metrics, or another evaluator's score, improves."""
-    return _metrics().direction_of(name)
-
-
 SCORES: Final = "scores"  # the family of the common names of scores from other evaluators
 REPEATS: Final = "repeats"  # metrics of repeated samples: their names are taken only in a run that has them
 # Families whose names a score may still have where they are not computed: a run without samples
 # knows no consistency, and score runs none of monitor's (answer_length is an evaluator's name too).
 CONDITIONAL: Final = frozenset({REPEATS, "monitor"})
-
-
-def score_name_problem(name: str, sampled: bool = False) -> str | None:
-    """Say why a score from another evaluator cannot be called ``name``, or None when it can.
-
-    The one rule, for a trace's "scores", ``--scores`` files and the names gates take as scores:
-    spelt as ``ragscore.score_names`` says, not ending in ``@K`` (every cutoff, in diagnosis
-    rules), and not one of ragscore's metric names or aliases (nor, for a metric computed per
-    cutoff, its name with another suffix: ``ndcg@v2``). The common names (``faithfulness``) are
-    declared as scores, so they may be used, and so may the names of metrics a run does not
-    compute (``CONDITIONAL``): those of repeated samples unless ``sampled``, and monitor's.
-    """
-    if not well_spelt(name):
-        return (f"expected score names of {CHARACTERS}, starting with {FIRST} (like \"faithfulness\"), "
-                f"got {quote(name, 40)}")
-    metrics = _metrics()
-    if name in metrics.aliases:
-        return (f'a score is named "{name}", like an alias of the ragscore metric {metrics.aliases[name]}: '
-                "rename the score")
-    spec = metrics.owner(name)
-    if spec is not None and spec.family != SCORES and (spec.family not in CONDITIONAL or (
-            sampled and spec.family == REPEATS)):
-        return f'a score is named "{name}", like a ragscore metric ({spec.family}): rename the score'
-    if name.endswith("@K"):
-        return f'a score is named "{name}", and "@K" stands for every cutoff of a metric: rename the score'
-    return None
-
-
-def closest(name: str, candidates: list[str], cutoff: float = 0.5) -> str | None:
-    """Suggest the candidate nearest to a misspelt name (similarity at least ``cutoff``)."""
-    matches = difflib.get_close_matches(name, candidates, n=1, cutoff=cutoff)
-    return matches[0] if matches else None
-
-
-def did_you_mean(name: str, candidates: list[str], template: str = "{}") -> str:
-    """Return '; did you mean "x"?' for the nearest candidate (shown through ``template``), or ''."""
-    hint = closest(name, candidates)
-    return f"; did you mean {quote(template.format(hint))}?" if hint else ""

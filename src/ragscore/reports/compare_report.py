@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from ragscore.comparison import Delta, GatePower, Mcnemar, Regression
-from ragscore.metrics.registry import direction_of
+from ragscore.metrics.names import direction_of
 from ragscore.reports.common import cell, change_mark, code, fmt, signature_line, verdict
 from ragscore.settings import Settings
 from ragscore.version import __version__

@@ -10,7 +10,7 @@ from ragscore.gates import GateResult, Status, format_threshold
 from ragscore.loaders.gold import KEY_SAMPLE_LINES
 from ragscore.loaders.shards import Shards
 from ragscore.metrics.answer import CITING, answer_metric_names
-from ragscore.metrics.registry import lookup
+from ragscore.metrics.names import lookup
 from ragscore.metrics.repeats import RepeatTotals
 from ragscore.quoting import quote, shorten
 from ragscore.reports.common import clean, fmt, gate_bound

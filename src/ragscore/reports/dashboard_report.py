@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
-from ragscore.metrics.registry import Direction, lookup
+from ragscore.metrics.names import lookup
+from ragscore.metrics.registry import Direction
 from ragscore.reports.charts import Plot, broken_line
 from ragscore.reports.common import cell, code, fmt, gate_rule, verdict
 from ragscore.reports.html import esc, html_table, label_chart, nice_ceiling, page_head, status_class

@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from ragscore.gates import format_threshold
 from ragscore.metrics.answer import PASSING_LABELS
-from ragscore.metrics.registry import lookup
+from ragscore.metrics.names import lookup
 from ragscore.quoting import visible
 from ragscore.reports.common import cut_for_table, diagnosis_heading, fmt, gate_rule, gates_verdict, verdict
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
-from ragscore.metrics.registry import lookup, split_cutoff
+from ragscore.metrics.names import lookup
+from ragscore.metrics.registry import split_cutoff
 from ragscore.reports.common import (
     cell,
     code,

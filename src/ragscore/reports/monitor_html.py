@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
-from ragscore.metrics.registry import lookup
+from ragscore.metrics.names import lookup
 from ragscore.monitoring import NAMES
 from ragscore.reports.charts import Plot, broken_line
 from ragscore.reports.common import fmt, gate_rule, verdict

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from ragscore.gates import GateResult
-from ragscore.metrics.registry import lookup
+from ragscore.metrics.names import lookup
 from ragscore.monitoring import NAMES, Drift, WindowResult, window_label
 from ragscore.reports.common import code, fmt, gate_rule, verdict
 from ragscore.reports.document import _gates

@@ -17,11 +17,12 @@ from typing import Final
 from ragscore.config import SettingsTable, read_toml
 from ragscore.errors import ConfigError
 from ragscore.gates import OFF, Gate, parse_gate_option, parse_gate_table
-from ragscore.metrics.registry import Direction, did_you_mean, split_cutoff
+from ragscore.metrics.registry import Direction, split_cutoff
 from ragscore.quoting import quote, show_value
 from ragscore.settings import cutoff_problem
 from ragscore.stages.link import DEFAULT_CUTOFFS
 from ragscore.stages.names import find_spec, stage_specs
+from ragscore.suggest import did_you_mean
 
 DEFAULT_GATES: Final = (Gate("missing", "<=", 0.0),)
 KEYS: Final = {

@@ -42,11 +42,11 @@ from ragscore.api import STAGE_FORMATS
 from ragscore.config import PAIRED_TESTS, SettingsTable, read_toml
 from ragscore.errors import ConfigError, RagscoreError, UsageError
 from ragscore.loaders.shapes import CHOICES as TRACE_FORMATS
-from ragscore.metrics.registry import did_you_mean
 from ragscore.metrics.stats import CORRECTIONS
 from ragscore.quoting import quote
 from ragscore.settings import MAX_CUTOFF, REPEATS, cutoff_problem, refusal_pattern_problem
 from ragscore.stages.conll import SCHEME_CHOICES
+from ragscore.suggest import did_you_mean
 
 DEFAULT_FILE: Final = "ragscore.toml"
 COMMANDS: Final = ("score", "compare", "trec", "ner", "classify", "link")

@@ -19,8 +19,9 @@ from typing import Final, cast
 from ragscore.config import SettingsTable
 from ragscore.errors import ConfigError
 from ragscore.gates import Gate, format_threshold, parse_gate_option, parse_gate_table
-from ragscore.metrics.registry import Direction, did_you_mean
+from ragscore.metrics.registry import Direction
 from ragscore.stages.config import keyed_table, stage_tables
+from ragscore.suggest import did_you_mean
 from ragscore.trec.names import Named, resolve, spellings
 
 KEYS: Final = ("gates",)
