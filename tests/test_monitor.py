@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 import pytest
 
 from conftest import validated, write
+from ragscore.loaders.times import instant
 from ragscore.monitoring import Window, two_proportion_test, window_seconds
-from ragscore.operations import instant
 from ragscore.schema import MONITOR_SCHEMA_FILE, load_schema
 
 try:  # every monitor report read here is checked against its shipped schema

@@ -23,9 +23,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
-from ragscore.config import Config, Overrides, parse_families, scored_with
+from ragscore.config import Config, scored_with
 from ragscore.config import load_config as _load_config
 from ragscore.errors import InputError, UsageError
+from ragscore.keywords import check_jobs, checked, configured, gate_spec, keyword_overrides
+from ragscore.keywords import load_config as load_config  # the public API's home for it
 from ragscore.loaders.records import Records, as_input, as_traces, no_trace_records
 from ragscore.loaders.shards import Shards, input_notes
 from ragscore.results import Evaluation, Wants, metric_names
@@ -44,143 +46,18 @@ Source = str | os.PathLike[str] | Iterable[Mapping[str, Any]]
 TraceSource = Source | Sequence[str | os.PathLike[str]] | Shards
 
 FORMATS: Final = ("json", "markdown", "text", "html", "junit")
-# Keyword settings and what they set (see Overrides).
-_SETTINGS: Final = ("k", "cutoffs", "refusal_tokens", "refusal_patterns", "require_claim", "scope_citations", "strict",
-                    "gates", "metrics", "confidence", "bootstrap", "seed", "trace_format", "fields", "repeats",
-                    "pass_k", "test", "correction")
 
 
-def load_config(path: str | os.PathLike[str] | None = None, *, cwd: str | os.PathLike[str] | None = None,
-                **settings: Any) -> Config:
-    """Read the settings and gates: defaults < ``[tool.ragscore]`` in ``cwd/pyproject.toml`` <
-    ``path`` (else ``cwd/gates.toml``) < keyword ``settings`` (as ``score`` takes them)."""
-    overrides = _overrides(settings)
-    folder = Path(cwd) if cwd is not None else None
-    config = _load_config(overrides, metric_names, None if path is None else os.fspath(path), folder)
-    return config.with_origin(None if path is None else os.fspath(path), folder, overrides)
 
 
-_NO_OVERRIDES: Final = Overrides()
 
 
-def _overrides(settings: Mapping[str, Any], base: Overrides = _NO_OVERRIDES) -> Overrides:
-    """Turn keyword settings into command-line overrides, checking each as the command line does."""
-    unknown = [name for name in settings if name not in _SETTINGS]
-    if unknown:
-        from ragscore.suggest import did_you_mean
-
-        raise UsageError(f"unknown setting {unknown[0]!r}{did_you_mean(unknown[0], list(_SETTINGS))} "
-                         f"(settings: {', '.join(_SETTINGS)})")
-    changes: dict[str, Any] = {}
-    for name, value in settings.items():
-        if value is None:
-            continue
-        if name == "metrics":
-            names = [value] if isinstance(value, str) else list(value)
-            changes["families"] = parse_families([n.strip() for part in names for n in part.split(",") if n.strip()],
-                                                 "metrics")
-        elif name == "gates":
-            changes["gates"] = _gate_spec(value)
-        elif name == "fields":
-            from ragscore.input_config import map_options
-
-            if not isinstance(value, Mapping):
-                raise UsageError(f"fields: expected a mapping of concept to path, got {type(value).__name__}")
-            changes["trace_fields"] = map_options([f"{concept}={path}" for concept, path in value.items()])
-        elif name in ("refusal_tokens", "refusal_patterns"):
-            values = (value,) if isinstance(value, str) else tuple(value)
-            changes[name] = _checked(name, values)
-        else:
-            changes[name] = _checked(name, value)
-    return _merge(base, changes)
 
 
-def _checked(name: str, value: Any) -> Any:
-    """Check one keyword setting as the command line checks its option; return it as Overrides keeps it."""
-    from ragscore.loaders.shapes import CHOICES
-    from ragscore.settings import MAX_CUTOFF, REPEATS, cutoff_problem, refusal_pattern_problem
-
-    def positive(v: Any) -> bool:
-        return isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_CUTOFF
-
-    problem = None
-    if name in ("k", "bootstrap"):
-        problem = None if positive(value) else f"a positive integer of at most {MAX_CUTOFF:,}"
-    elif name in ("cutoffs", "pass_k"):
-        values = [value] if isinstance(value, int) else list(value)
-        if not values or not all(positive(v) for v in values):
-            problem = f"positive integers of at most {MAX_CUTOFF:,}"
-        else:
-            value = tuple(sorted(set(values)))
-            problem = cutoff_problem(value)
-    elif name in ("require_claim", "scope_citations", "strict"):
-        problem = None if isinstance(value, bool) else "true or false"
-    elif name == "confidence":
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1
-        problem = None if ok else "a number strictly between 0 and 1"
-    elif name == "seed":
-        problem = None if isinstance(value, (str, int)) and not isinstance(value, bool) else "a string or an integer"
-        value = str(value)
-    elif name == "trace_format":
-        problem = None if value in CHOICES else f"one of {', '.join(CHOICES)}"
-    elif name == "repeats":
-        problem = None if value in REPEATS else f"one of {', '.join(REPEATS)}"
-    elif name in ("test", "correction"):
-        from ragscore.config import PAIRED_TESTS
-        from ragscore.metrics.stats import CORRECTIONS
-
-        choices = PAIRED_TESTS if name == "test" else tuple(CORRECTIONS)
-        problem = None if value in choices else f"one of {', '.join(choices)}"
-    elif name == "refusal_tokens":
-        if not all(isinstance(v, str) for v in value):
-            problem = "strings"
-        value = tuple(v for v in value if isinstance(v, str) and v.strip())
-    elif name == "refusal_patterns":
-        if not value:  # they add to the settings files' patterns: an empty list would turn nothing off
-            raise UsageError("refusal_patterns: expected patterns to add to those of the settings files (the default "
-                             "ones unless a file lists its own), got an empty list: to use none, write "
-                             "refusal_patterns = [] under [scoring] in a settings file (config=load_config(path))")
-        if not all(isinstance(v, str) for v in value):
-            problem = "strings (regular expressions)"
-        else:
-            for pattern in value:
-                found = refusal_pattern_problem(pattern)
-                if found is not None:
-                    raise UsageError(f"refusal_patterns: {pattern!r}: {found}")
-    if problem is not None:
-        raise UsageError(f"{name}: expected {problem}, got {value!r}")
-    return value
 
 
-def _merge(base: Overrides, changes: Mapping[str, Any]) -> Overrides:
-    from dataclasses import replace
-
-    return replace(base, **changes)
 
 
-def _gate_spec(gates: str | Mapping[str, Any]) -> str:
-    """Write ``{"precision": 0.8, "ndcg@10": ">= 0.6", "missing": None}`` as a --gates option."""
-    if isinstance(gates, str):
-        return gates
-    parts = []
-    for metric, rule in gates.items():
-        # Each key is one metric and each value one rule: a comma or a comparison in them would be
-        # read as more gates than were given, or as another rule.
-        if not isinstance(metric, str) or not metric.strip() or any(c in metric for c in ",=<>"):
-            raise UsageError(f"gates: {metric!r} is not a metric name")
-        if isinstance(rule, bool) or not (rule is None or isinstance(rule, (str, int, float))):
-            raise UsageError(f"gates: {metric}: expected a number, a rule such as \">= 0.6\", \"off\" or None, "
-                             f"got {rule!r}")
-        if isinstance(rule, str) and "," in rule:
-            raise UsageError(f"gates: {metric}: {rule!r} holds a comma: one rule per metric (give each metric its "
-                             "own key)")
-        if rule is None or rule == "off":
-            parts.append(f"{metric}=off")
-        elif isinstance(rule, str):
-            parts.append(f"{metric}{rule.strip()}" if rule.strip()[:1] in "<>=" else f"{metric}={rule.strip()}")
-        else:
-            parts.append(f"{metric}={rule!r}")
-    return ",".join(parts)
 
 
 @dataclass
@@ -338,9 +215,9 @@ def score(
     from ragscore.quoting import quote
     from ragscore.suggest import did_you_mean
 
-    config = _configured(config, settings)
+    config = configured(config, settings)
     gold_in, trace_in = as_input(gold, "gold"), as_traces(traces)
-    _check_jobs(jobs)
+    check_jobs(jobs)
     explain = list(dict.fromkeys([explain] if isinstance(explain, str) else explain))
     per_question = per_question or only_failures
     by = _slice_paths(by)
@@ -415,20 +292,8 @@ def _wants(config: Config, rows: bool, by: tuple[str, ...], scores_file: ScoreFi
                  scores=scores_file)
 
 
-def _check_jobs(jobs: object) -> None:
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
-        raise UsageError(f"jobs: expected a positive integer (or None: all cores for large inputs), got {jobs!r}")
 
 
-def _configured(config: Config | None, settings: Mapping[str, Any]) -> Config:
-    """The run's configuration: ``config`` (else the folder's files), with keyword settings over it."""
-    if config is None:
-        return load_config(**settings)
-    if not settings:
-        return config
-    overrides = _overrides(settings, config.overrides)
-    return _load_config(overrides, metric_names, config.gates_file, config.cwd).with_origin(
-        config.gates_file, config.cwd, overrides)
 
 
 def _rereadable(spec: str) -> bool:
@@ -548,10 +413,10 @@ def compare(
     from ragscore.reports.compare_report import build_compare_document
     from ragscore.reports.document import display_path
 
-    _check_jobs(jobs)
+    check_jobs(jobs)
     if (baseline is None) == (baseline_report is None):
         raise UsageError("compare: give the baseline's traces or its report (baseline_report=), not both")
-    config = _configured(config, settings)
+    config = configured(config, settings)
     gold_in, candidate_in = as_input(gold, "gold"), as_traces(candidate)
     run_settings = config.settings
     read_as = None
@@ -726,10 +591,10 @@ def compare_several(
     from ragscore.several import DEFAULT_COLUMNS, MAX_RUNS
     from ragscore.several import compare_several as compare_pairs
 
-    _check_jobs(jobs)
+    check_jobs(jobs)
     if not 2 <= len(runs) <= MAX_RUNS:
         raise UsageError(f"compare: give from 2 to {MAX_RUNS} runs, got {len(runs)}")
-    config = _configured(config, settings)
+    config = configured(config, settings)
     gold_in = as_input(gold, "gold")
     inputs = [as_traces(run, f"run {i + 1}") for i, run in enumerate(runs)]
     evaluations = []
@@ -815,7 +680,7 @@ def agree(
                                  tuple("|".join(slice_labels(item, f)) for f in fields)) for item in gold_set.items})
         inputs.append(input_entry(gold_file, gold_file.sha256))
     metrics, disagreeing, partial = agreement_metrics(files, fields)
-    spec = None if gates is None else _gate_spec(gates)
+    spec = None if gates is None else gate_spec(gates)
     parsed = parse_gate_option(spec, list(metrics), 5) if spec else {}
     results = evaluate_gates([g for g in parsed.values() if g is not None], metrics, strict)
     shared = sum(1 for qid in files[0] if all(qid in f for f in files[1:]))
@@ -913,12 +778,12 @@ def power(
     from ragscore.reports.power_report import build_power_document
     from ragscore.several import DEFAULT_COLUMNS
 
-    _check_jobs(jobs)
+    check_jobs(jobs)
     if detect is not None and not 0 < detect:
         raise UsageError(f"power: expected a positive change to detect, got {detect!r}")
     if not 0 < target < 1:
         raise UsageError(f"power: expected a power between 0 and 1, got {target!r}")
-    config = _configured(config, settings)
+    config = configured(config, settings)
     gold_in, trace_in = as_input(gold, "gold"), as_traces(traces)
     specs = [x for x in (gold_in, trace_in) if not isinstance(x, Records)]
     ev = score_parts(gold_in, trace_in, config.settings, Wants(rows=True),
@@ -996,9 +861,9 @@ def monitor(
     from ragscore.reports.document import input_entry
     from ragscore.reports.monitor_report import build_monitor_document, monitor_verdict
 
-    config = _configured(config, settings)
+    config = configured(config, settings)
     watching = load_monitor_config(config.cwd or Path.cwd(), config.gates_file, window, min_n,
-                                   None if gates is None else _gate_spec(gates), strict)
+                                   None if gates is None else gate_spec(gates), strict)
     width = window_seconds(watching.window)
     s = config.settings
     current = watch(as_traces(traces), s, width)
@@ -1144,9 +1009,9 @@ def _stage(stage: str, gold: Source, pred: Source, gates: str | Mapping[str, Any
     if strict is not None and not isinstance(strict, bool):
         raise UsageError(f"strict: expected true or false, got {strict!r}")
     config = load_stage_config(
-        stage, gates=None if gates is None else _gate_spec(gates),
+        stage, gates=None if gates is None else gate_spec(gates),
         gates_file=None if gates_file is None else os.fspath(gates_file), strict=strict,
-        cutoffs=None if cutoffs is None else _checked("cutoffs", cutoffs), cwd=None if cwd is None else Path(cwd))
+        cutoffs=None if cutoffs is None else checked("cutoffs", cutoffs), cwd=None if cwd is None else Path(cwd))
     if input_format not in STAGE_FORMATS:
         raise UsageError(f"input_format: expected one of {', '.join(STAGE_FORMATS)}, got {input_format!r}")
     if scheme not in SCHEME_CHOICES:
@@ -1241,7 +1106,7 @@ def partial(
     from ragscore.evaluate import open_input, score_files
     from ragscore.partials import Partial
 
-    config = _configured(config, settings)
+    config = configured(config, settings)
     index, parts = _check_part(part)
     gold_in, trace_in = as_input(gold, "gold"), as_traces(traces)
     by = _slice_paths(by)
@@ -1359,10 +1224,10 @@ def _merge_config(merged: Partial, config: Config | None, settings: Mapping[str,
                          "it to partial); finalize takes gates and strict")
     if config is None:
         base = scored_with(s)
-        overrides = _overrides(settings, base)
+        overrides = keyword_overrides(settings, base)
         config = _load_config(overrides, metric_names, None, None).with_origin(None, None, overrides)
     else:
-        config = _configured(config, settings)
+        config = configured(config, settings)
     extra = [name for name in FAMILIES if name in config.settings.families and name not in s.families]
     if extra:
         raise UsageError(f"merge: the gates need the {', '.join(extra)} metrics, which the partials were not "

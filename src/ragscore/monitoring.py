@@ -33,12 +33,13 @@ from ragscore.evaluate import open_input
 from ragscore.gates import Gate, GateResult, Status, evaluate_gates
 from ragscore.loaders.records import no_trace_records
 from ragscore.loaders.shapes import open_records
+from ragscore.loaders.times import instant
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, Cites, TraceView, parse_trace
 from ragscore.metrics import METRICS
 from ragscore.metrics.moments import Moments, summarise
 from ragscore.metrics.stats import holm
 from ragscore.metrics.text import normalise
-from ragscore.operations import CONCEPTS, KEYS, Operations, Sketch, instant, read
+from ragscore.operations import CONCEPTS, KEYS, Operations, Sketch, read
 from ragscore.results import Spec
 from ragscore.settings import Settings, is_refusal_token, refusal_screen
 

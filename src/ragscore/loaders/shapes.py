@@ -38,8 +38,8 @@ from ragscore.loaders.mlflow import mlflow_record
 from ragscore.loaders.records import Records
 from ragscore.loaders.scores import csv_records
 from ragscore.loaders.shards import Shards
+from ragscore.loaders.times import nanoseconds
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, document_id_of, join_like
-from ragscore.operations import nanoseconds
 from ragscore.quoting import quote
 
 FORMATS: Final = ("native", "ragas", "openinference", "otel-genai", "langchain", "llamaindex", "mlflow")

@@ -250,11 +250,11 @@ def _measures(specs: list[str]) -> None:
 
 
 def _gate_rules(gates: object) -> None:
-    from ragscore.api import _gate_spec
     from ragscore.gates import gate_option_parts
+    from ragscore.keywords import gate_spec
 
     if isinstance(gates, (dict, str)):  # each gate as --gates reads it: a name that is no metric's fails here
-        gate_option_parts(_gate_spec(gates))
+        gate_option_parts(gate_spec(gates))
 
 
 _GATES: Final = _checked_by(_gates, _gate_rules)

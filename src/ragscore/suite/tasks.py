@@ -103,9 +103,9 @@ def _settings(options: Mapping[str, Any]) -> dict[str, Any]:
 def _gate_text(gates: str | Mapping[str, Any] | None) -> str | None:
     if gates is None or isinstance(gates, str):
         return gates
-    from ragscore.api import _gate_spec
+    from ragscore.keywords import gate_spec
 
-    return _gate_spec(gates)
+    return gate_spec(gates)
 
 
 # --- what a suite keeps of each result ---------------------------------------------------------------

@@ -142,8 +142,8 @@ def score_trec(
     cwd: str | os.PathLike[str] | None = None,
 ) -> TrecRun:
     """Score TREC runs (several: each compared with the first by paired tests) against TREC or BEIR qrels."""
-    from ragscore.api import _checked
     from ragscore.gates import evaluate_gates
+    from ragscore.keywords import checked
     from ragscore.trec.config import gated, load_trec_gates
     from ragscore.trec.files import read_qrels, read_run
     from ragscore.trec.measures import parse_measures
@@ -160,8 +160,8 @@ def score_trec(
         raise UsageError(f"level: expected an integer, got {level!r}")
     if max_docs is not None and (isinstance(max_docs, bool) or not isinstance(max_docs, int) or max_docs < 1):
         raise UsageError(f"max_docs: expected a positive integer or None, got {max_docs!r}")
-    confidence, bootstrap, seed = (_checked("confidence", confidence), _checked("bootstrap", bootstrap),
-                                   _checked("seed", seed))
+    confidence, bootstrap, seed = (checked("confidence", confidence), checked("bootstrap", bootstrap),
+                                   checked("seed", seed))
     settings = TrecSettings(tuple(measures) or OFFICIAL, level, complete, max_docs, confidence, bootstrap, str(seed))
     asked = parse_measures(list(measures))
     gate_list = load_trec_gates(gates, None if gates_file is None else os.fspath(gates_file),
