@@ -132,7 +132,7 @@ def test_monitor_counts_the_empty_windows_between_two_traces(ragscore, isolated)
 
 
 def test_monitor_reads_as_many_windows_as_the_limit_and_no_more(ragscore, isolated, monkeypatch):
-    monkeypatch.setattr("ragscore.monitoring.MAX_WINDOWS", 3)
+    monkeypatch.setattr("ragscore.monitoring.windows.MAX_WINDOWS", 3)
     write(isolated / "t.jsonl", [{"qid": "a", "answer": "x", "ts": 7_200}, {"qid": "b", "answer": "x", "ts": 0}])
     run = ragscore("monitor", "--trace", "t.jsonl", "-q")
     assert (run.status, len(json.loads(run.out)["windows"])) == (0, 3)

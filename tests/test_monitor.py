@@ -14,7 +14,7 @@ import pytest
 
 from conftest import validated, write
 from ragscore.loaders.times import instant
-from ragscore.monitoring import Window, two_proportion_test, window_seconds
+from ragscore.monitoring.windows import Window, two_proportion_test, window_seconds
 from ragscore.schema import MONITOR_SCHEMA_FILE, load_schema
 
 try:  # every monitor report read here is checked against its shipped schema

@@ -57,7 +57,6 @@ if TYPE_CHECKING:
     from ragscore.api import (
         Agreement,
         Comparison,
-        MonitorRun,
         PowerReport,
         Run,
         RunsTable,
@@ -69,7 +68,6 @@ if TYPE_CHECKING:
         finalize,
         link,
         load_config,
-        monitor,
         ner,
         owner,
         partial,
@@ -79,6 +77,7 @@ if TYPE_CHECKING:
     )
     from ragscore.config import Config
     from ragscore.errors import ConfigError, InputError, RagscoreError, UsageError
+    from ragscore.monitoring.api import MonitorRun, monitor
     from ragscore.partials import Partial
     from ragscore.suite.dashboard import Dashboard, dashboard
     from ragscore.suite.run import SuiteRun, run_suite
@@ -86,16 +85,21 @@ if TYPE_CHECKING:
 
 # Imported on first use, so that `import ragscore` (and the command line's start) stays light.
 _HOMES = {
-    **dict.fromkeys(("Agreement", "Comparison", "MonitorRun", "Run", "RunsTable", "StageRun", "agree", "classify",
-                     "compare", "compare_several", "finalize", "link", "load_config", "monitor", "ner", "owner",
-                     "partial", "power", "score", "split", "PowerReport"), "ragscore.api"),
-    "Partial": "ragscore.partials",
-    "Dashboard": "ragscore.suite.dashboard", "dashboard": "ragscore.suite.dashboard",
-    "SuiteRun": "ragscore.suite.run", "run_suite": "ragscore.suite.run",
-    "TrecRun": "ragscore.trec.api", "score_trec": "ragscore.trec.api",
-    "Config": "ragscore.config",
-    "ConfigError": "ragscore.errors", "InputError": "ragscore.errors", "RagscoreError": "ragscore.errors",
-    "UsageError": "ragscore.errors",
+    name: home
+    for home, names in (
+        ("ragscore.api", ("Run", "finalize", "load_config", "owner", "partial", "score")),
+        ("ragscore.api", ("Agreement", "agree", "split")),
+        ("ragscore.api", ("Comparison", "RunsTable", "PowerReport", "compare", "compare_several", "power")),
+        ("ragscore.monitoring.api", ("MonitorRun", "monitor")),
+        ("ragscore.api", ("StageRun", "ner", "classify", "link")),
+        ("ragscore.trec.api", ("TrecRun", "score_trec")),
+        ("ragscore.suite.run", ("SuiteRun", "run_suite")),
+        ("ragscore.suite.dashboard", ("Dashboard", "dashboard")),
+        ("ragscore.partials", ("Partial",)),
+        ("ragscore.config", ("Config",)),
+        ("ragscore.errors", ("ConfigError", "InputError", "RagscoreError", "UsageError")),
+    )
+    for name in names
 }
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Final
@@ -28,8 +28,12 @@ from ragscore.config import load_config as _load_config
 from ragscore.errors import InputError, UsageError
 from ragscore.keywords import check_jobs, checked, configured, gate_spec, keyword_overrides
 from ragscore.keywords import load_config as load_config  # the public API's home for it
-from ragscore.loaders.records import Records, as_input, as_traces, no_trace_records
+from ragscore.loaders.records import Records, Source, TraceSource, as_input, as_traces, no_trace_records
 from ragscore.loaders.shards import Shards, input_notes
+from ragscore.reports.agree_report import render_agree_markdown
+from ragscore.reports.power_report import render_power_markdown
+from ragscore.reports.reported import Renderer, Reported
+from ragscore.reports.several_report import render_several_html, render_several_markdown
 from ragscore.results import Evaluation, Wants, metric_names
 
 if TYPE_CHECKING:
@@ -41,9 +45,6 @@ if TYPE_CHECKING:
     from ragscore.partials import Partial
     from ragscore.slices import SliceResult
 
-Source = str | os.PathLike[str] | Iterable[Mapping[str, Any]]
-# Traces may also be several files read as one: a glob, a folder, or a list of paths (and globs).
-TraceSource = Source | Sequence[str | os.PathLike[str]] | Shards
 
 FORMATS: Final = ("json", "markdown", "text", "html", "junit")
 
@@ -510,41 +511,6 @@ def _check_same_scoring(baseline: str, candidate: str, source: str) -> None:
                                              for key in differing) + ")")
 
 
-@dataclass
-class Reported:
-    """A command's result held as its report document: JSON, or a format of ``RENDERERS`` (module,
-    function), rendered piece by piece; it passed unless the document says otherwise."""
-
-    document: dict[str, Any] = field(repr=False)
-    KIND: ClassVar[str] = "report"
-    RENDERERS: ClassVar[dict[str, tuple[str, str]]] = {}
-
-    @property
-    def passed(self) -> bool:
-        """Whether every gate passed (a result without gates passes)."""
-        return bool(self.document.get("pass", True))
-
-    def render(self, format: str = "json") -> Iterator[str]:
-        """Yield the report in ``format``, as the command line writes it."""
-        if format == "json":
-            from ragscore.reports.json_report import render_json
-
-            return render_json(self.document)
-        home = self.RENDERERS.get(format)
-        if home is None:
-            raise UsageError(f"unknown {self.KIND} format {format!r} (formats: json, {', '.join(self.RENDERERS)})")
-        import importlib
-
-        renderer: Callable[[dict[str, Any]], Iterator[str]] = getattr(importlib.import_module(home[0]), home[1])
-        return renderer(self.document)
-
-    def report(self, format: str = "json") -> str:
-        """Return the report in ``format``: the command line's bytes."""
-        return "".join(self.render(format))
-
-    def notes(self) -> list[str]:
-        """What the command line prints on standard error."""
-        return []
 
 
 @dataclass
@@ -554,9 +520,9 @@ class RunsTable(Reported):
 
     left_out: list[str] = field(default_factory=list, repr=False)  # what the runs' folders and globs left out
     KIND: ClassVar[str] = "comparison"
-    RENDERERS: ClassVar[dict[str, tuple[str, str]]] = {
-        "markdown": ("ragscore.reports.several_report", "render_several_markdown"),
-        "html": ("ragscore.reports.several_report", "render_several_html"),
+    RENDERERS: ClassVar[dict[str, Renderer]] = {
+        "markdown": render_several_markdown,
+        "html": render_several_html,
     }
 
     def notes(self) -> list[str]:
@@ -638,8 +604,8 @@ class Agreement(Reported):
 
     gate_results: list[GateResult] = field(default_factory=list, repr=False)
     KIND: ClassVar[str] = "agreement"
-    RENDERERS: ClassVar[dict[str, tuple[str, str]]] = {
-        "markdown": ("ragscore.reports.agree_report", "render_agree_markdown")}
+    RENDERERS: ClassVar[dict[str, Renderer]] = {
+        "markdown": render_agree_markdown}
 
     @property
     def metrics(self) -> dict[str, float | None]:
@@ -744,8 +710,8 @@ class PowerReport(Reported):
 
     left_out: list[str] = field(default_factory=list, repr=False)  # what the traces' folder or glob left out
     KIND: ClassVar[str] = "power"
-    RENDERERS: ClassVar[dict[str, tuple[str, str]]] = {
-        "markdown": ("ragscore.reports.power_report", "render_power_markdown")}
+    RENDERERS: ClassVar[dict[str, Renderer]] = {
+        "markdown": render_power_markdown}
 
     def notes(self) -> list[str]:
         """What the traces' folder or glob left out, then one line per metric: what this run's size
@@ -819,81 +785,8 @@ def power(
 # --- production monitoring ----------------------------------------------------------------------------
 
 
-@dataclass
-class MonitorRun(Reported):
-    """Production traces watched: every window's metrics and gates, the whole period's, and drift."""
-
-    notes_: list[str] = field(default_factory=list, repr=False)
-    KIND: ClassVar[str] = "monitor"
-    RENDERERS: ClassVar[dict[str, tuple[str, str]]] = {
-        "markdown": ("ragscore.reports.monitor_report", "render_monitor_markdown"),
-        "html": ("ragscore.reports.monitor_html", "render_monitor_html"),
-        "openmetrics": ("ragscore.reports.monitor_report", "render_openmetrics"),
-    }
-
-    @property
-    def metrics(self) -> dict[str, float | None]:
-        """The whole period's metrics."""
-        return dict(self.document["metrics"])
-
-    def notes(self) -> list[str]:
-        """The notes the command line prints on standard error (without its "ragscore: " prefix)."""
-        return list(self.notes_)
 
 
-def monitor(
-    traces: TraceSource,
-    baseline: TraceSource | None = None,
-    *,
-    window: str | None = None,
-    min_n: int | None = None,
-    gates: str | Mapping[str, Any] | None = None,
-    strict: bool | None = None,
-    config: Config | None = None,
-    **settings: Any,
-) -> MonitorRun:
-    """Watch production traces without gold: the gold-free metrics per time window and for the whole
-    period, the gates on each, and (with ``baseline``, traces of an earlier period) each rate's
-    drift. ``settings`` are those of ``score`` that read traces (refusal tokens and patterns,
-    trace_format, fields); ``[monitor]`` in the settings files gives the window, gates and drift bounds."""
-    from ragscore.monitoring import load_monitor_config, monitor_signature, observe, watch, window_seconds
-    from ragscore.reports.console import monitor_notes
-    from ragscore.reports.document import input_entry
-    from ragscore.reports.monitor_report import build_monitor_document, monitor_verdict
-
-    config = configured(config, settings)
-    watching = load_monitor_config(config.cwd or Path.cwd(), config.gates_file, window, min_n,
-                                   None if gates is None else gate_spec(gates), strict)
-    width = window_seconds(watching.window)
-    s = config.settings
-    current = watch(as_traces(traces), s, width)
-    # The baseline period is one window: only its rates are compared.
-    before = watch(as_traces(baseline, "baseline"), s, width, False, "--baseline") if baseline is not None else None
-    base = before.total() if before is not None else None
-    seen = observe(current, base, watching, s.confidence)
-    assert current.source is not None
-    inputs = {"trace": input_entry(current.source, current.source.sha256),
-              "baseline": None if before is None or before.source is None else input_entry(before.source,
-                                                                                           before.source.sha256)}
-    total = seen.total
-    counts = {
-        "traces": current.lines, "windows": len(seen.windows), "untimed": current.no_time.count,
-        "bad_time": current.bad_time.count, "unreadable": current.unreadable.count,
-        "unreadable_retrieved": current.bad_retrieved.count, "bad_refused": current.bad_refused.count,
-        "bad_operations": total.bad,
-    }
-    document_settings = {
-        "window": watching.window, "window_seconds": width, "min_n": watching.min_n, "strict": watching.strict,
-        "confidence": s.confidence, "drift": dict(sorted(watching.drift.items())),
-        "refusal_tokens": list(s.refusal_tokens), "refusal_patterns": list(s.refusal_patterns),
-        "trace_format": current.trace_format, "trace_fields": dict(s.trace_fields),
-    }
-    baseline_doc = None if base is None else {"traces": base.traces, "metrics": base.metrics(base.citing > 0)}
-    doc = build_monitor_document(document_settings, inputs, counts, seen.metrics, seen.gates, seen.windows,
-                                 seen.drift, baseline_doc, seen.passed,
-                                 monitor_signature(watching, s, current.trace_format))
-    left_out = input_notes(current.source, None if before is None else before.source)
-    return MonitorRun(doc, left_out + monitor_notes(current, before, seen, watching.min_n, monitor_verdict(doc)))
 
 
 # --- pipeline stages ----------------------------------------------------------------------------------

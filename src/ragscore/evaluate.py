@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from functools import reduce
 from itertools import chain, compress
 from operator import add, eq
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from ragscore.diagnose.samples import Picked, keep_worst, with_texts, worst_questions
 from ragscore.errors import InputError
@@ -73,30 +73,6 @@ from ragscore.results import (
 )
 from ragscore.rows import QuestionRow, Rows, RowWriter, SpillFolder
 from ragscore.settings import Settings
-
-if TYPE_CHECKING:
-    pass
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def _position_by_question(gold: GoldSet, view: TraceView, source: str, parts: int) -> int | None:

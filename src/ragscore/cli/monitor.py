@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from ragscore.api import monitor
 from ragscore.cli.common import (
     INPUT_PATH,
     Exit,
@@ -21,6 +20,7 @@ from ragscore.cli.score import check_refusal_patterns
 from ragscore.config import Overrides, load_config
 from ragscore.input_config import map_options
 from ragscore.loaders.shards import expand
+from ragscore.monitoring.api import monitor
 from ragscore.results import metric_names
 
 

@@ -23,7 +23,7 @@ import hashlib
 import json
 import os
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ragscore.errors import InputError
@@ -214,3 +214,10 @@ def _records(source: Any, role: str) -> Records:
     if isinstance(source, (bytes, Mapping)) or not isinstance(source, Iterable):
         raise TypeError(f"{role}: expected a path or an iterable of records (dicts), got {type(source).__name__}")
     return Records(source, role)
+
+
+Source = str | os.PathLike[str] | Iterable[Mapping[str, Any]]
+
+
+# Traces may also be several files read as one: a glob, a folder, or a list of paths (and globs).
+TraceSource = Source | Sequence[str | os.PathLike[str]] | Shards

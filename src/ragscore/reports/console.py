@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ragscore.evaluate import unreadable_hint
-from ragscore.gates import GateResult, Status, format_threshold
+from ragscore.gates import GateResult, Status
 from ragscore.loaders.gold import KEY_SAMPLE_LINES
 from ragscore.loaders.shards import Shards
 from ragscore.metrics.answer import CITING, answer_metric_names
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from ragscore.loaders.jsonl import InputFile
     from ragscore.loaders.records import Records
     from ragscore.loaders.scores import ScoreFile
-    from ragscore.monitoring import Observed, Watched
     from ragscore.settings import Settings
 
 
@@ -30,7 +29,7 @@ def _listed(ids: list[str], total: int) -> str:
     return ", ".join(ids) if total <= len(ids) else "e.g. " + ", ".join(ids)
 
 
-def _plural(n: int, one: str, many: str) -> str:
+def plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
@@ -50,7 +49,7 @@ def format_notes(asked: Settings, used: Settings, ev: Evaluation | None = None) 
         for concept, found in sorted(ev.mapped_found.items()):
             if not found and concept in paths:
                 notes.append(f"the mapping {concept}={quote(paths[concept])} found nothing in any of "
-                             f"{_plural(ev.accounting.lines, 'trace', 'traces')} (a typo in the path?)")
+                             f"{plural(ev.accounting.lines, 'trace', 'traces')} (a typo in the path?)")
         ids = ids_note(ev)
         if ids is not None:
             notes.append(ids)
@@ -63,7 +62,7 @@ def ids_note(ev: Evaluation) -> str | None:
     elsewhere = ev.ids_read_elsewhere()
     if not elsewhere or "document_id" in dict(ev.settings.trace_fields):
         return None
-    counts = ", ".join(f"{path} ({_plural(n, 'document', 'documents')})" for path, n in elsewhere.items())
+    counts = ", ".join(f"{path} ({plural(n, 'document', 'documents')})" for path, n in elsewhere.items())
     source = (": llama-index node ids (node.relationships.1.node_id is each node's source document)"
               if "node.id_" in elsewhere else "")
     return f"the retrieved documents' ids were read from {counts}{source}; --map document_id=PATH reads them from " \
@@ -81,7 +80,7 @@ def key_notes(ev: Evaluation) -> list[str]:
     return notes
 
 
-def _lines_of(file: InputFile | Records, lines: list[int], total: int) -> str:
+def lines_of(file: InputFile | Records, lines: list[int], total: int) -> str:
     """Name the first lines of ``total`` in an input: "file, lines 3, 9, ..."; of several files read
     as one, "a:3, b:9, ..."."""
     more = ", ..." if total > len(lines) else ""
@@ -109,36 +108,36 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
     missing = ev.tally.missing
     if missing:
         notes.append(
-            f"{_plural(missing, 'gold question has', 'gold questions have')} no trace "
+            f"{plural(missing, 'gold question has', 'gold questions have')} no trace "
             f"(MISSING_TRACE, scored as refusals): {_listed(ev.missing_ids, missing)}"
         )
     acc = ev.accounting
     if acc.unknown:
         notes.append(
-            f"{_plural(acc.unknown, 'trace line matches', 'trace lines match')} no gold question (ignored): "
+            f"{plural(acc.unknown, 'trace line matches', 'trace lines match')} no gold question (ignored): "
             f"{_listed([q for _, q in acc.unknown_ids], acc.unknown)}"
         )
     if acc.duplicates:
         notes.append(
-            f"{_plural(acc.duplicates, 'trace line was', 'trace lines were')} replaced by a later line for the "
+            f"{plural(acc.duplicates, 'trace line was', 'trace lines were')} replaced by a later line for the "
             f"same question (the last counts): {_listed([q for _, q in acc.duplicate_ids], acc.duplicates)}"
         )
     if acc.unreadable:
         line, example = acc.unreadable_examples[0]
         notes.append(
-            f"{_plural(acc.unreadable, 'trace has', 'traces have')} no claim or refusal field (scored as empty "
+            f"{plural(acc.unreadable, 'trace has', 'traces have')} no claim or refusal field (scored as empty "
             f"answers; counts.unreadable): {ev.traces.where(line)}: "
             f"{unreadable_hint(example, ev.settings.trace_format)}"
         )
     nothing_retrieved = bool(acc.lines and not acc.retrieving and acc.retrieval_fields)
     if acc.bad_retrieved and not nothing_retrieved:  # else the note below says it, once
         notes.append(
-            f"{_plural(acc.bad_retrieved, 'trace has', 'traces have')} a retrieved list with an entry that gives no id "
+            f"{plural(acc.bad_retrieved, 'trace has', 'traces have')} a retrieved list with an entry that gives no id "
             f"(read as nothing retrieved; entries that are objects need an id, doc_id or document.id, or "
-            f"--map document_id=PATH): {_lines_of(ev.traces, acc.bad_retrieved_lines, acc.bad_retrieved)}"
+            f"--map document_id=PATH): {lines_of(ev.traces, acc.bad_retrieved_lines, acc.bad_retrieved)}"
         )
     if nothing_retrieved:
-        unreadable = (f", {_plural(acc.bad_retrieved, 'trace', 'traces')} with an unreadable list "
+        unreadable = (f", {plural(acc.bad_retrieved, 'trace', 'traces')} with an unreadable list "
                       f"(counts.unreadable_retrieved)" if acc.bad_retrieved else "")
         notes.append(
             f"no trace retrieved anything readable (every retrieved list is empty or absent{unreadable}, so recall "
@@ -150,9 +149,9 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
         notes.append(no_citations_note(ev.settings, ev.repeats is not None))
     if acc.bad_refused:
         notes.append(
-            f"{_plural(acc.bad_refused, 'trace has', 'traces have')} a \"refused\" field that is neither true nor "
+            f"{plural(acc.bad_refused, 'trace has', 'traces have')} a \"refused\" field that is neither true nor "
             f"false (read as absent: the claim decides; write a boolean): "
-            f"{_lines_of(ev.traces, acc.bad_refused_lines, acc.bad_refused)}"
+            f"{lines_of(ev.traces, acc.bad_refused_lines, acc.bad_refused)}"
         )
     if scores is not None:
         # A header alone: every score it names is undefined (a gate on one is skipped, or fails when strict).
@@ -161,11 +160,11 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
                          "no question has a score from it")
         unmatched = ev.unmatched_scores
         if unmatched:
-            notes.append(f"{_plural(len(unmatched), 'row', 'rows')} of {scores.source} "
+            notes.append(f"{plural(len(unmatched), 'row', 'rows')} of {scores.source} "
                           f"{'matches' if len(unmatched) == 1 else 'match'} no gold question (ignored): "
                           f"{_listed([key for _, key in unmatched[:EXAMPLES]], len(unmatched))}")
         if scores.duplicates:
-            notes.append(f"{_plural(len(scores.duplicates), 'row', 'rows')} of {scores.source} "
+            notes.append(f"{plural(len(scores.duplicates), 'row', 'rows')} of {scores.source} "
                          f"{'was' if len(scores.duplicates) == 1 else 'were'} replaced by a later row for the same "
                          "question (the last counts): "
                          f"{_listed([k for _, k in scores.duplicates[:EXAMPLES]], len(scores.duplicates))}")
@@ -179,32 +178,32 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
                 notes.append(f"operations: {count['missing']} of {ev.operations.traced} traced {what} have no "
                              f"{concept} (left out of its metrics, not counted as 0)")
     if ev.operations is not None and ev.operations.bad:
-        fields = _plural(ev.operations.bad, "latency, token or cost field", "latency, token or cost fields")
+        fields = plural(ev.operations.bad, "latency, token or cost field", "latency, token or cost fields")
         notes.append(f"operations: {fields} could not be read (not a number from 0 to 1e15, or an end before its "
                      "start); counted as missing")
     for name, totals in ev.scores.items():
         if totals.nulls:
-            notes.append(f"score {name}: {_plural(totals.nulls, 'question has', 'questions have')} null or NaN "
+            notes.append(f"score {name}: {plural(totals.nulls, 'question has', 'questions have')} null or NaN "
                          f"(skipped); the mean is over {totals.values.n}")
     return [clean(note) for note in notes]
 
 
 def repeat_notes(totals: RepeatTotals, pass_k: Sequence[int], bound: tuple[str, float] | None) -> list[str]:
     """Say which questions repeated samples leave out of a metric, and which fail min_pass_rate."""
-    notes = [f"samples: {_plural(totals.samples, 'sample', 'samples')} of "
-             f"{_plural(totals.questions, 'question', 'questions')}; every metric weighs each question the same"]
+    notes = [f"samples: {plural(totals.samples, 'sample', 'samples')} of "
+             f"{plural(totals.questions, 'question', 'questions')}; every metric weighs each question the same"]
     for k, short in zip(pass_k, totals.short, strict=True):
         if short:
             notes.append(f"samples: {short:,} of {totals.questions:,} questions have fewer than {k} samples "
                          f"(left out of pass@{k} and pass^{k})")
     if totals.single:
-        notes.append(f"samples: {_plural(totals.single, 'question has', 'questions have')} one sample (left out of "
+        notes.append(f"samples: {plural(totals.single, 'question has', 'questions have')} one sample (left out of "
                      "consistency and flip_rate)")
     below, first = totals.below(*bound) if bound is not None else (0, ())
     if below:
         shown = ", ".join(f"{b.qid} ({b.correct} of {b.n} correct)" for b in first[:EXAMPLES])
         more = ", ..." if below > min(EXAMPLES, len(first)) else ""
-        notes.append(f"min_pass_rate: {_plural(below, 'question fails', 'questions fail')} the gate: {shown}{more}")
+        notes.append(f"min_pass_rate: {plural(below, 'question fails', 'questions fail')} the gate: {shown}{more}")
     return [clean(note) for note in notes]  # qids come from the input
 
 
@@ -237,12 +236,12 @@ def gate_lines(results: list[GateResult], passed: bool, slice_failed: list[str] 
     shown = slice_failed[:EXAMPLES] + ([f"{len(slice_failed) - EXAMPLES} more"] if len(slice_failed) > EXAMPLES else [])
     failed = [r.gate.metric for r in results if r.status is Status.FAIL] + shown
     if passed:
-        lines.append(f"pass: {_plural(len(results), 'gate', 'gates')} checked, none failed")
+        lines.append(f"pass: {plural(len(results), 'gate', 'gates')} checked, none failed")
     elif slice_failed:
-        lines.append(f"FAIL: {len(failed) - len(shown)} of {_plural(len(results), 'gate', 'gates')} failed, "
-                     f"and {_plural(len(slice_failed), 'slice gate', 'slice gates')}: {', '.join(failed)}")
+        lines.append(f"FAIL: {len(failed) - len(shown)} of {plural(len(results), 'gate', 'gates')} failed, "
+                     f"and {plural(len(slice_failed), 'slice gate', 'slice gates')}: {', '.join(failed)}")
     else:
-        lines.append(f"FAIL: {len(failed)} of {_plural(len(results), 'gate', 'gates')} failed: {', '.join(failed)}")
+        lines.append(f"FAIL: {len(failed)} of {plural(len(results), 'gate', 'gates')} failed: {', '.join(failed)}")
     return [clean(line) for line in lines]
 
 
@@ -271,65 +270,3 @@ def slice_notes(slices: Mapping[str, Mapping[str, SliceResult]], min_n: int) -> 
     return [clean(note) for note in notes]  # slice labels come from the input
 
 
-def monitor_notes(watched: Watched, baseline: Watched | None, seen: Observed, min_n: int, verdict: str) -> list[str]:
-    """Say what ``ragscore monitor`` could not place or read, which windows failed, which rates drifted,
-    then the whole period's gates and the verdict."""
-    from ragscore.monitoring import window_label
-
-    notes = []
-    for run in (watched, baseline):
-        if run is None:
-            continue
-        source = run.source
-        assert source is not None
-        where = "" if run is watched else "baseline: "
-        for tally, what in (
-            (run.no_time, "no timestamp (ts, timestamp or start_time; counted in the whole period only)"),
-            (run.bad_time, "a timestamp that cannot be read (epoch seconds from 0 to 1e11, or ISO 8601 from 1970; "
-                           "counted in the whole period only)"),
-            (run.unreadable, "no claim or refusal field (read as empty answers)"),
-            (run.bad_retrieved, "a retrieved list with an entry that gives no id (read as nothing retrieved)"),
-            (run.bad_refused, 'a "refused" field that is neither true nor false (read as absent: the claim decides)'),
-        ):
-            if tally.count and (run is watched or tally is not run.no_time):
-                notes.append(f"{where}{_plural(tally.count, 'trace has', 'traces have')} {what}: "
-                             f"{_lines_of(source, tally.lines, tally.count)}")
-    total = seen.total
-    if total.answered and not total.citing:
-        notes.append("no trace cites anything: write answer_json.citations, or --map citations=PATH; "
-                     "fabricated_citation_rate is n/a")
-    operations = total.operations()
-    if total.bad:
-        fields = _plural(total.bad, "latency, token or cost field", "latency, token or cost fields")
-        notes.append(f"operations: {fields} could not be read (not a number from 0 to 1e15); counted as missing")
-    for concept, count in operations.counts().items():
-        if count["questions"] and count["missing"]:
-            notes.append(f"operations: {count['missing']} of {total.traces} traces have no {concept} (left out of "
-                         "its metrics, not counted as 0)")
-    if operations.sums[0].n:
-        notes.append("latency quantiles come from a sketch (each within 1% of the exact quantile): monitor keeps no "
-                     "trace in memory")
-    small = [w for w in seen.windows if w.small and w.gates]
-    if small:
-        notes.append(f"{_plural(len(small), 'window has', 'windows have')} fewer traces than min_n ({min_n}): "
-                     "their gates are skipped (but those on traces)")
-    if seen.small and seen.gates:
-        notes.append(f"the period has fewer traces than min_n ({min_n}): its gates are skipped (but those on traces)")
-    if baseline is not None and baseline.total().traces < min_n:
-        notes.append(f"baseline: fewer traces than min_n ({min_n}): no rate is compared with it")
-    failed = [(w, r) for w in seen.windows for r in w.gates if r.status is Status.FAIL]
-    lines = [f"FAIL    {r.gate.metric}[{window_label(w.start)}] = {fmt(r.value)} "
-             f"(gate {gate_bound(r.gate.op, r.gate.threshold)})" for w, r in failed]
-    if len(lines) > EXAMPLES:
-        lines = lines[:EXAMPLES] + [f"FAIL    {len(lines) - EXAMPLES} more window gates failed (every one is in "
-                                    "the reports)"]
-    notes += lines
-    for d in seen.drift or ():
-        if d.significant:
-            status = "DRIFT  " if d.failed else "changed"
-            bound = f"; bound {format_threshold(d.bound)}" if d.bound is not None else ""
-            notes.append(f"{status} {d.metric}[{d.window}] {fmt(d.baseline)} -> {fmt(d.current)} "
-                         f"(p = {d.p_adjusted:.3g}, Holm{bound})")
-    notes += gate_lines(seen.gates, seen.passed)[:-1]  # the period's gates; the verdict covers the windows too
-    notes.append(f"{'pass' if seen.passed else 'FAIL'}: {verdict}")
-    return [clean(note) for note in notes]

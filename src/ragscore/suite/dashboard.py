@@ -21,7 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
-from ragscore.api import Reported
+from ragscore.reports.dashboard_report import render_dashboard_html, render_dashboard_markdown
+from ragscore.reports.reported import Renderer, Reported
 from ragscore.suite.history import History
 from ragscore.version import __version__
 
@@ -215,9 +216,9 @@ class Dashboard(Reported):
     """A history's dashboard: render it as HTML, Markdown or JSON (it has no verdict: it passes)."""
 
     KIND: ClassVar[str] = "dashboard"
-    RENDERERS: ClassVar[dict[str, tuple[str, str]]] = {
-        "html": ("ragscore.reports.dashboard_report", "render_dashboard_html"),
-        "markdown": ("ragscore.reports.dashboard_report", "render_dashboard_markdown"),
+    RENDERERS: ClassVar[dict[str, Renderer]] = {
+        "html": render_dashboard_html,
+        "markdown": render_dashboard_markdown,
     }
     skipped: list[str] = field(default_factory=list)
 

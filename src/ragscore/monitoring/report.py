@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from ragscore.gates import GateResult
 from ragscore.metrics.names import lookup
-from ragscore.monitoring import NAMES, Drift, WindowResult, window_label
+from ragscore.monitoring.windows import NAMES, Drift, WindowResult, window_label
 from ragscore.reports.common import code, fmt, gate_rule, verdict
 from ragscore.reports.document import _gates
 from ragscore.version import __version__

@@ -11,11 +11,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from ragscore.metrics.names import lookup
-from ragscore.monitoring import NAMES
+from ragscore.monitoring.report import monitor_verdict, window_status
+from ragscore.monitoring.windows import NAMES
 from ragscore.reports.charts import Plot, broken_line
 from ragscore.reports.common import fmt, gate_rule, verdict
 from ragscore.reports.html import esc, gates_section, html_table, nice_ceiling, page_head, status_class
-from ragscore.reports.monitor_report import monitor_verdict, window_status
 
 PLOT: Final = Plot(width=720, height=170, left=56, right=16, top=14, bottom=34)
 LINE: Final = "#1565c0"
