@@ -26,7 +26,7 @@ import pytest
 
 from conftest import checked_report
 from ragscore.cli import main
-from ragscore.reports.compare_report import render_compare_markdown
+from ragscore.comparing.report import render_compare_markdown
 from ragscore.reports.github import annotation_lines, append_step_summary
 from ragscore.reports.html import esc, esc_lines
 from ragscore.reports.json_report import render_json

@@ -56,25 +56,20 @@ __all__ = [
 if TYPE_CHECKING:
     from ragscore.api import (
         Agreement,
-        Comparison,
-        PowerReport,
         Run,
-        RunsTable,
         StageRun,
         agree,
         classify,
-        compare,
-        compare_several,
         finalize,
         link,
         load_config,
         ner,
         owner,
         partial,
-        power,
         score,
         split,
     )
+    from ragscore.comparing.api import Comparison, PowerReport, RunsTable, compare, compare_several, power
     from ragscore.config import Config
     from ragscore.errors import ConfigError, InputError, RagscoreError, UsageError
     from ragscore.monitoring.api import MonitorRun, monitor
@@ -89,7 +84,7 @@ _HOMES = {
     for home, names in (
         ("ragscore.api", ("Run", "finalize", "load_config", "owner", "partial", "score")),
         ("ragscore.api", ("Agreement", "agree", "split")),
-        ("ragscore.api", ("Comparison", "RunsTable", "PowerReport", "compare", "compare_several", "power")),
+        ("ragscore.comparing.api", ("Comparison", "RunsTable", "PowerReport", "compare", "compare_several", "power")),
         ("ragscore.monitoring.api", ("MonitorRun", "monitor")),
         ("ragscore.api", ("StageRun", "ner", "classify", "link")),
         ("ragscore.trec.api", ("TrecRun", "score_trec")),

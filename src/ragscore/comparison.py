@@ -5,7 +5,7 @@ Every metric with per-question values is a mean of those values over the questio
 (a rate is a mean of 0s and 1s), so one statistic serves them all: resample the questions, the
 same ones for both runs, and take the mean of each run's values over the sample. Where that
 would be slow (many questions), the paired normal approximation needs only sums over the
-questions (``PairSums``), which ``ragscore.paired`` gathers without holding every question.
+questions (``PairSums``), which ``ragscore.comparing.paired`` gathers without holding every question.
 """
 
 from __future__ import annotations

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from ragscore.api import compare, compare_several
 from ragscore.cli.common import (
     INPUT_PATH,
     Exit,
@@ -19,6 +18,7 @@ from ragscore.cli.common import (
     positive_int,
     report_and_exit,
 )
+from ragscore.comparing.api import compare, compare_several
 from ragscore.config import PAIRED_TESTS, Config, Overrides, load_config, parse_families
 from ragscore.errors import UsageError
 from ragscore.input_config import map_options

@@ -58,7 +58,7 @@ def _number(option: str, text: str | None) -> float | None:
 
 def run_power(args: argparse.Namespace, streams: Streams) -> Exit:
     """Score the run and say what its size detects."""
-    from ragscore.api import power
+    from ragscore.comparing.api import power
 
     families = (parse_families([n.strip() for n in args.metrics.split(",") if n.strip()], "--metrics")
                 if args.metrics else ())

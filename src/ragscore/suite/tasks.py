@@ -58,6 +58,7 @@ class Figures:
 def execute(task: Task) -> Result:
     """Run ``task`` through its command's API; raise RagscoreError on bad input."""
     from ragscore import api
+    from ragscore.comparing import api as comparing
 
     o = dict(task.options)
     if task.command == "score":
@@ -68,9 +69,9 @@ def execute(task: Task) -> Result:
     if task.command == "compare":
         config = api.load_config(o.get("gates_file"), **_settings(o))
         if "runs" in o:
-            return api.compare_several(o["gold"], [[run] for run in o["runs"]], names=o.get("names"),
+            return comparing.compare_several(o["gold"], [[run] for run in o["runs"]], names=o.get("names"),
                                        columns=o.get("columns"), config=config, jobs=o.get("jobs"))
-        return api.compare(o["gold"], o.get("baseline"), o["trace"], baseline_report=o.get("baseline_report"),
+        return comparing.compare(o["gold"], o.get("baseline"), o["trace"], baseline_report=o.get("baseline_report"),
                            config=config, jobs=o.get("jobs"))
     if task.command == "trec":
         from ragscore.trec.api import score_trec

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from ragscore.comparing.several import LETTERS, PairResult, marks
 from ragscore.reports.common import cell, code, fmt, signature_line
 from ragscore.settings import Settings
-from ragscore.several import LETTERS, PairResult, marks
 from ragscore.version import __version__
 
 _TESTS = {"bootstrap": "paired bootstrap", "t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
