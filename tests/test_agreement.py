@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from conftest import write
-from ragscore.agreement import cohen_kappa, krippendorff_alpha, split_sizes
+from ragscore.goldset.agreement import cohen_kappa, krippendorff_alpha, split_sizes
 
 
 def _annotators(folder, k=2, n=80, seed=1, noise=0.15):

@@ -54,24 +54,11 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from ragscore.api import (
-        Agreement,
-        Run,
-        StageRun,
-        agree,
-        classify,
-        finalize,
-        link,
-        load_config,
-        ner,
-        owner,
-        partial,
-        score,
-        split,
-    )
+    from ragscore.api import Run, StageRun, classify, finalize, link, load_config, ner, owner, partial, score
     from ragscore.comparing.api import Comparison, PowerReport, RunsTable, compare, compare_several, power
     from ragscore.config import Config
     from ragscore.errors import ConfigError, InputError, RagscoreError, UsageError
+    from ragscore.goldset.api import Agreement, agree, split
     from ragscore.monitoring.api import MonitorRun, monitor
     from ragscore.partials import Partial
     from ragscore.suite.dashboard import Dashboard, dashboard
@@ -83,7 +70,7 @@ _HOMES = {
     name: home
     for home, names in (
         ("ragscore.api", ("Run", "finalize", "load_config", "owner", "partial", "score")),
-        ("ragscore.api", ("Agreement", "agree", "split")),
+        ("ragscore.goldset.api", ("Agreement", "agree", "split")),
         ("ragscore.comparing.api", ("Comparison", "RunsTable", "PowerReport", "compare", "compare_several", "power")),
         ("ragscore.monitoring.api", ("MonitorRun", "monitor")),
         ("ragscore.api", ("StageRun", "ner", "classify", "link")),

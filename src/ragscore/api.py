@@ -20,17 +20,15 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ragscore.config import Config, scored_with
 from ragscore.config import load_config as _load_config
 from ragscore.errors import InputError, UsageError
-from ragscore.keywords import check_jobs, checked, configured, gate_spec, keyword_overrides
+from ragscore.keywords import check_jobs, checked, configured, gate_spec, keyword_overrides, slice_paths
 from ragscore.keywords import load_config as load_config  # the public API's home for it
 from ragscore.loaders.records import Records, Source, TraceSource, as_input, as_traces, no_trace_records
 from ragscore.loaders.shards import Shards, input_notes
-from ragscore.reports.agree_report import render_agree_markdown
-from ragscore.reports.reported import Renderer, Reported
 from ragscore.results import Evaluation, Wants, metric_names
 
 if TYPE_CHECKING:
@@ -218,7 +216,7 @@ def score(
     check_jobs(jobs)
     explain = list(dict.fromkeys([explain] if isinstance(explain, str) else explain))
     per_question = per_question or only_failures
-    by = _slice_paths(by)
+    by = slice_paths(by)
     scores_file = _scores(scores, config) if scores is not None else None
     wants = _wants(config, per_question or bool(by) or keep_rows, by, scores_file, frozenset(explain))
     # A mistyped qid is worth an error before the run, not after it (unless the gold set can be
@@ -262,16 +260,6 @@ def _run_of(ev: Evaluation, config: Config, wants: Wants, per_question: bool, on
     return Run(ev, config, results, diagnoses, slices, passed, doc, per_question, scores_file)
 
 
-def _slice_paths(by: str | Sequence[str]) -> tuple[str, ...]:
-    """The gold fields to slice by, checked (fields outside the data contract, or "answerable")."""
-    from ragscore.loaders.fields import CONTRACT_FIELDS
-
-    paths = tuple(dict.fromkeys([by] if isinstance(by, str) else by))
-    for path in paths:
-        if path.split(".")[0] in CONTRACT_FIELDS and path != "answerable":
-            raise UsageError(f'--by {path}: slices come from fields outside the data contract (such as "category" '
-                             'or "tags.lang"), or "answerable"')
-    return paths
 
 
 def _wants(config: Config, rows: bool, by: tuple[str, ...], scores_file: ScoreFile | None,
@@ -340,109 +328,10 @@ def _scores(path: str | os.PathLike[str], config: Config) -> ScoreFile:
 # --- gold-set quality -------------------------------------------------------------------------------
 
 
-@dataclass
-class Agreement(Reported):
-    """How far annotators' gold sets agree: kappa, alpha, citation overlap, the disagreeing qids, gates."""
-
-    gate_results: list[GateResult] = field(default_factory=list, repr=False)
-    KIND: ClassVar[str] = "agreement"
-    RENDERERS: ClassVar[dict[str, Renderer]] = {
-        "markdown": render_agree_markdown}
-
-    @property
-    def metrics(self) -> dict[str, float | None]:
-        """Every agreement measure by name."""
-        return dict(self.document["metrics"])
-
-    def notes(self) -> list[str]:
-        """What the command line prints on standard error: disagreements, then the gates' verdict."""
-        from ragscore.reports.agree_report import agree_notes
-
-        return agree_notes(self.document, self.gate_results)
 
 
-def agree(
-    annotations: Sequence[str | os.PathLike[str]], *, fields: Sequence[str] = (), gates: str | Mapping[str, Any] | None
-    = None, strict: bool = False,
-) -> Agreement:
-    """Compare two or more annotators' gold files (the same questions, by qid): Cohen's kappa and
-    Krippendorff's alpha on ``answerable`` and on each of ``fields`` (dotted paths, as ``--by``),
-    Jaccard and exact agreement on ``gold_citations``, and the disagreeing qids; ``gates`` as
-    ``--gates`` (``"kappa=0.85"``)."""
-    from ragscore.agreement import agreement_metrics, distinct_files
-    from ragscore.gates import evaluate_gates, gates_pass, parse_gate_option
-    from ragscore.loaders.gold import KEEP_EXTRA, load_gold, slice_labels
-    from ragscore.loaders.jsonl import InputFile
-    from ragscore.reports.agree_report import build_agree_document
-    from ragscore.reports.document import input_entry
-
-    if len(annotations) < 2:
-        raise UsageError(f"agree: give two or more annotators' gold files, got {len(annotations)}")
-    paths = [os.fspath(a) for a in annotations]
-    distinct_files(paths)
-    files, inputs = [], []
-    for path in paths:
-        gold_file = InputFile(path)
-        gold_set = load_gold(gold_file, keep=frozenset({KEEP_EXTRA}))
-        files.append({item.qid: (item.answerable, frozenset(item.citations),
-                                 tuple("|".join(slice_labels(item, f)) for f in fields)) for item in gold_set.items})
-        inputs.append(input_entry(gold_file, gold_file.sha256))
-    metrics, disagreeing, partial = agreement_metrics(files, fields)
-    spec = None if gates is None else gate_spec(gates)
-    parsed = parse_gate_option(spec, list(metrics), 5) if spec else {}
-    results = evaluate_gates([g for g in parsed.values() if g is not None], metrics, strict)
-    shared = sum(1 for qid in files[0] if all(qid in f for f in files[1:]))
-    doc = build_agree_document(inputs, list(fields), shared, partial, metrics, disagreeing, results,
-                               gates_pass(results))
-    return Agreement(doc, results)
 
 
-def split(
-    gold: str | os.PathLike[str], out: str | os.PathLike[str], *, by: Sequence[str] = (),
-    ratios: Sequence[int] = (70, 15, 15), seed: str = "0", names: Sequence[str] | None = None,
-) -> dict[str, int]:
-    """Split a JSON Lines gold set into files of ``out`` (``train.jsonl``, ``dev.jsonl``,
-    ``test.jsonl`` for three ratios), every stratum of the ``by`` fields in the ratios to within
-    one item, each line copied as it is; the same seed gives the same bytes. Returns each file's
-    item count."""
-    from ragscore.agreement import check_split_paths, order_key, split_names, split_paths, split_sizes
-    from ragscore.loaders.gold import KEEP_EXTRA, line_of, load_gold, slice_labels
-    from ragscore.loaders.jsonl import InputFile
-    from ragscore.quoting import quote
-    from ragscore.reports.files import write_reports
-
-    chosen = split_names(ratios, names)
-    paths = split_paths(os.fspath(out), chosen)
-    check_split_paths(os.fspath(gold), paths)  # before anything is read: the gold set is never a split's file
-    by = _slice_paths(by)
-    gold_file = InputFile(os.fspath(gold))
-    gold_set = load_gold(gold_file, keep=frozenset({KEEP_EXTRA}))
-    strata: dict[tuple[str, ...], list[tuple[bytes, int]]] = {}
-    for position, item in enumerate(gold_set.items):
-        key = tuple("|".join(slice_labels(item, path)) for path in by)
-        strata.setdefault(key, []).append((order_key(seed, item.qid), line_of(gold_set.places[position])))
-    split_of: dict[int, int] = {}
-    for members in strata.values():
-        members.sort()
-        start = 0
-        for index, size in enumerate(split_sizes(len(members), ratios)):
-            for _, line in members[start : start + size]:
-                split_of[line] = index
-            start += size
-    if len(split_of) != len(gold_set.items):
-        raise UsageError(f"split: {gold_file.name} holds more than one item on a line: split reads JSON Lines")
-    texts: list[list[str]] = [[] for _ in ratios]
-    for number, raw in enumerate(InputFile(os.fspath(gold)).raw_lines(), 1):
-        target = split_of.get(number)
-        if target is not None:
-            text = raw.decode("utf-8")
-            texts[target].append(text if text.endswith("\n") else text + "\n")
-    try:
-        Path(out).mkdir(parents=True, exist_ok=True)
-    except OSError as exc:  # a file on the way (a/b where a is a file), no permission
-        raise UsageError(f"split: {quote(os.fspath(out))}: cannot make the folder: {exc.strerror or exc}") from None
-    write_reports({path: iter(lines) for path, lines in zip(paths, texts, strict=True)})
-    return {name: len(lines) for name, lines in zip(chosen, texts, strict=True)}
 
 
 
@@ -669,7 +558,7 @@ def partial(
     config = configured(config, settings)
     index, parts = _check_part(part)
     gold_in, trace_in = as_input(gold, "gold"), as_traces(traces)
-    by = _slice_paths(by)
+    by = slice_paths(by)
     scores_file = _scores(scores, config) if scores is not None else None
     wants = _wants(config, per_question or bool(by) or keep_rows, by, scores_file)
     gold_file, trace_file = open_input(gold_in), open_input(trace_in)

@@ -4,7 +4,7 @@ command line checks its option, then laid over the settings files as the command
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
@@ -161,3 +161,15 @@ def configured(config: Config | None, settings: Mapping[str, Any]) -> Config:
     overrides = keyword_overrides(settings, config.overrides)
     return _load_config(overrides, metric_names, config.gates_file, config.cwd).with_origin(
         config.gates_file, config.cwd, overrides)
+
+
+def slice_paths(by: str | Sequence[str]) -> tuple[str, ...]:
+    """The gold fields to slice by, checked (fields outside the data contract, or "answerable")."""
+    from ragscore.loaders.fields import CONTRACT_FIELDS
+
+    paths = tuple(dict.fromkeys([by] if isinstance(by, str) else by))
+    for path in paths:
+        if path.split(".")[0] in CONTRACT_FIELDS and path != "answerable":
+            raise UsageError(f'--by {path}: slices come from fields outside the data contract (such as "category" '
+                             'or "tags.lang"), or "answerable"')
+    return paths

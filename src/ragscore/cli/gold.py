@@ -37,7 +37,7 @@ def agree_parser(prog: str) -> argparse.ArgumentParser:
 
 def run_agree(args: argparse.Namespace, streams: Streams) -> Exit:
     """Measure the agreement, check the gates, report."""
-    from ragscore.api import agree
+    from ragscore.goldset.api import agree
 
     return report_and_exit(args, streams, agree(args.annotations, fields=args.field, gates=args.gates,
                                                 strict=args.strict))
@@ -56,7 +56,7 @@ def _names(args: argparse.Namespace) -> list[str] | None:
 
 def _split_files(args: argparse.Namespace) -> list[str]:
     """The files split writes: each NAME.jsonl in the folder --out names."""
-    from ragscore.agreement import split_names, split_paths
+    from ragscore.goldset.agreement import split_names, split_paths
 
     return split_paths(args.out, split_names(_ratios(args), _names(args)), "--out")
 
@@ -85,7 +85,7 @@ def split_parser(prog: str) -> argparse.ArgumentParser:
 
 def run_split(args: argparse.Namespace, streams: Streams) -> Exit:
     """Write the splits and say how many items each got."""
-    from ragscore.api import split
+    from ragscore.goldset.api import split
 
     counts = split(args.gold, args.out, by=args.by, ratios=_ratios(args), seed=args.seed, names=_names(args))
     if not args.quiet:

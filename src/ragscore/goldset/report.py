@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ragscore.agreement import EXAMPLES
 from ragscore.gates import GateResult
+from ragscore.goldset.agreement import EXAMPLES
 from ragscore.reports.common import cell, clean, code, fmt, gate_rule, verdict
 from ragscore.reports.console import gate_lines
 from ragscore.reports.document import _gates
