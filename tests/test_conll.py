@@ -111,7 +111,7 @@ def _write(path, sentences: list[list[str]]) -> str:
 def test_iob1_scores_equal_seqevals_to_1e_9(tmp_path_factory, data):
     """Entity P/R/F1 (micro and per type) of IOB1 files equal seqeval's default mode, on random tags."""
     metrics = pytest.importorskip("seqeval.metrics")
-    from ragscore import api
+    from ragscore.stages import api
 
     gold = data.draw(st.lists(_TAGS.filter(bool), min_size=1, max_size=6))
     pred = [data.draw(st.lists(_TAG, min_size=len(g), max_size=len(g))) for g in gold]  # same tokens
@@ -177,7 +177,7 @@ def test_conll2003s_own_files_are_read_as_iob1_and_score_as_seqeval_scores_them(
     """The first sentences of CoNLL-2003's eng.train and eng.testb as published (IOB1, 4 columns), against
     IOB2 predictions: every entity as seqeval's default mode counts it; read as IOB2 the gold has none."""
     metrics = pytest.importorskip("seqeval.metrics")
-    from ragscore import api
+    from ragscore.stages import api
 
     gold, pred = CONLL2003 / "eng.conll", CONLL2003 / "pred.conll"
     run = api.ner(gold, pred)

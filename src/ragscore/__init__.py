@@ -54,13 +54,14 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from ragscore.api import Run, StageRun, classify, finalize, link, load_config, ner, owner, partial, score
+    from ragscore.api import Run, finalize, load_config, owner, partial, score
     from ragscore.comparing.api import Comparison, PowerReport, RunsTable, compare, compare_several, power
     from ragscore.config import Config
     from ragscore.errors import ConfigError, InputError, RagscoreError, UsageError
     from ragscore.goldset.api import Agreement, agree, split
     from ragscore.monitoring.api import MonitorRun, monitor
     from ragscore.partials import Partial
+    from ragscore.stages.api import StageRun, classify, link, ner
     from ragscore.suite.dashboard import Dashboard, dashboard
     from ragscore.suite.run import SuiteRun, run_suite
     from ragscore.trec.api import TrecRun, score_trec
@@ -73,7 +74,7 @@ _HOMES = {
         ("ragscore.goldset.api", ("Agreement", "agree", "split")),
         ("ragscore.comparing.api", ("Comparison", "RunsTable", "PowerReport", "compare", "compare_several", "power")),
         ("ragscore.monitoring.api", ("MonitorRun", "monitor")),
-        ("ragscore.api", ("StageRun", "ner", "classify", "link")),
+        ("ragscore.stages.api", ("StageRun", "ner", "classify", "link")),
         ("ragscore.trec.api", ("TrecRun", "score_trec")),
         ("ragscore.suite.run", ("SuiteRun", "run_suite")),
         ("ragscore.suite.dashboard", ("Dashboard", "dashboard")),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from functools import partial
 
-from ragscore.api import STAGE_FORMATS
 from ragscore.cli.common import (
     INPUT_PATH,
     Exit,
@@ -17,6 +16,7 @@ from ragscore.cli.common import (
     report_and_exit,
 )
 from ragscore.errors import UsageError
+from ragscore.stages.api import STAGE_FORMATS
 from ragscore.stages.conll import SCHEME_CHOICES
 from ragscore.version import __version__
 
@@ -97,13 +97,13 @@ def _example_gate(stage: str) -> str:
 
 def run_stage(stage: str, args: argparse.Namespace, streams: Streams) -> Exit:
     """Score one stage, gate and report; raise RagscoreError on bad input before anything is written."""
-    from ragscore import api
+    from ragscore.stages.api import STAGES
 
     if args.gold == "-" and args.pred == "-":
         raise UsageError("only one of --gold and --pred can be '-' (standard input)")
     options = {"cutoffs": args.cutoffs} if stage == "link" else {"scheme": args.scheme} if stage == "ner" else {}
-    run = getattr(api, stage)(args.gold, args.pred, gates=args.gates, gates_file=args.gates_file, strict=args.strict,
-                              input_format=args.input_format, **options)
+    run = STAGES[stage](args.gold, args.pred, gates=args.gates, gates_file=args.gates_file, strict=args.strict,
+                       input_format=args.input_format, **options)
     return report_and_exit(args, streams, run)
 
 

@@ -160,3 +160,7 @@ def change_mark(delta: float | None, direction: Direction | None) -> str:
     if direction is None:
         return arrow
     return arrow + (" better" if (delta > 0) == (direction is Direction.HIGHER) else " worse")
+
+
+# The report formats of score (and of the stages): json is the document, the rest render it.
+FORMATS: Final = ("json", "markdown", "text", "html", "junit")

@@ -38,13 +38,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from ragscore.api import STAGE_FORMATS
 from ragscore.config import PAIRED_TESTS, SettingsTable, read_toml
 from ragscore.errors import ConfigError, RagscoreError, UsageError
 from ragscore.loaders.shapes import CHOICES as TRACE_FORMATS
 from ragscore.metrics.stats import CORRECTIONS
 from ragscore.quoting import quote
 from ragscore.settings import MAX_CUTOFF, REPEATS, cutoff_problem, refusal_pattern_problem
+from ragscore.stages.api import STAGE_FORMATS
 from ragscore.stages.conll import SCHEME_CHOICES
 from ragscore.suggest import did_you_mean
 

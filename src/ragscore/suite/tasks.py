@@ -81,7 +81,9 @@ def execute(task: Task) -> Result:
                           gates=_gate_text(o.get("gates")), gates_file=o.get("gates_file"),
                           confidence=o.get("confidence", 0.95), bootstrap=o.get("bootstrap", 1000),
                           seed=o.get("seed", "0"))
-    stage = getattr(api, task.command)
+    from ragscore.stages.api import STAGES
+
+    stage = STAGES[task.command]
     extra = {key: o[key] for key in ("cutoffs", "scheme") if key in o}
     result: Result = stage(o["gold"], o["pred"], gates=o.get("gates"), gates_file=o.get("gates_file"),
                            strict=o.get("strict"), input_format=o.get("input_format", "auto"), **extra)
