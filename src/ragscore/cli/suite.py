@@ -101,7 +101,7 @@ def run_run(args: argparse.Namespace, streams: Streams) -> Exit:
         history.append(args.history, history.entry(run, label, when))
     if os.environ.get("GITHUB_ACTIONS") == "true":  # annotations on the run, the summary table on its page
         from ragscore.reports.github import append_step_summary
-        from ragscore.reports.suite_report import annotation_lines, render_suite_summary
+        from ragscore.suite.report import annotation_lines, render_suite_summary
 
         for line in annotation_lines(run):
             streams.write_err(line)

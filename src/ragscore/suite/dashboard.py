@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
-from ragscore.reports.dashboard_report import render_dashboard_html, render_dashboard_markdown
 from ragscore.reports.reported import Renderer, Reported
+from ragscore.suite.dashboard_report import render_dashboard_html, render_dashboard_markdown
 from ragscore.suite.history import History
 from ragscore.version import __version__
 

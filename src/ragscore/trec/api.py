@@ -77,7 +77,7 @@ class TrecRun:
             return iter([self._text()])
         if format not in FORMATS:
             raise UsageError(f"unknown trec report format {format!r} (formats: {', '.join(FORMATS)})")
-        from ragscore.reports.trec_report import render_trec
+        from ragscore.trec.report import render_trec
 
         return render_trec(self.document, format)
 

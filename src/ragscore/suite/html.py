@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ragscore.reports.common import fmt
 from ragscore.reports.html import esc, html_table, page_head, status_class
-from ragscore.reports.suite_report import status_word, suite_verdict
+from ragscore.suite.report import status_word, suite_verdict
 
 if TYPE_CHECKING:
-    from ragscore.suite.run import SuiteRun, TaskOutcome
+    from ragscore.suite.outcome import SuiteOutcome, TaskOutcome
 
 _BODY_RE: Final = re.compile(r"<body>\n(.*)</body>", re.DOTALL)
 _HEADING_RE: Final = re.compile(r"<(/?)h([1-4])([ >])")
@@ -71,7 +71,7 @@ def _section(n: int, o: TaskOutcome) -> str:
     return out + embed("".join(o.result.render("html")), prefix) + "</section>\n"
 
 
-def render_suite_html(run: SuiteRun) -> Iterator[str]:
+def render_suite_html(run: SuiteOutcome) -> Iterator[str]:
     """Render the verdict and summary, then every task's own report, as one self-contained page."""
     word = "PASS" if run.passed else "FAIL"
     name = f" {esc(run.suite.name)}" if run.suite.name else ""

@@ -19,7 +19,7 @@ from ragscore.reports.json_report import _dumps
 from ragscore.reports.junit import clean
 
 if TYPE_CHECKING:
-    from ragscore.suite.run import SuiteRun, TaskOutcome
+    from ragscore.suite.outcome import SuiteOutcome, TaskOutcome
 
 STATUS_WORDS: Final = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}
 _HEADING_RE: Final = re.compile(r"^(#{1,4}) ", re.MULTILINE)
@@ -33,7 +33,7 @@ def status_word(outcome: TaskOutcome | Mapping[str, Any]) -> str:
     return STATUS_WORDS[status] + (" (no_fail)" if status == "fail" and no_fail else "")
 
 
-def suite_verdict(run: SuiteRun) -> str:
+def suite_verdict(run: SuiteOutcome) -> str:
     """Say how the suite ended: which tasks erred or failed, else how many passed."""
     erred = [o.task.name for o in run.outcomes if o.status == "error"]
     failed = [o.task.name for o in run.outcomes if o.status == "fail" and o.counts]
@@ -50,7 +50,7 @@ def key_figures(metrics: Mapping[str, Any]) -> str:
     return "  ".join(f"{name} {fmt(value)}" for name, value in metrics.items())
 
 
-def render_suite_text(run: SuiteRun) -> Iterator[str]:
+def render_suite_text(run: SuiteOutcome) -> Iterator[str]:
     """The summary table: a row per task with its status and key metrics, then the verdict."""
     from ragscore.reports.common import clean as plain
 
@@ -64,7 +64,7 @@ def render_suite_text(run: SuiteRun) -> Iterator[str]:
     yield f"suite{name}: {'PASS' if run.passed else 'FAIL'}: {suite_verdict(run)}\n"
 
 
-def render_suite_json(run: SuiteRun) -> Iterator[str]:
+def render_suite_json(run: SuiteOutcome) -> Iterator[str]:
     """The suite's document, then ``tasks``: each task's command, status, error and its own JSON report."""
     doc = run.document
     yield "{\n"
@@ -84,7 +84,7 @@ def render_suite_json(run: SuiteRun) -> Iterator[str]:
     yield ("\n  }" if run.outcomes else "}") + "\n}\n"
 
 
-def _summary_table(run: SuiteRun) -> Iterator[str]:
+def _summary_table(run: SuiteOutcome) -> Iterator[str]:
     yield "| task | command | status | key metrics |\n|---|---|---|---|\n"
     for o in run.summary():
         figures = cell(o["error"]) if o["error"] else ", ".join(f"{code(name)} {fmt(value)}"
@@ -98,14 +98,14 @@ def demote(markdown: str) -> str:
     return "".join(part if part.startswith("```") else _HEADING_RE.sub(r"##\1 ", part) for part in parts)
 
 
-def render_suite_summary(run: SuiteRun) -> Iterator[str]:
+def render_suite_summary(run: SuiteOutcome) -> Iterator[str]:
     """A title, the verdict and the summary table (the GitHub job summary; the Markdown report's start)."""
     title = f"ragscore suite {code(run.suite.name)}" if run.suite.name else "ragscore suite"
     yield f"# {title}\n\n**{'PASS' if run.passed else 'FAIL'}**: {cell(suite_verdict(run))}.\n\n"
     yield from _summary_table(run)
 
 
-def render_suite_markdown(run: SuiteRun) -> Iterator[str]:
+def render_suite_markdown(run: SuiteOutcome) -> Iterator[str]:
     """A title and the summary table, then a section per task holding its own Markdown report."""
     yield from render_suite_summary(run)
     for o in run.outcomes:
@@ -117,7 +117,7 @@ def render_suite_markdown(run: SuiteRun) -> Iterator[str]:
     yield signature_line(run.signature)
 
 
-def annotation_lines(run: SuiteRun) -> list[str]:
+def annotation_lines(run: SuiteOutcome) -> list[str]:
     """GitHub Actions annotations: an error per task that could not run and per failed gate (a warning
     per warned one), each titled with its task."""
     from ragscore.reports.common import gate_finding
@@ -171,7 +171,7 @@ def _task_suite(o: TaskOutcome) -> ET.Element:
     return suite
 
 
-def render_suite_junit(run: SuiteRun) -> Iterator[str]:
+def render_suite_junit(run: SuiteOutcome) -> Iterator[str]:
     """One JUnit file: a test suite per task (its gates, and its questions with per_question)."""
     suites = [_task_suite(o) for o in run.outcomes]
     totals = {key: str(sum(int(s.get(key, "0")) for s in suites)) for key in ("tests", "failures", "errors")}
