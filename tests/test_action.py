@@ -259,6 +259,8 @@ def layout() -> dict[str, str]:
     entries: dict[str, str] = {}
     name = ""
     for line in block.splitlines():
+        if line.strip().startswith("-- "):  # a layer's heading, not an entry
+            continue
         if line and not line.startswith("  " * 4):  # an entry starts before the description column
             name, _, text = line.strip().partition(" ")
             entries[name] = text

@@ -248,7 +248,7 @@ def test_an_error_after_a_long_string_costs_no_memory_per_character(value, error
 
 
 def test_too_deep_nesting_after_a_long_toml_string_costs_no_memory_per_character(ragscore, isolated):
-    from ragscore.config import _deep_line
+    from ragscore.tables import _deep_line
 
     text = "a\\n" + "x" * (10 << 20)  # a settings file is at most 16 MiB
     for string in ('"' + text + '"', '"""' + text + '\n"""'):  # a basic string, a multi-line one
@@ -267,8 +267,8 @@ def test_the_string_patterns_match_as_the_alternations_did():
     import random
     import re
 
-    from ragscore.config import _TOML_NESTING_RE
     from ragscore.loaders.jsonl import _CONSTANT_RE, _TOKEN_RE
+    from ragscore.tables import _TOML_NESTING_RE
 
     plain = {
         _TOKEN_RE: re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]'),

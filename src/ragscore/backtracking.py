@@ -20,13 +20,13 @@ length (as ".*.*" is).
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Sequence
+from re import _casefix, _parser  # type: ignore[attr-defined]
 from typing import Any, Final
 
-_RE_PARSER: Final[Any] = importlib.import_module("re._parser")  # re's parser: no public module gives its tree
-_CASES: Final[Any] = importlib.import_module("re._casefix")._EXTRA_CASES  # "s" and "ſ", "i" and "ı" (IGNORECASE)
+_RE_PARSER: Final[Any] = _parser  # re's parser: no public module gives its tree
+_CASES: Final[Any] = _casefix._EXTRA_CASES  # "s" and "ſ", "i" and "ı" (IGNORECASE)
 _REPEATS: Final = frozenset({"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"})
 _LARGE_CLASS: Final = 4096  # a character class larger than this counts as any character
 _POSITIONS_UP_TO: Final = 1000  # longest pattern whose fault is placed (each place tried is one parse)

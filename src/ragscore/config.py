@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -31,6 +30,10 @@ from ragscore.metrics.stats import CORRECTIONS
 from ragscore.quoting import quote, show_value
 from ragscore.settings import MAX_CUTOFF, REPEATS, Settings, cutoff_problem, refusal_pattern_problem
 from ragscore.suggest import closest, did_you_mean
+from ragscore.tables import (
+    SettingsTable,
+    read_toml,
+)
 
 DEFAULT_GATES: Final = (
     Gate("precision", ">=", 0.80),
@@ -48,17 +51,6 @@ SECTIONS: Final = (
 )
 DEFAULT_MIN_N: Final = 20  # a slice smaller than this is reported, but its gates are skipped
 TEXT_TOKENIZERS: Final = ("reference", "unicode")  # metrics.overlap.TOKENIZERS, without importing it
-_TOML_POSITION_RE: Final = re.compile(r"^(?P<msg>.*) \(at line (?P<line>\d+), column (?P<col>\d+)\)$")
-# What a settings file may not hold, though TOML allows it: nesting past what tomllib can recurse
-# through (reported at the line where it passes this depth) and integers Python will not convert.
-_TOML_MAX_DEPTH: Final = 100
-MAX_SETTINGS_BYTES: Final = 16 << 20
-# Strings are matched in constant memory (runs between escapes, nothing given back: "*+"); a
-# repeated alternation, "(?:[^\\]|\\.)*?", kept ~140 bytes per character of a string.
-_TOML_NESTING_RE: Final = re.compile(
-    r'"""[^"\\]*+(?:(?:\\.|"(?!""))[^"\\]*+)*+"""|\'\'\'.*?\'\'\'|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]',
-    re.DOTALL)
-_LONG_INTEGER_RE: Final = re.compile(r"[0-9][0-9_]{4300,}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,120 +111,18 @@ class Config:
         return replace(self, gates_file=gates_file, cwd=cwd, overrides=overrides)
 
 
-@dataclass(frozen=True, slots=True)
-class SettingsTable:
-    """One settings table read from a TOML file, with what is needed to point at a key's line."""
-
-    data: Mapping[str, object]
-    source: str
-    text: str
-    name: str  # as written in its header: "scoring" or "tool.ragscore.scoring"
-
-    def line_of(self, key: str) -> int | None:
-        """Find the line of ``key`` inside this table (best effort: None when not found)."""
-        start, end = 0, len(self.text)
-        header = re.search(r"^[ \t]*\[[ \t]*" + re.escape(self.name).replace(r"\.", r"[ \t]*\.[ \t]*") + r"[ \t]*\]",
-                           self.text, re.MULTILINE)
-        if header:
-            start = header.end()
-            following = re.compile(r"^[ \t]*\[", re.MULTILINE).search(self.text, start)
-            end = following.start() if following else end
-        pattern = r'^[ \t]*(?:"' + re.escape(key) + r'"|' + re.escape(key) + r")[ \t]*="
-        match = re.compile(pattern, re.MULTILINE).search(self.text, start, end)
-        if match is None:  # a table of its own: [name.key]
-            match = re.search(r"^[ \t]*\[[ \t]*" + re.escape(self.name).replace(r"\.", r"[ \t]*\.[ \t]*")
-                              + r'[ \t]*\.[ \t]*"?' + re.escape(key) + r'"?[ \t]*\]', self.text, re.MULTILINE)
-        if match is None:  # a key written with escapes ("a\nb", "\u0061"), or quoted: read each key as TOML reads it
-            return _escaped_key_line(self.text, start, end, key, self.name)
-        return self.text.count("\n", 0, match.start()) + 1 if match else None
-
-    def error(self, key: str, message: str) -> ConfigError:
-        """Build an error about ``key`` of this table, at its line."""
-        return ConfigError(self.source, f"[{self.name}] {message}", self.line_of(key))
 
 
-_KEY_LINE_RE: Final = re.compile(r"""^[ \t]*((?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
-                                 r"""(?:[ \t]*\.[ \t]*(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*'))*)[ \t]*=""",
-                                 re.MULTILINE)
-_HEADER_LINE_RE: Final = re.compile(r"^[ \t]*\[([^\[\]\n]+)\][ \t]*(?:#.*)?$", re.MULTILINE)
 
 
-def _escaped_key_line(text: str, start: int, end: int, key: str, table: str) -> int | None:
-    """Find the line of ``key`` written in any of TOML's ways (escaped, quoted): ``key = ...`` between
-    ``start`` and ``end``, else a header ``[table.key]`` anywhere; each key is read by tomllib itself."""
-    for found in _KEY_LINE_RE.finditer(text, start, end):
-        if _toml_path(found.group(1)) == [key]:
-            return text.count("\n", 0, found.start()) + 1
-    wanted = [*table.split("."), key]
-    for found in _HEADER_LINE_RE.finditer(text):
-        if _toml_path(found.group(1)) == wanted:
-            return text.count("\n", 0, found.start()) + 1
-    return None
 
 
-def _toml_path(written: str) -> list[str] | None:
-    """The keys of a dotted key as TOML reads it (``a."b\\nc"`` -> [a, "b\\nc"]), or None if it is no key."""
-    try:
-        value: object = tomllib.loads(f"{written} = 0")
-    except tomllib.TOMLDecodeError:
-        return None
-    path = []
-    while isinstance(value, dict) and len(value) == 1:
-        name, value = next(iter(value.items()))
-        path.append(name)
-    return path
 
 
-def read_toml(path: Path, display: str) -> tuple[dict[str, object], str]:
-    """Read a settings file (a regular file or a pipe such as ``--gates-file <(…)``), at most MAX_SETTINGS_BYTES."""
-    try:
-        with open(path, "rb") as stream:
-            raw = stream.read(MAX_SETTINGS_BYTES + 1)  # /dev/zero never ends
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ConfigError(display, "expected UTF-8 text") from None
-    except IsADirectoryError:
-        raise ConfigError(display, "is a folder, expected a file") from None
-    except OSError as exc:
-        raise ConfigError(display, f"cannot read: {exc.strerror}") from None
-    if len(raw) > MAX_SETTINGS_BYTES:
-        raise ConfigError(display, f"longer than {MAX_SETTINGS_BYTES:,} bytes: no settings file is that long")
-    try:
-        return tomllib.loads(text), text
-    except RecursionError:  # tomllib recurses once per nested array or inline table
-        raise ConfigError(display, "invalid TOML: arrays or inline tables nested too deeply to read",
-                          _deep_line(text)) from None
-    except ValueError as exc:
-        if isinstance(exc, tomllib.TOMLDecodeError):
-            raise _toml_error(exc, display) from None
-        # Python refuses to convert an integer of more than 4,300 digits (sys.get_int_max_str_digits).
-        match = _LONG_INTEGER_RE.search(text)
-        line = text.count("\n", 0, match.start()) + 1 if match else None
-        raise ConfigError(display, "invalid TOML: an integer with more than 4,300 digits", line) from None
 
 
-def _toml_error(exc: tomllib.TOMLDecodeError, display: str) -> ConfigError:
-    match = _TOML_POSITION_RE.match(str(exc))
-    if match is None:
-        return ConfigError(display, f"invalid TOML: {exc}")
-    return ConfigError(display, f"invalid TOML: {match['msg']}", int(match["line"]), int(match["col"]))
 
 
-def _deep_line(text: str) -> int | None:
-    """Find the line where arrays and inline tables first nest past ``_TOML_MAX_DEPTH``.
-
-    Strings and comments are skipped.
-    """
-    depth = 0
-    for match in _TOML_NESTING_RE.finditer(text):
-        token = match.group()
-        if token in "[{":
-            depth += 1
-            if depth > _TOML_MAX_DEPTH:
-                return text.count("\n", 0, match.start()) + 1
-        elif token in "]}":
-            depth = max(depth - 1, 0)
-    return None
 
 
 def _sections(data: Mapping[str, object], source: str, text: str, prefix: str = "") -> dict[str, SettingsTable]:
@@ -266,7 +156,7 @@ def _positive_int(table: SettingsTable, key: str, value: object) -> int:
     return value
 
 
-def _apply_scoring(settings: Settings, table: SettingsTable) -> Settings:
+def apply_scoring(settings: Settings, table: SettingsTable) -> Settings:
     changes: dict[str, object] = {}
     readers: dict[str, Callable[[str], object]] = {
         "k": lambda key: _positive_int(table, key, table.data[key]),
@@ -452,7 +342,7 @@ def load_config(
     settings = Settings()
     for tables in files:
         if "scoring" in tables:
-            settings = _apply_scoring(settings, tables["scoring"])
+            settings = apply_scoring(settings, tables["scoring"])
         settings = _apply_inputs(settings, tables)
     settings = replace(
         settings,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import operator
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -14,23 +13,12 @@ from ragscore.errors import ConfigError
 from ragscore.metrics import METRICS
 from ragscore.metrics.names import direction_of, lookup, score_name_problem
 from ragscore.metrics.registry import CONDITIONAL, Direction, split_cutoff
-from ragscore.numbers import decimal, number_problem
+from ragscore.numbers import decimal, holds, number_problem
 from ragscore.quoting import quote, show_value
 from ragscore.suggest import closest, did_you_mean
 
 ALIASES: Final = METRICS.aliases  # declared with the metrics ("under", "recall@k")
 
-_COMPARE: Final[dict[str, Callable[[float, float], bool]]] = {
-    ">=": operator.ge,
-    ">": operator.gt,
-    "<=": operator.le,
-    "<": operator.lt,
-}
-
-
-def passes(value: float, op: str, threshold: float) -> bool:
-    """Tell whether ``value op threshold`` holds (``op``: one of >=, >, <=, <)."""
-    return _COMPARE[op](value, threshold)
 
 
 _GATE_RE: Final = re.compile(r"^\s*(?P<metric>[^<>=\s]+)\s*(?P<op>>=|<=|>|<|=)\s*(?P<value>\S+)\s*$")
@@ -150,7 +138,7 @@ def _threshold(text: object, what: str, where: str, line: int | None) -> float:
 
 def make_gate(metric: str, op: str, threshold: float, warn: float | None, source: str, line: int | None) -> Gate:
     """Build a gate, checking that a warning bound lies on the passing side of the threshold."""
-    if warn is not None and not _COMPARE[op](warn, threshold) and warn != threshold:
+    if warn is not None and not holds(warn, op, threshold) and warn != threshold:
         side = "at or above" if op in (">=", ">") else "at or below"
         raise ConfigError(source, f'"{metric}": warn must be {side} the threshold {format_threshold(threshold)}', line)
     return Gate(metric, op, threshold, warn, source)
@@ -269,9 +257,9 @@ def evaluate_gates(gates: Iterable[Gate], metrics: Mapping[str, float | None], s
         value = metrics.get(gate.metric)
         if value is None:
             status = Status.FAIL if strict else Status.SKIPPED
-        elif not _COMPARE[gate.op](value, gate.threshold):
+        elif not holds(value, gate.op, gate.threshold):
             status = Status.FAIL
-        elif gate.warn is not None and not _COMPARE[gate.op](value, gate.warn):
+        elif gate.warn is not None and not holds(value, gate.op, gate.warn):
             status = Status.WARN
         else:
             status = Status.PASS

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import operator
 import re
+from collections.abc import Callable
 from typing import Final
 
 # ASCII digits, a sign, a point, an exponent: what JSON, CSV and C's strtod read alike. Python's
@@ -28,3 +30,16 @@ def number_problem(text: str) -> str:
     if not math.isfinite(value):
         return "a finite number"
     return "a number in ASCII digits (such as 0.8; no _)"
+
+
+_COMPARE: Final[dict[str, Callable[[float, float], bool]]] = {
+    ">=": operator.ge,
+    ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+}
+
+
+def holds(value: float, op: str, threshold: float) -> bool:
+    """Tell whether ``value op threshold`` holds (``op``: one of >=, >, <=, <): a gate's test."""
+    return _COMPARE[op](value, threshold)

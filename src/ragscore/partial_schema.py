@@ -21,7 +21,7 @@ from functools import partial
 from operator import le
 from typing import Any, Final, NamedTuple
 
-from ragscore.config import SettingsTable, _apply_scoring
+from ragscore.config import apply_scoring
 from ragscore.diagnose import Sample
 from ragscore.errors import ConfigError
 from ragscore.external import ScoreTotals
@@ -42,6 +42,7 @@ from ragscore.results import CLAIM_PICKS, Accounting, PartResult, Unreadable, Wa
 from ragscore.results import EXAMPLES as ACCOUNTING_EXAMPLES
 from ragscore.rows import QuestionRow, RowFile, RowWriter, SpillFolder
 from ragscore.settings import SAMPLES, Settings
+from ragscore.tables import SettingsTable
 from ragscore.text import Rule
 
 COUNTS: Final = tuple(name for name in AnswerTally.__dataclass_fields__ if name not in ("shares", "labels"))
@@ -102,7 +103,7 @@ def _settings(node: Node) -> Settings:
     source = "<partial>"
     scoring = {key: value for key, value in data.items() if key not in ("trace_format", "trace_fields", "gold_fields")}
     try:
-        settings = _apply_scoring(Settings(), SettingsTable(scoring, source, "", "settings"))
+        settings = apply_scoring(Settings(), SettingsTable(scoring, source, "", "settings"))
         fmt = trace_format(data["trace_format"], lambda message: ConfigError(source, f'[settings] "trace_format": '
                                                                                      f"{message}"))
         mapped = {}

@@ -11,8 +11,8 @@ from functools import lru_cache
 from typing import Final
 
 from ragscore.backtracking import backtracking_problem
-from ragscore.metrics.text import normalise
 from ragscore.quoting import quote
+from ragscore.text import normalise
 from ragscore.version import __version__
 
 DEFAULT_REFUSAL_TOKENS = ("not in context",)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import ModuleType
 from typing import Final
 
 from ragscore.cli.common import Exit, Streams, check_paths, one_line, silence_stdout
@@ -19,27 +19,88 @@ __all__ = ["Exit", "main"]
 
 Command = tuple[Callable[[str], argparse.ArgumentParser], Callable[[argparse.Namespace, Streams], Exit]]
 
-# Subcommands by name: the module that holds each one, its parser's builder and its runner.
-# Scoring is the default. A command's module is imported when it runs, so that `ragscore trec`
-# or `ragscore validate` does not import what scoring needs.
-_HOMES: Final = {
-    "score": ("score", "score_parser", "run_score"),
-    "validate": ("tools", "validate_parser", "run_validate"),
-    "init": ("tools", "init_parser", "run_init"),
-    "schema": ("tools", "schema_parser", "run_schema"),
-    "compare": ("compare", "compare_parser", "run_compare"),
-    "ner": ("stages", "ner_parser", "run_ner"),
-    "classify": ("stages", "classify_parser", "run_classify"),
-    "link": ("stages", "link_parser", "run_link"),
-    "trec": ("trec", "trec_parser", "run_trec"),
-    "partial": ("distributed", "partial_parser", "run_partial"),
-    "merge": ("distributed", "merge_parser", "run_merge"),
-    "monitor": ("monitor", "monitor_parser", "run_monitor"),
-    "agree": ("gold", "agree_parser", "run_agree"),
-    "split": ("gold", "split_parser", "run_split"),
-    "power": ("power", "power_parser", "run_power"),
-    "run": ("suite", "run_parser", "run_run"),
-    "dashboard": ("suite", "dashboard_parser", "run_dashboard"),
+# Subcommands by name: the function that imports the module holding each one, its parser's builder
+# and its runner. Scoring is the default. A command's module is imported when it runs, so that
+# `ragscore trec` or `ragscore validate` does not import what scoring needs.
+
+def _score() -> ModuleType:
+    from ragscore.cli import score
+
+    return score
+
+
+def _tools() -> ModuleType:
+    from ragscore.cli import tools
+
+    return tools
+
+
+def _compare() -> ModuleType:
+    from ragscore.cli import compare
+
+    return compare
+
+
+def _stages() -> ModuleType:
+    from ragscore.cli import stages
+
+    return stages
+
+
+def _trec() -> ModuleType:
+    from ragscore.cli import trec
+
+    return trec
+
+
+def _distributed() -> ModuleType:
+    from ragscore.cli import distributed
+
+    return distributed
+
+
+def _monitor() -> ModuleType:
+    from ragscore.cli import monitor
+
+    return monitor
+
+
+def _gold() -> ModuleType:
+    from ragscore.cli import gold
+
+    return gold
+
+
+def _power() -> ModuleType:
+    from ragscore.cli import power
+
+    return power
+
+
+def _suite() -> ModuleType:
+    from ragscore.cli import suite
+
+    return suite
+
+
+_HOMES: Final[dict[str, tuple[Callable[[], ModuleType], str, str]]] = {
+    "score": (_score, "score_parser", "run_score"),
+    "validate": (_tools, "validate_parser", "run_validate"),
+    "init": (_tools, "init_parser", "run_init"),
+    "schema": (_tools, "schema_parser", "run_schema"),
+    "compare": (_compare, "compare_parser", "run_compare"),
+    "ner": (_stages, "ner_parser", "run_ner"),
+    "classify": (_stages, "classify_parser", "run_classify"),
+    "link": (_stages, "link_parser", "run_link"),
+    "trec": (_trec, "trec_parser", "run_trec"),
+    "partial": (_distributed, "partial_parser", "run_partial"),
+    "merge": (_distributed, "merge_parser", "run_merge"),
+    "monitor": (_monitor, "monitor_parser", "run_monitor"),
+    "agree": (_gold, "agree_parser", "run_agree"),
+    "split": (_gold, "split_parser", "run_split"),
+    "power": (_power, "power_parser", "run_power"),
+    "run": (_suite, "run_parser", "run_run"),
+    "dashboard": (_suite, "dashboard_parser", "run_dashboard"),
 }
 
 
@@ -47,8 +108,8 @@ class _Commands(Mapping[str, Command]):
     """The subcommands by name, each imported on first use."""
 
     def __getitem__(self, name: str) -> Command:
-        module, build, run = _HOMES[name]
-        home = importlib.import_module(f"ragscore.cli.{module}")
+        load, build, run = _HOMES[name]
+        home = load()
         return getattr(home, build), getattr(home, run)
 
     def __iter__(self) -> Iterator[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import re
 import sys
@@ -229,14 +228,6 @@ def note_capped_jobs(args: argparse.Namespace, streams: Streams) -> None:
     if args.jobs is not None and args.jobs > max_jobs() and not args.quiet:
         streams.note(f"--jobs {args.jobs}: using {max_jobs()} processes ({JOBS_PER_CORE} per core; "
                      "more only add work, since each reads both files)")
-
-
-def lazy(module: str, name: str) -> Callable[..., Any]:
-    """Name a function whose module is imported only when it is called (startup stays short)."""
-    def call(*args: Any, **kwargs: Any) -> Any:
-        return getattr(importlib.import_module(module), name)(*args, **kwargs)
-
-    return call
 
 
 INPUT: Final = "input"

@@ -7,9 +7,8 @@ from typing import Any
 
 from ragscore.gates import GateResult
 from ragscore.goldset.agreement import EXAMPLES
-from ragscore.reports.common import cell, clean, code, fmt, gate_rule, verdict
+from ragscore.reports.common import cell, clean, code, fmt, gate_rule, gate_table, verdict
 from ragscore.reports.console import gate_lines
-from ragscore.reports.document import _gates
 from ragscore.version import __version__
 
 
@@ -29,7 +28,7 @@ def build_agree_document(
         "counts": {"questions": shared, "in_some_files_only": len(partial)},
         "in_some_files_only": list(partial[:EXAMPLES]),
         "metrics": dict(metrics),
-        "gates": _gates(results),
+        "gates": gate_table(results),
         "disagreeing": {name: {"count": len(qids), "qids": list(qids[:EXAMPLES])}
                         for name, qids in disagreeing.items()},
     }

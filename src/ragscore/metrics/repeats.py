@@ -36,6 +36,7 @@ from ragscore.labels import LABEL_ORDER, PASSING_LABELS
 from ragscore.metrics import METRICS
 from ragscore.metrics.answer import answer_metric_names, question_values, unpack
 from ragscore.metrics.moments import Moments, exact_mean, summarise
+from ragscore.numbers import holds
 from ragscore.settings import Settings
 
 FAMILY: Final = "repeats"
@@ -230,9 +231,7 @@ class RepeatTotals:
     def below(self, op: str, threshold: float) -> tuple[int, tuple[Below, ...]]:
         """Count the questions whose pass rate fails ``rate op threshold`` (a min_pass_rate gate), and
         give the first EXAMPLES of them in gold order."""
-        from ragscore.gates import passes
-
-        failing = [entry for (c, n), entry in self.rates.items() if not passes(c / n, op, threshold)]
+        failing = [entry for (c, n), entry in self.rates.items() if not holds(c / n, op, threshold)]
         first = heapq.nsmallest(EXAMPLES, (b for _, examples in failing for b in examples), key=_place)
         return sum(count for count, _ in failing), tuple(first)
 

@@ -14,8 +14,7 @@ from typing import Any, Final
 from ragscore.gates import GateResult
 from ragscore.metrics.names import lookup
 from ragscore.monitoring.windows import NAMES, Drift, WindowResult, window_label
-from ragscore.reports.common import code, fmt, gate_rule, verdict
-from ragscore.reports.document import _gates
+from ragscore.reports.common import code, fmt, gate_rule, gate_table, verdict
 from ragscore.version import __version__
 
 PREFIX: Final = "ragscore_monitor_"
@@ -38,10 +37,10 @@ def build_monitor_document(
         "inputs": dict(inputs),
         "counts": dict(counts),
         "metrics": dict(metrics),
-        "gates": _gates(gates),
+        "gates": gate_table(gates),
         "windows": [
             {"start": window_label(w.start), "traces": w.traces, "small": w.small, "metrics": w.metrics,
-             "gates": _gates(w.gates)}
+             "gates": gate_table(w.gates)}
             for w in windows
         ],
         "baseline": None if baseline is None else dict(baseline),

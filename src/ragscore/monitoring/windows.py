@@ -44,9 +44,9 @@ from ragscore.results import Spec
 from ragscore.settings import Settings, is_refusal_token, refusal_screen
 
 if TYPE_CHECKING:
-    from ragscore.config import SettingsTable
     from ragscore.loaders.jsonl import InputFile
     from ragscore.loaders.records import Records
+    from ragscore.tables import SettingsTable
 
 # The rates a window is tested on against the baseline (count over count), then the means.
 RATES: Final = ("refusal_rate", "compliance", "fabricated_citation_rate", "empty_retrieval_rate")
@@ -474,15 +474,15 @@ def load_monitor_config(
     the options given (which win)."""
     from ragscore.gates import finite_number, parse_gate_option, parse_gate_table
     from ragscore.quoting import show_value
-    from ragscore.stages.config import keyed_table, stage_tables, subtable
     from ragscore.suggest import did_you_mean
+    from ragscore.tables import command_tables, keyed_table, subtable
 
     def checked(value: object, source: str, text: str, name: str) -> SettingsTable:
         return keyed_table(value, source, text, name, MONITOR_KEYS)
 
     config = MonitorConfig()
     found: dict[str, Gate | None] = {}
-    for table in stage_tables("monitor", cwd, gates_file, checked):
+    for table in command_tables("monitor", cwd, gates_file, checked):
         data = table.data
         if "window" in data:
             if not isinstance(data["window"], str) or _WINDOW_RE.match(data["window"].strip()) is None:

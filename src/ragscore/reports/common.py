@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from ragscore.gates import format_threshold
+from ragscore.gates import GateResult, format_threshold
 from ragscore.metrics.registry import Direction
 from ragscore.quoting import has_unsafe, visible
 
@@ -164,3 +164,12 @@ def change_mark(delta: float | None, direction: Direction | None) -> str:
 
 # The report formats of score (and of the stages): json is the document, the rest render it.
 FORMATS: Final = ("json", "markdown", "text", "html", "junit")
+
+
+def gate_table(results: list[GateResult]) -> dict[str, dict[str, Any]]:
+    """Return the gates keyed by metric, as the main report has them."""
+    return {
+        r.gate.metric: {"op": r.gate.op, "threshold": r.gate.threshold, "warn": r.gate.warn, "value": r.value,
+                        "status": r.status.value, "source": r.gate.source}
+        for r in results
+    }

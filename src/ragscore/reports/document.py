@@ -15,6 +15,7 @@ from ragscore.loaders.shards import Shards
 from ragscore.metrics.answer import CITING, LABEL_ORDER, PASSING_LABELS, answer_metric_names, outcome_values
 from ragscore.metrics.families import enabled
 from ragscore.metrics.repeats import RepeatTotals, repeat_metric_names
+from ragscore.reports.common import gate_table
 from ragscore.reports.reasons import reason
 from ragscore.results import EXAMPLES, Evaluation
 from ragscore.slices import SliceResult
@@ -63,20 +64,6 @@ def input_entry(file: InputFile | Records, digest: str) -> dict[str, Any]:
     if isinstance(file, InputFile) and file.members:
         entry["files"] = [{"path": shown_path(path), "sha256": sha} for path, sha in file.members]
     return entry
-
-
-def _gates(results: list[GateResult]) -> dict[str, dict[str, Any]]:
-    return {
-        r.gate.metric: {
-            "op": r.gate.op,
-            "threshold": r.gate.threshold,
-            "warn": r.gate.warn,
-            "value": r.value,
-            "status": r.status.value,
-            "source": r.gate.source,
-        }
-        for r in results
-    }
 
 
 def repeats_section(totals: RepeatTotals, settings: Settings, results: Sequence[GateResult]) -> dict[str, Any]:
@@ -187,7 +174,7 @@ def build_document(
         "metrics": metrics,
         "intervals": {name: None if i is None else [i[0], i[1]] for name, i in (intervals or {}).items()},
         "interval_methods": {name: None if i is None else i[2] for name, i in (intervals or {}).items()},
-        "gates": _gates(results),
+        "gates": gate_table(results),
         "labels": {label.value: tally.labels[label] for label in LABEL_ORDER},
         "diagnoses": [d.as_dict() for d in diagnoses],
     }
@@ -213,7 +200,7 @@ def build_document(
                     "n": result.n,
                     "metrics": result.metrics,
                     "intervals": {name: None if i is None else [i[0], i[1]] for name, i in result.intervals.items()},
-                    "gates": _gates(result.gates),
+                    "gates": gate_table(result.gates),
                 }
                 for label, result in groups.items()
             }

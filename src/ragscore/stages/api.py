@@ -12,6 +12,7 @@ from ragscore.errors import UsageError
 from ragscore.keywords import checked, gate_spec
 from ragscore.loaders.records import Records, Source, as_input
 from ragscore.reports.common import FORMATS
+from ragscore.stages.conll import SCHEME_CHOICES as SCHEME_CHOICES  # the suite checks a task's scheme
 
 if TYPE_CHECKING:
     from ragscore.gates import GateResult

@@ -9,12 +9,11 @@ Each stage table may hold ``gates`` (a gate table, parsed by ``ragscore.gates``)
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from ragscore.config import SettingsTable, read_toml
 from ragscore.errors import ConfigError
 from ragscore.gates import OFF, Gate, parse_gate_option, parse_gate_table
 from ragscore.metrics.registry import Direction, split_cutoff
@@ -23,6 +22,7 @@ from ragscore.settings import cutoff_problem
 from ragscore.stages.link import DEFAULT_CUTOFFS
 from ragscore.stages.names import find_spec, stage_specs
 from ragscore.suggest import did_you_mean
+from ragscore.tables import SettingsTable, command_tables, keyed_table, subtable
 
 DEFAULT_GATES: Final = (Gate("missing", "<=", 0.0),)
 KEYS: Final = {
@@ -53,55 +53,14 @@ class StageConfig:
         return out
 
 
-def stage_tables(
-    stage: str, cwd: Path, gates_file: str | None,
-    checked: Callable[[object, str, str, str], SettingsTable] | None = None,
-) -> list[SettingsTable]:
-    """Return the ``[stage]`` table from each settings file, in increasing precedence: ``[tool.ragscore.stage]``
-    of ./pyproject.toml, then ``[stage]`` of the gates file (each checked by ``checked``, else a stage's rules)."""
-    check = checked or _checked_stage
-    found: list[SettingsTable] = []
-    pyproject = cwd / "pyproject.toml"
-    if pyproject.is_file():
-        data, text = read_toml(pyproject, "pyproject.toml")
-        tool = data.get("tool")
-        section = tool.get("ragscore") if isinstance(tool, dict) else None
-        if isinstance(section, dict) and stage in section:
-            found.append(check(section[stage], "pyproject.toml", text, f"tool.ragscore.{stage}"))
-    if gates_file is not None:
-        path, display = Path(gates_file), gates_file
-        if not path.exists():
-            raise ConfigError(gates_file, "no such file (from --gates-file)")
-    else:
-        path, display = cwd / "gates.toml", "gates.toml"
-    if path.exists():
-        data, text = read_toml(path, display)
-        if stage in data:
-            found.append(check(data[stage], display, text, stage))
-    return found
 
 
-def keyed_table(value: object, source: str, text: str, name: str, keys: tuple[str, ...]) -> SettingsTable:
-    """Read a command's table (``[ner]``, ``[monitor]``, ...), refusing a key it does not take."""
-    if not isinstance(value, dict):
-        raise ConfigError(source, f'expected "[{name}]" to be a table')
-    table = SettingsTable(value, source, text, name)
-    for key in value:
-        if key not in keys:
-            raise table.error(key, f'unknown key {quote(key)}{did_you_mean(key, list(keys))} '
-                                   f'(known: {", ".join(keys)})')
-    return table
 
 
 def _checked_stage(value: object, source: str, text: str, name: str) -> SettingsTable:
     return keyed_table(value, source, text, name, KEYS[name.rsplit(".", 1)[-1]])
 
 
-def subtable(table: SettingsTable, key: str) -> SettingsTable:
-    value = table.data[key]
-    if not isinstance(value, dict):
-        raise table.error(key, f'expected "{key}" to be a table ([{table.name}.{key}])')
-    return SettingsTable(value, table.source, table.text, f"{table.name}.{key}")
 
 
 def _hierarchy(table: SettingsTable) -> dict[str, str]:
@@ -167,7 +126,7 @@ def load_stage_config(
     cwd: Path | None = None,
 ) -> StageConfig:
     """Merge the defaults, the stage tables of the settings files and the command line, in that order."""
-    tables = stage_tables(stage, cwd or Path.cwd(), gates_file)
+    tables = command_tables(stage, cwd or Path.cwd(), gates_file, _checked_stage)
     file_strict, file_cutoffs, hierarchy = False, DEFAULT_CUTOFFS, None
     for table in tables:
         if "strict" in table.data:

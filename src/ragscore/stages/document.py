@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from ragscore.gates import GateResult
 from ragscore.loaders.jsonl import InputFile
-from ragscore.reports.common import aligned, metric_rows, verdict
+from ragscore.reports.common import aligned, gate_table, metric_rows, verdict
 from ragscore.reports.document import display_path
 from ragscore.reports.json_report import render_json
 from ragscore.stages.config import StageConfig
@@ -54,13 +54,6 @@ def signature(config: StageConfig) -> str:
     return "|".join(parts)
 
 
-def gate_table(results: list[GateResult]) -> dict[str, dict[str, Any]]:
-    """Return the gates keyed by metric, as the main report has them."""
-    return {
-        r.gate.metric: {"op": r.gate.op, "threshold": r.gate.threshold, "warn": r.gate.warn, "value": r.value,
-                        "status": r.status.value, "source": r.gate.source}
-        for r in results
-    }
 
 
 def build_stage_document(

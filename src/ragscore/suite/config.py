@@ -38,15 +38,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from ragscore.config import PAIRED_TESTS, SettingsTable, read_toml
+from ragscore.config import PAIRED_TESTS
 from ragscore.errors import ConfigError, RagscoreError, UsageError
 from ragscore.loaders.shapes import CHOICES as TRACE_FORMATS
 from ragscore.metrics.stats import CORRECTIONS
 from ragscore.quoting import quote
 from ragscore.settings import MAX_CUTOFF, REPEATS, cutoff_problem, refusal_pattern_problem
-from ragscore.stages.api import STAGE_FORMATS
-from ragscore.stages.conll import SCHEME_CHOICES
+from ragscore.stages.api import SCHEME_CHOICES, STAGE_FORMATS
 from ragscore.suggest import did_you_mean
+from ragscore.tables import SettingsTable, read_toml
 
 DEFAULT_FILE: Final = "ragscore.toml"
 COMMANDS: Final = ("score", "compare", "trec", "ner", "classify", "link")
@@ -244,7 +244,7 @@ def _mapped(mapping: dict[str, str]) -> None:
 
 
 def _measures(specs: list[str]) -> None:
-    from ragscore.trec.measures import parse_measures
+    from ragscore.trec.api import parse_measures
 
     parse_measures(specs)
 

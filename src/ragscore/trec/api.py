@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ragscore.errors import UsageError
+from ragscore.trec.measures import parse_measures as parse_measures  # the suite checks a task's measures
 
 if TYPE_CHECKING:
     from ragscore.gates import GateResult

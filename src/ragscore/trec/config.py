@@ -16,12 +16,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Final, cast
 
-from ragscore.config import SettingsTable
 from ragscore.errors import ConfigError
 from ragscore.gates import Gate, format_threshold, parse_gate_option, parse_gate_table
 from ragscore.metrics.registry import Direction
-from ragscore.stages.config import keyed_table, stage_tables
 from ragscore.suggest import did_you_mean
+from ragscore.tables import SettingsTable, command_tables, keyed_table
 from ragscore.trec.names import Named, resolve, spellings
 
 KEYS: Final = ("gates",)
@@ -38,7 +37,7 @@ def _named(name: str, source: str, line: int | None = None) -> Named:
 
 def _tables(cwd: Path, gates_file: str | None) -> list[SettingsTable]:
     """Return the ``[trec]`` table of each settings file, in increasing precedence."""
-    return stage_tables("trec", cwd, gates_file, _checked)
+    return command_tables("trec", cwd, gates_file, _checked)
 
 
 def _checked(value: object, source: str, text: str, name: str) -> SettingsTable:

@@ -23,8 +23,8 @@ from typing import Any, Final
 from ragscore.comparison import Delta
 from ragscore.gates import GateResult, gates_pass
 from ragscore.loaders.input_file import InputFile
+from ragscore.reports.common import gate_table
 from ragscore.reports.document import display_path
-from ragscore.stages.document import gate_table
 from ragscore.trec.files import Qrels
 from ragscore.trec.scoring import Scored, TrecSettings, compare, paired_queries
 from ragscore.version import __version__
