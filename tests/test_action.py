@@ -27,6 +27,7 @@ import pytest
 import yaml
 
 from conftest import EXAMPLES, ROOT, checked_report
+from docs import doc_section, doc_text
 
 ACTION = ROOT / "action.yml"
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
@@ -254,8 +255,7 @@ def test_hook_passes_its_args_to_every_run(hook: dict[str, Any], tmp_path: Path)
 
 def layout() -> dict[str, str]:
     """The Development section's layout block: each entry (`cli/`, `config.py`, `LICENSE`) and its text."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("## Development\n\n```\n", 1)[1].split("```\n", 1)[0]
+    block = doc_section("Development").split("```\n", 1)[1].split("```\n", 1)[0]
     entries: dict[str, str] = {}
     name = ""
     for line in block.splitlines():
@@ -298,6 +298,5 @@ def test_readme_layout_names_only_what_exists() -> None:
 
 
 def test_readme_is_the_contract() -> None:
-    # The README is the contract: it sends the reader to no specification file outside the repository.
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert not re.search(r"\bspecification\b|\bSPEC\b", readme, re.IGNORECASE)
+    # The docs are the contract: they send the reader to no specification file outside the repository.
+    assert not re.search(r"\bspecification\b|\bSPEC\b", doc_text(), re.IGNORECASE)
