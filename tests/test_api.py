@@ -247,7 +247,7 @@ def test_the_docs_python_example(monkeypatch):
     from docs import doc_section
 
     monkeypatch.chdir(ROOT)
-    block = doc_section("From Python").split("```python\n", 1)[1].split("```", 1)[0]
+    block = doc_section("The Python API").split("```python\n", 1)[1].split("```", 1)[0]
     lines = [line for line in block.splitlines() if line.strip()]
     namespace: dict = {}
     exec("\n".join(lines[:2]), namespace)  # import ragscore; run = ragscore.score(...)

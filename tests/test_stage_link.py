@@ -100,7 +100,7 @@ def test_a_repeated_kb_id_counts_once_at_its_highest_score():
 def test_the_docs_state_the_repeated_id_rule_the_code_follows():
     from docs import doc_section
 
-    readme = doc_section("link: entity linking")
+    readme = doc_section("ragscore link: entity linking")
     assert "counts once, **at its highest score**" in readme
     assert "its first place counts" not in link.__doc__ and "at its highest score" in link.__doc__
 

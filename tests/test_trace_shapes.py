@@ -352,7 +352,7 @@ def test_the_docs_examples_of_your_traces(ragscore, monkeypatch):
     from docs import doc_section
 
     monkeypatch.chdir(ROOT)
-    readme = doc_section("Your traces")
+    readme = doc_section("Your traces: formats and mapping")
     command, printed = readme.split("```console\n", 1)[1].split("```", 1)[0].strip().split("\n", 1)
     args = command.strip().removeprefix("$ ragscore ").split()
     run = ragscore(*args)
