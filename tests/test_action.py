@@ -1,5 +1,5 @@
 """What the repository ships beside the package: the GitHub Action (action.yml) and the pre-commit
-hook (.pre-commit-hooks.yaml), run locally, and a README whose layout section is true to the tree.
+hook (.pre-commit-hooks.yaml), run locally, and docs whose layout section is true to the tree.
 
 The action's `run:` steps are run with bash as a runner runs them (`bash --noprofile --norc -eo
 pipefail`, the GitHub_* variables and the step's `env:` set, in a workspace folder), with the
@@ -27,6 +27,7 @@ import pytest
 import yaml
 
 from conftest import EXAMPLES, ROOT, checked_report
+from docs import doc_section, doc_text, lines_outside_fences
 
 ACTION = ROOT / "action.yml"
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
@@ -249,13 +250,12 @@ def test_hook_passes_its_args_to_every_run(hook: dict[str, Any], tmp_path: Path)
     assert lenient.stderr == ""  # -q: errors only
 
 
-# --- README: the layout section and the contract ---------------------------------------------
+# --- docs/development.md: the layout section; the docs as the contract ------------------------
 
 
 def layout() -> dict[str, str]:
-    """The Development section's layout block: each entry (`cli/`, `config.py`, `LICENSE`) and its text."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("## Development\n\n```\n", 1)[1].split("```\n", 1)[0]
+    """The layout block of docs/development.md: each entry (`cli/`, `config.py`, `LICENSE`) and its text."""
+    block = doc_section("Layout").split("```\n", 1)[1].split("```\n", 1)[0]
     entries: dict[str, str] = {}
     name = ""
     for line in block.splitlines():
@@ -276,13 +276,13 @@ def test_readme_layout_names_every_package_and_module() -> None:
         relative = path.relative_to(package)
         if len(relative.parts) == 1:
             if path.name not in ("__init__.py", "__main__.py"):
-                assert path.name in entries, f"the README's layout does not name {relative}"
+                assert path.name in entries, f"the layout in docs/development.md does not name {relative}"
             continue
         top = relative.parts[0] + "/"
-        assert top in entries, f"the README's layout does not name {top}"
+        assert top in entries, f"the layout in docs/development.md does not name {top}"
         for part in (*[p + "/" for p in relative.parts[1:-1]], path.name):
             if part != "__init__.py":
-                assert re.search(rf"(?<![\w/]){re.escape(part)}", entries[top]), f"the README's layout does not name {relative}"
+                assert re.search(rf"(?<![\w/]){re.escape(part)}", entries[top]), f"the layout in docs/development.md does not name {relative}"
 
 
 def test_readme_layout_names_only_what_exists() -> None:
@@ -292,14 +292,15 @@ def test_readme_layout_names_only_what_exists() -> None:
         if name == "src/ragscore/":
             continue
         where = package if (package / name).exists() else ROOT
-        assert (where / name).exists(), f"the README's layout names {name}, which does not exist"
+        assert (where / name).exists(), f"the layout in docs/development.md names {name}, which does not exist"
         if name.endswith("/") and where == package:
             for mentioned in re.findall(r"[\w/][\w/.]*\.(?:py|toml|json)\b", text):
                 assert list((package / name).rglob(mentioned.rsplit("/", 1)[-1])) or (package / mentioned).exists(), \
-                    f"the README's layout names {mentioned} under {name}, which does not exist"
+                    f"the layout in docs/development.md names {mentioned} under {name}, which does not exist"
 
 
 def test_readme_is_the_contract() -> None:
-    # The README is the contract: it sends the reader to no specification file outside the repository.
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert not re.search(r"\bspecification\b|\bSPEC\b", readme, re.IGNORECASE)
+    # The docs are the contract: they send the reader to no specification file outside the repository
+    # (the help blocks' metavar SPEC, a gates specification, is no such file).
+    prose = "\n".join(line for _, line, kind in lines_outside_fences(doc_text()) if kind == "prose")
+    assert not re.search(r"\bspecification\b|\bSPEC\b", prose, re.IGNORECASE)

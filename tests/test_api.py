@@ -243,10 +243,11 @@ def test_the_testing_module_imports_no_test_framework():
     assert out.stdout == "False\n"
 
 
-def test_the_readme_python_example(monkeypatch):
+def test_the_docs_python_example(monkeypatch):
+    from docs import doc_section
+
     monkeypatch.chdir(ROOT)
-    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## From Python", 1)[1]
-    block = section.split("```python\n", 1)[1].split("```", 1)[0]
+    block = doc_section("The Python API").split("```python\n", 1)[1].split("```", 1)[0]
     lines = [line for line in block.splitlines() if line.strip()]
     namespace: dict = {}
     exec("\n".join(lines[:2]), namespace)  # import ragscore; run = ragscore.score(...)

@@ -1,8 +1,8 @@
-"""The benchmark scripts run, and print what the README's performance section quotes.
+"""The benchmark scripts run, and print what docs/performance.md quotes.
 
 They are not timed here (timings belong to bench/, as ratios in one run): a tiny run checks
 that every case, the targets table and the profiles come out, so the script cannot rot
-between the runs that feed the README.
+between the runs that feed the docs.
 """
 
 from __future__ import annotations

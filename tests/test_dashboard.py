@@ -1,6 +1,6 @@
 """`ragscore dashboard`: a history's trend charts and latest breakdown, for 1 to 200 versions, in a real browser.
 
-Regenerate the README's screenshot (docs/dashboard.png) after an intended change with:
+Regenerate the docs' screenshot (docs/dashboard.png, shown in docs/commands/dashboard.md) after an intended change with:
 REGENERATE_GOLDEN=1 pytest tests/test_dashboard.py
 """
 

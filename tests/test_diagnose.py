@@ -310,26 +310,24 @@ def test_diagnoses_in_every_report_format_escape_their_input(ragscore, isolated)
     assert "  worst: Q|<i>1</i> (0.0000)\n" in text
 
 
-def test_the_readme_diagnosis_example(ragscore, monkeypatch):
+def test_the_docs_diagnosis_example(ragscore, monkeypatch):
     from conftest import ROOT
+    from docs import doc_block
 
     monkeypatch.chdir(ROOT)
     run = ragscore("--gold", "examples/product/gold.jsonl", "--trace", "examples/product/baseline.jsonl",
                    "--format", "text", "--no-fail", "-q")
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("$ ragscore --gold examples/product/gold.jsonl --trace examples/product/baseline.jsonl "
-                         "--format text --no-fail -q\n", 1)[1].split("```", 1)[0]
-    assert run.out == block
+    command = "$ ragscore --gold examples/product/gold.jsonl --trace examples/product/baseline.jsonl --format text --no-fail -q\n"
+    assert run.out == doc_block(command).split(command, 1)[1]
     doc = json.loads(ragscore("--gold", "examples/product/gold.jsonl", "--trace", "examples/product/baseline.jsonl",
                               "--no-fail", "-q").out)
     assert doc["diagnoses"][0]["because"] == "chr < 0.75"
 
 
-def test_the_readme_rules_example_is_valid(ragscore, isolated):
-    from conftest import ROOT
+def test_the_docs_rules_example_is_valid(ragscore, isolated):
+    from docs import doc_section
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    toml = readme.split("## Diagnoses: why a run fails", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+    toml = doc_section("Diagnoses: why a run fails and what to try").split("```toml\n", 1)[1].split("```", 1)[0]
     write(isolated / "gates.toml", toml)
     write(isolated / "s.jsonl", [{"qid": "Q001", "latency_ms": 2500}])
     doc = ragscore("--gold", PRODUCT / "gold.jsonl", "--trace", PRODUCT / "baseline.jsonl", "--scores", "s.jsonl",

@@ -1,7 +1,7 @@
 """The HTML report: its structure, a golden file, escaping, and a real headless browser.
 
-Regenerate the golden file and the README screenshot (docs/html-report.png) after an intended
-change with:  REGENERATE_GOLDEN=1 pytest tests/test_html.py
+Regenerate the golden file and the docs' screenshot (docs/html-report.png, in docs/reports.md)
+after an intended change with:  REGENERATE_GOLDEN=1 pytest tests/test_html.py
 """
 
 from __future__ import annotations

@@ -402,12 +402,12 @@ def test_a_window_adds_up():
     assert window_seconds("15m") == 900 and window_seconds("2w") == 1_209_600
 
 
-def test_the_readme_example(ragscore, monkeypatch):
+def test_the_docs_example(ragscore, monkeypatch):
     from conftest import ROOT
+    from docs import doc_block
 
     monkeypatch.chdir(ROOT)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("$ ragscore monitor --trace examples/monitor/today.jsonl", 1)[1].split("```", 1)[0]
+    block = doc_block("$ ragscore monitor --trace examples/monitor/today.jsonl")
     shown = [line for line in block.splitlines() if line.startswith("ragscore: ")]
     run = ragscore("monitor", "--trace", "examples/monitor/today.jsonl", "--baseline",
                    "examples/monitor/baseline.jsonl", "--gates-file", "examples/monitor/gates.toml", "--format", "none")

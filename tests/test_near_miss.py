@@ -381,10 +381,10 @@ def test_one_trace_joining_is_enough(ragscore, isolated):
     assert run.err == "ragscore: 0 errors, 2 warnings\n"
 
 
-def test_the_readme_examples(ragscore, isolated):
-    from conftest import ROOT
+def test_the_docs_examples(ragscore, isolated):
+    from docs import doc_text
 
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    readme = " ".join(doc_text().split())
     gold = [{"qid": f"Q{n}", "question": "What?", "answerable": True, "gold_citation": ["d1"],
              "gold_claim_substr": ["long enough"]} for n in range(1, 46)]
     gold[0]["gold_citations"] = gold[0].pop("gold_citation")

@@ -171,12 +171,12 @@ def test_the_sketch_stays_within_one_percent_on_a_million_values():
         assert abs(estimate - exact[percent - 1]) <= 0.01 * exact[percent - 1], percent
 
 
-def test_the_readme_example(ragscore, monkeypatch):
+def test_the_docs_example(ragscore, monkeypatch):
     from conftest import ROOT
+    from docs import doc_block
 
     monkeypatch.chdir(ROOT)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("$ ragscore --gold examples/operations/gold.jsonl", 1)[1].split("```", 1)[0]
+    block = doc_block("$ ragscore --gold examples/operations/gold.jsonl")
     shown = [line for line in block.splitlines() if line.startswith("ragscore: ")]
     run = ragscore("--gold", "examples/operations/gold.jsonl", "--trace", "examples/operations/trace.jsonl",
                    "--gates", "latency_p95=1000,cost_total=0.01", "--format", "none")

@@ -5,7 +5,7 @@ itself, with plain loops and sets, and computes every section-2 number the slow,
 Hypothesis then feeds both sides random gold/trace pairs (qid / ``answer_json`` shape) drawn
 from small alphabets, so that hits and misses, refusals, duplicates and Unicode look-alikes
 all happen often.  Where SPEC is silent, the oracle follows the decisions written in the
-README (missing trace = refusal, explicit ``refused`` decides, invalid citations never hit, …).
+docs (docs/design.md: missing trace = refusal, explicit ``refused`` decides, invalid citations never hit, …).
 """
 
 from __future__ import annotations

@@ -71,12 +71,12 @@ def test_ragscore_power_on_a_run(ragscore, isolated):
     assert bad.status == 2 and "--detect: expected a number" in bad.err
 
 
-def test_the_readme_example(ragscore, monkeypatch):
+def test_the_docs_example(ragscore, monkeypatch):
     from conftest import ROOT
+    from docs import doc_block
 
     monkeypatch.chdir(ROOT)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("$ ragscore power --gold examples/product/gold.jsonl", 1)[1].split("```", 1)[0]
+    block = doc_block("$ ragscore power --gold examples/product/gold.jsonl")
     shown = [line for line in block.splitlines() if line.startswith("ragscore: ")]
     run = ragscore("power", "--gold", "examples/product/gold.jsonl", "--trace", "examples/product/trace.jsonl",
                    "--detect", "0.1", "--columns", "precision,over_refusal", "--format", "none")

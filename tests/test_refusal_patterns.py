@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, write
+from conftest import write
 from ragscore.config import Overrides, load_config
 from ragscore.metrics.answer import judge_for, score_question
 from ragscore.results import metric_names
@@ -411,7 +411,7 @@ def test_parallel_runs_give_the_same_report_with_patterns(ragscore, isolated):
     assert any(r.endswith(r'the claim matches the refusal pattern "fact \\d*7 stra(ss|ß)e"') for r in reasons)
 
 
-# --- validate, init and the README ------------------------------------------------------------
+# --- validate, init and the docs --------------------------------------------------------------
 
 
 def test_validate_warns_about_a_gold_claim_that_matches_a_pattern(ragscore, isolated):
@@ -481,21 +481,20 @@ def test_the_uncommented_starter_scores_refusals(ragscore, isolated):
     assert doc["labels"]["REFUSAL_OK"] == len(REFUSALS) and doc["under_refusal"] == 0.0
 
 
-def _readme() -> str:
-    return (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_docs_settings_example_loads_with_its_pattern(isolated):
+    from docs import doc_section
 
-
-def test_the_readme_settings_example_loads_with_its_pattern(isolated):
-    section = _readme().split("## Gates and settings", 1)[1]
-    toml = section.split("```toml\n", 1)[1].split("```", 1)[0]
+    toml = doc_section("Gates and settings").split("```toml\n", 1)[1].split("```", 1)[0]
     write(isolated / "gates.toml", toml)
     settings_ = load_config(Overrides(), metric_names).settings
     assert settings_.refusal_patterns == (r"\bi don.?t know\b",)
     assert settings_.refusal_regexes()[0].search("well, i don't know")
 
 
-def test_the_readme_error_and_reason_examples_are_true(ragscore, isolated):
-    readme = " ".join(_readme().split("## Gates and settings", 1)[1].split("## Reports", 1)[0].split())
+def test_the_docs_error_and_reason_examples_are_true(ragscore, isolated):
+    from docs import doc_section
+
+    readme = " ".join(doc_section("Gates and settings").split())
     write(isolated / "gates.toml", "[scoring]\nk = 5\nrefusal_patterns = [\n    \"i (do not|don't know\",\n]\n")
     error = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl").err.removeprefix("ragscore: error: ").rstrip("\n")
     assert f"(`{error}`)" in readme
@@ -718,8 +717,10 @@ def test_monitor_counts_the_default_refusals(ragscore, isolated):
     assert doc["metrics"]["refusal_rate"] == 0.0 and "|refusal_patterns:[]|" in doc["signature"]
 
 
-def test_the_readme_note_example_is_true(ragscore, isolated):
-    readme = " ".join(_readme().split("**Refusals.**", 1)[1].split("## Reports", 1)[0].split())
+def test_the_docs_note_example_is_true(ragscore, isolated):
+    from docs import doc_section
+
+    readme = " ".join(doc_section("Refusals").split())
     write(isolated / "g.jsonl", GOLD)
     write(isolated / "t.jsonl", [_trace("U1", "I'm afraid not."), _trace("U2", "I'm afraid the passages say nothing.")])
     err = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--format", "none").err

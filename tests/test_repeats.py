@@ -403,12 +403,12 @@ def test_the_python_api_takes_repeats(isolated):
         ragscore.score(gold, [right], repeats="all")
 
 
-def test_the_readme_example(ragscore, monkeypatch):
+def test_the_docs_example(ragscore, monkeypatch):
     from conftest import ROOT
+    from docs import doc_block
 
-    monkeypatch.chdir(ROOT)  # as the README runs it: the project's own gates.toml
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("$ ragscore --gold examples/repeats/gold.jsonl", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(ROOT)  # as the docs run it: the project's own gates.toml
+    block = doc_block("$ ragscore --gold examples/repeats/gold.jsonl")
     shown = [line for line in block.splitlines() if line.startswith("ragscore: ")]
     run = ragscore("--gold", "examples/repeats/gold.jsonl", "--trace", "examples/repeats/trace.jsonl", "--repeats",
                    "samples", "--gates", "pass^3=0.5,min_pass_rate=0.6", "--format", "none")

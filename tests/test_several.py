@@ -103,12 +103,12 @@ def test_the_python_api(isolated):
     assert table.report("markdown").startswith("# ragscore compare: 2 runs")
 
 
-def test_the_readme_example(ragscore, monkeypatch):
+def test_the_docs_example(ragscore, monkeypatch):
     from conftest import ROOT
+    from docs import doc_block
 
     monkeypatch.chdir(ROOT)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("$ ragscore compare --gold examples/several/gold.jsonl", 1)[1].split("```", 1)[0]
+    block = doc_block("$ ragscore compare --gold examples/several/gold.jsonl")
     shown = block.split("\n", 2)[2]  # after the command's two lines
     run = ragscore("compare", "--gold", "examples/several/gold.jsonl",
                    *(f"examples/several/v{i}.jsonl" for i in range(1, 5)), "--format", "markdown", "-q")

@@ -320,13 +320,14 @@ def test_stage_schema_ships_with_the_package():
 
 
 @pytest.mark.parametrize("stage", ["ner", "classify", "link"])
-def test_readme_shows_the_real_output_of_each_example(ragscore, monkeypatch, stage):
+def test_the_docs_show_the_real_output_of_each_example(ragscore, monkeypatch, stage):
+    from docs import doc_block
+
     monkeypatch.chdir(EXAMPLES.parent)
     run = ragscore(stage, "--gold", f"examples/stages/{stage}_gold.jsonl", "--pred", f"examples/stages/{stage}_pred.jsonl",
                    "--gates-file", "examples/stages/gates.toml", "--format", "text", "-q")
-    readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Pipeline stages: ner, classify, link", 1)[1].split(f"### {stage}:", 1)[1]
-    assert f"--format text -q\n{run.out}```" in section
+    block = doc_block(f"$ ragscore {stage} --gold examples/stages/{stage}_gold.jsonl")
+    assert block.endswith(f"--format text -q\n{run.out}")
 
 
 def test_a_prediction_with_the_gold_text_or_an_unknown_id_is_read(ragscore, isolated):

@@ -6,7 +6,6 @@ import random
 
 import pytest
 
-from conftest import ROOT
 from ragscore.stages import link
 from ragscore.stages.link import NO_PREDICTION, LinkResult, Mention, Prediction, rank_of, ranking
 
@@ -99,7 +98,9 @@ def test_a_repeated_kb_id_counts_once_at_its_highest_score():
 
 
 def test_the_docs_state_the_repeated_id_rule_the_code_follows():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8").split("### link: entity linking", 1)[1]
+    from docs import doc_section
+
+    readme = doc_section("ragscore link: entity linking")
     assert "counts once, **at its highest score**" in readme
     assert "its first place counts" not in link.__doc__ and "at its highest score" in link.__doc__
 

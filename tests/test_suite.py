@@ -446,10 +446,12 @@ def test_the_python_api_runs_a_suite_from_its_folder(monkeypatch):
     assert run.report("text").splitlines()[-1] == "suite Stashwell support bot: PASS: all 2 tasks passed"
 
 
-def test_the_readme_example(ragscore, monkeypatch):
+def test_the_docs_example(ragscore, monkeypatch):
+    from docs import doc_block
+
     monkeypatch.chdir(ROOT)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    shown = readme.split("$ ragscore run examples/suite/ragscore.toml -q\n", 1)[1].split("```", 1)[0]
+    command = "$ ragscore run examples/suite/ragscore.toml -q\n"
+    shown = doc_block(command).split(command, 1)[1]
     run = ragscore("run", "examples/suite/ragscore.toml", "-q")
     assert run.status == 1 and run.out == shown
 

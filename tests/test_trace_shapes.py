@@ -347,11 +347,12 @@ def test_validate_reads_a_ragas_dataset_as_its_own_gold_set(ragscore, monkeypatc
     assert (run.status, run.out) == (0, "")
 
 
-def test_the_readme_examples_of_your_traces(ragscore, monkeypatch):
+def test_the_docs_examples_of_your_traces(ragscore, monkeypatch):
     from conftest import ROOT
+    from docs import doc_section
 
     monkeypatch.chdir(ROOT)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8").split("## Your traces", 1)[1].split("\n## ", 1)[0]
+    readme = doc_section("Your traces: formats and mapping")
     command, printed = readme.split("```console\n", 1)[1].split("```", 1)[0].strip().split("\n", 1)
     args = command.strip().removeprefix("$ ragscore ").split()
     run = ragscore(*args)

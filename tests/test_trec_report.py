@@ -424,13 +424,11 @@ def test_runs_that_score_no_query(ragscore, tmp_path, monkeypatch):
     assert complete["counts"]["paired"] == 2 and complete["comparisons"][0]["metrics"]["map"]["p_value"] == 1.0
 
 
-def test_the_readme_console_example(ragscore, monkeypatch):
-    """The README's `ragscore trec` session is what the commands print, byte for byte."""
-    from conftest import ROOT
+def test_the_docs_console_example(ragscore, monkeypatch):
+    """The docs' `ragscore trec` session is what the commands print, byte for byte."""
+    from docs import doc_block
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = readme.index("$ cd tests/data/trec_eval_test\n")
-    block = readme[start: readme.index("```", start)]
+    block = doc_block("$ cd tests/data/trec_eval_test\n")
     commands = re.split(r"^\$ ", block, flags=re.M)[1:]
     monkeypatch.chdir(TREC)
     session = []
