@@ -189,3 +189,26 @@ def test_llama_index_nodes_read_as_their_to_dict():
     assert _records(responses) == [json.loads(line) for line in lines]  # what make_responses.py wrote
     node = responses[0]["source_nodes"][0]
     assert _records([node]) == [json.loads(lines[0])["source_nodes"][0]]  # a node as a record of its own too
+
+
+def test_other_mappings_a_data_frame_and_an_unhashable_dataset_read_as_their_rows(isolated):
+    import collections
+    import types
+
+    import pandas
+
+    trace = {"qid": "Q1", "answer_json": {"claim": "Within 30 days.", "citations": ["d1"]}, "retrieved_ids": ["d1"]}
+    expected = ragscore.score(GOLD, [trace]).metrics
+    for record in (collections.OrderedDict(trace), collections.defaultdict(list, trace),
+                   types.MappingProxyType(trace)):
+        assert ragscore.score(GOLD, [record]).metrics == expected, type(record).__name__
+    # A DataFrame iterates over its column names: its rows are the records.
+    assert ragscore.score(GOLD, pandas.DataFrame([trace])).metrics == expected
+
+    class Dataset(pydantic.BaseModel):  # an iterable that cannot be hashed, as ragas' EvaluationDataset
+        samples: list[dict[str, object]]
+
+        def __iter__(self):  # type: ignore[override]
+            return iter(self.samples)
+
+    assert ragscore.score(GOLD, Dataset(samples=[trace])).metrics == expected

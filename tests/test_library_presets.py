@@ -158,3 +158,56 @@ def test_compare_names_where_each_runs_ids_came_from(ragscore, isolated):
                         "(--trace-format auto)")
     assert f"ragscore: the candidate's traces: {NODE_NOTE}" in lines
     assert not any("baseline's traces: the retrieved" in line for line in lines)  # native ids: nothing to say
+
+
+def test_an_mlflow_retriever_that_returned_nothing_is_passed_over(ragscore, isolated):
+    # fallback.jsonl (make_traces.py): a filtered search returned [], then the fallback returned [d1, d7].
+    trace = _lines(DATA / "mlflow" / "fallback.jsonl")[0]
+    assert [d["id"] for d in mlflow_record(trace)["retrieved_ids"]] == ["d1", "d7"]
+    write(isolated / "gold.jsonl", [GOLD[0]])
+    run = ragscore("--gold", "gold.jsonl", "--trace", DATA / "mlflow" / "fallback.jsonl", "--metrics", "retrieval",
+                   "--no-fail")
+    assert (run.json()["metrics"]["full_recall@5"], run.json()["metrics"]["recall@1"]) == (1.0, 1.0)
+
+
+def test_ids_are_counted_once_however_the_run_is_split(ragscore, isolated):
+    # Each part reads every record: only the traces it owns count where their ids came from.
+    write(isolated / "gold.jsonl", [{"qid": f"q{i}", "question": f"q{i}?", "answerable": True,
+                                     "gold_citations": ["d1"]} for i in range(40)])
+    record = _lines(LLAMAINDEX)[0]
+    write(isolated / "t.jsonl", [{**record, "qid": f"q{i}"} for i in range(40)])
+    whole = ragscore("--gold", "gold.jsonl", "--trace", "t.jsonl", "--no-fail")
+    jobs = ragscore("--gold", "gold.jsonl", "--trace", "t.jsonl", "--no-fail", "--jobs", "2")
+    assert whole.json()["inputs"]["trace"]["document_ids"] == {"node.id_": 80}
+    assert (jobs.out, jobs.err) == (whole.out, whole.err)
+    for part in (1, 2):
+        made = ragscore("partial", "--gold", "gold.jsonl", "--trace", "t.jsonl", "--part", f"{part}/2",
+                        "-o", f"p{part}.json")
+        assert made.status == 0, made.err
+    merged = ragscore("merge", "p1.json", "p2.json", "--no-fail")
+    assert merged.json()["inputs"]["trace"]["document_ids"] == {"node.id_": 80}
+
+
+def test_a_preset_record_without_a_question_names_its_own_keys(ragscore, isolated):
+    # A llama-index Response dumped without its query: the error names the keys of the record as written.
+    record = {k: v for k, v in _lines(LLAMAINDEX)[0].items() if k != "query"}
+    write(isolated / "gold.jsonl", GOLD)
+    write(isolated / "t.jsonl", [record])
+    run = ragscore("--gold", "gold.jsonl", "--trace", "t.jsonl", "--trace-format", "llamaindex")
+    assert (run.status, run.err) == (2, 'ragscore: error: t.jsonl:1: expected a "qid" (or "q_id") or a question text '
+                                        '("q" or "question") to join on (the llamaindex format reads the question '
+                                        'from query or query_str or question); its keys are "response", '
+                                        '"source_nodes", "metadata", and none is a question or its id: map one with '
+                                        '--map qid=PATH or --map question=PATH (see "Your traces" in the README)\n')
+
+
+def test_native_traces_that_also_log_documents_stay_native(ragscore, isolated):
+    # A native trace (answer_json, retrieved_ids) that keeps its LangChain Documents in "context" too.
+    write(isolated / "gold.jsonl", [{"qid": "q1", "question": "What is the refund window?", "answerable": True,
+                                     "gold_citations": ["d1"], "gold_claim_substr": ["30 days"]}])
+    trace = {"qid": "q1", "answer_json": {"claim": "Within 30 days.", "citations": ["d1"]}, "retrieved_ids": ["d1"],
+             "context": [{"page_content": "Refunds are accepted within 30 days.", "metadata": {"id": "d1"}}]}
+    assert detect(trace) == "native"
+    write(isolated / "t.jsonl", [trace])
+    metrics = ragscore("--gold", "gold.jsonl", "--trace", "t.jsonl").json()["metrics"]
+    assert (metrics["precision"], metrics["chr"], metrics["full_recall@5"]) == (1.0, 1.0, 1.0)

@@ -128,7 +128,9 @@ def _trace(i: int, **answer: object) -> dict[str, object]:
 
 @pytest.mark.parametrize(("traces", "cites"), [
     ([_trace(i) for i in range(1, 5)], False),                      # no field
-    ([_trace(i, citations=[]) for i in range(1, 5)], False),        # an empty list on every trace
+    # an empty list on every trace: the traces write citations and cite nothing (a pipeline that stopped
+    # citing), scored 0, not undefined
+    ([_trace(i, citations=[]) for i in range(1, 5)], True),
     ([_trace(1, citations=["d1"]), *(_trace(i) for i in range(2, 5))], True),  # one id, once
     ([_trace(1, citations="d1"), *(_trace(i) for i in range(2, 5))], True),    # a field that is no list
     ([_trace(1, citations=["d1"], refused=True), *(_trace(i) for i in range(2, 5))], False),  # a refusal's

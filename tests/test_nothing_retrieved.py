@@ -24,13 +24,14 @@ from ragscore.loaders.detect import detect
 
 LANGCHAIN = DATA / "real" / "langchain"
 RAGAS = DATA / "real" / "ragas"
-ADVICE = ("read ids with --map retrieved_ids=PATH (and --map document_id=PATH inside objects) or the --trace-format "
+ADVICE = ("write retrieved_ids, or read ids with --map retrieved_ids=PATH (and --map document_id=PATH inside objects) or the --trace-format "
           "that writes them; texts without ids count only against gold_chunks (--metrics retrieval)")
 
 
-def _note(fields: str, unreadable: str = "") -> str:
+def _note(fields: str | None, unreadable: str = "") -> str:
+    held = f"the traces hold {fields}" if fields else "no trace holds a list ragscore reads as retrieved documents"
     return (f"ragscore: no trace retrieved anything readable (every retrieved list is empty or absent{unreadable}, so "
-            f"recall is 0): the traces hold {fields}; {ADVICE}")
+            f"recall is 0): {held}; {ADVICE}")
 
 
 def _ragas(isolated: Path) -> None:
@@ -83,7 +84,9 @@ def test_ragas_texts_without_ids_are_named(ragscore, langchain):
     assert run.json()["counts"]["unreadable_retrieved"] == 4
     assert [line for line in run.err.splitlines() if "retriev" in line] == [
         _note('"retrieved_contexts" without "retrieved_context_ids"',
-              ", 4 traces with an unreadable list (counts.unreadable_retrieved)")]
+              ", 4 traces with an unreadable list (counts.unreadable_retrieved)"),
+        "ragscore: diagnosis: critical full_recall@5 = 0.0000, past 0.6 (higher is better), with no trace retrieving "
+        "anything readable"]
 
 
 def test_texts_matched_to_gold_chunks_count_as_retrieved(ragscore, langchain):
@@ -125,3 +128,16 @@ def test_the_note_is_the_same_across_partials_and_jobs(ragscore, langchain):
     merged = ragscore("merge", "p1.json", "p2.json", "--no-fail")
     assert (merged.out, merged.err) == (whole.out, whole.err)
     assert _note('"context"') in whole.err.splitlines()
+
+
+def test_the_note_is_made_when_no_field_is_found_either(ragscore, isolated):
+    # Native traces that log no retrieved list at all: said so, and the diagnosis of recall says why.
+    write(isolated / "g.jsonl", [{"qid": q, "question": f"{q}?", "answerable": True, "gold_citations": ["d1"],
+                                  "gold_claim_substr": ["thirty days"]} for q in ("q1", "q2")])
+    write(isolated / "t.jsonl", [{"qid": q, "answer_json": {"claim": "thirty days", "citations": ["d1"]}}
+                                 for q in ("q1", "q2")])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail")
+    assert _note(None) in run.err.splitlines()
+    [recall] = [d for d in run.json()["diagnoses"] if d["metric"] == "full_recall@5"]
+    assert recall["root_causes"][0].startswith("no trace retrieved anything readable")
+    assert recall["because"] == "no trace retrieving anything readable"

@@ -42,7 +42,10 @@ def assembled(name: str, mapping: tuple[tuple[str, str], ...] = ()) -> tuple[Tra
     assert shape is not None
     lines = (REAL / name).read_text(encoding="utf-8").splitlines()
     rows = ((n, 1, "", json.loads(text), None) for n, text in enumerate(lines, 1))
-    return shape, [record for _line, _column, record, _obj, _key in shape._assembled(rows, name)]
+    records = [record for _line, _column, record, _obj, _key in shape._assembled(rows, name)]
+    for record in records:  # as the join counts each trace it owns
+        shape.count_ids(record)
+    return shape, records
 
 
 def test_langchain_documents_are_named_by_their_metadata():

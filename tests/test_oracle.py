@@ -293,9 +293,9 @@ def oracle(gold_items: list[dict], traces: list[dict], k: int, require_claim: bo
         "forbidden_rate": share(forbidden_count, len(S)),
         f"full_recall@{k}": share(recalled, len(A)),
     }
-    if S and not any(r["status"] == "invalid" or r["cited"] for r in S):
-        # No answered trace cites anything (issue 32): the metrics that need citations are undefined,
-        # and precision counts the claims alone.
+    if S and all(r["status"] == "absent" for r in S):
+        # No answered trace writes citations (issue 32): the metrics that need citations are undefined,
+        # and precision counts the claims alone. (An empty list is written citations: they cite nothing.)
         metrics.update(chr=None, chr_answerable=None, citation_precision=None, fabricated_citation_rate=None)
         metrics["precision"] = share(len([r for r in SA if r["has_claim"] and not r["forbidden"]
                                           and (r["contained"] or not require_claim)]), len(S))
@@ -770,8 +770,7 @@ def test_phrase_rule_on_gold_claim_with_punctuation() -> None:
         "P5": "abcd  ,",                         # no phrase at all
         "P6": "x_yz",                            # not a phrase
     }
-    traces = [{"qid": q, "retrieved_ids": [], "answer_json": {"claim": c, "citations": []}}
-              for q, c in claims_by_qid.items()]
+    traces = [{"qid": q, "retrieved_ids": [], "answer_json": {"claim": c}} for q, c in claims_by_qid.items()]
     report = run_ragscore(gold, traces)
     assert labels_of(report) == {"P1": "CLAIM_MISMATCH", "P2": "OK", "P3": "OK", "P4": "OK",
                                  "P5": "CLAIM_MISMATCH", "P6": "CLAIM_MISMATCH"}

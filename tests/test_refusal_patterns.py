@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 import unicodedata
 from pathlib import Path
 
@@ -446,11 +447,16 @@ REFUSALS = [
     "The answer is not mentioned in the context.", "This is not found in the provided documents.",
     "It is not stated in the sources.", "I cannot answer this question.", "I'm unable to find that in the passages.",
     "I couldn\u2019t find it.", "There is no relevant information about it.", "No information is available.",
-    "The context does not mention the price.", "The documents do not contain an answer.",
+    "The context does not mention the price.", "The documents do not contain an answer.", "The context doesn't say.",
+    "Unfortunately, the context does not mention it.", "Based on the provided context, I cannot determine the answer.",
+    "The CEO's shoe size is not mentioned in the provided context.", '"I don\'t know."',
     "Insufficient information to answer.", "There is not enough context to say.",
     "I don't have enough information to answer.", "I do not have the data.",
 ]
 ANSWERS = [
+    # answers that hedge part of themselves: the default patterns are anchored at the claim's start
+    "Refunds are accepted within 30 days of purchase, though I can't say whether sale items count.",
+    "Ada Lovelace founded it; there is no information about the year.", "The port is 8420; the docs do not mention TLS.",
     "The Eiffel Tower is in Paris [d1].", "The warranty does not cover water damage.", "The drug does not contain gluten.",
     "Knowledge graphs store facts.", "It is mentioned in chapter 3 that the price is 10 euros.",
     "Information retrieval is the task.", "The contextual model is better.", "Nowhere else: only in Berlin.",
@@ -580,9 +586,7 @@ def test_the_default_patterns_are_the_starter_list_and_pass_the_backtracking_che
 
     assert Settings().refusal_patterns == DEFAULT_REFUSAL_PATTERNS and len(DEFAULT_REFUSAL_PATTERNS) == 7
     assert [p for p in DEFAULT_REFUSAL_PATTERNS if backtracking_problem(p) or refusal_pattern_problem(p)] == []
-    written = _uncommented_starter().split("refusal_patterns = [\n", 1)[1].split("\n]", 1)[0]
-    assert tuple(line.strip().removesuffix(",").strip("'").replace("\\\\", "\\") for line in written.splitlines()) \
-        == DEFAULT_REFUSAL_PATTERNS
+    assert tuple(tomllib.loads(_uncommented_starter())["scoring"]["refusal_patterns"]) == DEFAULT_REFUSAL_PATTERNS
 
 
 # LangChain's stock RetrievalQA ("stuff") prompt, langchain/chains/question_answering/stuff_prompt.py
@@ -590,7 +594,7 @@ def test_the_default_patterns_are_the_starter_list_and_pass_the_backtracking_che
 # question at the end. If you don't know the answer, just say that you don't know, don't try to make
 # up an answer." A model that follows it answers "I don't know." -- with its full stop.
 RETRIEVALQA_REFUSAL = "I don't know."
-DEFAULT_FIRST = r'"\\bi (do not|don.?t|cannot|can.?t) (know|say|tell)\\b"'
+DEFAULT_FIRST = '"I don\'t know"'
 
 
 def test_retrievalqa_stock_refusal_is_a_refusal_with_no_option_given(ragscore, isolated):
@@ -602,7 +606,7 @@ def test_retrievalqa_stock_refusal_is_a_refusal_with_no_option_given(ragscore, i
     run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--per-question", "--no-fail", "-q")
     found = {q["qid"]: q for q in run.json()["questions"]}
     assert (found["U1"]["label"], found["U1"]["reason"]) == (
-        "REFUSAL_OK", "unanswerable and refused: the claim matches the refusal pattern " + DEFAULT_FIRST)
+        "REFUSAL_OK", "unanswerable and refused: the claim matches the default refusal pattern " + DEFAULT_FIRST)
     assert (found["A1"]["label"], found["U2"]["label"]) == ("OVER_REFUSAL", "HALLUCINATION")
     assert run.json()["under_refusal"] == 1 / 3 and run.json()["over_refusal"] == 1.0  # U3: no trace, a refusal
     # The Python API, with records: the same.
@@ -654,7 +658,7 @@ REFUSAL_LIKE = [  # claims that begin as refusals do and that no default pattern
     ("\u201cSorry, no idea.\u201d", "\\\\bsorry"),
     ("Based on the provided context, I was unable to locate it.", "\\\\bi was unable"),
     ("I am not sure.", "^i am not sure"),
-    ("The context doesn\u2019t say.", "^the context doesn.?t"),
+    ("The context doesn\u2019t cover it.", "^the context doesn.?t"),
 ]
 
 

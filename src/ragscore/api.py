@@ -250,7 +250,8 @@ def _run_of(ev: Evaluation, config: Config, wants: Wants, per_question: bool, on
     if typo is not None:
         raise typo
     results = evaluate_gates(config.gates, metrics, config.settings.strict)
-    diagnoses = diagnose(metrics, config.rules, config.settings.k, ev.samples, not ev.tally.cites_nothing)
+    diagnoses = diagnose(metrics, config.rules, config.settings.k, ev.samples, not ev.tally.cites_nothing,
+                         bool(ev.accounting.retrieving or not ev.accounting.lines))
     slices = build_slices(ev, wants.by, config.slice_gates, config.slice_min_n) if wants.by else {}
     slice_results = [r for groups in slices.values() for s in groups.values() for r in s.gates]
     passed = gates_pass(results) and gates_pass(slice_results)

@@ -301,6 +301,8 @@ def _join(
                                  line)
             continue
         # Counted by the worker that owns the line (another one may have parsed it too).
+        if shape is not None and type(obj) is dict:
+            shape.count_ids(obj)
         if view.claim_from is None and view.refused_from is None:
             note_unreadable(view, obj if shape is None else record, obj)
         if view.retrieved_bad:

@@ -16,18 +16,28 @@ from ragscore.text import normalise
 from ragscore.version import __version__
 
 DEFAULT_REFUSAL_TOKENS = ("not in context",)
-# Common English refusals, searched anywhere in the claim (``ragscore init`` writes them out; an
-# empty list turns them off). LangChain's stock RetrievalQA prompt asks for "I don't know." itself.
+# Common English refusals (``ragscore init`` writes them out; an empty list turns them off). Each is
+# anchored at the claim's start, after an opening such as "Sorry," or "Based on the context,", so that
+# an answer which hedges part of itself ("..., though I can't say whether sale items count") stays an
+# answer. LangChain's stock RetrievalQA prompt asks for "I don't know." itself.
+_OPENING: Final = (r"^\W*(?:(?:sorry|unfortunately|i'?m afraid|(?:based on|according to) the (?:provided )?"
+                   r"(?:context|documents?))\W*(?:but )?)?")
 DEFAULT_REFUSAL_PATTERNS: Final = (
-    r"\bi (do not|don.?t|cannot|can.?t) (know|say|tell)\b",
-    r"\bnot (mentioned|found|provided|stated|given|specified|available) in the (provided |given )?"
-    r"(context|documents?|sources?|passages?|text)\b",
-    r"\b(cannot|can.?t|unable to|could not|couldn.?t) (answer|find|determine)\b",
-    r"\bno (relevant )?information\b",
-    r"\bthe (context|documents?|sources?|passages?) (does|do) not (contain|mention|say|provide)\b",
-    r"\b(not enough|insufficient) (information|context)\b",
-    r"\bi (do not|don.?t) have (enough |any |the )?(information|context|data)\b",
+    _OPENING + r"(?:i|we) (?:do not|don.?t|cannot|can.?t|could not|couldn.?t|am unable to) (?:know|say|tell|answer|"
+               r"find|determine)\b",
+    r"^\W*(?:(?:sorry|unfortunately|i'?m afraid)\W*(?:but )?)?[\w'’ ]{0,60}\bnot (?:mentioned|found|provided|"
+    r"stated|given|specified|available) in the (?:provided |given )?(?:context|documents?|sources?|passages?|text)\b",
+    _OPENING + r"(?:cannot|can.?t|unable to|could not|couldn.?t|i'?m unable to) (?:answer|find|determine)\b",
+    _OPENING + r"(?:there is )?no (?:relevant )?information\b",
+    _OPENING + r"the (?:provided |given )?(?:context|documents?|sources?|passages?|text) (?:does|do)(?: not|n.?t) "
+               r"(?:contain|mention|say|provide|include)\b",
+    _OPENING + r"(?:there is )?(?:not enough|insufficient) (?:information|context)\b",
+    _OPENING + r"(?:i|we) (?:do not|don.?t) have (?:enough |any |the )?(?:information|context|data)\b",
 )
+# What reports call each default pattern (the pattern itself is long): the phrasing it finds.
+DEFAULT_REFUSAL_NAMES: Final = dict(zip(DEFAULT_REFUSAL_PATTERNS, (
+    "I don't know", "not mentioned in the context", "cannot answer", "no information",
+    "the context does not contain", "not enough information", "I don't have the information"), strict=True))
 # What a refusal token and a claim lose before they are compared: the white space (str.isspace)
 # and quotes around them, straight and typographic, and a final full stop, exclamation mark or
 # ellipsis ('"I don't know."' is the token "i don't know"). A final "?", ",", ";" or ":" stays: a

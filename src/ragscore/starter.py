@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Final
 
-STARTER_GATES: Final = """\
+from ragscore.settings import DEFAULT_REFUSAL_PATTERNS
+
+_STARTER: Final = """\
 # ragscore settings and gates. ragscore reads ./gates.toml from the folder it runs in.
 # Precedence: built-in defaults < [tool.ragscore] in pyproject.toml < this file < --gates.
 
@@ -12,18 +15,12 @@ STARTER_GATES: Final = """\
 refusal_tokens = ["not in context"]  # claims that count as refusals (after NFC and case folding)
 # A token matches a claim without the white space and quotes around either and a final ".", "!"
 # or ellipsis: the token "not in context" matches the claim '"Not in context."'.
-# Regular expressions: a claim one matches (searched anywhere in it, in any case, after NFC and
-# case folding) is a refusal too. The list below is the default: uncomment it to change it
-# ('literal strings' keep \\b as is), or write refusal_patterns = [] to turn the patterns off.
+# Regular expressions: a claim one matches (searched in it, in any case, after NFC and case
+# folding) is a refusal too. The list below is the default, each anchored at the claim's start: an
+# answer that hedges part of itself stays an answer. Uncomment it to change it; an empty list
+# (refusal_patterns = []) turns the patterns off.
 # refusal_patterns = [
-#     '\\bi (do not|don.?t|cannot|can.?t) (know|say|tell)\\b',
-#     '\\bnot (mentioned|found|provided|stated|given|specified|available) in the (provided |given )?(context|documents?|sources?|passages?|text)\\b',
-#     '\\b(cannot|can.?t|unable to|could not|couldn.?t) (answer|find|determine)\\b',
-#     '\\bno (relevant )?information\\b',
-#     '\\bthe (context|documents?|sources?|passages?) (does|do) not (contain|mention|say|provide)\\b',
-#     '\\b(not enough|insufficient) (information|context)\\b',
-#     '\\bi (do not|don.?t) have (enough |any |the )?(information|context|data)\\b',
-# ]
+{patterns}# ]
 k = 5                                # the k of recall@k
 # cutoffs = [1, 3, 5, 10]            # cutoffs of the retrieval metrics
 # metrics = ["retrieval", "text"]    # optional metric families (or "all")
@@ -40,4 +37,7 @@ over_refusal = 0.10                  # refusals of answerable questions
 missing = 0                          # gold questions without a trace
 # compliance = { min = 0.90, warn = 0.95 }   # between the two: a warning
 # "ndcg@10" = 0.60                   # naming a retrieval metric turns the family on
-"""  # noqa: E501 - the file it writes, where a pattern is one line
+"""
+# Each default pattern on a line of its own, as a TOML basic string (json.dumps writes a valid one).
+STARTER_GATES: Final = _STARTER.replace("{patterns}", "".join(
+    f"#     {json.dumps(pattern)},\n" for pattern in DEFAULT_REFUSAL_PATTERNS))

@@ -9,9 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
-from ragscore.diagnose.rules import DEFAULT_SAMPLES, NO_CITATIONS, Rule, builtin_rules, past, rule_for
+from ragscore.diagnose.rules import (
+    DEFAULT_SAMPLES,
+    NO_CITATIONS,
+    NOTHING_RETRIEVED,
+    Rule,
+    builtin_rules,
+    past,
+    rule_for,
+)
+from ragscore.metrics.names import lookup
 from ragscore.metrics.registry import Direction
 
 __all__ = ["DEFAULT_SAMPLES", "Diagnosis", "Sample", "builtin_rules", "diagnose", "sample_targets"]
@@ -71,18 +80,32 @@ def sample_targets(metrics: Sequence[str], rules: Mapping[str, Rule]) -> tuple[t
     return tuple(targets)
 
 
+# Metrics that a run whose traces write no citations fails for that reason first: precision counts the claims
+# alone then, and compliance counts a trace without a citation list as non-compliant.
+_CITATION_DRIVEN: Final = frozenset({"precision", "compliance"})
+
+
+def _retrieval_metric(name: str) -> bool:
+    """Tell whether a metric measures what was retrieved (full recall, or the retrieval family's)."""
+    spec = lookup(name)
+    return spec is not None and (spec.family == "retrieval" or spec.name == "full_recall@K")
+
+
 def diagnose(
     metrics: Mapping[str, float | None],
     rules: Mapping[str, Rule],
     k: int,
     samples: Mapping[str, Sequence[Sample]],
     cites: bool = True,
+    retrieves: bool = True,
 ) -> list[Diagnosis]:
     """Check every metric that has a rule; return the diagnoses, critical first, in metric order.
 
     ``cites`` says whether any answered trace cites anything: if not, precision counts the claims
     alone, and its diagnosis names the missing citations first (``NO_CITATIONS``), before the rule's
-    general causes (its cases, which test chr, never apply), not a retrieval cause.
+    general causes (its cases, which test chr, never apply), not a retrieval cause. ``retrieves`` says
+    whether any trace retrieved anything readable: if not, a retrieval metric's diagnosis names that first
+    (``NOTHING_RETRIEVED``), not index drift.
     """
     found = []
     for name, value in metrics.items():
@@ -98,14 +121,18 @@ def diagnose(
         if severity is None or threshold is None:
             continue
         causes, actions, because = rule.causes, rule.actions, None
-        for case in rule.cases if cites or name != "precision" else ():
+        retrieval = not retrieves and _retrieval_metric(name)
+        for case in rule.cases if (cites or name not in _CITATION_DRIVEN) and not retrieval else ():
             if all(condition.holds(metrics, k) for condition in case.when):
                 causes, actions = case.causes or causes, case.actions or actions
                 because = " and ".join(str(c).replace("@K", f"@{k}") for c in case.when)
                 break
-        if not cites and name == "precision":
+        if not cites and name in _CITATION_DRIVEN:
             causes, actions = NO_CITATIONS.causes + causes, NO_CITATIONS.actions + actions
             because = "no trace citing anything"
+        if retrieval:
+            causes, actions = NOTHING_RETRIEVED.causes + causes, NOTHING_RETRIEVED.actions + actions
+            because = "no trace retrieving anything readable"
         found.append(Diagnosis(name, value, threshold, severity, direction, causes, actions,
                                tuple(samples.get(name, ())), because))
     found.sort(key=lambda d: d.severity != "critical")  # stable: metric order within a severity

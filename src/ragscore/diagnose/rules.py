@@ -84,6 +84,17 @@ NO_CITATIONS: Final = Case(
 )
 
 
+# What a diagnosis of a retrieval metric says first in a run where no trace retrieved anything readable (its
+# recall is 0 because the traces log no ids ragscore reads, not because retrieval failed).
+NOTHING_RETRIEVED: Final = Case(
+    (),
+    ("no trace retrieved anything readable: the traces log no retrieved ids ragscore reads, so recall is 0 "
+     "whatever the retriever did",),
+    ("write the ranked ids in retrieved_ids, or --map retrieved_ids=PATH (and --map document_id=PATH inside "
+     "objects) to where the traces hold them",),
+)
+
+
 def past(value: float, threshold: float, direction: Direction) -> bool:
     """Tell whether a value is on the bad side of a threshold (never when equal to it)."""
     return value < threshold if direction is Direction.HIGHER else value > threshold

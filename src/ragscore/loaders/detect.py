@@ -11,9 +11,11 @@ from ragscore.quoting import quote
 
 # A record with a key of the native contract to join on and one to score is native, whatever
 # else it holds (a "context" object, a "query" field), unless its "context" is a list of
-# LangChain Documents: a "returning sources" chain's output ({"question", "context", "answer"}).
+# LangChain Documents: a "returning sources" chain's output ({"question", "context", "answer"}),
+# and it has none of the keys only the native contract writes (answer_json, retrieved_ids, chunks).
 _NATIVE_JOIN: Final = ("qid", "q_id", "question", "q")
 _NATIVE_CONTENT: Final = ("answer", "answer_json", "retrieved_ids", "chunks", "refused")
+_NATIVE_ANSWER: Final = ("answer_json", "retrieved_ids", "chunks")  # only the native contract writes these
 
 
 def looks_json(first: bytes) -> bool:
@@ -30,7 +32,7 @@ def detect(record: object) -> str:
     """Name the format a record is written in, from its keys (native when none fits)."""
     if type(record) is not dict:
         return "native"
-    if _holds_documents(record.get("context")):
+    if _holds_documents(record.get("context")) and not any(key in record for key in _NATIVE_ANSWER):
         return "langchain"
     if any(key in record for key in _NATIVE_JOIN) and any(key in record for key in _NATIVE_CONTENT):
         return "native"

@@ -107,13 +107,18 @@ def _attribute(span: dict[str, object], key: str) -> object:
 
 
 def _retriever(spans: list[dict[str, object]]) -> dict[str, object] | None:
-    """The RETRIEVER span a trace is scored on: the earliest started of those that returned a list of
-    documents, else the first RETRIEVER span."""
+    """The RETRIEVER span a trace is scored on: the earliest started of those that returned documents (a
+    filter that returned none before a fallback that returned some is passed over), else the first."""
     retrievers = [s for s in spans if s["type"] == "RETRIEVER"]
-    holding = [s for s in retrievers if type(_attribute(s, "mlflow.spanOutputs")) is list]
+    holding = [s for s in retrievers if _returned(_attribute(s, "mlflow.spanOutputs"))]
     if holding:  # a span with no start time sorts after those with one, in the order read
         return min(holding, key=lambda s: (s["start"] is None, s["start"] or 0))
     return retrievers[0] if retrievers else None
+
+
+def _returned(outputs: object) -> bool:
+    """Tell whether a retriever's outputs are documents it returned: a list that is not empty."""
+    return type(outputs) is list and len(outputs) > 0
 
 
 def _text(value: object, keys: tuple[str, ...], role: str) -> object:

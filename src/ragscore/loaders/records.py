@@ -86,7 +86,10 @@ class Records:
     def _record(self, record: object, n: int) -> object:
         """A record that is not a dict as its JSON reads: an object's dict; JSON that is no object as
         it is (the reader says "expected a JSON object"); anything else an error naming its type."""
-        if record is None or isinstance(record, (str, int, float, list, Mapping)):
+        if isinstance(record, Mapping) and not type(record).__module__.startswith("ragscore."):
+            return self._json(record, n, "")  # an OrderedDict, a defaultdict, a MappingProxyType: a plain dict
+        # (ragscore's own records that are dicts, stages.records.Sourced, keep where they were read)
+        if record is None or isinstance(record, (str, int, float, list, dict)):
             return record
         converted = _converted(record)
         if not isinstance(converted, Mapping):
@@ -208,12 +211,27 @@ def _records(source: Any, role: str) -> Records:
         return source
     if isinstance(source, (set, frozenset)):  # unordered, and what it holds is hashable: no record is
         raise TypeError(f"{role}: expected a path or an iterable of records (dicts), got {type(source).__name__}")
-    if source in _SPENT:
+    if _is_data_frame(source):  # a pandas DataFrame iterates over its column names: its rows are the records
+        source = source.to_dict("records")
+    if _spent(source):
         raise InputError(f"<{role} records>", "already read: this iterator (a generator?) was read by an earlier "
                                               "call; pass a list, or a new generator")
     if isinstance(source, (bytes, Mapping)) or not isinstance(source, Iterable):
         raise TypeError(f"{role}: expected a path or an iterable of records (dicts), got {type(source).__name__}")
     return Records(source, role)
+
+
+def _spent(source: object) -> bool:
+    """Tell whether an iterator was read by an earlier call (an unhashable iterable, a ragas dataset, was not)."""
+    try:
+        return source in _SPENT
+    except TypeError:
+        return False
+
+
+def _is_data_frame(source: object) -> bool:
+    return type(source).__name__ == "DataFrame" and callable(getattr(source, "to_dict", None)) and hasattr(
+        source, "columns")
 
 
 Source = str | os.PathLike[str] | Iterable[Mapping[str, Any]]

@@ -39,7 +39,7 @@ from ragscore.loaders.records import Records
 from ragscore.loaders.scores import csv_records
 from ragscore.loaders.shards import Shards
 from ragscore.loaders.times import nanoseconds
-from ragscore.loaders.trace import DOCUMENT_ID_PATHS, document_id_of, join_like
+from ragscore.loaders.trace import DOCUMENT_ID_PATHS, JOIN_EXPECTED, document_id_of, join_hint, join_like
 from ragscore.quoting import quote
 
 FORMATS: Final = ("native", "ragas", "openinference", "otel-genai", "langchain", "llamaindex", "mlflow")
@@ -268,7 +268,9 @@ class TraceShape:
                     if concept in self.mapped:
                         self.found[concept] = self.found.get(concept, 0) + 1
                     break
-        self._count_ids(out)
+        if self.name != "native" and out.get("qid") is None and not isinstance(out.get("question"), str):
+            raise InputError(source, f"{JOIN_EXPECTED} (the {self.name} format reads the question from "
+                                     f"{self.sources.get('question', 'no field')}); {join_hint(obj)}", line)
         return self.checked(out, source, line)
 
     def records(self, file: InputFile, part: int, parts: int, lines: Iterator[bytes] | None = None
@@ -311,15 +313,15 @@ class TraceShape:
                     value = _first_in_spans(spans, paths, False)
                     if value is not MISSING:
                         record["qid"] = value
-            self._count_ids(record)
             line = spans[0]["line"]
             if record.get("qid") is None and record.get("question") is None:
                 raise InputError(source, _no_join(spans, trace_id), line)
             yield line, 1, record, self.checked(record, source, line), None
 
-    def _count_ids(self, record: dict[str, object]) -> None:
+    def count_ids(self, record: dict[str, object]) -> None:
         """Count, for each document_id path, the retrieved objects it gives an id (the parser reads it, in each
-        retrieved entry that is an object), and a record in which a mapped document_id path gives one."""
+        retrieved entry that is an object), and a record in which a mapped document_id path gives one. Called
+        for each trace its part owns (every part reads every record)."""
         entries = record.get("retrieved_ids", record.get("chunks"))
         if type(entries) is not list:
             return
@@ -364,6 +366,8 @@ def trace_shape(name: str, mapping: tuple[tuple[str, str], ...], csv_input: bool
         sources[native] = " or ".join(p.text for p in paths)
     if "claim" in fields:
         sources["answer text"] = f"{sources['answer']} text"
+    if name == "mlflow":  # read by loaders.mlflow, not by paths
+        sources.setdefault("question", "the root span's inputs")
     return TraceShape(name, fields, frozenset(c for c, _ in mapping), document_id, csv_input, sources)
 
 

@@ -128,6 +128,9 @@ def parse_text_citations(answer: str) -> tuple[tuple[str, ...] | None, str]:
     return tuple(i for i in ids if i), claim
 
 
+JOIN_EXPECTED: Final = 'expected a "qid" (or "q_id") or a question text ("q" or "question") to join on'
+
+
 def _join_key(obj: dict[str, object], source: str, line: int) -> tuple[str | None, str | None]:
     """Return (qid, question) to join on; reject a line that offers neither."""
     for key in ("qid", "q_id"):
@@ -146,8 +149,7 @@ def _join_key(obj: dict[str, object], source: str, line: int) -> tuple[str | Non
     looks_like = detect(obj)
     hint = (f"; the keys look like {looks_like}'s: --trace-format {looks_like} reads them"
             if looks_like != "native" else "; " + join_hint(obj))
-    raise InputError(source, 'expected a "qid" (or "q_id") or a question text ("q" or "question") to join on' + hint,
-                     line)
+    raise InputError(source, JOIN_EXPECTED + hint, line)
 
 
 # Keys that usually hold a question's id or its text, for the hint of a trace that joins no question

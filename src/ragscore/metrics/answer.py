@@ -59,7 +59,7 @@ class Outcome(NamedTuple):
 
 
 _new = tuple.__new__
-_LIST, _INVALID = Cites.LIST, Cites.INVALID
+_LIST, _INVALID, _ABSENT = Cites.LIST, Cites.INVALID, Cites.ABSENT
 _CHECKS_NOTHING: Final = (Rule.SUBSTR_EMPTY, Rule.NONE)
 REFUSAL_LEADING: Final = " \t\n\r" + QUOTES  # what a claim may begin with before its words
 
@@ -304,7 +304,9 @@ def pack(o: Outcome, answerable: bool) -> int:
 
 # Bits beyond pack()'s 12, set by whoever judges a trace (``run_bits``): what a run that cites
 # nothing is scored by instead (chr and the citation metrics are undefined then).
-CITES: Final = 1 << 12     # an answered trace that cites at least one id (or whose citations are not a list)
+# An answered trace that writes citations (a list, even an empty one, or a value that is not a list): a run in
+# which none does has no citations to judge; one whose traces write empty lists cites nothing, and scores so.
+CITES: Final = 1 << 12
 CLAIM_OK: Final = 1 << 13  # an answered trace that would be OK with its citations unchecked
 
 
@@ -313,7 +315,7 @@ def run_bits(o: Outcome, answerable: bool, trace: TraceView, settings: Settings)
     (``CITES``), and how precision counts it if not (``claim_bit``)."""
     if not o.answered:
         return 0
-    return (CITES if trace.cites is _INVALID or trace.citations else 0) | claim_bit(o, answerable, settings)
+    return (CITES if trace.cites is not _ABSENT else 0) | claim_bit(o, answerable, settings)
 
 
 def claim_bit(o: Outcome, answerable: bool, settings: Settings) -> int:
@@ -391,7 +393,7 @@ class AnswerTally:
     fabricated: int = 0
     forbidden: int = 0
     full_recall: int = 0
-    citing: int = 0                  # answered traces that cite (``CITES``): none, and no citation metric is defined
+    citing: int = 0                  # answered traces that write citations (``CITES``): none, no citation metric
     claim_ok: int = 0                # answered traces OK with their citations unchecked (``CLAIM_OK``)
     shares: Moments = Moments()  # the citation shares (set by whoever counts the questions)
     labels: dict[Label, int] = field(default_factory=lambda: dict.fromkeys(LABEL_ORDER, 0))

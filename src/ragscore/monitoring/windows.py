@@ -86,7 +86,7 @@ class Window:
     citations: int = 0
     words: int = 0
     bad: int = 0  # unreadable latency, token or cost fields
-    citing: int = 0  # answered traces that cite something (none in the whole period: citation rates undefined)
+    citing: int = 0  # answered traces that write citations (none in the whole period: citation rates undefined)
     sums: tuple[Moments, ...] = tuple(Moments() for _ in CONCEPTS)
     sketch: Sketch = field(default_factory=Sketch)
     pending: list[list[float]] = field(default_factory=lambda: [[] for _ in CONCEPTS])
@@ -298,7 +298,7 @@ def _count(window: Window, view: TraceView, refusals: frozenset[str], patterns: 
     if view.cites is not Cites.INVALID:
         window.fabricated += any(c not in retrieved for c in view.citations)
         window.citations += len(dict.fromkeys(view.citations))
-        window.citing += bool(view.citations)
+    window.citing += view.cites is not Cites.ABSENT  # a citations field, even an empty list
     window.words += len(view.claim.split())
 
 

@@ -129,7 +129,9 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
             f"answers; counts.unreadable): {ev.traces.where(line)}: "
             f"{unreadable_hint(example, ev.settings.trace_format)}"
         )
-    nothing_retrieved = bool(acc.lines and not acc.retrieving and acc.retrieval_fields)
+    # Nothing readable retrieved: one note, unless the only lists are unreadable ones and no likely field is
+    # known (the note on them names their lines).
+    nothing_retrieved = bool(acc.lines and not acc.retrieving and (acc.retrieval_fields or not acc.bad_retrieved))
     if acc.bad_retrieved and not nothing_retrieved:  # else the note below says it, once
         notes.append(
             f"{plural(acc.bad_retrieved, 'trace has', 'traces have')} a retrieved list with an entry that gives no id "
@@ -139,9 +141,11 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
     if nothing_retrieved:
         unreadable = (f", {plural(acc.bad_retrieved, 'trace', 'traces')} with an unreadable list "
                       f"(counts.unreadable_retrieved)" if acc.bad_retrieved else "")
+        held = (f"the traces hold {', '.join(acc.retrieval_fields)}" if acc.retrieval_fields
+                else "no trace holds a list ragscore reads as retrieved documents")
         notes.append(
             f"no trace retrieved anything readable (every retrieved list is empty or absent{unreadable}, so recall "
-            f"is 0): the traces hold {', '.join(acc.retrieval_fields)}; read ids with --map retrieved_ids=PATH (and "
+            f"is 0): {held}; write retrieved_ids, or read ids with --map retrieved_ids=PATH (and "
             f"--map document_id=PATH inside objects) or the --trace-format that writes them; texts without ids "
             f"count only against gold_chunks (--metrics retrieval)"
         )

@@ -12,7 +12,7 @@ from ragscore.metrics.answer import LABEL_ORDER, Outcome
 from ragscore.quoting import visible
 from ragscore.reports.reasons import citation_reason, containment_reason, quote, reason, refusal_reason
 from ragscore.results import Explained
-from ragscore.settings import Settings
+from ragscore.settings import DEFAULT_REFUSAL_PATTERNS, Settings
 from ragscore.text import normalise
 
 
@@ -65,7 +65,9 @@ def render_explanation(explained: Explained, settings: Settings, traces: InputFi
         how = (f'"{trace.refused_from}" is false' if trace.refused is not None
                else f"the claim is not a refusal token ({tokens})")
         if trace.refused is None and settings.refusal_patterns:
-            how += f" and matches no refusal pattern ({', '.join(map(quote, settings.refusal_patterns))})"
+            named = ("the default ones, anchored at its start" if settings.refusal_patterns == DEFAULT_REFUSAL_PATTERNS
+                     else ", ".join(map(quote, settings.refusal_patterns)))
+            how += f" and matches no refusal pattern ({named})"
         lines.append(f"refusal: no, {how}")
     else:
         lines.append(f"refusal: yes, {refusal_reason(outcome)}"

@@ -6,6 +6,7 @@ import json
 from typing import Protocol
 
 from ragscore.metrics.answer import Label, Miss, Outcome
+from ragscore.settings import DEFAULT_REFUSAL_NAMES
 from ragscore.text import Rule
 
 
@@ -31,6 +32,9 @@ def refusal_reason(o: Outcome) -> str:
     if o.refused_by == "token":
         return "the claim is a refusal token"
     if o.refused_by == "pattern" and o.matched is not None:
+        named = DEFAULT_REFUSAL_NAMES.get(o.matched)
+        if named is not None:
+            return f"the claim matches the default refusal pattern {quote(named)}"
         return f"the claim matches the refusal pattern {quote(o.matched)}"
     return f'the "{o.refused_by}" field is true'
 

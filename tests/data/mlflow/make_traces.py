@@ -6,6 +6,9 @@ pipeline: its qid set as a trace tag (``mlflow.update_current_trace(tags={"qid":
 a chat completion out, an LLM span reporting token usage, an inner RETRIEVER span that returns nothing
 before the one that returns Documents named only by ``metadata.doc_uri``.
 
+fallback.jsonl, beside it: one trace whose first retriever (a filtered search) returns no documents
+and whose fallback retriever, started after it, returns them.
+
     MLFLOW_ENABLE_ASYNC_TRACE_LOGGING=false MLFLOW_ALLOW_FILE_STORE=true \\
         python tests/data/mlflow/make_traces.py tests/data/mlflow/traces.jsonl
 
@@ -70,6 +73,23 @@ def chat(messages: list[dict[str, str]]) -> dict[str, object]:
     return complete(messages)
 
 
+@mlflow.trace(span_type=SpanType.RETRIEVER)
+def filtered_search(query: str) -> list[Document]:
+    return []
+
+
+@mlflow.trace(span_type=SpanType.RETRIEVER)
+def fallback_search(query: str) -> list[Document]:
+    return [Document(page_content="Refunds are accepted within 30 days.", id="d1"),
+            Document(page_content="Shipping takes a week.", id="d7")]
+
+
+@mlflow.trace(span_type=SpanType.CHAIN)
+def answer_with_fallback(question: str) -> str:
+    filtered_search(question) or fallback_search(question)
+    return "Refunds are accepted within 30 days."
+
+
 def main(out: Path) -> None:
     with tempfile.TemporaryDirectory() as store:
         mlflow.set_tracking_uri((Path(store) / "mlruns").as_uri())  # a new file store makes its default experiment
@@ -80,7 +100,10 @@ def main(out: Path) -> None:
         chat([{"role": "system", "content": "Answer from the documents."},
               {"role": "user", "content": "Who started the company?"}])
         lines.append(last_trace().to_json() + "\n")
+        answer_with_fallback("What is the refund window?")
+        fallback = last_trace().to_json() + "\n"
     out.write_text("".join(lines), encoding="utf-8")
+    (out.parent / "fallback.jsonl").write_text(fallback, encoding="utf-8")
     (out.parent / "versions.txt").write_text(f"mlflow-skinny=={version('mlflow-skinny')}\n", encoding="utf-8")
 
 
