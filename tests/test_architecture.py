@@ -33,7 +33,7 @@ ENGINE = frozenset({
     "ragscore.evaluate", "ragscore.results", "ragscore.rows", "ragscore.operations", "ragscore.external",
     "ragscore.gates", "ragscore.intervals", "ragscore.slices", "ragscore.diagnose", "ragscore.config",
     "ragscore.input_config", "ragscore.keywords", "ragscore.parallel", "ragscore.partials", "ragscore.partial_schema",
-    "ragscore.comparison", "ragscore.validate",
+    "ragscore.comparison", "ragscore.validate", "ragscore.finish", "ragscore.partial_rows",
 })
 WINGS = ("comparing", "monitoring", "goldset", "stages", "trec")
 

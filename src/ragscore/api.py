@@ -486,7 +486,7 @@ def finalize(
     ``./pyproject.toml``) and keyword settings (``gates``, ``strict``) give the gates and the
     diagnosis rules. ``scores`` is the --scores file the partials were made with, when they were.
     """
-    from ragscore.evaluate import finish
+    from ragscore.finish import finish
     from ragscore.loaders.jsonl import InputFile
     from ragscore.partials import missing_parts, trace_source
 

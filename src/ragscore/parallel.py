@@ -12,7 +12,8 @@ from functools import partial
 from typing import Final, TypeVar
 
 from ragscore.errors import InputError, RagscoreError
-from ragscore.evaluate import evaluate, merge, score_part
+from ragscore.evaluate import evaluate, score_part
+from ragscore.finish import merge
 from ragscore.loaders.jsonl import STDIN, InputFile
 from ragscore.loaders.records import Records
 from ragscore.loaders.shapes import resolve, splittable

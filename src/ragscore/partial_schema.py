@@ -13,12 +13,8 @@ from; the inputs' ``Source`` and the tally's ``COUNTS`` are defined here, for bo
 from __future__ import annotations
 
 import re
-from array import array
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from functools import partial
-from operator import le
 from typing import Any, Final, NamedTuple
 
 from ragscore.config import apply_scoring
@@ -26,24 +22,27 @@ from ragscore.diagnose import Sample
 from ragscore.errors import ConfigError
 from ragscore.external import ScoreTotals
 from ragscore.input_config import GOLD_CONCEPTS, fields_table, trace_format
-from ragscore.json_paths import Damaged, Node, read_number, shown
+from ragscore.json_paths import Damaged, Node, shown
 from ragscore.labels import LABEL_ORDER
 from ragscore.loaders.shapes import FORMATS, TRACE_CONCEPTS
-from ragscore.metrics.answer import AnswerTally, Miss, Outcome, answer_metric_names
+from ragscore.metrics.answer import AnswerTally, answer_metric_names
 from ragscore.metrics.families import Family, Totals, enabled, spread
 from ragscore.metrics.moments import Moments, Replicates
 from ragscore.metrics.registry import Direction
-from ragscore.metrics.repeats import EXAMPLES, Below, QuestionSamples, RepeatTotals, column_names
+from ragscore.metrics.repeats import EXAMPLES, Below, RepeatTotals, column_names
 from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.operations import CONCEPTS as OPERATION_CONCEPTS
 from ragscore.operations import Operations, Sketch
-from ragscore.quoting import quote
+from ragscore.partial_rows import (
+    LABELS,
+    RowReader,
+    read_rows,
+)
 from ragscore.results import CLAIM_PICKS, Accounting, PartResult, Unreadable, Wants
 from ragscore.results import EXAMPLES as ACCOUNTING_EXAMPLES
-from ragscore.rows import QuestionRow, RowFile, RowWriter, SpillFolder
+from ragscore.rows import SpillFolder
 from ragscore.settings import SAMPLES, Settings
 from ragscore.tables import SettingsTable
-from ragscore.text import Rule
 
 COUNTS: Final = tuple(name for name in AnswerTally.__dataclass_fields__ if name not in ("shares", "labels"))
 
@@ -68,16 +67,6 @@ _MAX_SCALE: Final = 1074  # a double is an integer times 2**-1074 at least
 # so no sum of a partial can overflow a double.
 _MAX_VALUE: Final = 1e15
 _SHA256: Final = re.compile(r"[0-9a-f]{64}")
-_LABELS: Final = {label.value: label for label in LABEL_ORDER}
-_MISSES: Final = {miss.name: miss for miss in Miss}
-_RULES: Final = {rule.name: rule for rule in Rule}
-_REFUSED_BY: Final = ("refused", "answer_json.refused", "token", "pattern", "missing")
-_OUTCOME: Final = ("label", "answered", "refused_by", "hit", "contained", "forbidden", "compliant", "fabricated",
-                   "full_recall", "cite_share", "hit_id", "miss", "miss_id", "matched", "line")
-_ROW: Final = ("place", "qid", "question", "answerable", "outcome", "citations", "rule", "family_rows", "slices",
-               "scores", "claim", "cited", "sampled")
-_NUMBERS: Final = frozenset({int, float})  # a row's values, as JSON reads them
-_PLACES: Final = 1 << 63  # a place is a line and a column in 64 bits (loaders.gold.place)
 
 
 def _less(a: Node, b: Node) -> None:
@@ -309,7 +298,7 @@ def _tally(node: Node, resamples: int) -> tuple[AnswerTally, dict[str, Node]]:
     tally = AnswerTally()
     for name in COUNTS:
         setattr(tally, name, f[name].count())
-    labels = f["labels"].fields(list(_LABELS))
+    labels = f["labels"].fields(list(LABELS))
     tally.labels = {label: labels[label.value].count() for label in LABEL_ORDER}
     tally.shares = _moments(f["shares"], resamples, True)
     if tally.shares.n and not 0 <= tally.shares.low <= tally.shares.high <= 1:
@@ -417,176 +406,8 @@ def _samples(node: Node, wants: Wants) -> dict[str, list[tuple[float, str, Sampl
 # --- rows ---------------------------------------------------------------------------------------
 
 
-class _Row:
-    """What reading one row needs to know of the partial; each value is checked inline (a run
-    may list a million rows), and a key path written only for an error."""
-
-    def __init__(self, settings: Settings, wants: Wants, rows: Node, columns: Sequence[Totals],
-                 scores: dict[str, ScoreTotals]) -> None:
-        self.widths = tuple(family.width(settings) for family in enabled(settings.families))
-        # A row's values are among those its family's summary counted: from its least to its greatest.
-        self.lows = [[m.low for m in totals.columns] for totals in columns]
-        self.highs = [[m.high for m in totals.columns] for totals in columns]
-        self.scores = {name: (t.values.low, t.values.high) for name, t in scores.items()}
-        self.slices = len(wants.by)
-        self.answers = len(answer_metric_names(settings))
-        self.repeats = 2 * len(settings.pass_k) + 2 if settings.sampled else 0
-        self.rows = rows
-
-    def at(self, n: int, *steps: int) -> Node:
-        """The node of row ``n``, of one of its values, or of one of its outcome's (for an error)."""
-        node = Node(self.rows.value[n], self.rows, n)
-        if steps:
-            node = Node(None, node, steps[0], f"a row's {_ROW[steps[0]]}")
-        if len(steps) > 1:
-            node = Node(None, node, steps[1], f"the outcome's {_OUTCOME[steps[1]]}" if steps[0] == 4 else "")
-        for step in steps[2:]:
-            node = Node(None, node, step)
-        return node
-
-    def bad(self, n: int, value: object, what: str, *steps: int) -> Damaged:
-        node = self.at(n, *steps)
-        node.value = value
-        return node.expected(what)
-
-    def read(self, n: int, v: Any) -> QuestionRow:
-        if type(v) is not list or not 12 <= len(v) <= 13 or (len(v) == 13) != bool(self.repeats):
-            raise Node(v, self.rows, n).expected(f"a row: a list of {12 + bool(self.repeats)} values")
-        place, qid, question, answerable, outcome, citations, rule, family_rows, slices, scores, claim, cited = v[:12]
-        if type(place) is not int or not 0 <= place < _PLACES:
-            raise self.bad(n, place, "a place in the gold set (an integer of at least 0)", 0)
-        if type(qid) is not str:
-            raise self.bad(n, qid, "text", 1)
-        if question is not None and type(question) is not str:
-            raise self.bad(n, question, "text or null", 2)
-        if type(answerable) is not bool:
-            raise self.bad(n, answerable, "true or false", 3)
-        read = self._outcome(n, outcome)
-        if type(citations) is not list or any(type(c) is not str for c in citations):
-            raise self.bad(n, citations, "a list of text", 5)
-        if type(rule) is not str or rule not in _RULES:
-            raise self.bad(n, rule, "the name of a containment rule (" + ", ".join(_RULES) + ")", 6)
-        if type(family_rows) is not list or len(family_rows) != len(self.widths):
-            raise self.bad(n, family_rows, f"a list of {len(self.widths)} families' values", 7)
-        values: list[tuple[float, ...] | None] = []
-        for index, (row, width) in enumerate(zip(family_rows, self.widths, strict=True)):
-            if row is None:
-                values.append(None)
-                continue
-            if type(row) is not list or len(row) != width:
-                raise self.bad(n, row, f"null or a list of {width} numbers", 7, index)
-            lows, highs = self.lows[index], self.highs[index]
-            # In C, as there are a million rows: numbers (no true or false), each within its column's bounds.
-            if not _NUMBERS.issuperset(map(type, row)) or not all(map(le, lows, row)) or not all(map(le, row, highs)):
-                raise self._out_of_bounds(n, index, row)
-            values.append(tuple(map(float, row)))
-        if type(slices) is not list or len(slices) != self.slices:
-            raise self.bad(n, slices, f"a list of {self.slices} lists of labels (one for each --by path)", 8)
-        for index, labels in enumerate(slices):
-            if type(labels) is not list:
-                raise self.bad(n, labels, "a list of labels (text)", 8, index)
-            for at, label in enumerate(labels):
-                if type(label) is not str:
-                    raise self.bad(n, label, "a label (text)", 8, index, at)
-        if type(scores) is not dict:
-            raise self.bad(n, scores, "an object of score: number", 9)
-        read_scores = {}
-        for name, x in scores.items():
-            value, bounds = read_number(x, partial(self.at, n, 9)), self.scores.get(name)
-            if bounds is None or not (value != value or bounds[0] <= value <= bounds[1]):  # NaN: a null score
-                raise self.bad(n, scores, f'scores that "result.scores" summarises (not {quote(name, 40)}: {x!r})', 9)
-            read_scores[name] = value
-        if claim is not None and type(claim) is not str:
-            raise self.bad(n, claim, "text or null", 10)
-        if cited is not None and (type(cited) is not list or any(type(c) is not str for c in cited)):
-            raise self.bad(n, cited, "null or a list of text", 11)
-        return QuestionRow(place, qid, question, answerable, read, tuple(citations), _RULES[rule], tuple(values),
-                           tuple(map(tuple, slices)),
-                           read_scores,
-                           self._sampled(n, v[12]) if self.repeats else None, claim,
-                           None if cited is None else tuple(cited))
-
-    def _out_of_bounds(self, n: int, index: int, row: list[Any]) -> Damaged:
-        """Say which value of a family's row is not a number, or not among those its family counted."""
-        node = self.at(n, 7, index)
-        for column, (x, low, high) in enumerate(zip(row, self.lows[index], self.highs[index], strict=True)):
-            value = read_number(x, Node(x, node, column))
-            if not low <= value <= high:
-                return Node(x, node, column).fail(f"({shown(x)}) is not among the values its family's summary "
-                                                  f"counted ({low!r} to {high!r})")
-        return node.fail("is damaged")  # not reached: a value above is wrong
-
-    def _outcome(self, n: int, v: Any) -> Outcome:
-        if type(v) is not list or len(v) != len(_OUTCOME):
-            raise self.bad(n, v, f"an outcome: a list of {len(_OUTCOME)} values", 4)
-        (label, answered, refused_by, hit, contained, forbidden, compliant, fabricated, full_recall, share, hit_id,
-         miss, miss_id, matched, line) = v
-        if type(label) is not str or label not in _LABELS:
-            raise self.bad(n, label, "a label (" + ", ".join(_LABELS) + ")", 4, 0)
-        for index, flag in ((1, answered), (3, hit), (4, contained), (7, fabricated), (8, full_recall)):
-            if type(flag) is not bool:
-                raise self.bad(n, flag, "true or false", 4, index)
-        if compliant is not None and type(compliant) is not bool:
-            raise self.bad(n, compliant, "true, false or null", 4, 6)
-        if (refused_by is None) != answered or refused_by is not None and refused_by not in _REFUSED_BY:
-            raise self.bad(n, refused_by, "null for an answer, else " + ", ".join(map(quote, _REFUSED_BY)), 4, 2)
-        for index, text in ((5, forbidden), (10, hit_id), (12, miss_id), (13, matched)):
-            if text is not None and type(text) is not str:
-                raise self.bad(n, text, "text or null", 4, index)
-        if miss is not None and (type(miss) is not str or miss not in _MISSES):
-            raise self.bad(n, miss, "null or the name of a miss (" + ", ".join(_MISSES) + ")", 4, 11)
-        if type(line) is not int or line < 0:
-            raise self.bad(n, line, "a trace line (an integer of at least 0)", 4, 14)
-        if share is not None and (type(share) not in (int, float) or not 0 <= share <= 1):
-            raise self.bad(n, share, "null or a share from 0 to 1", 4, 9)
-        return Outcome(_LABELS[label], answered, refused_by, hit, contained, forbidden, compliant, fabricated,
-                       full_recall, None if share is None else float(share), hit_id,
-                       None if miss is None else _MISSES[miss], miss_id, matched, line)
-
-    def _sampled(self, n: int, v: Any) -> QuestionSamples:
-        node = self.at(n, 12)
-        node.value = v
-        count, correct, labels, answer, repeats = node.record(("n", "correct", "labels", "answer", "repeats"),
-                                                              "a question's samples")
-        counts = tuple(x.count() for x in labels.items())
-        if count.count() < 1 or len(counts) != len(LABEL_ORDER) or sum(counts) != count.value or \
-                correct.count() > count.value:
-            raise node.fail(f"are samples that do not add up ({count.value} samples, {correct.value} correct, "
-                            f"labels {list(counts)})")
-        means = [tuple(x.optional(Node.number) for x in values.items())
-                 for values, size in ((answer, self.answers), (repeats, self.repeats))]
-        for values, size, mean in ((answer, self.answers, means[0]), (repeats, self.repeats, means[1])):
-            if len(mean) != size:
-                raise values.fail(f"holds {len(mean)} means, for {size} metrics")
-            if any(x is not None and not 0 <= x <= 1 for x in mean):  # shares of samples, rates, pass@k
-                raise values.fail("holds a mean that is not from 0 to 1")
-        return QuestionSamples(count.value, correct.value, counts, means[0], means[1])
 
 
-def _rows(node: Node, spill: SpillFolder | None, reader: _Row) -> RowFile:
-    """Read a partial's rows (in gold order: each place after the one before), letting go of each
-    one's JSON as it is read; with ``spill``, every row goes to a file there."""
-    if type(node.value) is not list:
-        raise node.expected("a list of rows")
-    encoded = node.value
-    writer = RowWriter(None, "") if spill is None else spill.writer("partial")
-    last, before = -1, ""
-    places = array("q")
-    try:
-        for n, v in enumerate(encoded):
-            row = reader.read(n, v)
-            if row.place <= last:
-                raise Node(v, node, n).fail(f"(question {quote(row.qid)}) is out of gold order: it comes after "
-                                            f"question {quote(before)}")
-            last, before = row.place, row.qid
-            writer.append(row)
-            places.append(row.place)
-            encoded[n] = None
-        file = writer.finish(spill_rest=True)
-    finally:
-        writer.close()
-    file.places = places
-    return file
 
 
 # --- the partial -------------------------------------------------------------------------------
@@ -678,7 +499,7 @@ def _result(node: Node, settings: Settings, wants: Wants, spill: SpillFolder | N
         repeats=repeats,
     )
     if wants.rows:  # last, as they may be many (and go to disk): a merge that lists no question reads none
-        result.rows = _rows(r["rows"], spill, _Row(settings, wants, r["rows"], totals, scores))
+        result.rows = read_rows(r["rows"], spill, RowReader(settings, wants, r["rows"], totals, scores))
         if len(result.rows) != questions:
             raise r["rows"].fail(f"holds {len(result.rows):,} rows, for {questions:,} questions")
     return result

@@ -27,7 +27,7 @@ from itertools import count, islice, repeat
 from typing import Any, Final
 
 from ragscore.errors import InputError, UsageError
-from ragscore.evaluate import combine
+from ragscore.finish import combine
 from ragscore.json_paths import Damaged
 from ragscore.loaders.gold import line_of
 from ragscore.metrics.answer import Outcome

@@ -14,10 +14,11 @@ from itertools import chain
 from typing import IO, Final
 
 from ragscore.errors import InputError
-from ragscore.evaluate import unreadable_hint
 from ragscore.external import ScoreColumns
+from ragscore.finish import unreadable_hint
 from ragscore.loaders.detect import detect, is_csv_header, looks_json
 from ragscore.loaders.gold import GoldItem, parse_gold_item
+from ragscore.loaders.gold_shapes import GoldShape, gold_shape, ragas_csv, ragas_gold
 from ragscore.loaders.input_file import peek
 from ragscore.loaders.jsonl import (
     BOM,
@@ -30,15 +31,7 @@ from ragscore.loaders.jsonl import (
     key_index,
 )
 from ragscore.loaders.near_miss import GOLD_FIELDS, TRACE_FIELDS, key_note, missed_field
-from ragscore.loaders.shapes import (
-    GoldShape,
-    TraceShape,
-    detect_lines,
-    gold_shape,
-    ragas_csv,
-    ragas_gold,
-    trace_shape,
-)
+from ragscore.loaders.shapes import TraceShape, detect_lines, trace_shape
 from ragscore.loaders.shards import Shards
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, Cites, parse_trace
 from ragscore.metrics.text import MIN_NEEDLE, normalise

@@ -20,7 +20,8 @@ from itertools import chain
 
 from ragscore.comparison import Paired
 from ragscore.errors import InputError
-from ragscore.evaluate import detected, error_key, load_part_gold, merge, no_cycle_collection, open_input, score_traces
+from ragscore.evaluate import detected, error_key, load_part_gold, no_cycle_collection, open_input, score_traces
+from ragscore.finish import merge
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess
 from ragscore.loaders.records import Records
 from ragscore.metrics.answer import answer_metric_names, code_passes, code_values

@@ -364,14 +364,14 @@ def load_gold(
     shape = None
     records: Iterator[tuple[int, int, str, object, bytes | None]]
     if isinstance(file, Records):
-        from ragscore.loaders.shapes import gold_shape, ragas_gold
+        from ragscore.loaders.gold_shapes import gold_shape, ragas_gold
 
         records = ((n, 1, "", obj, None) for n, obj in file)
         head = next(records, None)
         shape = gold_shape(fields, trace_format in ("auto", "ragas") and head is not None and ragas_gold(head[3]))
         records = chain([head] if head is not None else [], records)
     elif fields or trace_format in ("auto", "ragas"):
-        from ragscore.loaders.shapes import gold_records
+        from ragscore.loaders.gold_shapes import gold_records
 
         shape, records = gold_records(file, part, parts, fields, trace_format, *array_or_lines(file), skipped)
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ragscore.evaluate import unreadable_hint
+from ragscore.finish import unreadable_hint
 from ragscore.gates import GateResult, Status
 from ragscore.loaders.gold import KEY_SAMPLE_LINES
 from ragscore.loaders.shards import Shards
