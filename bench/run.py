@@ -55,9 +55,9 @@ INTERVALS = """
 import sys, time
 import ragscore.evaluate as evaluate
 from ragscore.config import Overrides, load_config
-from ragscore.results import Wants, metric_names
+from ragscore.results import Wants
 from ragscore.intervals import compute_intervals
-settings = load_config(Overrides(families=("retrieval", "similarity")), metric_names, None).settings
+settings = load_config(Overrides(families=("retrieval", "similarity")), None).settings
 summarise, spent = evaluate._summarise, [0.0]
 def timed(*args):  # the exact summaries of every metric's values, made while scoring
     start = time.perf_counter()

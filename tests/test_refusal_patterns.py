@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 from conftest import write
 from ragscore.config import Overrides, load_config
 from ragscore.metrics.answer import judge_for, score_question
-from ragscore.results import metric_names
 from ragscore.settings import (
     DEFAULT_REFUSAL_PATTERNS,
     Settings,
@@ -390,9 +389,9 @@ def test_settings_and_signature_record_the_patterns(ragscore, isolated):
 
 def test_a_later_settings_file_replaces_the_patterns(isolated):
     write(isolated / "pyproject.toml", "[tool.ragscore.scoring]\nrefusal_patterns = ['a+b']\n")
-    assert load_config(Overrides(), metric_names).settings.refusal_patterns == ("a+b",)
+    assert load_config(Overrides()).settings.refusal_patterns == ("a+b",)
     write(isolated / "gates.toml", "[scoring]\nrefusal_patterns = ['c+d']\n")
-    config = load_config(Overrides(refusal_patterns=("e+f", "c+d")), metric_names)
+    config = load_config(Overrides(refusal_patterns=("e+f", "c+d")))
     assert config.settings.refusal_patterns == ("c+d", "e+f")
 
 
@@ -468,11 +467,11 @@ def test_init_writes_a_commented_starter_list_that_works_once_uncommented(ragsco
     written = (isolated / "gates.toml").read_text(encoding="utf-8")
     assert written == STARTER_GATES and "\n# refusal_patterns = [\n" in written
     # Commented: the defaults, which are the commented list.
-    assert load_config(Overrides(), metric_names).settings.refusal_patterns == DEFAULT_REFUSAL_PATTERNS
+    assert load_config(Overrides()).settings.refusal_patterns == DEFAULT_REFUSAL_PATTERNS
 
     (isolated / "gates.toml").write_text(_uncommented_starter(), encoding="utf-8")
-    assert load_config(Overrides(), metric_names).settings.refusal_patterns == DEFAULT_REFUSAL_PATTERNS
-    patterns = load_config(Overrides(), metric_names).settings.refusal_regexes()
+    assert load_config(Overrides()).settings.refusal_patterns == DEFAULT_REFUSAL_PATTERNS
+    patterns = load_config(Overrides()).settings.refusal_regexes()
     assert len(patterns) == 7
     claims = {c: unicodedata.normalize("NFC", c).casefold().strip() for c in REFUSALS + ANSWERS}
     assert [c for c in REFUSALS if not any(p.search(claims[c]) for p in patterns)] == []
@@ -492,7 +491,7 @@ def test_the_docs_settings_example_loads_with_its_pattern(isolated):
 
     toml = doc_section("Gates and settings").split("```toml\n", 1)[1].split("```", 1)[0]
     write(isolated / "gates.toml", toml)
-    settings_ = load_config(Overrides(), metric_names).settings
+    settings_ = load_config(Overrides()).settings
     assert settings_.refusal_patterns == (r"\bi don.?t know\b",)
     assert settings_.refusal_regexes()[0].search("well, i don't know")
 
@@ -627,12 +626,12 @@ def test_retrievalqa_stock_refusal_is_a_refusal_with_no_option_given(ragscore, i
 
 def test_an_empty_list_in_pyproject_turns_the_defaults_off_and_a_later_file_can_bring_them_back(isolated):
     write(isolated / "pyproject.toml", "[tool.ragscore.scoring]\nrefusal_patterns = []\n")
-    assert load_config(Overrides(), metric_names).settings.refusal_patterns == ()
-    assert load_config(Overrides(refusal_patterns=("x+y",)), metric_names).settings.refusal_patterns == ("x+y",)
+    assert load_config(Overrides()).settings.refusal_patterns == ()
+    assert load_config(Overrides(refusal_patterns=("x+y",))).settings.refusal_patterns == ("x+y",)
     write(isolated / "gates.toml", "[scoring]\nk = 5\n")  # names no patterns: pyproject's stand
-    assert load_config(Overrides(), metric_names).settings.refusal_patterns == ()
+    assert load_config(Overrides()).settings.refusal_patterns == ()
     write(isolated / "gates.toml", _uncommented_starter())
-    assert load_config(Overrides(), metric_names).settings.refusal_patterns == DEFAULT_REFUSAL_PATTERNS
+    assert load_config(Overrides()).settings.refusal_patterns == DEFAULT_REFUSAL_PATTERNS
 
 
 def test_the_api_refuses_an_empty_pattern_list_that_would_turn_nothing_off(isolated):

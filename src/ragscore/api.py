@@ -530,7 +530,7 @@ def _merge_config(merged: Partial, config: Config | None, settings: Mapping[str,
     if config is None:
         base = scored_with(s)
         overrides = keyword_overrides(settings, base)
-        config = _load_config(overrides, metric_names, None, None).with_origin(None, None, overrides)
+        config = _load_config(overrides, None, None).with_origin(None, None, overrides)
     else:
         config = configured(config, settings)
     extra = [name for name in FAMILIES if name in config.settings.families and name not in s.families]

@@ -28,6 +28,7 @@ from ragscore.metrics.names import lookup
 from ragscore.metrics.registry import Direction, split_cutoff
 from ragscore.metrics.stats import CORRECTIONS
 from ragscore.quoting import quote, show_value
+from ragscore.results import metric_names
 from ragscore.settings import MAX_CUTOFF, REPEATS, Settings, cutoff_problem, refusal_pattern_problem
 from ragscore.suggest import closest, did_you_mean
 from ragscore.tables import (
@@ -109,20 +110,6 @@ class Config:
     def with_origin(self, gates_file: str | None, cwd: Path | None, overrides: Overrides) -> Config:
         """Return this configuration, noting the files and overrides it was read with."""
         return replace(self, gates_file=gates_file, cwd=cwd, overrides=overrides)
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def _sections(data: Mapping[str, object], source: str, text: str, prefix: str = "") -> dict[str, SettingsTable]:
@@ -331,14 +318,46 @@ def _files(cwd: Path, gates_file: str | None) -> list[dict[str, SettingsTable]]:
     return found
 
 
-def load_config(
-    overrides: Overrides,
-    metric_names: Callable[[Settings], tuple[str, ...]],
-    gates_file: str | None = None,
-    cwd: Path | None = None,
-) -> Config:
+def load_config(overrides: Overrides, gates_file: str | None = None, cwd: Path | None = None) -> Config:
     """Merge defaults, ``[tool.ragscore]``, the gates file and the command line, in that order."""
     files = _files(cwd or Path.cwd(), gates_file)
+    settings = _scoring_settings(files, overrides)
+    diagnosis_rules, samples = builtin_rules(), DEFAULT_SAMPLES
+    every_metric = metric_names(replace(settings, families=tuple(FAMILIES)))
+    for tables in files:
+        if "diagnose" in tables:
+            diagnosis_rules, samples = _diagnose(tables["diagnose"], diagnosis_rules, samples, every_metric, settings.k)
+    directions = {name: rule.direction for name, rule in diagnosis_rules.items() if rule.direction is not None}
+
+    # A gate may name a metric of any family; naming one turns its family on. Other names (not
+    # close to a known one) are scores from other evaluators, found in the traces or --scores.
+    names = (*every_metric, *METRICS.names("operations"), *sorted(KNOWN_SCORES),
+             *(name for name in diagnosis_rules if not name.endswith("@K") and lookup(name) is None))
+    gates: dict[str, Gate | None] = {gate.metric: gate for gate in DEFAULT_GATES}
+    for tables in files:
+        if "gates" in tables:
+            table = tables["gates"]
+            gates.update(parse_gate_table(table.data, names, settings.k, table.source, table.line_of, directions,
+                                          external=True))
+    if overrides.gates is not None:
+        gates.update(parse_gate_option(overrides.gates, names, settings.k, directions, external=True))
+    regression = _regression(files, names, settings.k)
+    slice_gates, min_n = _slice_gates(files, names, settings.k, directions)
+    gated = tuple(spec.family for metric in [*(m for m, g in gates.items() if g), *regression.drops, *slice_gates]
+                  if (spec := lookup(metric)) is not None)
+    return Config(
+        settings=replace(settings, families=_in_order(settings.families + gated)),
+        gates=tuple(g for g in gates.values() if g is not None),
+        regression=regression.drops, require_significance=regression.require_significance,
+        test=overrides.test or regression.test, correction=overrides.correction or regression.correction,
+        slice_gates=tuple(g for g in slice_gates.values() if g is not None), slice_min_n=min_n,
+        rules=diagnosis_rules, samples=samples, directions=directions, regression_at=regression.at,
+        known_names=names,
+    )
+
+
+def _scoring_settings(files: list[dict[str, SettingsTable]], overrides: Overrides) -> Settings:
+    """The scoring settings: each file's [scoring] and input tables in turn, then the command line's."""
     settings = Settings()
     for tables in files:
         if "scoring" in tables:
@@ -365,31 +384,25 @@ def load_config(
     if overrides.pass_k and not settings.sampled:  # [scoring] pass_k may wait for a run with samples
         raise ConfigError("--pass-k", 'pass@k and pass^k need repeated samples: add --repeats samples (or '
                                       '[scoring] repeats = "samples")')
+    return settings
 
-    diagnosis_rules, samples = builtin_rules(), DEFAULT_SAMPLES
-    every_metric = metric_names(replace(settings, families=tuple(FAMILIES)))
-    for tables in files:
-        if "diagnose" in tables:
-            diagnosis_rules, samples = _diagnose(tables["diagnose"], diagnosis_rules, samples, every_metric, settings.k)
-    directions = {name: rule.direction for name, rule in diagnosis_rules.items() if rule.direction is not None}
 
-    # A gate may name a metric of any family; naming one turns its family on. Other names (not
-    # close to a known one) are scores from other evaluators, found in the traces or --scores.
-    names = (*every_metric, *METRICS.names("operations"), *sorted(KNOWN_SCORES),
-             *(name for name in diagnosis_rules if not name.endswith("@K") and lookup(name) is None))
-    gates: dict[str, Gate | None] = {gate.metric: gate for gate in DEFAULT_GATES}
-    for tables in files:
-        if "gates" in tables:
-            table = tables["gates"]
-            gates.update(parse_gate_table(table.data, names, settings.k, table.source, table.line_of, directions,
-                                          external=True))
-    if overrides.gates is not None:
-        gates.update(parse_gate_option(overrides.gates, names, settings.k, directions, external=True))
-    gated = tuple(spec.family for gate in gates.values() if gate and (spec := lookup(gate.metric)) is not None)
-    regression: dict[str, float] = {}
-    regression_at: dict[str, tuple[str, int | None]] = {}
+@dataclass(frozen=True, slots=True)
+class _Regression:
+    """The [regression] tables: each metric's largest allowed drop (and where it was written), the test."""
+
+    drops: dict[str, float]
+    at: dict[str, tuple[str, int | None]]
+    require_significance: bool = False
+    test: str = "bootstrap"
+    correction: str = "holm"
+
+
+def _regression(files: list[dict[str, SettingsTable]], names: tuple[str, ...], k: int) -> _Regression:
+    drops: dict[str, float] = {}
+    at: dict[str, tuple[str, int | None]] = {}
     require_significance = False
-    chosen = {"test": "bootstrap", "correction": "holm"}  # [regression] test and correction, then the options
+    chosen = {"test": "bootstrap", "correction": "holm"}  # [regression] test and correction (the options win)
     for tables in files:
         if "regression" in tables:
             table = tables["regression"]
@@ -400,13 +413,19 @@ def load_config(
                 if key in ("test", "correction"):
                     chosen[key] = _choice(table, key, PAIRED_TESTS if key == "test" else tuple(CORRECTIONS))
                     continue
-                metric = resolve_metric(key, names, settings.k, table.source, table.line_of(key), external=True)
+                metric = resolve_metric(key, names, k, table.source, table.line_of(key), external=True)
                 drop = finite_number(value)
                 if drop is None or drop < 0:
                     raise table.error(key, f'expected "{key}" to be the largest allowed drop, a number >= 0, '
                                            f'got {show_value(value)}')
-                regression[metric] = drop
-                regression_at[metric] = (table.source, table.line_of(key))
+                drops[metric] = drop
+                at[metric] = (table.source, table.line_of(key))
+    return _Regression(drops, at, require_significance, chosen["test"], chosen["correction"])
+
+
+def _slice_gates(files: list[dict[str, SettingsTable]], names: tuple[str, ...], k: int,
+                 directions: Mapping[str, Direction]) -> tuple[dict[str, Gate | None], int]:
+    """The [slice_gates] tables: the gates each slice must pass, and the smallest slice they apply to."""
     slice_gates: dict[str, Gate | None] = {}
     min_n = DEFAULT_MIN_N
     for tables in files:
@@ -415,7 +434,7 @@ def load_config(
             rules = {key: value for key, value in table.data.items() if key != "min_n"}
             if "min_n" in table.data:
                 min_n = _positive_int(table, "min_n", table.data["min_n"])
-            parsed = parse_gate_table(rules, names, settings.k, table.source, table.line_of, directions, external=True)
+            parsed = parse_gate_table(rules, names, k, table.source, table.line_of, directions, external=True)
             for metric in parsed:
                 if metric in ("unknown_traces", "duplicate_traces"):  # trace lines belong to no slice
                     raise table.error(
@@ -425,14 +444,7 @@ def load_config(
                     raise table.error(metric, f'"{metric}" is not computed per slice (latency, tokens and cost are '
                                               "the run's): gate it in [gates]")
             slice_gates.update(parsed)
-    gated += tuple(spec.family for metric in [*regression, *slice_gates] if (spec := lookup(metric)) is not None)
-    settings = replace(settings, families=_in_order(settings.families + gated))
-    chosen = {"test": overrides.test or chosen["test"], "correction": overrides.correction or chosen["correction"]}
-    return Config(
-        settings, tuple(g for g in gates.values() if g is not None), regression, require_significance,
-        chosen["test"], chosen["correction"], tuple(g for g in slice_gates.values() if g is not None), min_n,
-        diagnosis_rules, samples, directions, regression_at, names,
-    )
+    return slice_gates, min_n
 
 
 def _diagnose(

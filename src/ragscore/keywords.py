@@ -12,7 +12,6 @@ from typing import Any, Final
 from ragscore.config import Config, Overrides, parse_families
 from ragscore.config import load_config as _load_config
 from ragscore.errors import UsageError
-from ragscore.results import metric_names
 
 # Keyword settings and what they set (see Overrides).
 SETTINGS: Final = ("k", "cutoffs", "refusal_tokens", "refusal_patterns", "require_claim", "scope_citations", "strict",
@@ -26,7 +25,7 @@ def load_config(path: str | os.PathLike[str] | None = None, *, cwd: str | os.Pat
     ``path`` (else ``cwd/gates.toml``) < keyword ``settings`` (as ``score`` takes them)."""
     overrides = keyword_overrides(settings)
     folder = Path(cwd) if cwd is not None else None
-    config = _load_config(overrides, metric_names, None if path is None else os.fspath(path), folder)
+    config = _load_config(overrides, None if path is None else os.fspath(path), folder)
     return config.with_origin(None if path is None else os.fspath(path), folder, overrides)
 
 
@@ -159,7 +158,7 @@ def configured(config: Config | None, settings: Mapping[str, Any]) -> Config:
     if not settings:
         return config
     overrides = keyword_overrides(settings, config.overrides)
-    return _load_config(overrides, metric_names, config.gates_file, config.cwd).with_origin(
+    return _load_config(overrides, config.gates_file, config.cwd).with_origin(
         config.gates_file, config.cwd, overrides)
 
 

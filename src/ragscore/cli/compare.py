@@ -25,7 +25,6 @@ from ragscore.input_config import map_options
 from ragscore.loaders.shards import expand
 from ragscore.metrics.stats import CORRECTIONS
 from ragscore.parallel import choose_jobs
-from ragscore.results import metric_names
 from ragscore.settings import REPEATS
 
 
@@ -106,7 +105,7 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     overrides = Overrides(families=families, confidence=args.confidence, bootstrap=args.bootstrap, seed=args.seed,
                           trace_format=args.trace_format, trace_fields=map_options(args.map), repeats=args.repeats,
                           test=args.test, correction=args.correction)
-    config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)
+    config = load_config(overrides, args.gates_file).with_origin(args.gates_file, None, overrides)
     note_capped_jobs(args, streams)
     if args.runs:
         return _several(args, streams, config)

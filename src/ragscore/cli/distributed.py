@@ -31,7 +31,6 @@ from ragscore.config import load_config, scored_with
 from ragscore.errors import UsageError
 from ragscore.loaders.shards import expand, input_notes
 from ragscore.quoting import quote
-from ragscore.results import metric_names
 
 PARTIAL_EPILOG = """\
 examples:
@@ -95,7 +94,7 @@ def run_partial(args: argparse.Namespace, streams: Streams) -> Exit:
     if [args.gold, *args.trace, args.scores].count("-") > 1:
         raise UsageError("only one of --gold, --trace and --scores can be '-' (standard input)")
     overrides = overrides_of(args)
-    config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)
+    config = load_config(overrides, args.gates_file).with_origin(args.gates_file, None, overrides)
     traces = expand(args.trace)
     result = partial(args.gold, traces, args.part, config=config, scores=args.scores,
                      per_question=args.per_question, by=args.by or (), keep_rows=args.rows)
@@ -158,7 +157,7 @@ def run_merge(args: argparse.Namespace, streams: Streams) -> Exit:
     # The gates are read as score reads them, over the settings the partials were scored with.
     s = merged.settings
     overrides = replace(scored_with(s), strict=s.strict if args.strict is None else args.strict, gates=args.gates)
-    config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)
+    config = load_config(overrides, args.gates_file).with_origin(args.gates_file, None, overrides)
     run = finalize(merged, config=config, scores=args.scores, per_question=args.per_question,
                    only_failures=args.only_failures)
     return report_run(args, streams, run)  # as score reports, in score's order

@@ -21,7 +21,6 @@ from ragscore.config import Overrides, load_config
 from ragscore.input_config import map_options
 from ragscore.loaders.shards import expand
 from ragscore.monitoring.api import monitor
-from ragscore.results import metric_names
 
 
 def monitor_parser(prog: str) -> argparse.ArgumentParser:
@@ -72,7 +71,7 @@ def run_monitor(args: argparse.Namespace, streams: Streams) -> Exit:
                           trace_fields=map_options(args.map),
                           refusal_tokens=tuple(t for t in args.refusal_token if t.strip()),
                           refusal_patterns=tuple(args.refusal_pattern))
-    config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)
+    config = load_config(overrides, args.gates_file).with_origin(args.gates_file, None, overrides)
     baseline = expand(args.baseline, "--baseline") if args.baseline else None
     run = monitor(expand(args.trace), baseline, window=args.window, min_n=args.min_n, gates=args.gates,
                   strict=args.strict, config=config)

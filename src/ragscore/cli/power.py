@@ -21,7 +21,6 @@ from ragscore.input_config import map_options
 from ragscore.loaders.shards import expand
 from ragscore.numbers import decimal, number_problem
 from ragscore.quoting import quote
-from ragscore.results import metric_names
 
 
 def power_parser(prog: str) -> argparse.ArgumentParser:
@@ -64,7 +63,7 @@ def run_power(args: argparse.Namespace, streams: Streams) -> Exit:
                 if args.metrics else ())
     overrides = Overrides(families=families, confidence=args.confidence, trace_format=args.trace_format,
                           trace_fields=map_options(args.map))
-    config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)
+    config = load_config(overrides, args.gates_file).with_origin(args.gates_file, None, overrides)
     columns = [c.strip() for c in args.columns.split(",") if c.strip()] if args.columns else None
     target = _number("--power", args.power)
     assert target is not None

@@ -32,7 +32,6 @@ from ragscore.loaders.shards import expand
 from ragscore.parallel import choose_jobs
 from ragscore.progress import progress_line
 from ragscore.quoting import quote
-from ragscore.results import metric_names
 from ragscore.settings import REPEATS, refusal_pattern_problem
 from ragscore.version import __version__
 
@@ -205,7 +204,7 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
         raise UsageError("only one of --gold, --trace and --scores can be '-' (standard input)")
     check_refusal_patterns(args.refusal_pattern)
     overrides = overrides_of(args)
-    config = load_config(overrides, metric_names, args.gates_file).with_origin(args.gates_file, None, overrides)
+    config = load_config(overrides, args.gates_file).with_origin(args.gates_file, None, overrides)
     note_capped_jobs(args, streams)
     traces = expand(args.trace)
     jobs = choose_jobs(args.jobs, args.gold, traces)

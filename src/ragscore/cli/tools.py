@@ -19,7 +19,6 @@ from ragscore.config import Overrides, load_config
 from ragscore.errors import UsageError
 from ragscore.input_config import map_options
 from ragscore.loaders.shards import expand, input_notes
-from ragscore.results import metric_names
 
 # init's file: created, never replaced (the check still refuses it when it is the job summary).
 INIT_PATH = PathArg(OUTPUT, "ragscore init never overwrites a file")
@@ -56,7 +55,7 @@ def run_validate(args: argparse.Namespace, streams: Streams) -> Exit:
         raise UsageError("only one of --gold and --trace can be '-' (standard input)")
     traces = expand(args.trace) if args.trace else None
     overrides = Overrides(trace_format=args.trace_format, trace_fields=map_options(args.map))
-    settings = load_config(overrides, metric_names, args.gates_file).settings
+    settings = load_config(overrides, args.gates_file).settings
     problems = validate(args.gold, traces, settings, lenient=args.lenient)
     errors = sum(p.severity == ERROR for p in problems)
     with standard_output(streams) as out:

@@ -129,6 +129,25 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
             f"answers; counts.unreadable): {ev.traces.where(line)}: "
             f"{unreadable_hint(example, ev.settings.trace_format)}"
         )
+    notes += _retrieval_notes(ev)
+    if ev.tally.cites_nothing:
+        notes.append(no_citations_note(ev.settings, ev.repeats is not None))
+    if acc.bad_refused:
+        notes.append(
+            f"{plural(acc.bad_refused, 'trace has', 'traces have')} a \"refused\" field that is neither true nor "
+            f"false (read as absent: the claim decides; write a boolean): "
+            f"{lines_of(ev.traces, acc.bad_refused_lines, acc.bad_refused)}"
+        )
+    if scores is not None:
+        notes += _scores_file_notes(ev, scores)
+    notes += _operations_notes(ev)
+    return [clean(note) for note in notes]
+
+
+def _retrieval_notes(ev: Evaluation) -> list[str]:
+    """Say which traces' retrieved lists could not be read, or that none retrieved anything readable."""
+    notes: list[str] = []
+    acc = ev.accounting
     # Nothing readable retrieved: one note, unless the only lists are unreadable ones and no likely field is
     # known (the note on them names their lines).
     nothing_retrieved = bool(acc.lines and not acc.retrieving and (acc.retrieval_fields or not acc.bad_retrieved))
@@ -149,29 +168,32 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
             f"--map document_id=PATH inside objects) or the --trace-format that writes them; texts without ids "
             f"count only against gold_chunks (--metrics retrieval)"
         )
-    if ev.tally.cites_nothing:
-        notes.append(no_citations_note(ev.settings, ev.repeats is not None))
-    if acc.bad_refused:
-        notes.append(
-            f"{plural(acc.bad_refused, 'trace has', 'traces have')} a \"refused\" field that is neither true nor "
-            f"false (read as absent: the claim decides; write a boolean): "
-            f"{lines_of(ev.traces, acc.bad_refused_lines, acc.bad_refused)}"
-        )
-    if scores is not None:
-        # A header alone: every score it names is undefined (a gate on one is skipped, or fails when strict).
-        if not scores.rows:
-            notes.append(f"scores file {quote(scores.source)} has a header and no rows: "
-                         "no question has a score from it")
-        unmatched = ev.unmatched_scores
-        if unmatched:
-            notes.append(f"{plural(len(unmatched), 'row', 'rows')} of {scores.source} "
-                          f"{'matches' if len(unmatched) == 1 else 'match'} no gold question (ignored): "
-                          f"{_listed([key for _, key in unmatched[:EXAMPLES]], len(unmatched))}")
-        if scores.duplicates:
-            notes.append(f"{plural(len(scores.duplicates), 'row', 'rows')} of {scores.source} "
-                         f"{'was' if len(scores.duplicates) == 1 else 'were'} replaced by a later row for the same "
-                         "question (the last counts): "
-                         f"{_listed([k for _, k in scores.duplicates[:EXAMPLES]], len(scores.duplicates))}")
+    return notes
+
+
+def _scores_file_notes(ev: Evaluation, scores: ScoreFile) -> list[str]:
+    """Say what of a --scores file joined no question, or was replaced."""
+    notes: list[str] = []
+    # A header alone: every score it names is undefined (a gate on one is skipped, or fails when strict).
+    if not scores.rows:
+        notes.append(f"scores file {quote(scores.source)} has a header and no rows: "
+                     "no question has a score from it")
+    unmatched = ev.unmatched_scores
+    if unmatched:
+        notes.append(f"{plural(len(unmatched), 'row', 'rows')} of {scores.source} "
+                      f"{'matches' if len(unmatched) == 1 else 'match'} no gold question (ignored): "
+                      f"{_listed([key for _, key in unmatched[:EXAMPLES]], len(unmatched))}")
+    if scores.duplicates:
+        notes.append(f"{plural(len(scores.duplicates), 'row', 'rows')} of {scores.source} "
+                     f"{'was' if len(scores.duplicates) == 1 else 'were'} replaced by a later row for the same "
+                     "question (the last counts): "
+                     f"{_listed([k for _, k in scores.duplicates[:EXAMPLES]], len(scores.duplicates))}")
+    return notes
+
+
+def _operations_notes(ev: Evaluation) -> list[str]:
+    """Say which latency, token and cost fields are missing or unreadable, and which scores are null."""
+    notes: list[str] = []
     if ev.operations is not None:
         if ev.operations.method != "exact":
             notes.append("operations: the latency quantiles come from the partials' sketches (each within 1% of the "
@@ -189,7 +211,7 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
         if totals.nulls:
             notes.append(f"score {name}: {plural(totals.nulls, 'question has', 'questions have')} null or NaN "
                          f"(skipped); the mean is over {totals.values.n}")
-    return [clean(note) for note in notes]
+    return notes
 
 
 def repeat_notes(totals: RepeatTotals, pass_k: Sequence[int], bound: tuple[str, float] | None) -> list[str]:
