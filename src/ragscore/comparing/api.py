@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from ragscore.comparing.power_report import render_power_markdown
 from ragscore.comparing.several_report import render_several_html, render_several_markdown
@@ -18,6 +18,9 @@ from ragscore.loaders.records import Records, Source, TraceSource, as_input, as_
 from ragscore.loaders.shards import input_notes
 from ragscore.reports.reported import Renderer, Reported
 from ragscore.results import Evaluation, Wants
+
+if TYPE_CHECKING:
+    from ragscore.comparison import Paired
 
 
 @dataclass
@@ -104,15 +107,9 @@ def compare(
         check_regressions,
         compare_runs,
         mcnemar,
-        pair_runs,
         regression_power,
-        run_from_evaluation,
-        run_from_report,
     )
-    from ragscore.loaders.report import load_report
     from ragscore.parallel import choose_jobs
-    from ragscore.parallel import score as score_parts
-    from ragscore.reports.document import display_path
 
     check_jobs(jobs)
     if (baseline is None) == (baseline_report is None):
@@ -134,24 +131,8 @@ def compare(
         if baseline_ev.settings.trace_format != candidate_ev.settings.trace_format:
             read_as = (baseline_ev.settings.trace_format, candidate_ev.settings.trace_format)
     else:
-        specs = [x for x in (gold_in, candidate_in) if not isinstance(x, Records)]
-        count = choose_jobs(jobs, *specs) if len(specs) == 2 else 1
-        candidate_ev = score_parts(gold_in, candidate_in, run_settings, Wants(rows=True), count)
-        _check_regression_names(config, candidate_ev.metrics())
-        candidate_run = run_from_evaluation(candidate_ev)
-        report, doc = load_report(os.fspath(baseline_report))  # type: ignore[arg-type]
-        if doc["inputs"]["gold"]["sha256"] != candidate_ev.digests[0]:
-            raise InputError(report.name,
-                             "the baseline report was not made with this gold set (its gold sha256 differs)")
-        _check_same_scoring(doc["signature"], candidate_ev.settings.signature(), report.name)
-        baseline_run = run_from_report(doc, report.name)
-        baseline_metrics, baseline_input = baseline_run.metrics, {"path": display_path(report), "sha256": report.sha256}
-        lacking = [metric for metric in config.regression if metric not in baseline_run.metrics]
-        if lacking:
-            raise InputError(report.name, f"the baseline report lacks {', '.join(lacking)}, which [regression] gates: "
-                                          "remake it with the same --metrics")
-        paired = pair_runs(baseline_run, candidate_run, [row.qid for row in candidate_ev.rows or ()], run_settings,
-                           config.test != "bootstrap")
+        candidate_ev, baseline_metrics, baseline_input, paired = _against_report(
+            config, gold_in, candidate_in, os.fspath(baseline_report), jobs)  # type: ignore[arg-type]
         baseline_ev = None
     deltas = compare_runs(baseline_metrics, candidate_ev.metrics(), paired, run_settings, config.test,
                           config.correction)
@@ -169,6 +150,36 @@ def compare(
                                  power)
     return Comparison(doc, baseline_ev, candidate_ev, regressions, test.fixed if test else [],
                       test.broken if test else [], read_as, run_settings.confidence)
+
+
+def _against_report(config: Config, gold_in: Any, candidate_in: Any, baseline_report: str, jobs: int | None
+                    ) -> tuple[Evaluation, dict[str, float | None], dict[str, Any], Paired]:
+    """Score the candidate with its per-question rows and pair it with a committed baseline report, checked to be
+    of the same gold set and scoring: the candidate's evaluation, the baseline's metrics and input, the pairs."""
+    from ragscore.comparison import pair_runs, run_from_evaluation, run_from_report
+    from ragscore.loaders.report import load_report
+    from ragscore.parallel import choose_jobs
+    from ragscore.parallel import score as score_parts
+    from ragscore.reports.document import display_path
+
+    run_settings = config.settings
+    specs = [x for x in (gold_in, candidate_in) if not isinstance(x, Records)]
+    count = choose_jobs(jobs, *specs) if len(specs) == 2 else 1
+    candidate_ev = score_parts(gold_in, candidate_in, run_settings, Wants(rows=True), count)
+    _check_regression_names(config, candidate_ev.metrics())
+    candidate_run = run_from_evaluation(candidate_ev)
+    report, doc = load_report(baseline_report)
+    if doc["inputs"]["gold"]["sha256"] != candidate_ev.digests[0]:
+        raise InputError(report.name, "the baseline report was not made with this gold set (its gold sha256 differs)")
+    _check_same_scoring(doc["signature"], candidate_ev.settings.signature(), report.name)
+    baseline_run = run_from_report(doc, report.name)
+    lacking = [metric for metric in config.regression if metric not in baseline_run.metrics]
+    if lacking:
+        raise InputError(report.name, f"the baseline report lacks {', '.join(lacking)}, which [regression] gates: "
+                                      "remake it with the same --metrics")
+    paired = pair_runs(baseline_run, candidate_run, [row.qid for row in candidate_ev.rows or ()], run_settings,
+                       config.test != "bootstrap")
+    return candidate_ev, baseline_run.metrics, {"path": display_path(report), "sha256": report.sha256}, paired
 
 
 def _input_of(file: Any, digest: str) -> dict[str, Any]:

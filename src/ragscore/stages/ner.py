@@ -255,57 +255,70 @@ def match_entities(gold: Sequence[Entity], pred: Sequence[Entity]) -> Matching:
     the size of a maximum matching (computed directly: no augmenting path is left to find).
     """
     strict = _strict_pairs(gold, pred)
-    gold_of: dict[int, int] = {j: i for i, j in strict}  # predicted index -> gold index
-    pred_of: dict[int, int] = {i: j for i, j in strict}
-    index: _SpanIndex | None = None  # built on first use: not at all when every gold entity pairs strictly
-    found: dict[int, list[int]] = {}
+    matcher = _Matcher(gold, pred, strict)
+    matcher.greedy()
+    matcher.maximise()
+    return Matching(tuple(sorted(strict)), tuple(sorted(matcher.pred_of.items())))
 
-    def candidates(i: int) -> list[int]:
-        # The order gold i tries its predictions in: largest overlap, earliest span, file order.
-        nonlocal index
-        js = found.get(i)
+
+class _Matcher:
+    """The partial matching of ``match_entities``, built in its steps 2 and 3 over the strict pairs."""
+
+    def __init__(self, gold: Sequence[Entity], pred: Sequence[Entity], strict: Iterable[tuple[int, int]]) -> None:
+        self.gold, self.pred = gold, pred
+        self.gold_of: dict[int, int] = {j: i for i, j in strict}  # predicted index -> gold index
+        self.pred_of: dict[int, int] = {i: j for i, j in strict}
+        self.index: _SpanIndex | None = None  # built on first use: not at all when every gold entity pairs strictly
+        self.found: dict[int, list[int]] = {}
+
+    def candidates(self, i: int) -> list[int]:
+        """The order gold i tries its predictions in: largest overlap, earliest span, file order."""
+        js = self.found.get(i)
         if js is None:
-            if index is None:
-                index = _SpanIndex(pred)
-            start, end = gold[i].start, gold[i].end
+            if self.index is None:
+                self.index = _SpanIndex(self.pred)
+            start, end = self.gold[i].start, self.gold[i].end
             # minus the overlap, then the span and the index: the sort key (conditionals: faster than min/max)
             keyed = sorted([((s if s > start else start) - (e if e < end else end), s, e, j)
-                            for s, e, j in index.overlapping(gold[i])])
-            js = found[i] = [key[3] for key in keyed]
+                            for s, e, j in self.index.overlapping(self.gold[i])])
+            js = self.found[i] = [key[3] for key in keyed]
         return js
 
-    # Step 2, greedy: overlapping pairs by largest overlap, then earliest gold span, earliest
-    # predicted span, file order. A heap holds each unpaired gold entity's best free candidate:
-    # its smallest key is the next pair the sorted list of every pair would take.
-    heap: list[tuple[int, int, int, int, int, int, int]] = []
-    position: dict[int, int] = {}
+    def greedy(self) -> None:
+        """Step 2: overlapping pairs by largest overlap, then earliest gold span, earliest predicted span, file
+        order. A heap holds each unpaired gold entity's best free candidate: its smallest key is the next pair
+        the sorted list of every pair would take."""
+        gold, pred, gold_of, pred_of = self.gold, self.pred, self.gold_of, self.pred_of
+        heap: list[tuple[int, int, int, int, int, int, int]] = []
+        position: dict[int, int] = {}
 
-    def offer(i: int, k: int) -> None:
-        js = candidates(i)
-        while k < len(js) and js[k] in gold_of:
-            k += 1
-        if k < len(js):
-            g, p = gold[i], pred[js[k]]
-            position[i] = k
-            heappush(heap, (-_overlap(g, p), g.start, g.end, p.start, p.end, i, js[k]))
+        def offer(i: int, k: int) -> None:
+            js = self.candidates(i)
+            while k < len(js) and js[k] in gold_of:
+                k += 1
+            if k < len(js):
+                g, p = gold[i], pred[js[k]]
+                position[i] = k
+                heappush(heap, (-_overlap(g, p), g.start, g.end, p.start, p.end, i, js[k]))
 
-    for i in range(len(gold)):
-        if i not in pred_of:
-            offer(i, 0)
-    while heap:
-        *_, i, j = heappop(heap)
-        if j in gold_of:
-            offer(i, position[i] + 1)  # taken meanwhile: the next free candidate
-        else:
-            pred_of[i], gold_of[j] = j, i
+        for i in range(len(gold)):
+            if i not in pred_of:
+                offer(i, 0)
+        while heap:
+            *_, i, j = heappop(heap)
+            if j in gold_of:
+                offer(i, position[i] + 1)  # taken meanwhile: the next free candidate
+            else:
+                pred_of[i], gold_of[j] = j, i
 
-    def augment(i: int, seen: set[int], dead: set[int]) -> bool:
-        # Iterative depth-first search for an augmenting path from gold i (no recursion limit to hit).
+    def augment(self, i: int, seen: set[int], dead: set[int]) -> bool:
+        """Iterative depth-first search for an augmenting path from gold i (no recursion limit to hit)."""
+        gold_of, pred_of = self.gold_of, self.pred_of
         stack: list[tuple[int, int]] = [(i, 0)]  # (gold index, next candidate position)
         path: list[tuple[int, int]] = []  # (gold index, predicted index) edges taken so far
         while stack:
             g, k = stack.pop()
-            js = candidates(g)
+            js = self.candidates(g)
             while k < len(js) and (js[k] in seen or js[k] in dead):
                 k += 1
             if k == len(js):
@@ -323,34 +336,35 @@ def match_entities(gold: Sequence[Entity], pred: Sequence[Entity]) -> Matching:
             stack.append((gold_of[j], 0))
         return False
 
-    # Step 3. A search that fails leaves the matching as it was, and no prediction it reached can
-    # lead to a free one: later searches skip those ("dead") until a search succeeds. Skipping
-    # them changes no search's result, only its cost.
-    roots = sorted((i for i in range(len(gold)) if i not in pred_of and found.get(i)),
-                   key=lambda i: _gold_order(gold, i))
-    room: dict[str, int] = {}  # per type: pairs a maximum matching has beyond the current ones
-    if roots:
-        kinds = {gold[i].type for i in roots}
-        by_type: dict[str, tuple[list[Entity], list[Entity]]] = {kind: ([], []) for kind in kinds}
-        for side, entities in enumerate((gold, pred)):
-            for e in entities:
-                if e.type in by_type:
-                    by_type[e.type][side].append(e)
-        room = {kind: _maximum_size(*by_type[kind]) for kind in kinds}
-        for i in pred_of:
-            if gold[i].type in room:
+    def maximise(self) -> None:
+        """Step 3. A search that fails leaves the matching as it was, and no prediction it reached can lead to a
+        free one: later searches skip those ("dead") until a search succeeds. Skipping them changes no search's
+        result, only its cost."""
+        gold, pred, pred_of = self.gold, self.pred, self.pred_of
+        roots = sorted((i for i in range(len(gold)) if i not in pred_of and self.found.get(i)),
+                       key=lambda i: _gold_order(gold, i))
+        room: dict[str, int] = {}  # per type: pairs a maximum matching has beyond the current ones
+        if roots:
+            kinds = {gold[i].type for i in roots}
+            by_type: dict[str, tuple[list[Entity], list[Entity]]] = {kind: ([], []) for kind in kinds}
+            for side, entities in enumerate((gold, pred)):
+                for e in entities:
+                    if e.type in by_type:
+                        by_type[e.type][side].append(e)
+            room = {kind: _maximum_size(*by_type[kind]) for kind in kinds}
+            for i in pred_of:
+                if gold[i].type in room:
+                    room[gold[i].type] -= 1
+        dead: set[int] = set()
+        for i in roots:
+            if not room[gold[i].type]:
+                continue  # the type's matching is already maximum: no search can succeed
+            seen: set[int] = set()
+            if self.augment(i, seen, dead):
                 room[gold[i].type] -= 1
-    dead: set[int] = set()
-    for i in roots:
-        if not room[gold[i].type]:
-            continue  # the type's matching is already maximum: no search can succeed
-        seen: set[int] = set()
-        if augment(i, seen, dead):
-            room[gold[i].type] -= 1
-            dead.clear()
-        else:
-            dead |= seen
-    return Matching(tuple(sorted(strict)), tuple(sorted(pred_of.items())))
+                dead.clear()
+            else:
+                dead |= seen
 
 
 def entity_tokens(text: str, entities: Iterable[Entity]) -> set[tuple[int, str]]:

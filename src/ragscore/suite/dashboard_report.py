@@ -11,7 +11,7 @@ from the history escaped; charts scale down to a phone's width.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from ragscore.metrics.names import lookup
@@ -98,69 +98,9 @@ def trend_chart(name: str, points: Sequence[Mapping[str, Any] | None], labels: S
         out.append(f'<line class="settings" x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{top_edge}" y2="{top_edge + plot_h}" '
                    f'stroke="#757575" stroke-dasharray="2 3"><title>{esc(labels[i])}: the settings changed'
                    "</title></line>")
-    # The interval band, in runs of consecutive versions that kept one.
-    run: list[int] = []
-    for i in [*range(n), None]:
-        p = points[i] if i is not None else None
-        if i is not None and p is not None and p["interval"] is not None:
-            run.append(i)
-            continue
-        if run:
-            upper = [f"{x(j):.1f},{y(points[j]['interval'][1]):.1f}" for j in run]  # type: ignore[index]
-            lower = [f"{x(j):.1f},{y(points[j]['interval'][0]):.1f}" for j in reversed(run)]  # type: ignore[index]
-            if len(run) == 1:  # one version: a short bar
-                j = run[0]
-                lo, hi = points[j]["interval"]  # type: ignore[index]
-                out.append(f'<rect class="band" x="{x(j) - 4:.1f}" y="{y(hi):.1f}" width="8" '
-                           f'height="{max(y(lo) - y(hi), 0.5):.1f}" fill="{BAND}"/>')
-            else:
-                out.append(f'<polygon class="band" fill="{BAND}" points="{" ".join(upper + lower)}"/>')
-            run = []
-    # The gate's threshold as it was at each version: a line through consecutive gated versions, a
-    # short tick for a gated version alone (no line where a version had no gate).
-    gated = [(i, p["gate"]) for i, p in enumerate(points) if p is not None and p["gate"] is not None]
-    if gated:
-        rule = esc(gate_rule(gated[-1][1]))
-        runs: list[list[tuple[int, Mapping[str, Any]]]] = []
-        for i, g in gated:
-            if runs and runs[-1][-1][0] == i - 1:
-                runs[-1].append((i, g))
-            else:
-                runs.append([(i, g)])
-        half = 6 if n > 1 else plot_w / 2
-        for span in runs:
-            if len(span) == 1:
-                i, g = span[0]
-                start, end = max(x(i) - half, left), min(x(i) + half, width - right)
-                out.append(f'<line class="gate" x1="{start:.1f}" x2="{end:.1f}" '
-                           f'y1="{y(g["threshold"]):.1f}" y2="{y(g["threshold"]):.1f}" stroke="{GATE}" '
-                           f'stroke-dasharray="5 4"><title>gate {rule}</title></line>')
-            else:
-                path = " ".join(f"{x(i):.1f},{y(g['threshold']):.1f}" for i, g in span)
-                out.append(f'<polyline class="gate" fill="none" stroke="{GATE}" stroke-dasharray="5 4" '
-                           f'points="{path}"><title>gate {rule}</title></polyline>')
-    # The values, the line broken where a version has none.
-    out += broken_line([None if p is None or p["value"] is None else f"{x(i):.1f},{y(p['value']):.1f}"
-                        for i, p in enumerate(points)], f'class="values" fill="none" stroke="{LINE}" stroke-width="2"')
-    radius = 3 if n <= 60 else 2
-    for i, p in enumerate(points):
-        if p is None or p["value"] is None:
-            continue
-        title = f"{labels[i]}: {fmt(p['value'])}"
-        if p["interval"] is not None:
-            title += f" ({fmt(p['interval'][0])}–{fmt(p['interval'][1])})"
-        change = p["change"]
-        if change is not None:
-            word = _direction(name, change)
-            colour = WORSE if word.endswith("worse") else BETTER if word.endswith("better") else LINE
-            p_text = "" if change["p_adjusted"] is None else f", p {change['p_adjusted']:.3g}"
-            title += f"; significant change {fmt(change['delta'])}{p_text}"
-            out.append(f'<circle class="significant" cx="{x(i):.1f}" cy="{y(p["value"]):.1f}" r="{radius + 4}" '
-                       f'fill="none" stroke="{colour}" stroke-width="2"><title>{esc(title)}</title></circle>'
-                       f'<text x="{x(i):.1f}" y="{y(p["value"]) - radius - 8:.1f}" text-anchor="middle" '
-                       f'fill="{colour}">{esc(word[0])}</text>')
-        out.append(f'<circle class="point" cx="{x(i):.1f}" cy="{y(p["value"]):.1f}" r="{radius}" fill="{LINE}">'
-                   f"<title>{esc(title)}</title></circle>")
+    out += _band(points, x, y)
+    out += _gate_marks(points, n, x, y)
+    out += _values(name, points, labels, x, y)
     named = range(n) if n <= LABELLED else sorted({0, n - 1})
     for i in named:
         anchor = "start" if i == 0 and n > 1 else "end" if i == n - 1 and n > 1 else "middle"
@@ -356,3 +296,90 @@ def render_dashboard_markdown(doc: Mapping[str, Any]) -> Iterator[str]:
                 if isinstance(t, dict):
                     yield f"| {code(name)} | {cell(t.get('gold'))} | {cell(t.get('predicted'))} |\n"
     yield f"\nragscore {cell(doc['version'])}; history {code(doc['source'])}\n"
+
+
+Scale = Callable[[float], float]
+
+
+def _band(points: Sequence[Mapping[str, Any] | None], x: Callable[[int], float], y: Scale) -> list[str]:
+    """The interval band, in runs of consecutive versions that kept one."""
+    out: list[str] = []
+    n = len(points)
+    run: list[int] = []
+    for i in [*range(n), None]:
+        p = points[i] if i is not None else None
+        if i is not None and p is not None and p["interval"] is not None:
+            run.append(i)
+            continue
+        if run:
+            upper = [f"{x(j):.1f},{y(points[j]['interval'][1]):.1f}" for j in run]  # type: ignore[index]
+            lower = [f"{x(j):.1f},{y(points[j]['interval'][0]):.1f}" for j in reversed(run)]  # type: ignore[index]
+            if len(run) == 1:  # one version: a short bar
+                j = run[0]
+                lo, hi = points[j]["interval"]  # type: ignore[index]
+                out.append(f'<rect class="band" x="{x(j) - 4:.1f}" y="{y(hi):.1f}" width="8" '
+                           f'height="{max(y(lo) - y(hi), 0.5):.1f}" fill="{BAND}"/>')
+            else:
+                out.append(f'<polygon class="band" fill="{BAND}" points="{" ".join(upper + lower)}"/>')
+            run = []
+    return out
+
+
+def _gate_marks(points: Sequence[Mapping[str, Any] | None], n: int, x: Callable[[int], float], y: Scale
+                ) -> list[str]:
+    """The gate's threshold as it was at each version: a line through consecutive gated versions, a short
+    tick for a gated version alone (no line where a version had no gate)."""
+    out: list[str] = []
+    width, _, left, right, _, _ = PLOT
+    plot_w = PLOT.plot_width
+    gated = [(i, p["gate"]) for i, p in enumerate(points) if p is not None and p["gate"] is not None]
+    if gated:
+        rule = esc(gate_rule(gated[-1][1]))
+        runs: list[list[tuple[int, Mapping[str, Any]]]] = []
+        for i, g in gated:
+            if runs and runs[-1][-1][0] == i - 1:
+                runs[-1].append((i, g))
+            else:
+                runs.append([(i, g)])
+        half = 6 if n > 1 else plot_w / 2
+        for span in runs:
+            if len(span) == 1:
+                i, g = span[0]
+                start, end = max(x(i) - half, left), min(x(i) + half, width - right)
+                out.append(f'<line class="gate" x1="{start:.1f}" x2="{end:.1f}" '
+                           f'y1="{y(g["threshold"]):.1f}" y2="{y(g["threshold"]):.1f}" stroke="{GATE}" '
+                           f'stroke-dasharray="5 4"><title>gate {rule}</title></line>')
+            else:
+                path = " ".join(f"{x(i):.1f},{y(g['threshold']):.1f}" for i, g in span)
+                out.append(f'<polyline class="gate" fill="none" stroke="{GATE}" stroke-dasharray="5 4" '
+                           f'points="{path}"><title>gate {rule}</title></polyline>')
+    return out
+
+
+def _values(name: str, points: Sequence[Mapping[str, Any] | None], labels: Sequence[str], x: Callable[[int], float],
+            y: Scale) -> list[str]:
+    """The values, the line broken where a version has none, each point with its title, a significant
+    change circled."""
+    n = len(points)
+    out = broken_line([None if p is None or p["value"] is None else f"{x(i):.1f},{y(p['value']):.1f}"
+                        for i, p in enumerate(points)], f'class="values" fill="none" stroke="{LINE}" stroke-width="2"')
+    radius = 3 if n <= 60 else 2
+    for i, p in enumerate(points):
+        if p is None or p["value"] is None:
+            continue
+        title = f"{labels[i]}: {fmt(p['value'])}"
+        if p["interval"] is not None:
+            title += f" ({fmt(p['interval'][0])}–{fmt(p['interval'][1])})"
+        change = p["change"]
+        if change is not None:
+            word = _direction(name, change)
+            colour = WORSE if word.endswith("worse") else BETTER if word.endswith("better") else LINE
+            p_text = "" if change["p_adjusted"] is None else f", p {change['p_adjusted']:.3g}"
+            title += f"; significant change {fmt(change['delta'])}{p_text}"
+            out.append(f'<circle class="significant" cx="{x(i):.1f}" cy="{y(p["value"]):.1f}" r="{radius + 4}" '
+                       f'fill="none" stroke="{colour}" stroke-width="2"><title>{esc(title)}</title></circle>'
+                       f'<text x="{x(i):.1f}" y="{y(p["value"]) - radius - 8:.1f}" text-anchor="middle" '
+                       f'fill="{colour}">{esc(word[0])}</text>')
+        out.append(f'<circle class="point" cx="{x(i):.1f}" cy="{y(p["value"]):.1f}" r="{radius}" fill="{LINE}">'
+                   f"<title>{esc(title)}</title></circle>")
+    return out
