@@ -115,12 +115,15 @@ class Run:
         ev = self.evaluation
         return render_explanation(ev.explained[qid], ev.settings, ev.traces)
 
-    def _summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, Any]:
+        """The report document as the JUnit report and GitHub's annotations read it: without the per-question
+        results unless the run was made with them (``per_question=True``)."""
         doc = self.document
         return doc if self.per_question else {key: value for key, value in doc.items() if key != "questions"}
 
-    def render(self, format: str = "json", *, colour: bool = False) -> Iterator[str]:
-        """Yield the report in ``format`` piece by piece, exactly as the command line writes it."""
+    def render(self, format: str = "json", *, colour: bool = False, html_rows: int | None = None) -> Iterator[str]:
+        """Yield the report in ``format`` piece by piece, exactly as the command line writes it (``html_rows``: the
+        questions of each label the HTML report lists, else the run's ``html_rows``)."""
         if format not in FORMATS:
             raise UsageError(f"unknown report format {format!r} (formats: {', '.join(FORMATS)})")
         if format in ("markdown", "html") and self.evaluation.rows is None:
@@ -140,10 +143,10 @@ class Run:
         if format == "html":
             from ragscore.reports.html import render_html
 
-            return render_html(self.document, self.html_rows)
+            return render_html(self.document, self.html_rows if html_rows is None else html_rows)
         from ragscore.reports.junit import render_junit
 
-        return iter([render_junit(self._summary())])
+        return iter([render_junit(self.summary())])
 
     def report(self, format: str = "json") -> str:
         """Return the report in ``format`` (json, markdown, text, html, junit): the command line's bytes."""

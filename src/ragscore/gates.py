@@ -21,7 +21,8 @@ ALIASES: Final = METRICS.aliases  # declared with the metrics ("under", "recall@
 
 
 
-_GATE_RE: Final = re.compile(r"^\s*(?P<metric>[^<>=\s]+)\s*(?P<op>>=|<=|>|<|=)\s*(?P<value>\S+)\s*$")
+# One gate written as an option: METRIC OP VALUE (score's --gates, the stages', trec's, monitor's).
+GATE_RE: Final = re.compile(r"^\s*(?P<metric>[^<>=\s]+)\s*(?P<op>>=|<=|>|<|=)\s*(?P<value>\S+)\s*$")
 OFF: Final = ("off", "none", "false")
 
 
@@ -165,7 +166,7 @@ def gate_option_parts(text: str) -> list[re.Match[str]]:
     """Split ``--gates`` into its gates, each METRIC OP VALUE (an error names the first part that is not)."""
     matches = []
     for part in filter(None, (p.strip() for p in text.split(","))):
-        match = _GATE_RE.match(part)
+        match = GATE_RE.match(part)
         if match is None:
             raise ConfigError("--gates", f"expected METRIC=VALUE or METRIC>=VALUE (also >, <=, <), got {quote(part)}")
         matches.append(match)

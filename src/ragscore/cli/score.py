@@ -220,12 +220,11 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
 def report_run(args: argparse.Namespace, streams: Streams, run: Run) -> Exit:
     """Report a run as score does (merge too): the report files, then under GitHub Actions the
     annotations and the job summary, then the notes and standard output (an explanation or the report)."""
-    run.html_rows = args.html_rows
-    write_requested_reports(args, run.render)
+    write_requested_reports(args, lambda fmt: run.render(fmt, html_rows=args.html_rows))
     if os.environ.get("GITHUB_ACTIONS") == "true":  # annotations on the run, the summary on its page
         from ragscore.reports.github import report_on_github
 
-        report_on_github(run._summary(), streams.write_err, os.environ.get("GITHUB_STEP_SUMMARY"))
+        report_on_github(run.summary(), streams.write_err, os.environ.get("GITHUB_STEP_SUMMARY"))
     if not args.quiet:
         for line in run.notes():
             streams.note(line)
@@ -237,5 +236,5 @@ def report_run(args: argparse.Namespace, streams: Streams, run: Run) -> Exit:
                 out.write(run.explain(qid))
         elif args.format != "none":
             colour = args.format == "text" and out.isatty() and not os.environ.get("NO_COLOR")
-            out.writelines(run.render(args.format, colour=colour))
+            out.writelines(run.render(args.format, colour=colour, html_rows=args.html_rows))
     return Exit.OK if run.passed or args.no_fail else Exit.GATE_FAILED

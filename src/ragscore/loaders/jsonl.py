@@ -362,6 +362,21 @@ def _closing(text: str, pos: int, depth: int, base: int) -> tuple[int, int]:
     return depth, -1
 
 
+def _ends_inside(held: list[str], start: int, source: str, first: int, number: int, open_brackets: int) -> InputError:
+    """The error of an input that ends inside a value: a fault the decoder finds before the end comes first."""
+    try:
+        _decode_at("".join(held), start, source, first, 0)
+    except InputError as exc:
+        # Past the last character but one: the decoder ran out of input. At the line end
+        # itself: a line break inside a string, which no more input would mend.
+        last = len(held[-1].rstrip(" \t\r\n")) + 1
+        if exc.line is not None and (exc.line < number or exc.line == number and (exc.column or 0) <= last):
+            return exc
+    missing = f"{open_brackets} closing bracket{'s' if open_brackets > 1 else ''}"
+    return InputError(source, f"invalid JSON: the input ends inside the value that starts here ({missing} missing)",
+                      first, start + 1)
+
+
 def iter_values(
     lines: Iterable[bytes], source: str, line: int = 1, array: bool | None = None
 ) -> Iterator[tuple[int, int, str, object]]:
@@ -443,18 +458,8 @@ def iter_values(
                 _check_surrogates(value, source, number)
             yield number, pos + 1, text[pos:stop], value
             pos, after = stop, "value"
-    if depth > base:  # the input ends inside a value: a fault the decoder finds before the end comes first
-        try:
-            _decode_at("".join(held), start, source, first, 0)
-        except InputError as exc:
-            # Past the last character but one: the decoder ran out of input. At the line end
-            # itself: a line break inside a string, which no more input would mend.
-            last = len(held[-1].rstrip(" \t\r\n")) + 1
-            if exc.line is not None and (exc.line < number or exc.line == number and (exc.column or 0) <= last):
-                raise
-        missing = f"{depth - base} closing bracket{'s' if depth - base > 1 else ''}"
-        raise InputError(source, f"invalid JSON: the input ends inside the value that starts here ({missing} missing)",
-                         first, start + 1)
+    if depth > base:
+        raise _ends_inside(held, start, source, first, number, depth - base)
     if array and not closed:
         raise InputError(source, "invalid JSON: expected ',' or ']' in the array, got the end of the file",
                          max(number, line))

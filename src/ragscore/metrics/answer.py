@@ -1,4 +1,4 @@
-"""Answer metrics (SPEC §2): judge one question, then add the judgements up.
+"""Answer metrics (docs/metrics.md): judge one question, then add the judgements up.
 
 Every answer metric is a mean of per-question values over the questions it is defined on
 (precision: the answered ones; over_refusal: the answerable ones; ...). ``question_values``
@@ -9,7 +9,7 @@ and a total share one definition, and tallies of separate chunks add up.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final, NamedTuple
@@ -101,22 +101,7 @@ def score_question(gold: GoldItem, trace: TraceView, settings: Settings, refusal
                 outside = c
                 break
     gold_cited = gold.citations
-    hit_id = miss_id = miss = None
-    if trace.claim_from is None:  # no claim at all: an empty answer, with no hit (SPEC 1.2)
-        miss = Miss.NO_CLAIM
-    elif not valid:
-        miss = Miss.INVALID
-    elif outside is not None and settings.scope_citations:
-        miss, miss_id = Miss.OUT_OF_SCOPE, outside
-    elif gold_cited:
-        for c in cited:
-            if c in gold_cited:
-                hit_id = c
-                break
-        else:
-            miss = Miss.NOT_GOLD if cited else Miss.NONE
-    elif cited:
-        miss = Miss.UNEXPECTED
+    hit_id, miss, miss_id = _citation_hit(trace, gold_cited, valid, outside if settings.scope_citations else None)
     hit = miss is None
 
     matched = None
@@ -155,6 +140,25 @@ def score_question(gold: GoldItem, trace: TraceView, settings: Settings, refusal
         outside is not None, full_recall,
         cite_share, hit_id, miss, miss_id, matched, trace.line,
     ))
+
+
+def _citation_hit(trace: TraceView, gold_cited: Collection[str], valid: bool, outside: str | None
+                  ) -> tuple[str | None, Miss | None, str | None]:
+    """Whether an answer's citations hit: (the gold id it cited, None, None), or (None, why not, the id at
+    fault). ``outside``: a cited id that was not retrieved, when citations are scoped to the retrieved ids."""
+    cited = trace.citations
+    if trace.claim_from is None:  # no claim at all: an empty answer, with no hit
+        return None, Miss.NO_CLAIM, None
+    if not valid:
+        return None, Miss.INVALID, None
+    if outside is not None:
+        return None, Miss.OUT_OF_SCOPE, outside
+    if gold_cited:
+        for c in cited:
+            if c in gold_cited:
+                return c, None, None
+        return None, Miss.NOT_GOLD if cited else Miss.NONE, None
+    return None, Miss.UNEXPECTED if cited else None, None
 
 
 Judge = Callable[[GoldItem, TraceView, Settings, frozenset[str]], Outcome]

@@ -121,13 +121,30 @@ def retrieval_values(
         bpref_sum += 1.0 - min(nonrel, n_rel) / bound if nonrel else 1.0
     n_hit = len(ranks)
 
-    # Ideal DCG prefixes over the whole ideal ranking (trec_eval's ndcg; ndcg_cut_K truncates at K).
+    idcg_prefix = _ideal_prefix(ideal)
+    mrr = 1.0 / ranks[0] if ranks else 0.0
+    rprec = bisect_right(ranks, n_rel) / n_rel
+    # logrank is 0/0 for a one-item list; its only rank is the best one, worth 1.
+    logrank_sum = n_hit if n == 1 else n_hit - log_sum / log1p(gamma * (n - 1))
+    hybrid = alpha * (n_hit / n_rel) + (1.0 - alpha) * logrank_sum / n_rel
+    return (*_at_cutoffs(cutoffs, ranks, n_rel, dcg_prefix, idcg_prefix, ap_prefix),
+            mrr, ap_sum / n_rel, rprec, dcg / idcg_prefix[-1], bpref_sum / n_rel, hybrid)
+
+
+def _ideal_prefix(ideal: Sequence[int]) -> list[float]:
+    """Ideal DCG prefixes over the whole ideal ranking (trec_eval's ndcg; ndcg_cut_K truncates at K)."""
+    log2 = math.log2
     idcg_prefix = [0.0]
     idcg = 0.0
     for i, grade in enumerate(ideal):
         idcg += grade / log2(i + 2)
         idcg_prefix.append(idcg)
+    return idcg_prefix
 
+
+def _at_cutoffs(cutoffs: Sequence[int], ranks: list[int], n_rel: int, dcg_prefix: list[float],
+                idcg_prefix: list[float], ap_prefix: list[float]) -> list[float]:
+    """precision, recall, f1, hit, ndcg and map at each cutoff, each metric's values in cutoff order."""
     precision: list[float] = []
     recall: list[float] = []
     f1: list[float] = []
@@ -143,16 +160,7 @@ def retrieval_values(
         hit.append(1.0 if h else 0.0)
         ndcg.append(dcg_prefix[h] / idcg_prefix[min(k, n_rel)])
         map_cut.append(ap_prefix[h] / n_rel)
-
-    mrr = 1.0 / ranks[0] if ranks else 0.0
-    rprec = bisect_right(ranks, n_rel) / n_rel
-    # logrank is 0/0 for a one-item list; its only rank is the best one, worth 1.
-    logrank_sum = n_hit if n == 1 else n_hit - log_sum / log1p(gamma * (n - 1))
-    hybrid = alpha * (n_hit / n_rel) + (1.0 - alpha) * logrank_sum / n_rel
-    return (
-        *precision, *recall, *f1, *hit, *ndcg, *map_cut,
-        mrr, ap_sum / n_rel, rprec, dcg / idcg, bpref_sum / n_rel, hybrid,
-    )
+    return precision + recall + f1 + hit + ndcg + map_cut
 
 
 def text_relevance(

@@ -8,14 +8,13 @@ Each stage table may hold ``gates`` (a gate table, parsed by ``ragscore.gates``)
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from ragscore.errors import ConfigError
-from ragscore.gates import OFF, Gate, parse_gate_option, parse_gate_table
+from ragscore.gates import GATE_RE, OFF, Gate, parse_gate_option, parse_gate_table
 from ragscore.metrics.registry import Direction, split_cutoff
 from ragscore.quoting import quote, show_value
 from ragscore.settings import cutoff_problem
@@ -30,7 +29,6 @@ KEYS: Final = {
     "classify": ("gates", "strict", "hierarchy"),
     "link": ("gates", "strict", "cutoffs"),
 }
-_BARE_RE: Final = re.compile(r"^\s*(?P<metric>[^<>=\s]+)\s*(?P<op>>=|<=|>|<|=)\s*(?P<value>\S+)\s*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +105,7 @@ def _gate_option(stage: str, text: str, names: list[str]) -> dict[str, Gate | No
     """Parse ``--gates`` for a stage, with the same direction rule as the table."""
     parts = []
     for part in filter(None, (p.strip() for p in text.split(","))):
-        match = _BARE_RE.match(part)
+        match = GATE_RE.match(part)
         if match is not None:
             check_metric(stage, match["metric"], names, "--gates")
             if match["op"] == "=" and match["value"].lower() not in OFF and _lower(stage, match["metric"]):

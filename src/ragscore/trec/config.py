@@ -10,21 +10,19 @@ trec`` exits 0 as trec_eval does.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Final, cast
 
 from ragscore.errors import ConfigError
-from ragscore.gates import Gate, format_threshold, parse_gate_option, parse_gate_table
+from ragscore.gates import GATE_RE, Gate, format_threshold, parse_gate_option, parse_gate_table
 from ragscore.metrics.registry import Direction
 from ragscore.suggest import did_you_mean
 from ragscore.tables import SettingsTable, command_tables, keyed_table
 from ragscore.trec.names import Named, resolve, spellings
 
 KEYS: Final = ("gates",)
-_GATE_RE: Final = re.compile(r"^\s*(?P<metric>[^<>=\s]+)\s*(?P<op>>=|<=|>|<|=)\s*(?P<value>\S+)\s*$")
 
 
 def _named(name: str, source: str, line: int | None = None) -> Named:
@@ -81,7 +79,7 @@ def _table_gates(table: SettingsTable) -> dict[str, Gate | None]:
 def _option_gates(text: str) -> dict[str, Gate | None]:
     named: dict[str, Named] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
-        match = _GATE_RE.match(part)
+        match = GATE_RE.match(part)
         if match is not None:
             named[match["metric"]] = _named(match["metric"], "--gates")
     parsed = parse_gate_option(text, list(named), 0, _directions(named))
