@@ -430,8 +430,7 @@ def partial(
                          "or a \"qid\" key given twice need every gold item in one process; make one "
                          "partial of the whole run (--part 1/1, or part=(0, 1))")
     if result.error is not None:
-        _phase, _l, _c, source, message, line, column = result.error
-        raise InputError(source, message, line, column)
+        raise result.error.raised()
     if not result.accounting.lines and (parts == 1 or _no_record(trace_file)):  # else another part holds them
         raise no_trace_records(trace_file)
     result.digests = (gold_file.sha256, trace_file.sha256)

@@ -58,7 +58,7 @@ from ragscore.metrics.families import Columns, Family, SampleColumns, averaged, 
 from ragscore.metrics.moments import Moments, summarise
 from ragscore.metrics.repeats import QuestionSamples, Repeats, repeat_metric_names, summarise_questions
 from ragscore.metrics.stats import resampling_is_cheap
-from ragscore.operations import KEYS as OPERATION_KEYS
+from ragscore.operations import RECORD_KEYS as OPERATION_KEYS
 from ragscore.operations import OperationColumns
 from ragscore.quoting import quote
 from ragscore.results import (
@@ -67,6 +67,7 @@ from ragscore.results import (
     Evaluation,
     Explained,
     Packed,
+    PartError,
     PartResult,
     Spec,
     Wants,
@@ -167,13 +168,11 @@ def detected(exc: InputError, asked: str, used: str) -> InputError:
                                   "--trace-format names the format)", exc.line, exc.column)
 
 
-def error_key(
-    exc: InputError, phase: int, shown: InputError | None = None
-) -> tuple[int, int, int, str, str, int | None, int | None]:
+def error_key(exc: InputError, phase: int, shown: InputError | None = None) -> PartError:
     """Describe an input error so that errors sort by file (``phase``), then by position in the
     stream; ``shown`` is the error as it is raised (at its own file's line, of several files)."""
     shown = shown or exc
-    return (phase, exc.line or 0, exc.column or 0, shown.source, shown.message, shown.line, shown.column)
+    return PartError(phase, exc.line or 0, exc.column or 0, shown.source, shown.message, shown.line, shown.column)
 
 
 NO_WANTS: Final = Wants()  # the totals only

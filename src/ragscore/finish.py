@@ -128,9 +128,8 @@ def finish(
     digests: tuple[str, str] | None = None,
 ) -> Evaluation:
     """Turn the result of every part, added up, into the judged run (or raise its input error)."""
-    if part.error is not None and (part.error[0] == 0 or part.questions):
-        _phase, _l, _c, source, message, line, column = part.error
-        raise InputError(source, message, line, column)
+    if part.error is not None and (part.error.phase == 0 or part.questions):
+        raise part.error.raised()
     if not part.questions:
         raise InputError(gold.name, NO_QUESTIONS)
     accounting = part.accounting

@@ -37,7 +37,8 @@ _SOURCES: Final[dict[str, tuple[tuple[tuple[str, ...], float], ...]]] = {
     "cost": ((("cost",), 1.0), (("cost_usd",), 1.0)),
 }
 # The top-level keys any of them starts at: a trace without one of them is skipped at once.
-KEYS: Final = frozenset({path[0] for sources in _SOURCES.values() for path, _ in sources} | {"start_time", "end_time"})
+RECORD_KEYS: Final = frozenset(
+    {path[0] for sources in _SOURCES.values() for path, _ in sources} | {"start_time", "end_time"})
 QUANTILES: Final = (50, 90, 95, 99)
 EXACT: Final = "exact"
 SKETCHED: Final = "sketch (each within 1% of the exact quantile)"

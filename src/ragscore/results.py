@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 
 from ragscore.diagnose import Sample
 from ragscore.diagnose.samples import Picked
+from ragscore.errors import InputError
 from ragscore.external import ScoreTotals
 from ragscore.loaders.detect import detect, retrieval_field
 from ragscore.loaders.gold import GoldItem
@@ -191,6 +192,22 @@ class Packed(NamedTuple):
     floats: dict[str, array[float]]  # per-question values not implied by the code (NaN: not counted)
 
 
+class PartError(NamedTuple):
+    """An input error one part met, sortable into the order one process meets them: by file (``phase``: the
+    gold set, then the traces), then by position in the stream; then what to raise (at its own file's line)."""
+
+    phase: int
+    stream_line: int
+    stream_column: int
+    source: str
+    message: str
+    line: int | None
+    column: int | None
+
+    def raised(self) -> InputError:
+        return InputError(self.source, self.message, self.line, self.column)
+
+
 @dataclass(slots=True)
 class PartResult:
     """What one worker found: totals, examples, the rows asked for, or the first error."""
@@ -202,7 +219,7 @@ class PartResult:
     rows: RowFile | Rows = field(default_factory=RowFile)  # in gold order
     explained: dict[str, Explained] = field(default_factory=dict)
     columns: list[Totals] = field(default_factory=list)
-    error: tuple[int, int, int, str, str, int | None, int | None] | None = None  # sortable by position
+    error: PartError | None = None  # the first input error this part met
     one_process: bool = False
     digests: tuple[str, str] | None = None  # sha256 of both inputs, when this part read them whole
     packed: Packed | None = None

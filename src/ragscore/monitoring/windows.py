@@ -39,7 +39,7 @@ from ragscore.metrics import METRICS
 from ragscore.metrics.moments import Moments, summarise
 from ragscore.metrics.stats import holm
 from ragscore.metrics.text import normalise
-from ragscore.operations import CONCEPTS, KEYS, Operations, Sketch, read
+from ragscore.operations import CONCEPTS, RECORD_KEYS, Operations, Sketch, read
 from ragscore.results import Spec
 from ragscore.settings import Settings, is_refusal_token, refusal_screen
 
@@ -237,7 +237,7 @@ def watch(spec: Spec, settings: Settings, width: int, windowed: bool = True, wha
         if view.refused_bad:
             out.bad_refused.note(line)
         _count(window, view, refusals, patterns)
-        if type(obj) is dict and not KEYS.isdisjoint(obj):
+        if type(obj) is dict and not RECORD_KEYS.isdisjoint(obj):
             window.add_operations(obj)
     if not out.lines:
         raise no_trace_records(traces, what)

@@ -68,10 +68,10 @@ class StageRun:
     def notes(self) -> list[str]:
         """The notes the command line prints on standard error (without its "ragscore: " prefix)."""
         from ragscore.reports.console import gate_lines
-        from ragscore.stages.notes import accounting_notes
+        from ragscore.stages.notes import join_notes
 
         joined = self.evaluation.joined
-        return [*self.input_notes, *accounting_notes(joined.missing_ids, joined.unknown_ids, joined.duplicate_ids),
+        return [*self.input_notes, *join_notes(joined.missing_ids, joined.unknown_ids, joined.duplicate_ids),
                 *gate_lines(self.gate_results, self.passed)]
 
 

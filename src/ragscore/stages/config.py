@@ -24,7 +24,7 @@ from ragscore.suggest import did_you_mean
 from ragscore.tables import SettingsTable, command_tables, keyed_table, subtable
 
 DEFAULT_GATES: Final = (Gate("missing", "<=", 0.0),)
-KEYS: Final = {
+STAGE_KEYS: Final = {
     "ner": ("gates", "strict"),
     "classify": ("gates", "strict", "hierarchy"),
     "link": ("gates", "strict", "cutoffs"),
@@ -56,7 +56,7 @@ class StageConfig:
 
 
 def _checked_stage(value: object, source: str, text: str, name: str) -> SettingsTable:
-    return keyed_table(value, source, text, name, KEYS[name.rsplit(".", 1)[-1]])
+    return keyed_table(value, source, text, name, STAGE_KEYS[name.rsplit(".", 1)[-1]])
 
 
 

@@ -11,7 +11,7 @@ def _listed(ids: list[str], limit: int = 5) -> str:
     return ", ".join(ids) if len(ids) <= limit else "e.g. " + ", ".join(ids[:limit])
 
 
-def accounting_notes(missing: list[str], unknown: list[str], duplicates: list[str]) -> list[str]:
+def join_notes(missing: list[str], unknown: list[str], duplicates: list[str]) -> list[str]:
     """Summarise missing, unknown and replaced predictions, one line each (none when all is well).
 
     The ids come from the input: control characters in them show as '?'.

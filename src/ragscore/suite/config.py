@@ -265,7 +265,7 @@ _SCORED: Final[dict[str, Kind]] = {"trace_format": _choice(TRACE_FORMATS), "map"
                                    "seed": _seed, "jobs": _count, "gates_file": _path}
 _STAGE: Final[dict[str, Kind]] = {"gold": _path, "pred": _path, "input_format": _choice(STAGE_FORMATS),
                                   "gates": _GATES, "gates_file": _path, "strict": _flag}
-KEYS: Final[dict[str, dict[str, Kind]]] = {
+COMMAND_OPTIONS: Final[dict[str, dict[str, Kind]]] = {  # each command's task options
     "score": {"gold": _path, "trace": _paths, "scores": _path, "per_question": _flag, "by": _texts,
               "only_failures": _flag, "gates": _GATES, "strict": _flag, "cutoffs": _ints, "k": _bounded,
               "pass_k": _ints, "refusal_token": _texts, "refusal_pattern": _patterns, "require_claim": _flag,
@@ -355,7 +355,7 @@ def _task(name: str, value: object, source: str, text: str, prefix: str) -> Task
     if command not in COMMANDS:
         raise table.error("command", f"command: expected one of {', '.join(COMMANDS)}, got {quote(command)}"
                           + did_you_mean(str(command), list(COMMANDS)))
-    keys = KEYS[command]
+    keys = COMMAND_OPTIONS[command]
     options: dict[str, Any] = {}
     for key, raw in value.items():
         if key.replace("-", "_") in options:

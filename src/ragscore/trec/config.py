@@ -22,7 +22,7 @@ from ragscore.suggest import did_you_mean
 from ragscore.tables import SettingsTable, command_tables, keyed_table
 from ragscore.trec.names import Named, resolve, spellings
 
-KEYS: Final = ("gates",)
+TREC_KEYS: Final = ("gates",)
 
 
 def _named(name: str, source: str, line: int | None = None) -> Named:
@@ -39,7 +39,7 @@ def _tables(cwd: Path, gates_file: str | None) -> list[SettingsTable]:
 
 
 def _checked(value: object, source: str, text: str, name: str) -> SettingsTable:
-    table = keyed_table(value, source, text, name, KEYS)
+    table = keyed_table(value, source, text, name, TREC_KEYS)
     gates = table.data.get("gates")
     if gates is not None and not isinstance(gates, dict):
         raise table.error("gates", f'expected "gates" to be a table ([{name}.gates])')
