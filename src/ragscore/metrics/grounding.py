@@ -1,0 +1,186 @@
+"""Grounding: what an answer's text says checked against the passages it was given (issue 34).
+
+Pure functions, no gold set needed:
+
+- ``fold`` normalises a text for comparison (NFKC, case folding, typographic quotes, apostrophes
+  and dashes folded to ASCII, white space collapsed) and keeps, for each character of the result,
+  the offset of the original character it came from, so that findings are reported in the
+  original text;
+- ``quotes`` finds the spans of a claim inside double quotes (``"..."`` or ``“...”``) and
+  ``judge_quote`` says whether one is ``verified`` (in its evidence), ``misattributed`` (not in its
+  evidence but in another retrieved passage) or ``unverified``; a quote shorter than
+  ``MIN_QUOTE`` characters once folded is ``short`` and not judged;
+- ``numbers`` reads every number of a text as a value, a unit class (plain, percent, or currency
+  with its symbol) and the precision it is written to (the place of its last written digit,
+  its magnitude applied: "3.5 million" is written to 100,000), and ``supports`` says whether an
+  evidence number supports a claimed one: the same unit class, and its value rounded (half up)
+  to the claim's precision equals the claim's value ("87%" by "87.3%", "3.5 million" by
+  "3,456,789"; not "87.3%" by "87%", not "$35M" by "35%").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Final, NamedTuple
+
+MIN_QUOTE: Final = 12  # characters, once folded: a shorter quote is a phrase, not a quotation to check
+
+# Typographic characters folded to ASCII before comparing (NFKC leaves them as they are).
+_FOLDED: Final = str.maketrans({
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u02bc": "'",
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
+    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
+})
+
+
+class Folded(NamedTuple):
+    """A text folded for comparison, with the original offset of each of its characters."""
+
+    text: str
+    offsets: tuple[int, ...]  # offsets[i]: where folded character i came from in the original
+
+    def original(self, start: int, end: int) -> tuple[int, int]:
+        """The original span of the folded span ``start:end`` (end exclusive)."""
+        if start >= end:
+            at = self.offsets[start] if start < len(self.offsets) else (self.offsets[-1] + 1 if self.offsets else 0)
+            return at, at
+        return self.offsets[start], self.offsets[end - 1] + 1
+
+
+def fold(text: str) -> Folded:
+    """Fold ``text`` for comparison, keeping each folded character's original offset.
+
+    Each original character is normalised on its own (NFKC, then case folded, then typographic
+    quotes, apostrophes and dashes to ASCII), so every character of the result points back at
+    the one it came from; a run of white space becomes one space, and none is kept at either end.
+    """
+    out: list[str] = []
+    offsets: list[int] = []
+    space = True  # at the start: leading white space is dropped
+    for i, char in enumerate(text):
+        if char.isspace():
+            if not space:
+                out.append(" ")
+                offsets.append(i)
+                space = True
+            continue
+        piece = unicodedata.normalize("NFKC", char).casefold().translate(_FOLDED) if not char.isascii() \
+            else char.lower()
+        for c in piece:
+            if c.isspace():  # NFKC can make a space (a no-break space is white space already)
+                if not space:
+                    out.append(" ")
+                    offsets.append(i)
+                    space = True
+                continue
+            out.append(c)
+            offsets.append(i)
+            space = False
+    if out and out[-1] == " ":
+        out.pop()
+        offsets.pop()
+    return Folded("".join(out), tuple(offsets))
+
+
+# --- quotes ---------------------------------------------------------------------------------------
+
+class Quote(NamedTuple):
+    """A quoted span of a claim: its text and its offsets in the claim (the quotation marks excluded)."""
+
+    text: str
+    start: int
+    end: int
+
+
+_QUOTE_RE: Final = re.compile(r'"([^"\n]+)"|\u201c([^\u201c\u201d\n]+)\u201d')
+VERIFIED: Final = "verified"
+MISATTRIBUTED: Final = "misattributed"
+UNVERIFIED: Final = "unverified"
+SHORT: Final = "short"
+
+
+def quotes(claim: str) -> list[Quote]:
+    """Every span of the claim inside straight or typographic double quotes, in order."""
+    out = []
+    for match in _QUOTE_RE.finditer(claim):
+        group = 1 if match.group(1) is not None else 2
+        out.append(Quote(match.group(group), match.start(group), match.end(group)))
+    return out
+
+
+def judge_quote(quote: str, evidence: Iterable[str], others: Iterable[str] = ()) -> str:
+    """``verified`` when the folded quote is in a folded evidence passage, ``misattributed`` when it is
+    only in one of ``others`` (passages retrieved but not its evidence), else ``unverified``; ``short``
+    when it is shorter than ``MIN_QUOTE`` characters once folded."""
+    needle = fold(quote).text.strip(" .,;:!?'\"-")
+    if len(needle) < MIN_QUOTE:
+        return SHORT
+    if any(needle in fold(passage).text for passage in evidence):
+        return VERIFIED
+    if any(needle in fold(passage).text for passage in others):
+        return MISATTRIBUTED
+    return UNVERIFIED
+
+
+# --- numbers --------------------------------------------------------------------------------------
+
+class Number(NamedTuple):
+    """A number as written: its value, unit class, precision and offsets in its text."""
+
+    value: Decimal
+    unit: str          # "", "%" or a currency symbol ($ € £ ¥)
+    precision: Decimal  # the place of its last written digit, its magnitude applied
+    start: int
+    end: int
+
+
+# Written after a number (a single letter only as these: "5 m" is five metres, not five million).
+_MAGNITUDES: Final = {"thousand": 3, "k": 3, "K": 3, "million": 6, "M": 6, "billion": 9, "bn": 9, "trillion": 12}
+# A currency symbol, a sign, digits with thousands separators or none, decimals; then a percent sign or
+# "percent", or a magnitude. Digits glued to letters on either side (a model name, "B2B", "3rd") are no number.
+_NUMBER_RE: Final = re.compile(
+    r"(?<![\w.,])(?P<currency>[$€£¥])?\s?(?P<sign>[-+\u2212])?(?P<currency2>[$€£¥])?"
+    r"(?P<digits>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<decimals>\d+))?"
+    r"(?:\s?(?P<percent>%|percent\b|per cent\b)|\s?(?P<magnitude>thousand|million|billion|trillion|bn|[kKM])"
+    r"(?![\w]))?(?![\w])")
+
+
+def numbers(text: str) -> list[Number]:
+    """Every number of ``text``, in order (see the module's docstring for what counts as one)."""
+    out = []
+    for match in _NUMBER_RE.finditer(text):
+        digits = match["digits"].replace(",", "")
+        decimals = match["decimals"] or ""
+        try:
+            value = Decimal(f"{digits}.{decimals}" if decimals else digits)
+        except InvalidOperation:  # pragma: no cover - the pattern admits digits only
+            continue
+        places = -len(decimals)
+        magnitude = match["magnitude"]
+        if magnitude is not None:
+            shift = _MAGNITUDES[magnitude if len(magnitude) == 1 else magnitude.lower()]
+            value = value.scaleb(shift)
+            places += shift
+        if match["sign"] in ("-", "\u2212"):
+            value = -value
+        unit = "%" if match["percent"] else (match["currency"] or match["currency2"] or "")
+        out.append(Number(value, unit, Decimal(1).scaleb(places), match.start(), match.end()))
+    return out
+
+
+def supports(evidence: Number, claimed: Number) -> bool:
+    """Whether an evidence number supports a claimed one: the same unit class, and the evidence value
+    rounded half up to the claim's precision equals the claim's value."""
+    if evidence.unit != claimed.unit:
+        return False
+    rounded = (evidence.value / claimed.precision).quantize(Decimal(1), rounding=ROUND_HALF_UP) * claimed.precision
+    return rounded == claimed.value
+
+
+def unsupported(claim: str, evidence: Sequence[str]) -> list[Number]:
+    """The numbers of the claim that no number of its evidence supports."""
+    found = [n for passage in evidence for n in numbers(passage)]
+    return [n for n in numbers(claim) if not any(supports(e, n) for e in found)]

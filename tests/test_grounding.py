@@ -1,0 +1,132 @@
+"""The grounding checks' pure functions (issue 34; metrics/grounding.py): quotes and numbers.
+
+Properties, on random passages: a quote cut from a passage verifies whatever its typography;
+changing a letter of it or inserting "not" verifies only where the changed text is itself in the
+passage (the check is exact, after folding); a number copied from its evidence is supported; one
+with a changed digit or another unit class is not.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from ragscore.metrics.grounding import (
+    MISATTRIBUTED,
+    SHORT,
+    UNVERIFIED,
+    VERIFIED,
+    fold,
+    judge_quote,
+    numbers,
+    quotes,
+    supports,
+    unsupported,
+)
+
+WORDS = st.lists(st.sampled_from(["the", "river", "Rhine", "flows", "north", "it's", "well-known", "city", "of",
+                                  "Basel", "and", "\u00e9t\u00e9", "Stra\u00dfe", "report", "said"]),
+                 min_size=6, max_size=30)
+# Typography a model may change in a quote it copies: quotes, apostrophes, dashes, case and spacing.
+TYPOGRAPHY = {"'": ["\u2019", "\u2018"], "-": ["\u2013", "\u2014"], " ": ["  ", "\n", "\u00a0"]}
+
+
+@given(WORDS, st.data())
+@settings(max_examples=300, deadline=None)
+def test_a_quote_cut_from_its_passage_verifies_whatever_its_typography(words, data):
+    passage = " ".join(words)
+    start = data.draw(st.integers(0, len(passage) - 1))
+    end = data.draw(st.integers(start + 1, len(passage)))
+    quote = passage[start:end]
+    assume(len(fold(quote).text.strip(" .,;:!?'\"-")) >= 12)
+    styled = "".join(data.draw(st.sampled_from([c, *TYPOGRAPHY.get(c, [])])) for c in quote)
+    styled = data.draw(st.sampled_from([styled, styled.upper(), styled.title()]))
+    assert judge_quote(styled, [passage]) == VERIFIED
+
+
+@given(WORDS, st.data())
+@settings(max_examples=300, deadline=None)
+def test_a_changed_quote_verifies_only_where_the_changed_text_is_in_the_passage(words, data):
+    passage = " ".join(words)
+    start = data.draw(st.integers(0, len(passage) - 13))
+    quote = passage[start:start + data.draw(st.integers(13, len(passage) - start))]
+    letters = [i for i, c in enumerate(quote) if c.isalpha()]
+    assume(letters)
+    i = data.draw(st.sampled_from(letters))
+    new = data.draw(st.sampled_from([c for c in "xqzj" if c != quote[i].lower()]))
+    for changed in (quote[:i] + new + quote[i + 1:], quote.replace(" ", " not ", 1)):
+        assume(changed != quote)
+        inside = fold(changed).text.strip(" .,;:!?'\"-") in fold(passage).text
+        assert (judge_quote(changed, [passage]) == VERIFIED) is inside
+
+
+def test_a_quote_is_judged_against_its_evidence_then_the_other_passages():
+    evidence, other = "Refunds are accepted within 30 days of purchase.", "Shipping takes a week to most countries."
+    assert judge_quote("accepted within 30 days", [evidence], [other]) == VERIFIED
+    assert judge_quote("Shipping takes a week", [evidence], [other]) == MISATTRIBUTED
+    assert judge_quote("accepted within 60 days", [evidence], [other]) == UNVERIFIED
+    assert judge_quote("30 days", [evidence]) == SHORT  # under 12 characters: not judged
+
+
+def test_quotes_are_found_in_straight_and_typographic_marks_with_their_offsets():
+    claim = 'It says "refunds are accepted" and \u201cwithin thirty days\u201d.'
+    found = quotes(claim)
+    assert [q.text for q in found] == ["refunds are accepted", "within thirty days"]
+    assert [claim[q.start:q.end] for q in found] == ["refunds are accepted", "within thirty days"]
+
+
+def test_folding_keeps_the_original_offsets():
+    text = "Caf\u00e9\u00a0\u00a0\u201cBasel\u201d \u2014 ok"
+    folded = fold(text)
+    assert folded.text == 'caf\u00e9 "basel" - ok'
+    start = folded.text.index("basel")
+    assert text[slice(*folded.original(start, start + 5))] == "Basel"
+
+
+NUMBER_CASES = [
+    ("87%", "87.3%", True), ("87.3%", "87%", False), ("3.5 million", "3,500,000", True),
+    ("3.5 million", "3,456,789", True), ("1,200", "1200", True), ("$35M", "35%", False),
+    ("$35M", "$35,000,000", True), ("2022", "2021", False), ("85%", "87%", False), ("12k", "12,400", True),
+    ("\u20ac12.50", "\u20ac12.5", True), ("\u20ac12.50", "$12.50", False), ("5 percent", "5%", True),
+    ("-3%", "3%", False),
+]
+
+
+@pytest.mark.parametrize(("claimed", "evidence", "supported"), NUMBER_CASES)
+def test_the_issue_s_number_cases(claimed, evidence, supported):
+    [c], [e] = numbers(claimed), numbers(evidence)
+    assert supports(e, c) is supported
+
+
+@given(st.integers(0, 10**9), st.integers(0, 3), st.sampled_from(["", "%", "$", "\u20ac"]), st.data())
+@settings(max_examples=300, deadline=None)
+def test_a_copied_number_is_supported_and_a_changed_one_is_not(whole, decimals, unit, data):
+    digits = f"{whole:,}" if data.draw(st.booleans()) else str(whole)
+    written = digits + ("." + "".join(data.draw(st.sampled_from("0123456789")) for _ in range(decimals))
+                        if decimals else "")
+    text = (unit + written) if unit in ("$", "\u20ac") else written + unit
+    evidence = f"The figure was {text} last year."
+    assert unsupported(f"It was {text}.", [evidence]) == []
+    # One digit changed: the value moves by at least the claim's precision.
+    positions = [i for i, c in enumerate(text) if c.isdigit()]
+    i = data.draw(st.sampled_from(positions))
+    changed = text[:i] + str((int(text[i]) + data.draw(st.integers(1, 9))) % 10) + text[i + 1:]
+    assume(numbers(changed) and numbers(changed)[0].value != numbers(text)[0].value)
+    assert [str(n.value) for n in unsupported(f"It was {changed}.", [evidence])] == [str(numbers(changed)[0].value)]
+    # Another unit class: never supported.
+    other = data.draw(st.sampled_from([u for u in ("", "%", "$") if u != unit]))
+    moved = (other + written) if other == "$" else written + other
+    assert len(unsupported(f"It was {moved}.", [evidence])) == 1
+
+
+def test_numbers_are_read_with_their_unit_precision_and_offsets():
+    text = "Sales rose 87.3% to $3.5 million in 2021 (GPT-4 said 12k)."
+    found = [(str(n.value), n.unit, str(n.precision), text[n.start:n.end]) for n in numbers(text)]
+    assert found == [("87.3", "%", "0.1", "87.3%"), ("3.5E+6", "$", "1E+5", "$3.5 million"),
+                     ("2021", "", "1", "2021"), ("4", "", "1", "4"), ("1.2E+4", "", "1E+3", "12k")]
+    # "5 m" is five (metres, not millions); digits glued to letters (a word, an ordinal) are no number
+    assert [str(n.value) for n in numbers("5 m and B2B and 3rd")] == ["5"]
+    assert numbers("1,200")[0].value == Decimal(1200)
