@@ -130,3 +130,54 @@ def test_numbers_are_read_with_their_unit_precision_and_offsets():
     # "5 m" is five (metres, not millions); digits glued to letters (a word, an ordinal) are no number
     assert [str(n.value) for n in numbers("5 m and B2B and 3rd")] == ["5"]
     assert numbers("1,200")[0].value == Decimal(1200)
+
+
+# --- the family: --metrics grounding ---------------------------------------------------------------
+
+PASSAGES = ["Refunds are accepted within 30 days of purchase.", "Revenue grew 87% in 2021."]
+GOLD = [{"qid": f"q{i}", "question": f"q{i}?", "answerable": True, "gold_citations": ["d1"]} for i in range(1, 5)]
+TRACES = [
+    # a verified quote, a supported number (30)
+    {"qid": "q1", "answer_json": {"claim": 'It says "refunds are accepted within 30 days".', "citations": ["d1"]}},
+    # an unverified quote; 85% and 2022 unsupported
+    {"qid": "q2", "answer_json": {"claim": 'Revenue grew 85% in 2022, "as the report says clearly".',
+                                  "citations": ["d2"]}},
+    # a misattributed quote (in d2, cites d1); a short one, not judged
+    {"qid": "q3", "answer_json": {"claim": '"revenue grew 87% in 2021" and "in short"', "citations": ["d1"]}},
+    # no citation: every passage is its evidence; 87% supported
+    {"qid": "q4", "answer_json": {"claim": "Revenue grew 87%.", "citations": []}},
+]
+
+
+@pytest.fixture
+def grounding_run(isolated):
+    from conftest import write
+
+    write(isolated / "g.jsonl", GOLD)
+    write(isolated / "t.jsonl", [{**t, "retrieved_ids": ["d1", "d2"], "retrieved_chunks": PASSAGES} for t in TRACES])
+    return isolated
+
+
+def test_the_family_counts_the_run_s_quotes_and_numbers(ragscore, grounding_run):
+    doc = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--metrics", "grounding", "--no-fail",
+                   "--per-question").json()
+    metrics = doc["metrics"]
+    # Judged quotes: q1 verified, q2 unverified, q3 misattributed (its "in short" is short): 3.
+    # Numbers: q1 30 (supported), q2 85% and 2022 (not), q3 87% and 2021 (supported: d2 is retrieved, but only
+    # the cited d1 is its evidence, so not), q4 87% (supported). 6 numbers, 4 unsupported.
+    assert (metrics["quote_verified_rate"], metrics["quote_misattributed_rate"], metrics["quote_unverified_rate"],
+            metrics["number_unsupported_rate"]) == (1 / 3, 1 / 3, 1 / 3, 4 / 6)
+    rows = {q["qid"]: q["metrics"] for q in doc["questions"]}
+    assert rows["q3"]["quote_misattributed_rate"] == 1.0 and rows["q4"]["quote_verified_rate"] is None
+
+
+def test_the_family_is_the_same_in_jobs_and_partials_and_gates(ragscore, grounding_run):
+    args = ("--gold", "g.jsonl", "--trace", "t.jsonl", "--metrics", "grounding", "--no-fail")
+    whole = ragscore(*args)
+    assert ragscore(*args, "--jobs", "2").out == whole.out
+    for part in (1, 2):
+        assert ragscore("partial", "--gold", "g.jsonl", "--trace", "t.jsonl", "--metrics", "grounding",
+                        "--part", f"{part}/2", "-o", f"p{part}.json").status == 0
+    assert ragscore("merge", "p1.json", "p2.json", "--no-fail").json()["metrics"] == whole.json()["metrics"]
+    gated = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--gates", "number_unsupported_rate<=0.5")
+    assert gated.status == 1 and "FAIL    number_unsupported_rate = 0.6667 (gate <= 0.5)" in gated.err

@@ -141,8 +141,8 @@ def add_setting_options(gates: Any, *, no_fail: bool = True, scoring: bool = Tru
     if not scoring:
         return
     gates.add_argument("--metrics", metavar="FAMILIES",
-                       help="optional metric families to compute as well: retrieval, similarity, text, or all "
-                            "(comma-separated)")
+                       help="optional metric families to compute as well: retrieval, similarity, text, grounding, "
+                            "or all (comma-separated)")
     gates.add_argument("--cutoffs", type=cutoff_list, metavar="K,K,...",
                        help="cutoffs of the retrieval metrics (default 1,3,5,10)")
     gates.add_argument("--k", type=count, metavar="N", help="the k of recall@k (default 5)")

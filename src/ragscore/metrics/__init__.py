@@ -104,6 +104,17 @@ TEXT: Final = (  # --metrics text (metrics/overlap): the per-question values, th
     MetricSpec("corpus_chrf", H, "text", "corpus chrF over the counted questions (summed statistics) / 100", "corpus"),
 )
 
+GROUNDING: Final = (  # --metrics grounding (metrics/grounding.py): the claim's text against its passages' text
+    MetricSpec("quote_verified_rate", H, "grounding",
+               "quoted spans of 12 characters or more found in the answer's evidence, over the run's judged quotes",
+               "corpus"),
+    MetricSpec("quote_misattributed_rate", L, "grounding",
+               "judged quotes not in the answer's evidence but in another passage it retrieved", "corpus"),
+    MetricSpec("quote_unverified_rate", L, "grounding", "judged quotes in no passage the trace retrieved", "corpus"),
+    MetricSpec("number_unsupported_rate", L, "grounding",
+               "numbers of the claims that no number of their evidence supports, over the run's numbers", "corpus"),
+)
+
 # The common names of scores from other evaluators (as LLM-judged evaluation frameworks call
 # them): known to gates before any input is read, and described in reports. Any other name a
 # score may have (ragscore.metrics.registry.score_name_problem) works as well: see direction_of.
@@ -153,7 +164,8 @@ COUNTS: Final = (  # always reported, last
 ALIASES: Final = {"under": "under_refusal", "over": "over_refusal", "recall@k": "full_recall@K"}
 
 METRICS: Final = Registry(
-    (*ANSWER, *REPEATS, *RETRIEVAL, *SIMILARITY, *TEXT, *EXTERNAL, *OPERATIONS, *MONITOR, *COUNTS), ALIASES
+    (*ANSWER, *REPEATS, *RETRIEVAL, *SIMILARITY, *TEXT, *GROUNDING, *EXTERNAL, *OPERATIONS, *MONITOR, *COUNTS),
+    ALIASES
 )
 
 __all__ = ["ALIASES", "METRICS", "Direction", "MetricSpec", "Registry"]

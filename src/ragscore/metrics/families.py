@@ -236,7 +236,69 @@ class TextFamily:
         return dict(zip(names[:n_values], values, strict=True)) | dict.fromkeys(names[n_values:])
 
 
-FAMILIES: Final[dict[str, Family]] = {f.name: f for f in (RetrievalFamily(), SimilarityFamily(), TextFamily())}
+class GroundingFamily:
+    """The claim's quotes and numbers checked against the text of its evidence (metrics/grounding.py): the
+    passages it cites, else every passage it retrieved. A row holds the question's counts (judged, verified,
+    misattributed and unverified quotes, short ones, numbers, unsupported numbers), which add up to the
+    run's rates."""
+
+    name: str = "grounding"
+    keep: frozenset[str] = frozenset()
+
+    def names(self, settings: Settings) -> tuple[str, ...]:
+        """Name the run's rates."""
+        return METRICS.names("grounding")
+
+    def width(self, settings: Settings) -> int:
+        """Store the seven counts."""
+        return 7
+
+    def values(
+        self, item: GoldItem, trace: TraceView | None, obj: Mapping[str, object] | None, answered: bool,
+        settings: Settings,
+    ) -> tuple[float, ...] | None:
+        """Count an answered claim's quotes and numbers against its evidence (None: no answer, or no
+        passage text to check it against)."""
+        if trace is None or not answered or obj is None:
+            return None
+        from ragscore.metrics.grounding import grounding_counts
+
+        texts = _strings(obj.get("retrieved_chunks"))
+        if not texts:
+            return None
+        ids = trace.retrieved
+        cited = set(trace.citations)
+        if cited and len(ids) == len(texts):  # texts in the order of the ids: the cited ones are the evidence
+            evidence = [t for i, t in zip(ids, texts, strict=True) if i in cited]
+            others = [t for i, t in zip(ids, texts, strict=True) if i not in cited]
+        else:
+            evidence, others = texts, []
+        return grounding_counts(trace.claim, evidence or texts, others if evidence else [])
+
+    def summarise(self, columns: Totals, settings: Settings) -> dict[str, float | None]:
+        """Each rate as the run's count over the run's count (None when nothing was judged)."""
+        judged, verified, misattributed, unverified, _short, numbers, unsupported = (
+            round(m.fsum) for m in columns.columns)
+        return _grounding_rates(judged, verified, misattributed, unverified, numbers, unsupported)
+
+    def question_metrics(self, row: Sequence[float] | None, settings: Settings) -> dict[str, float | None]:
+        """Give one question's rates."""
+        if row is None:
+            return dict.fromkeys(METRICS.names("grounding"))
+        judged, verified, misattributed, unverified, _short, numbers, unsupported = (round(v) for v in row)
+        return _grounding_rates(judged, verified, misattributed, unverified, numbers, unsupported)
+
+
+def _grounding_rates(judged: int, verified: int, misattributed: int, unverified: int, numbers: int,
+                     unsupported: int) -> dict[str, float | None]:
+    return {"quote_verified_rate": verified / judged if judged else None,
+            "quote_misattributed_rate": misattributed / judged if judged else None,
+            "quote_unverified_rate": unverified / judged if judged else None,
+            "number_unsupported_rate": unsupported / numbers if numbers else None}
+
+
+FAMILIES: Final[dict[str, Family]] = {
+    f.name: f for f in (RetrievalFamily(), SimilarityFamily(), TextFamily(), GroundingFamily())}
 ANSWER: Final = "answer"  # the core family, always on (metrics/answer.py)
 
 

@@ -111,18 +111,34 @@ def quotes(claim: str) -> list[Quote]:
     return out
 
 
+def folded(text: str) -> str:
+    """``fold(text).text`` without the offsets, in C: what a passage is compared as."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().translate(_FOLDED).split())
+
+
 def judge_quote(quote: str, evidence: Iterable[str], others: Iterable[str] = ()) -> str:
     """``verified`` when the folded quote is in a folded evidence passage, ``misattributed`` when it is
     only in one of ``others`` (passages retrieved but not its evidence), else ``unverified``; ``short``
     when it is shorter than ``MIN_QUOTE`` characters once folded."""
-    needle = fold(quote).text.strip(" .,;:!?'\"-")
+    needle = folded(quote).strip(" .,;:!?'\"-")
     if len(needle) < MIN_QUOTE:
         return SHORT
-    if any(needle in fold(passage).text for passage in evidence):
+    if any(needle in folded(passage) for passage in evidence):
         return VERIFIED
-    if any(needle in fold(passage).text for passage in others):
+    if any(needle in folded(passage) for passage in others):
         return MISATTRIBUTED
     return UNVERIFIED
+
+
+def grounding_counts(claim: str, evidence: Sequence[str], others: Sequence[str]) -> tuple[float, ...]:
+    """A claim's counts against its evidence: judged, verified, misattributed and unverified quotes, short
+    quotes, numbers, unsupported numbers."""
+    judged = [judge_quote(q.text, evidence, others) for q in quotes(claim)]
+    short = judged.count(SHORT)
+    claimed = numbers(claim)
+    return (float(len(judged) - short), float(judged.count(VERIFIED)), float(judged.count(MISATTRIBUTED)),
+            float(judged.count(UNVERIFIED)), float(short), float(len(claimed)),
+            float(len(unsupported(claim, evidence, claimed)) if claimed else 0))
 
 
 # --- numbers --------------------------------------------------------------------------------------
@@ -180,7 +196,7 @@ def supports(evidence: Number, claimed: Number) -> bool:
     return rounded == claimed.value
 
 
-def unsupported(claim: str, evidence: Sequence[str]) -> list[Number]:
-    """The numbers of the claim that no number of its evidence supports."""
+def unsupported(claim: str, evidence: Sequence[str], claimed: Sequence[Number] | None = None) -> list[Number]:
+    """The numbers of the claim (``claimed``, when read already) that no number of its evidence supports."""
     found = [n for passage in evidence for n in numbers(passage)]
-    return [n for n in numbers(claim) if not any(supports(e, n) for e in found)]
+    return [n for n in (numbers(claim) if claimed is None else claimed) if not any(supports(e, n) for e in found)]
