@@ -276,17 +276,17 @@ def test_from_json_with_a_spill_folder_reads_the_same_partial(isolated, monkeypa
 
 
 def test_a_merge_that_lists_no_question_reads_rows_only_for_its_slices(ragscore, isolated, monkeypatch):
-    from ragscore import partial_schema
+    from ragscore import partial_rows
 
     _make(isolated, n=200)
     read: list[object] = []
-    real = partial_schema._Row.read
+    real = partial_rows.RowReader.read
 
     def counted(self, n, v):  # type: ignore[no-untyped-def]
         read.append(v)
         return real(self, n, v)
 
-    monkeypatch.setattr(partial_schema._Row, "read", counted)
+    monkeypatch.setattr(partial_rows.RowReader, "read", counted)
     for by in ((), ("--by", "answerable")):
         for k in (1, 2):
             assert ragscore("partial", "--gold", "g.jsonl", "--trace", "t.jsonl", "--part", f"{k}/2", "-o",
