@@ -2,8 +2,9 @@
 
 Every ``import`` and ``from ... import`` statement counts wherever it is: at the top, inside a function
 (a lazy import) or under ``if TYPE_CHECKING:``. ``from ragscore.a import b`` where ``b`` is a module of
-package ``a`` is an import of ``ragscore.a.b`` (and of the package ``ragscore.a``, whose ``__init__``
-runs first).
+package ``a`` is an import of ``ragscore.a.b``; of the package ``ragscore.a`` itself only when a name it
+imports is not a submodule (a package's ``__init__`` runs first either way, but what runs it is not an
+edge of the graph: otherwise every package would be in a cycle with its own modules).
 """
 
 from __future__ import annotations

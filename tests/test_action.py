@@ -269,7 +269,7 @@ def layout() -> dict[str, str]:
     return entries
 
 
-def test_readme_layout_names_every_package_and_module() -> None:
+def test_the_layout_names_every_package_and_module() -> None:
     entries = layout()
     package = ROOT / "src" / "ragscore"
     for path in sorted(package.rglob("*.py")):
@@ -285,7 +285,7 @@ def test_readme_layout_names_every_package_and_module() -> None:
                 assert re.search(rf"(?<![\w/]){re.escape(part)}", entries[top]), f"the layout in docs/development.md does not name {relative}"
 
 
-def test_readme_layout_names_only_what_exists() -> None:
+def test_the_layout_names_only_what_exists() -> None:
     entries = layout()
     package = ROOT / "src" / "ragscore"
     for name, text in entries.items():

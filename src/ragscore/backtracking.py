@@ -3,7 +3,7 @@
 re backtracks: a pattern that can match the same text in many ways tries every way before it
 gives up, and "^(a+)+$" on a claim of 33 "a"s and a "!" runs for minutes. A refusal pattern comes
 from a settings file that a pull request can change, so such a pattern is refused when it is read.
-The rule (the README's "Refusals" states it) is read off re's own parse of the pattern:
+The rule (docs/settings.md states it) is read off re's own parse of the pattern:
 
 1. no back-reference (\\1, (?P=name));
 2. a repeat that can match more than once (*, +, {m,n} with n > 1) holds no repeat of varying

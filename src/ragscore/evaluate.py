@@ -2,8 +2,8 @@
 
 The work can be split by question: worker ``part`` of ``parts`` keeps the gold items whose qid
 it owns (``loaders.jsonl.owner``) and scores only the trace lines for those questions, so the
-workers share nothing and their results simply add up (``merge``). With ``parts == 1`` the same
-code scores everything in one pass.
+workers share nothing and their results simply add up (``ragscore.finish``). With ``parts == 1``
+the same code scores everything in one pass.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from ragscore.diagnose.samples import Picked, with_texts, worst_questions
 from ragscore.errors import InputError
 from ragscore.external import ScoreColumns, ScoreTotals
 from ragscore.finish import (
-    _per_question,
     merge,
+    per_question_metric,
 )
 from ragscore.loaders.gold import (
     KEEP_EXTRA,
@@ -530,7 +530,8 @@ def _per_question_floats(
     floats = {"citation_precision": shares}
     nan = math.nan
     for family, c in zip(families, columns, strict=True):
-        names = [name for name in family.names(settings) if _per_question(name) and (only is None or name in only)]
+        names = [name for name in family.names(settings)
+                 if per_question_metric(name) and (only is None or name in only)]
         if not names:
             continue
         arrays = [array("d") for _ in names]

@@ -177,7 +177,7 @@ def check_name_count(first_lines: Sequence[Mapping[str, int]], file_names: Seque
 
 def name_problem(name: str, sampled: bool = False) -> str | None:
     """Say why a score name cannot be a metric's name, or None when it can: the one rule, which
-    gates follow too (``ragscore.metrics.registry.score_name_problem``; ``sampled``: the run
+    gates follow too (``ragscore.metrics.names.score_name_problem``; ``sampled``: the run
     computes the metrics of repeated samples, whose names are taken then)."""
     return score_name_problem(name, sampled)
 

@@ -16,6 +16,7 @@ from ragscore.external import check_name_count, merge_totals
 from ragscore.loaders.gold import NO_QUESTIONS
 from ragscore.loaders.jsonl import InputFile
 from ragscore.loaders.records import Records, no_trace_records
+from ragscore.loaders.trace import path_key
 from ragscore.metrics.answer import AnswerTally
 from ragscore.metrics.families import Totals
 from ragscore.metrics.names import lookup
@@ -54,14 +55,7 @@ CLAIM_LIKE: Final = frozenset({
 })
 
 
-def path_key(key: str) -> str:
-    """Write a key as a path step: bare when it can be, else quoted."""
-    if key and key.isprintable() and not any(c in key for c in '.[]" '):
-        return key
-    return '"' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _per_question(name: str) -> bool:
+def per_question_metric(name: str) -> bool:
     spec = lookup(name)
     return spec is None or spec.kind not in ("count", "corpus")
 

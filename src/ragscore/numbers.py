@@ -1,4 +1,5 @@
-"""Numbers written as text in options and settings: plain decimals, as a person writes them."""
+"""Numbers written as text in options and settings: plain decimals, as a person writes them; and a
+gate's test of a value against its threshold (``holds``)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ A score's name becomes a metric's name: gates name it, and reports print it, at 
 line too (where "::" would start a GitHub workflow command). So it is letters, digits and
 ``_ . @ : / -``, starting with a letter, digit or ``_``. An ``@`` may be followed by anything
 (``judge@v2``, ``judge@5``). Which names ragscore keeps for its own metrics is the registry's
-part of the rule (``ragscore.metrics.registry.score_name_problem``, which checks this first).
+part of the rule (``ragscore.metrics.names.score_name_problem``, which checks this first).
 The ``--scores`` loader checks the spelling itself, to name the line and the character.
 """
 

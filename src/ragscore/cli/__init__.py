@@ -8,7 +8,6 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from types import ModuleType
 from typing import Final
 
 from ragscore.cli.common import Exit, Streams, check_paths, one_line, silence_stdout
@@ -19,88 +18,130 @@ __all__ = ["Exit", "main"]
 
 Command = tuple[Callable[[str], argparse.ArgumentParser], Callable[[argparse.Namespace, Streams], Exit]]
 
-# Subcommands by name: the function that imports the module holding each one, its parser's builder
-# and its runner. Scoring is the default. A command's module is imported when it runs, so that
-# `ragscore trec` or `ragscore validate` does not import what scoring needs.
+# Subcommands by name: the function that imports each one's parser builder and runner. Scoring is the
+# default. A command's module is imported when it runs, so that `ragscore trec` or `ragscore validate`
+# does not import what scoring needs.
 
-def _score() -> ModuleType:
-    from ragscore.cli import score
+def _score() -> Command:
+    from ragscore.cli.score import run_score, score_parser
 
-    return score
-
-
-def _tools() -> ModuleType:
-    from ragscore.cli import tools
-
-    return tools
+    return score_parser, run_score
 
 
-def _compare() -> ModuleType:
-    from ragscore.cli import compare
+def _validate() -> Command:
+    from ragscore.cli.tools import run_validate, validate_parser
 
-    return compare
-
-
-def _stages() -> ModuleType:
-    from ragscore.cli import stages
-
-    return stages
+    return validate_parser, run_validate
 
 
-def _trec() -> ModuleType:
-    from ragscore.cli import trec
+def _init() -> Command:
+    from ragscore.cli.tools import init_parser, run_init
 
-    return trec
-
-
-def _distributed() -> ModuleType:
-    from ragscore.cli import distributed
-
-    return distributed
+    return init_parser, run_init
 
 
-def _monitor() -> ModuleType:
-    from ragscore.cli import monitor
+def _schema() -> Command:
+    from ragscore.cli.tools import run_schema, schema_parser
 
-    return monitor
-
-
-def _gold() -> ModuleType:
-    from ragscore.cli import gold
-
-    return gold
+    return schema_parser, run_schema
 
 
-def _power() -> ModuleType:
-    from ragscore.cli import power
+def _compare() -> Command:
+    from ragscore.cli.compare import compare_parser, run_compare
 
-    return power
-
-
-def _suite() -> ModuleType:
-    from ragscore.cli import suite
-
-    return suite
+    return compare_parser, run_compare
 
 
-_HOMES: Final[dict[str, tuple[Callable[[], ModuleType], str, str]]] = {
-    "score": (_score, "score_parser", "run_score"),
-    "validate": (_tools, "validate_parser", "run_validate"),
-    "init": (_tools, "init_parser", "run_init"),
-    "schema": (_tools, "schema_parser", "run_schema"),
-    "compare": (_compare, "compare_parser", "run_compare"),
-    "ner": (_stages, "ner_parser", "run_ner"),
-    "classify": (_stages, "classify_parser", "run_classify"),
-    "link": (_stages, "link_parser", "run_link"),
-    "trec": (_trec, "trec_parser", "run_trec"),
-    "partial": (_distributed, "partial_parser", "run_partial"),
-    "merge": (_distributed, "merge_parser", "run_merge"),
-    "monitor": (_monitor, "monitor_parser", "run_monitor"),
-    "agree": (_gold, "agree_parser", "run_agree"),
-    "split": (_gold, "split_parser", "run_split"),
-    "power": (_power, "power_parser", "run_power"),
-    "run": (_suite, "run_parser", "run_run"),
-    "dashboard": (_suite, "dashboard_parser", "run_dashboard"),
+def _ner() -> Command:
+    from ragscore.cli.stages import ner_parser, run_ner
+
+    return ner_parser, run_ner
+
+
+def _classify() -> Command:
+    from ragscore.cli.stages import classify_parser, run_classify
+
+    return classify_parser, run_classify
+
+
+def _link() -> Command:
+    from ragscore.cli.stages import link_parser, run_link
+
+    return link_parser, run_link
+
+
+def _trec() -> Command:
+    from ragscore.cli.trec import run_trec, trec_parser
+
+    return trec_parser, run_trec
+
+
+def _partial() -> Command:
+    from ragscore.cli.distributed import partial_parser, run_partial
+
+    return partial_parser, run_partial
+
+
+def _merge() -> Command:
+    from ragscore.cli.distributed import merge_parser, run_merge
+
+    return merge_parser, run_merge
+
+
+def _monitor() -> Command:
+    from ragscore.cli.monitor import monitor_parser, run_monitor
+
+    return monitor_parser, run_monitor
+
+
+def _agree() -> Command:
+    from ragscore.cli.gold import agree_parser, run_agree
+
+    return agree_parser, run_agree
+
+
+def _split() -> Command:
+    from ragscore.cli.gold import run_split, split_parser
+
+    return split_parser, run_split
+
+
+def _power() -> Command:
+    from ragscore.cli.power import power_parser, run_power
+
+    return power_parser, run_power
+
+
+def _run() -> Command:
+    from ragscore.cli.suite import run_parser, run_run
+
+    return run_parser, run_run
+
+
+def _dashboard() -> Command:
+    from ragscore.cli.suite import dashboard_parser, run_dashboard
+
+    return dashboard_parser, run_dashboard
+
+
+_HOMES: Final[dict[str, Callable[[], Command]]] = {
+    "score": _score,
+    "validate": _validate,
+    "init": _init,
+    "schema": _schema,
+    "compare": _compare,
+    "ner": _ner,
+    "classify": _classify,
+    "link": _link,
+    "trec": _trec,
+    "partial": _partial,
+    "merge": _merge,
+    "monitor": _monitor,
+    "agree": _agree,
+    "split": _split,
+    "power": _power,
+    "run": _run,
+    "dashboard": _dashboard,
 }
 
 
@@ -108,9 +149,7 @@ class _Commands(Mapping[str, Command]):
     """The subcommands by name, each imported on first use."""
 
     def __getitem__(self, name: str) -> Command:
-        load, build, run = _HOMES[name]
-        home = load()
-        return getattr(home, build), getattr(home, run)
+        return _HOMES[name]()
 
     def __iter__(self) -> Iterator[str]:
         return iter(_HOMES)

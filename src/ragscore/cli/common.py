@@ -28,7 +28,7 @@ MESSAGE_LIMIT: Final = 2000
 
 
 class Exit(IntEnum):
-    """Exit statuses, documented in the README."""
+    """Exit statuses, documented in docs/ci.md ("Exit status")."""
 
     OK = 0
     GATE_FAILED = 1

@@ -39,7 +39,7 @@ def power_parser(prog: str) -> argparse.ArgumentParser:
                         help="1 - C is the test's significance level (default 0.95)")
     parser.add_argument("--gates-file", type=INPUT_PATH, metavar="PATH",
                         help="read [scoring], [gates] and [regression] from PATH")
-    add_trace_options(parser, "how the traces are written (default: auto)", "read a trace concept from another "
+    add_trace_options(parser, "how the traces are written", "read a trace concept from another "
                                                                              "path (repeatable)")
     add_report_options(parser, ("json", "markdown", "none"), files=("json", "markdown"))
     add_quiet_option(parser)

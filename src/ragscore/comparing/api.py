@@ -238,13 +238,11 @@ class RunsTable(Reported):
 
     def notes(self) -> list[str]:
         """What the runs' folders and globs left out, then one line per pair: its wins, ties and losses."""
-        def counted(n: int, one: str, many: str) -> str:
-            return f"{n} {one if n == 1 else many}"
-
         from ragscore.reports.common import clean  # run names come from file names or --names
+        from ragscore.reports.console import plural
 
-        return self.left_out + [clean(f"{p['baseline']} vs {p['candidate']}: {counted(p['wins'], 'win', 'wins')}, "
-                                      f"{counted(p['ties'], 'tie', 'ties')}, {counted(p['losses'], 'loss', 'losses')}")
+        return self.left_out + [clean(f"{p['baseline']} vs {p['candidate']}: {plural(p['wins'], 'win', 'wins')}, "
+                                      f"{plural(p['ties'], 'tie', 'ties')}, {plural(p['losses'], 'loss', 'losses')}")
                                 for p in self.document["pairs"]]
 
 

@@ -117,7 +117,7 @@ GROUNDING: Final = (  # --metrics grounding (metrics/grounding.py): the claim's 
 
 # The common names of scores from other evaluators (as LLM-judged evaluation frameworks call
 # them): known to gates before any input is read, and described in reports. Any other name a
-# score may have (ragscore.metrics.registry.score_name_problem) works as well: see direction_of.
+# score may have (ragscore.metrics.names.score_name_problem) works as well: see direction_of.
 EXTERNAL: Final = (
     MetricSpec("faithfulness", H, SCORES, "external score: claims supported by the retrieved context"),
     MetricSpec("answer_relevancy", H, SCORES, "external score: how directly the answer addresses the question"),

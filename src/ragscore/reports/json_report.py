@@ -9,8 +9,9 @@ from typing import Any
 from ragscore.quoting import json_safe
 
 
-def _dumps(value: object, **options: Any) -> str:
-    # Non-ASCII text stays readable; the control characters JSON would leave raw become \uXXXX.
+def dumps_json(value: object, **options: Any) -> str:
+    """JSON text as every report writes it: non-ASCII text readable, the control characters JSON would
+    leave raw as \\uXXXX, no NaN."""
     return json_safe(json.dumps(value, ensure_ascii=False, allow_nan=False, **options))
 
 
@@ -28,10 +29,10 @@ def render_json(doc: dict[str, Any], *, questions: bool = True) -> Iterator[str]
             yield '  "questions": ['
             empty = True
             for entry in doc[key]:
-                yield ("\n    " if empty else ",\n    ") + _dumps(entry)
+                yield ("\n    " if empty else ",\n    ") + dumps_json(entry)
                 empty = False
             yield ("]" if empty else "\n  ]") + comma + "\n"
         else:
-            nested = _dumps(doc[key], indent=2).replace("\n", "\n  ")  # strings hold no raw newline
-            yield f"  {_dumps(key)}: {nested}{comma}\n"
+            nested = dumps_json(doc[key], indent=2).replace("\n", "\n  ")  # strings hold no raw newline
+            yield f"  {dumps_json(key)}: {nested}{comma}\n"
     yield "}\n"

@@ -2,11 +2,6 @@
 
 Each stage reads a gold file and a prediction file joined by ``id`` (``records``), computes its
 metrics as pure functions (``ner``, ``classify``, ``link``), and reports through the shared
-stage document (``document``) in every format the main scorer has.
+stage document (``document``) in every format the main scorer has. ``api`` is the wing's entry:
+``ner``, ``classify`` and ``link`` from Python, and ``STAGES``, the three by name.
 """
-
-from __future__ import annotations
-
-STAGES = ("ner", "classify", "link")
-
-__all__ = ["STAGES"]

@@ -1,6 +1,6 @@
 """Entity linking: hits@K and MRR over the ranked candidates, and NIL detection.
 
-Definitions (also in the README):
+Definitions (also in docs/commands/link.md):
 
 - Candidates are ranked by score, highest first; equal scores keep their order in the file
   (a stable sort). A kb id listed more than once counts once, at its highest score (of equal

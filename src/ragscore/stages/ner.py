@@ -1,6 +1,6 @@
 """Named-entity extraction: entity-level strict and partial matching, token-level scores, type counts.
 
-Definitions (the README's "Pipeline stages" section says the same in prose):
+Definitions (docs/commands/ner.md says the same in prose):
 
 - An entity is a half-open character span ``[start, end)`` of the gold text with a type.
 - **Strict** match: same start, end and type. **Partial** match: spans that share at least one

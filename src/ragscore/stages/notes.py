@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
+from ragscore.reports.console import plural
 
 
 def _listed(ids: list[str], limit: int = 5) -> str:
@@ -20,12 +18,12 @@ def join_notes(missing: list[str], unknown: list[str], duplicates: list[str]) ->
 
     notes = []
     if missing:
-        notes.append(f"{_plural(len(missing), 'gold item has', 'gold items have')} no prediction "
+        notes.append(f"{plural(len(missing), 'gold item has', 'gold items have')} no prediction "
                      f"(scored as an empty prediction): {_listed(missing)}")
     if unknown:
-        notes.append(f"{_plural(len(unknown), 'prediction line has', 'prediction lines have')} "
+        notes.append(f"{plural(len(unknown), 'prediction line has', 'prediction lines have')} "
                      f"an id not in the gold file (ignored): {_listed(unknown)}")
     if duplicates:
-        notes.append(f"{_plural(len(duplicates), 'prediction line was', 'prediction lines were')} "
+        notes.append(f"{plural(len(duplicates), 'prediction line was', 'prediction lines were')} "
                      f"replaced by a later line with the same id (the last counts): {_listed(duplicates)}")
     return [clean(note) for note in notes]

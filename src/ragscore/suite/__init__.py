@@ -4,6 +4,7 @@
 task's keys; ``tasks`` runs one task through the Python API of its command and picks its key
 figures; ``run`` runs them all and builds the suite's document; ``history`` appends a run to a
 JSON Lines history and reads one back; ``dashboard`` turns a history into the dashboard's data.
-The reports render these documents (``reports.suite_report``, ``reports.suite_html``,
-``reports.dashboard_report``).
+``outcome`` holds what a run is apart from its reports, which ``report`` (text, JSON, Markdown,
+JUnit), ``html`` and ``dashboard_report`` render. The suite calls each command through its wing's
+``api`` module (and score's ``ragscore.api``) only.
 """

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from ragscore.reports.common import cell, code, fmt, signature_line
-from ragscore.reports.json_report import _dumps
+from ragscore.reports.json_report import dumps_json
 from ragscore.reports.junit import clean
 
 if TYPE_CHECKING:
@@ -69,13 +69,13 @@ def render_suite_json(run: SuiteOutcome) -> Iterator[str]:
     doc = run.document
     yield "{\n"
     for key, value in doc.items():
-        yield f"  {_dumps(key)}: {_dumps(value, indent=2).replace(chr(10), chr(10) + '  ')},\n"
+        yield f"  {dumps_json(key)}: {dumps_json(value, indent=2).replace(chr(10), chr(10) + '  ')},\n"
     yield '  "tasks": {'
     for n, o in enumerate(run.outcomes):
         head = {"command": o.task.command, "status": o.status, "no_fail": o.task.no_fail, "error": o.error}
-        yield ("\n" if n == 0 else ",\n") + f"    {_dumps(o.task.name)}: {{\n"
+        yield ("\n" if n == 0 else ",\n") + f"    {dumps_json(o.task.name)}: {{\n"
         for key, value in head.items():
-            yield f"      {_dumps(key)}: {_dumps(value)},\n"
+            yield f"      {dumps_json(key)}: {dumps_json(value)},\n"
         if o.result is None:
             yield '      "report": null\n    }'
             continue

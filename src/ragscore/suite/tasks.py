@@ -70,9 +70,9 @@ def execute(task: Task) -> Result:
         config = api.load_config(o.get("gates_file"), **_settings(o))
         if "runs" in o:
             return comparing.compare_several(o["gold"], [[run] for run in o["runs"]], names=o.get("names"),
-                                       columns=o.get("columns"), config=config, jobs=o.get("jobs"))
+                                             columns=o.get("columns"), config=config, jobs=o.get("jobs"))
         return comparing.compare(o["gold"], o.get("baseline"), o["trace"], baseline_report=o.get("baseline_report"),
-                           config=config, jobs=o.get("jobs"))
+                                 config=config, jobs=o.get("jobs"))
     if task.command == "trec":
         from ragscore.trec.api import score_trec
 

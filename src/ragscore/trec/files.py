@@ -39,6 +39,7 @@ from typing import IO, Final, TypeVar
 
 from ragscore.errors import InputError
 from ragscore.loaders.input_file import BOM, MAX_LINE_BYTES, InputFile, decode_text, utf16_encoding
+from ragscore.parallel import available_cores
 from ragscore.quoting import quote
 from ragscore.trec.measures import LONG_MAX, c_double, c_long
 
@@ -369,7 +370,7 @@ def _read_run_fast(file: InputFile) -> tuple[str, dict[str, str], str]:
 def _split_point(file: InputFile, path: str) -> int | None:
     """Where a second process could start reading a large plain file: the first line of a topic past the
     middle (None: a small, compressed or transcoded file, one core, or no topic starts there)."""
-    if _cores() < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if available_cores() < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return None
     try:
         size = os.path.getsize(path)
@@ -391,13 +392,6 @@ def _split_point(file: InputFile, path: str) -> int | None:
             return offset
         offset += len(line) + 1
     return None
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _read_in_two(path: str, split: int) -> tuple[str, dict[str, str], str] | None:

@@ -7,24 +7,19 @@ the test suite; every value from the input (run ids, paths, qids) is escaped.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from ragscore.metrics.registry import Direction
-from ragscore.quoting import json_safe
 from ragscore.reports.common import cell, change_mark, code, fmt, gate_rule, gates_verdict, signature_line, verdict
 from ragscore.reports.html import GATES_NOTE, esc, footer, gates_section, html_table, page_head, verdict_html
+from ragscore.reports.json_report import dumps_json
 from ragscore.reports.junit import render_junit
 from ragscore.trec.document import run_labels
 from ragscore.trec.names import resolve
 
 SIGNIFICANT: Final = "*"
 FORMATS: Final = ("json", "markdown", "html", "junit")
-
-
-def _dumps(value: object, **options: Any) -> str:
-    return json_safe(json.dumps(value, ensure_ascii=False, allow_nan=False, **options))
 
 
 def render_trec_json(doc: dict[str, Any]) -> Iterator[str]:
@@ -35,11 +30,11 @@ def render_trec_json(doc: dict[str, Any]) -> Iterator[str]:
         comma = "," if n < len(keys) - 1 else ""
         if key == "queries":
             entries = doc[key]
-            yield '  "queries": [' + "".join(("\n    " if i == 0 else ",\n    ") + _dumps(entry)
+            yield '  "queries": [' + "".join(("\n    " if i == 0 else ",\n    ") + dumps_json(entry)
                                              for i, entry in enumerate(entries))
             yield ("\n  ]" if entries else "]") + comma + "\n"
         else:
-            yield f"  {_dumps(key)}: {_dumps(doc[key], indent=2).replace(chr(10), chr(10) + '  ')}{comma}\n"
+            yield f"  {dumps_json(key)}: {dumps_json(doc[key], indent=2).replace(chr(10), chr(10) + '  ')}{comma}\n"
     yield "}\n"
 
 
