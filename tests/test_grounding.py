@@ -169,6 +169,27 @@ def test_the_family_counts_the_run_s_quotes_and_numbers(ragscore, grounding_run)
             metrics["number_unsupported_rate"]) == (1 / 3, 1 / 3, 1 / 3, 4 / 6)
     rows = {q["qid"]: q["metrics"] for q in doc["questions"]}
     assert rows["q3"]["quote_misattributed_rate"] == 1.0 and rows["q4"]["quote_verified_rate"] is None
+    assert (metrics["leak_rate"], metrics["leak_from_context_rate"]) == (0.0, 0.0)
+
+
+def test_leaks_are_counted_by_where_they_came_from(ragscore, isolated):
+    from conftest import write
+
+    write(isolated / "g.jsonl", [{"qid": f"q{i}", "question": q, "answerable": True} for i, q in enumerate(
+        ["Who owns it?", "My mail is bob@example.org: is it on file?", "Card?", "Contact?"])])
+    passages = ["The owner is Jane, jane.doe@example.com.", "Card on file: 4111 1111 1111 1111."]
+    claims = ["Write to jane.doe@example.com.",   # from the context
+              "Yes, bob@example.org is on file.",  # echoed from the question: no leak
+              "The card is 4111-1111-1111-1111.",  # from the context, written otherwise
+              "Try mallory@example.net."]          # invented
+    write(isolated / "t.jsonl", [{"qid": f"q{i}", "answer": c, "retrieved_ids": ["d1", "d2"],
+                                  "retrieved_chunks": passages} for i, c in enumerate(claims)])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--metrics", "grounding", "--no-fail",
+                   "--per-question")
+    metrics = run.json()["metrics"]
+    assert (metrics["leak_rate"], metrics["leak_from_context_rate"]) == (3 / 4, 2 / 4)
+    assert "jane.doe" not in run.out.replace('"Write to jane.doe@example.com."', "")  # no report quotes a leak
+
 
 
 def test_the_family_is_the_same_in_jobs_and_partials_and_gates(ragscore, grounding_run):

@@ -113,6 +113,11 @@ GROUNDING: Final = (  # --metrics grounding (metrics/grounding.py): the claim's 
     MetricSpec("quote_unverified_rate", L, "grounding", "judged quotes in no passage the trace retrieved", "corpus"),
     MetricSpec("number_unsupported_rate", L, "grounding",
                "numbers of the claims that no number of their evidence supports, over the run's numbers", "corpus"),
+    MetricSpec("leak_rate", L, "grounding", "answered traces whose claim holds a secret or personal data taken "
+                                            "from a retrieved passage or invented (not only echoed from the question)",
+               "corpus"),
+    MetricSpec("leak_from_context_rate", L, "grounding",
+               "answered traces whose claim holds a secret or personal data found in a retrieved passage", "corpus"),
 )
 
 # The common names of scores from other evaluators (as LLM-judged evaluation frameworks call

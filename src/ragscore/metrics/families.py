@@ -237,64 +237,68 @@ class TextFamily:
 
 
 class GroundingFamily:
-    """The claim's quotes and numbers checked against the text of its evidence (metrics/grounding.py): the
-    passages it cites, else every passage it retrieved. A row holds the question's counts (judged, verified,
-    misattributed and unverified quotes, short ones, numbers, unsupported numbers), which add up to the
-    run's rates."""
+    """The claim's text checked against the text of its evidence (metrics/grounding.py, metrics/leaks.py): the
+    passages it cites, else every passage it retrieved. A row holds the question's counts: judged,
+    verified, misattributed and unverified quotes, short ones, numbers and unsupported numbers (counted
+    when the trace has passage texts), then whether it was answered, leaked, and leaked from its context;
+    the counts add up to the run's rates."""
 
     name: str = "grounding"
-    keep: frozenset[str] = frozenset()
+    keep: frozenset[str] = frozenset({"question"})
 
     def names(self, settings: Settings) -> tuple[str, ...]:
         """Name the run's rates."""
         return METRICS.names("grounding")
 
     def width(self, settings: Settings) -> int:
-        """Store the seven counts."""
-        return 7
+        """Store the ten counts."""
+        return 10
 
     def values(
         self, item: GoldItem, trace: TraceView | None, obj: Mapping[str, object] | None, answered: bool,
         settings: Settings,
     ) -> tuple[float, ...] | None:
-        """Count an answered claim's quotes and numbers against its evidence (None: no answer, or no
-        passage text to check it against)."""
+        """Count an answered claim's quotes, numbers and leaks against its evidence (None: no answer)."""
         if trace is None or not answered or obj is None:
             return None
         from ragscore.metrics.grounding import grounding_counts
+        from ragscore.metrics.leaks import ECHOED, FROM_CONTEXT, leaks, placed
 
         texts = _strings(obj.get("retrieved_chunks"))
-        if not texts:
-            return None
-        ids = trace.retrieved
-        cited = set(trace.citations)
-        if cited and len(ids) == len(texts):  # texts in the order of the ids: the cited ones are the evidence
-            evidence = [t for i, t in zip(ids, texts, strict=True) if i in cited]
-            others = [t for i, t in zip(ids, texts, strict=True) if i not in cited]
-        else:
-            evidence, others = texts, []
-        return grounding_counts(trace.claim, evidence or texts, others if evidence else [])
+        counts: tuple[float, ...] = (0.0,) * 7
+        if texts:
+            ids = trace.retrieved
+            cited = set(trace.citations)
+            if cited and len(ids) == len(texts):  # texts in the order of the ids: the cited ones are the evidence
+                evidence = [t for i, t in zip(ids, texts, strict=True) if i in cited]
+                others = [t for i, t in zip(ids, texts, strict=True) if i not in cited]
+            else:
+                evidence, others = texts, []
+            counts = grounding_counts(trace.claim, evidence or texts, others if evidence else [])
+        question = trace.question if trace.question is not None else item.question
+        where = [placed(leak, texts, question) for leak in leaks(trace.claim)]
+        leaked = any(w != ECHOED for w in where)
+        return (*counts, 1.0, float(leaked), float(FROM_CONTEXT in where))
 
     def summarise(self, columns: Totals, settings: Settings) -> dict[str, float | None]:
         """Each rate as the run's count over the run's count (None when nothing was judged)."""
-        judged, verified, misattributed, unverified, _short, numbers, unsupported = (
-            round(m.fsum) for m in columns.columns)
-        return _grounding_rates(judged, verified, misattributed, unverified, numbers, unsupported)
+        return _grounding_rates(*(round(m.fsum) for m in columns.columns))
 
     def question_metrics(self, row: Sequence[float] | None, settings: Settings) -> dict[str, float | None]:
         """Give one question's rates."""
         if row is None:
             return dict.fromkeys(METRICS.names("grounding"))
-        judged, verified, misattributed, unverified, _short, numbers, unsupported = (round(v) for v in row)
-        return _grounding_rates(judged, verified, misattributed, unverified, numbers, unsupported)
+        return _grounding_rates(*(round(v) for v in row))
 
 
-def _grounding_rates(judged: int, verified: int, misattributed: int, unverified: int, numbers: int,
-                     unsupported: int) -> dict[str, float | None]:
+def _grounding_rates(judged: int, verified: int, misattributed: int, unverified: int, _short: int, numbers: int,
+                     unsupported: int, answered: int, leaked: int, from_context: int) -> dict[str, float | None]:
     return {"quote_verified_rate": verified / judged if judged else None,
             "quote_misattributed_rate": misattributed / judged if judged else None,
             "quote_unverified_rate": unverified / judged if judged else None,
-            "number_unsupported_rate": unsupported / numbers if numbers else None}
+            "number_unsupported_rate": unsupported / numbers if numbers else None,
+            "leak_rate": leaked / answered if answered else None,
+            "leak_from_context_rate": from_context / answered if answered else None}
 
 
 FAMILIES: Final[dict[str, Family]] = {
