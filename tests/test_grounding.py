@@ -202,3 +202,29 @@ def test_the_family_is_the_same_in_jobs_and_partials_and_gates(ragscore, groundi
     assert ragscore("merge", "p1.json", "p2.json", "--no-fail").json()["metrics"] == whole.json()["metrics"]
     gated = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--gates", "number_unsupported_rate<=0.5")
     assert gated.status == 1 and "FAIL    number_unsupported_rate = 0.6667 (gate <= 0.5)" in gated.err
+
+
+def test_explain_shows_each_finding_at_its_characters_and_never_a_leaked_value(ragscore, grounding_run):
+    from conftest import write
+
+    traces = [{"qid": "q1", "answer_json": {"claim": 'It says "refunds are accepted within 30 days"; ask jane@corp.io.',
+                                            "citations": ["d1"]}},
+              {"qid": "q2", "answer_json": {"claim": 'Revenue grew 85% in 2022, "as the report says clearly".',
+                                            "citations": ["d2"]}}]
+    write(grounding_run / "t.jsonl", [{**t, "retrieved_ids": ["d1", "d2"], "retrieved_chunks": PASSAGES}
+                                      for t in traces])
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--metrics", "grounding", "--no-fail", "-q",
+                   "--explain", "q1", "--explain", "q2")
+    assert "jane@corp.io" not in run.out
+    lines = run.out.splitlines()
+    assert 'claim (normalised): "it says \\"refunds are accepted within 30 days\\"; ask [email]."' in lines
+    assert [line for line in lines if line.startswith(("grounding", "quote at", "number", "leak"))] == [
+        "grounding evidence: the 1 cited passage",
+        'quote at characters 9-44: "refunds are accepted within 30 days": verified',
+        "numbers: 1, each supported by the evidence",
+        "leak at characters 51-63: email (invented)",
+        "grounding evidence: the 1 cited passage",
+        'quote at characters 27-53: "as the report says clearly": unverified',
+        'number at characters 13-16: "85%": unsupported',
+        'number at characters 20-24: "2022": unsupported',
+    ]

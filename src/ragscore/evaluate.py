@@ -200,6 +200,7 @@ class _Judged:
     trace_lines: array[int] | None
     answers: list[tuple[str | None, tuple[str, ...]] | None] | None  # claim and citations, for the rows
     views: dict[int, TraceView] = field(default_factory=dict)  # the questions to explain: the last trace
+    passages: dict[int, tuple[str, ...]] = field(default_factory=dict)  # ... and its passages' texts
     seen: dict[int, int] = field(default_factory=dict)         # ... and how many lines they had
     shape: TraceShape | None = None       # how a mapped trace format is read (None: the contract)
     repeats: Repeats | None = None        # each question's samples (repeats = "samples")
@@ -349,6 +350,8 @@ def _join(
             c.put(position, family.values(item, view, obj, outcome.answered, settings))  # type: ignore[arg-type]
         if position in explain_at:
             views[position] = view
+            chunks = obj.get("retrieved_chunks")  # type: ignore[attr-defined]
+            judged.passages[position] = tuple(c for c in chunks if isinstance(c, str)) if type(chunks) is list else ()
             seen[position] = seen.get(position, 0) + 1
         if repeats is not None:  # a sample of the question: its answer metrics add to the question's
             repeats.add(position, codes[position], outcome.cite_share)
@@ -445,7 +448,8 @@ def _rows_and_explained(
         if item.qid in wants.explain:
             result.explained[item.qid] = Explained(item, outcome, judged.views.get(position),
                                                    judged.seen.get(position, 0),
-                                                   None if sampled is None else sampled[position])
+                                                   None if sampled is None else sampled[position],
+                                                   judged.passages.get(position, ()))
     if rows is not None:
         result.rows = rows.finish()
 

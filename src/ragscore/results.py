@@ -73,6 +73,7 @@ class Explained(NamedTuple):
     trace: TraceView | None
     lines: int  # how many trace lines the question had
     sampled: QuestionSamples | None = None  # its samples (repeats = "samples"): trace is the last one
+    passages: tuple[str, ...] = ()  # the texts of the trace's retrieved passages (--metrics grounding's findings)
 
 
 class Unreadable(NamedTuple):

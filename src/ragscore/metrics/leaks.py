@@ -119,3 +119,12 @@ def placed(leak: Leak, passages: Iterable[str], question: str | None) -> str:
     if question is not None and value in question:
         return ECHOED
     return INVENTED
+
+
+def masked(text: str) -> str:
+    """``text`` with each leak's value replaced by its kind in brackets (``[email]``): what a report shows."""
+    out, at = [], 0
+    for leak in leaks(text):
+        out += [text[at:leak.start], f"[{leak.kind}]"]
+        at = leak.end
+    return "".join(out) + text[at:]

@@ -59,7 +59,12 @@ def render_explanation(explained: Explained, settings: Settings, traces: InputFi
         later = f" (the last of {duplicates + 1} lines for this question)" if duplicates else ""
     trace_name, line = traces.locate(trace.line)
     lines.append(f"trace: {trace_name} line {line}{later}")
-    lines.append(f"claim (normalised): {quote(normalise(trace.claim))}" + ("" if trace.claim_from else " (no claim)"))
+    shown = trace.claim
+    if "grounding" in settings.families:  # a leak's value is never shown: its kind stands for it
+        from ragscore.metrics.leaks import masked
+
+        shown = masked(shown)
+    lines.append(f"claim (normalised): {quote(normalise(shown))}" + ("" if trace.claim_from else " (no claim)"))
     tokens = ", ".join(map(quote, settings.refusal_tokens))
     if outcome.answered:
         how = (f'"{trace.refused_from}" is false' if trace.refused is not None
@@ -93,4 +98,42 @@ def render_explanation(explained: Explained, settings: Settings, traces: InputFi
         if gold.forbidden:
             found = f"yes, {quote(outcome.forbidden)}" if outcome.forbidden is not None else "no"
             lines.append(f"forbidden substring: {found}")
+        if "grounding" in settings.families:
+            lines += grounding_lines(trace.claim, trace.retrieved, trace.citations, explained.passages,
+                                     trace.question if trace.question is not None else gold.question)
     return _lines(lines)
+
+
+def grounding_lines(claim: str, ids: Sequence[str], cited: Sequence[str], passages: Sequence[str],
+                    question: str | None) -> list[str]:
+    """What --metrics grounding found in one claim: each quote, each unsupported number and each leak, at its
+    characters in the claim (a leak by its kind alone: its value is never shown)."""
+    from ragscore.metrics.grounding import SHORT, judge_quote, numbers, quotes, unsupported
+    from ragscore.metrics.leaks import leaks, masked, placed
+
+    out = []
+    if passages:
+        wanted = set(cited)
+        if wanted and len(ids) == len(passages):
+            evidence = [t for i, t in zip(ids, passages, strict=True) if i in wanted]
+            others = [t for i, t in zip(ids, passages, strict=True) if i not in wanted]
+            out.append(f"grounding evidence: the {len(evidence)} cited passage{'s' if len(evidence) != 1 else ''}")
+        else:
+            evidence, others = list(passages), []
+            out.append(f"grounding evidence: every retrieved passage ({len(passages)})")
+        for q in quotes(claim):
+            verdict = judge_quote(q.text, evidence or passages, others if evidence else [])
+            shown = "short, not judged" if verdict == SHORT else verdict
+            out.append(f"quote at characters {q.start}-{q.end}: {quote(masked(q.text))}: {shown}")
+        claimed = numbers(claim)
+        missing = unsupported(claim, evidence or passages, claimed)
+        out += [f"number at characters {n.start}-{n.end}: {quote(claim[n.start:n.end])}: unsupported"
+                for n in missing]
+        if claimed and not missing:
+            out.append(f"numbers: {len(claimed)}, each supported by the evidence")
+    else:
+        out.append("grounding evidence: none (the trace has no passage texts): quotes and numbers not judged")
+    for leak in leaks(claim):
+        where = placed(leak, passages, question).replace("_", " ")
+        out.append(f"leak at characters {leak.start}-{leak.end}: {leak.kind.replace('_', ' ')} ({where})")
+    return out
