@@ -23,7 +23,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
 from typing import Final, NamedTuple
 
 MIN_QUOTE: Final = 12  # characters, once folded: a shorter quote is a phrase, not a quotation to check
@@ -111,8 +112,10 @@ def quotes(claim: str) -> list[Quote]:
     return out
 
 
+@lru_cache(maxsize=4096)
 def folded(text: str) -> str:
-    """``fold(text).text`` without the offsets, in C: what a passage is compared as."""
+    """``fold(text).text`` without the offsets, in C: what a passage is compared as (once per distinct text:
+    passages recur across traces)."""
     return " ".join(unicodedata.normalize("NFKC", text).casefold().translate(_FOLDED).split())
 
 
@@ -155,36 +158,80 @@ class Number(NamedTuple):
 
 # Written after a number (a single letter only as these: "5 m" is five metres, not five million).
 _MAGNITUDES: Final = {"thousand": 3, "k": 3, "K": 3, "million": 6, "M": 6, "billion": 9, "bn": 9, "trillion": 12}
-# A currency symbol, a sign, digits with thousands separators or none, decimals; then a percent sign or
-# "percent", or a magnitude. Digits glued to letters on either side (a model name, "B2B", "3rd") are no number.
-_NUMBER_RE: Final = re.compile(
-    r"(?<![\w.,])(?P<currency>[$€£¥])?\s?(?P<sign>[-+\u2212])?(?P<currency2>[$€£¥])?"
-    r"(?P<digits>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<decimals>\d+))?"
-    r"(?:\s?(?P<percent>%|percent\b|per cent\b)|\s?(?P<magnitude>thousand|million|billion|trillion|bn|[kKM])"
-    r"(?![\w]))?(?![\w])")
+# Digits with thousands separators or none, decimals (a match starts at a digit: a number is found by one
+# scan for digits, not a try at every character); then a percent sign or "percent", or a magnitude, read
+# after it. Digits glued to letters on either side (a model name, "B2B", "3rd") are no number.
+_DIGITS_RE: Final = re.compile(r"[0-9]+(?:,[0-9]{3})*+(?![0-9])")  # ASCII digits: one fast scan for them
+_AFTER_RE: Final = re.compile(r"(?:\.(?P<decimals>\d+))?(?:\s?(?P<percent>%|percent\b|per cent\b)|"
+                              r"\s?(?P<magnitude>thousand|million|billion|trillion|bn|[kKM])(?!\w))?(?!\w)")
+_CURRENCIES: Final = frozenset("$\u20ac\u00a3\u00a5")
+_SIGNS: Final = frozenset("-+\u2212")
+_GLUED: Final = re.compile(r"[\w.,]")
 
 
 def numbers(text: str) -> list[Number]:
     """Every number of ``text``, in order (see the module's docstring for what counts as one)."""
+    if len(text) < _CACHED_BELOW:
+        return _numbers(text)
+    return list(_cached_numbers(text))
+
+
+def _numbers(text: str) -> list[Number]:
     out = []
-    for match in _NUMBER_RE.finditer(text):
-        digits = match["digits"].replace(",", "")
-        decimals = match["decimals"] or ""
-        try:
-            value = Decimal(f"{digits}.{decimals}" if decimals else digits)
-        except InvalidOperation:  # pragma: no cover - the pattern admits digits only
+    end = 0
+    for match in _DIGITS_RE.finditer(text):
+        start = match.start()
+        if start < end:
+            continue  # inside the decimals of the number before
+        before = text[start - 1] if start else ""
+        if before and _GLUED.match(before) and before not in _SIGNS:
+            continue  # glued to a word, or a part of a longer number
+        after = _AFTER_RE.match(text, match.end())
+        if after is None:
             continue
+        # What may stand before: a sign, a currency symbol (either order), a space between symbol and digits.
+        first, unit, sign = start, "", ""
+        while first > 0:
+            char = text[first - 1]
+            # a sign after a word is a hyphen ("GPT-4" is 4): the digits are read alone
+            if char in _SIGNS and not sign and not (first > 1 and _GLUED.match(text[first - 2])):
+                sign, first = char, first - 1
+            elif char in _CURRENCIES and not unit:
+                unit, first = char, first - 1
+            elif char == " " and first > 1 and text[first - 2] in _CURRENCIES and not unit:
+                first -= 1
+            else:
+                break
+        digits = match.group()
+        if "," in digits and digits.index(",") > 3:  # "1234,567": no thousands separator
+            digits = digits[:digits.index(",")]
+            after = _AFTER_RE.match(text, start + len(digits))
+            if after is None:
+                continue
+        digits = digits.replace(",", "")
+        decimals = after["decimals"] or ""
+        value = Decimal(f"{digits}.{decimals}" if decimals else digits)
         places = -len(decimals)
-        magnitude = match["magnitude"]
+        magnitude = after["magnitude"]
         if magnitude is not None:
             shift = _MAGNITUDES[magnitude if len(magnitude) == 1 else magnitude.lower()]
             value = value.scaleb(shift)
             places += shift
-        if match["sign"] in ("-", "\u2212"):
+        if sign in ("-", "\u2212"):
             value = -value
-        unit = "%" if match["percent"] else (match["currency"] or match["currency2"] or "")
-        out.append(Number(value, unit, Decimal(1).scaleb(places), match.start(), match.end()))
+        if after["percent"]:
+            unit = "%"
+        end = after.end()
+        out.append(Number(value, unit, Decimal(1).scaleb(places), first, end))
     return out
+
+
+_CACHED_BELOW: Final = 200  # a passage longer than this is read once per distinct text (passages recur)
+
+
+@lru_cache(maxsize=4096)
+def _cached_numbers(text: str) -> tuple[Number, ...]:
+    return tuple(_numbers(text))
 
 
 def supports(evidence: Number, claimed: Number) -> bool:

@@ -84,9 +84,16 @@ class Leak(NamedTuple):
     value: str
 
 
+# What every kind's value holds somewhere: a text without any of these holds no leak (one scan, not twelve).
+_MAYBE: Final = re.compile(r"[@+]|AKIA|ASIA|gh[pousr]_|github_pat_|sk-|k_live_|xox|eyJ|-----BEGIN|"
+                           r"(?:[0-9][ -]?){12}|[A-Z]{2}[0-9]{2}")
+
+
 def leaks(text: str) -> list[Leak]:
     """Every secret or piece of personal data in ``text``, in order of its offsets (a span found as two
     kinds, an Anthropic key that also reads as an OpenAI one, counts once, as the first kind)."""
+    if _MAYBE.search(text) is None:
+        return []
     found: list[Leak] = []
     starts: list[int] = []  # the spans taken, sorted and disjoint: their starts and ends
     ends: list[int] = []
