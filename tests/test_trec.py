@@ -243,7 +243,7 @@ def test_a_large_run_is_read_in_two_processes_as_in_one(tmp_path, monkeypatch, c
     import ragscore.trec.files as files
 
     monkeypatch.setattr(files, "_PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(files, "_cores", lambda: cores)
+    monkeypatch.setattr(files, "available_cores", lambda: cores)
     in_two = []
     read_in_two = files._read_in_two
     monkeypatch.setattr(files, "_read_in_two", lambda *args: in_two.append(read_in_two(*args)) or in_two[-1])
@@ -270,7 +270,7 @@ def test_an_error_far_into_a_run_names_its_line(tmp_path, monkeypatch, line, mes
     import ragscore.trec.files as files
 
     monkeypatch.setattr(files, "_PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(files, "_cores", lambda: cores)
+    monkeypatch.setattr(files, "available_cores", lambda: cores)
     lines = [f"{q} Q0 d{d} {d} {1 / (d + 1)} r" for q in range(1, 9) for d in range(400)]
     lines.insert(3000, line)
     (tmp_path / "r.txt").write_text("\n".join(lines) + "\n")
