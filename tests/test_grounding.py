@@ -170,6 +170,10 @@ def test_the_family_counts_the_run_s_quotes_and_numbers(ragscore, grounding_run)
     rows = {q["qid"]: q["metrics"] for q in doc["questions"]}
     assert rows["q3"]["quote_misattributed_rate"] == 1.0 and rows["q4"]["quote_verified_rate"] is None
     assert (metrics["leak_rate"], metrics["leak_from_context_rate"]) == (0.0, 0.0)
+    # The counts the rates divide, in the report's top-level "grounding" object.
+    assert doc["grounding"] == {"quotes_judged": 3, "quotes_verified": 1, "quotes_misattributed": 1,
+                                "quotes_unverified": 1, "quotes_short": 1, "numbers": 6, "numbers_unsupported": 4,
+                                "answered": 4, "leaked": 0, "leaked_from_context": 0}
 
 
 def test_leaks_are_counted_by_where_they_came_from(ragscore, isolated):

@@ -129,6 +129,19 @@ class Questions:
             yield entry
 
 
+GROUNDING_COUNTS: Final = ("quotes_judged", "quotes_verified", "quotes_misattributed", "quotes_unverified",
+                            "quotes_short", "numbers", "numbers_unsupported", "answered", "leaked",
+                            "leaked_from_context")
+
+
+def grounding_counts(ev: Evaluation) -> dict[str, int] | None:
+    """The grounding family's counts over the run (None when the family is off): what its rates divide."""
+    for family, totals in zip(enabled(ev.settings.families), ev.columns, strict=True):
+        if family.name == "grounding":
+            return dict(zip(GROUNDING_COUNTS, (round(m.fsum) for m in totals.columns), strict=True))
+    return None
+
+
 def build_document(
     ev: Evaluation,
     results: list[GateResult],
@@ -184,6 +197,9 @@ def build_document(
         doc["scores"] = {name: {"questions": t.values.n, "nulls": t.nulls} for name, t in ev.scores.items()}
     if ev.operations is not None:
         doc["operations"] = {"quantiles": ev.operations.method, "bad": ev.operations.bad, **ev.operations.counts()}
+    grounding = grounding_counts(ev)
+    if grounding is not None:
+        doc["grounding"] = grounding
     if scores_file is not None:
         doc["scores_file"] = {
             "path": display_path(InputFile(scores_file.source)),
