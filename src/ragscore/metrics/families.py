@@ -261,20 +261,14 @@ class GroundingFamily:
         """Count an answered claim's quotes, numbers and leaks against its evidence (None: no answer)."""
         if trace is None or not answered or obj is None:
             return None
-        from ragscore.metrics.grounding import grounding_counts
+        from ragscore.metrics.grounding import evidence_of, grounding_counts
         from ragscore.metrics.leaks import ECHOED, FROM_CONTEXT, leaks, placed
 
         texts = _strings(obj.get("retrieved_chunks"))
         counts: tuple[float, ...] = (0.0,) * 7
         if texts:
-            ids = trace.retrieved
-            cited = set(trace.citations)
-            if cited and len(ids) == len(texts):  # texts in the order of the ids: the cited ones are the evidence
-                evidence = [t for i, t in zip(ids, texts, strict=True) if i in cited]
-                others = [t for i, t in zip(ids, texts, strict=True) if i not in cited]
-            else:
-                evidence, others = texts, []
-            counts = grounding_counts(trace.claim, evidence or texts, others if evidence else [])
+            evidence, others, _ = evidence_of(trace.retrieved, trace.citations, texts)
+            counts = grounding_counts(trace.claim, evidence, others)
         question = trace.question if trace.question is not None else item.question
         where = [placed(leak, texts, question) for leak in leaks(trace.claim)]
         leaked = any(w != ECHOED for w in where)

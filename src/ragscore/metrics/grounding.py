@@ -133,6 +133,18 @@ def judge_quote(quote: str, evidence: Iterable[str], others: Iterable[str] = ())
     return UNVERIFIED
 
 
+def evidence_of(ids: Sequence[str], cited: Iterable[str], passages: Sequence[str]
+                ) -> tuple[list[str], list[str], bool]:
+    """An answer's evidence, the other passages it retrieved, and whether the evidence is its citations: the
+    passages it cites, when they are one text per retrieved id and it cites one of them; else all of them."""
+    wanted = set(cited)
+    if wanted and len(ids) == len(passages):
+        evidence = [t for i, t in zip(ids, passages, strict=True) if i in wanted]
+        if evidence:
+            return evidence, [t for i, t in zip(ids, passages, strict=True) if i not in wanted], True
+    return list(passages), [], False
+
+
 def grounding_counts(claim: str, evidence: Sequence[str], others: Sequence[str]) -> tuple[float, ...]:
     """A claim's counts against its evidence: judged, verified, misattributed and unverified quotes, short
     quotes, numbers, unsupported numbers."""

@@ -108,25 +108,20 @@ def grounding_lines(claim: str, ids: Sequence[str], cited: Sequence[str], passag
                     question: str | None) -> list[str]:
     """What --metrics grounding found in one claim: each quote, each unsupported number and each leak, at its
     characters in the claim (a leak by its kind alone: its value is never shown)."""
-    from ragscore.metrics.grounding import SHORT, judge_quote, numbers, quotes, unsupported
+    from ragscore.metrics.grounding import SHORT, evidence_of, judge_quote, numbers, quotes, unsupported
     from ragscore.metrics.leaks import leaks, masked, placed
 
     out = []
     if passages:
-        wanted = set(cited)
-        if wanted and len(ids) == len(passages):
-            evidence = [t for i, t in zip(ids, passages, strict=True) if i in wanted]
-            others = [t for i, t in zip(ids, passages, strict=True) if i not in wanted]
-            out.append(f"grounding evidence: the {len(evidence)} cited passage{'s' if len(evidence) != 1 else ''}")
-        else:
-            evidence, others = list(passages), []
-            out.append(f"grounding evidence: every retrieved passage ({len(passages)})")
+        evidence, others, from_citations = evidence_of(ids, cited, passages)
+        out.append(f"grounding evidence: the {len(evidence)} cited passage{'s' if len(evidence) != 1 else ''}"
+                   if from_citations else f"grounding evidence: every retrieved passage ({len(passages)})")
         for q in quotes(claim):
-            verdict = judge_quote(q.text, evidence or passages, others if evidence else [])
+            verdict = judge_quote(q.text, evidence, others)
             shown = "short, not judged" if verdict == SHORT else verdict
             out.append(f"quote at characters {q.start}-{q.end}: {quote(masked(q.text))}: {shown}")
         claimed = numbers(claim)
-        missing = unsupported(claim, evidence or passages, claimed)
+        missing = unsupported(claim, evidence, claimed)
         out += [f"number at characters {n.start}-{n.end}: {quote(claim[n.start:n.end])}: unsupported"
                 for n in missing]
         if claimed and not missing:
