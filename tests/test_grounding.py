@@ -195,7 +195,6 @@ def test_leaks_are_counted_by_where_they_came_from(ragscore, isolated):
     assert "jane.doe" not in run.out.replace('"Write to jane.doe@example.com."', "")  # no report quotes a leak
 
 
-
 def test_the_family_is_the_same_in_jobs_and_partials_and_gates(ragscore, grounding_run):
     args = ("--gold", "g.jsonl", "--trace", "t.jsonl", "--metrics", "grounding", "--no-fail")
     whole = ragscore(*args)

@@ -41,20 +41,6 @@ if TYPE_CHECKING:
     from ragscore.slices import SliceResult
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 @dataclass
 class Run:
     """One scored run: its metrics, gates, diagnoses and reports."""
@@ -263,8 +249,6 @@ def _run_of(ev: Evaluation, config: Config, wants: Wants, per_question: bool, on
     return Run(ev, config, results, diagnoses, slices, passed, doc, per_question, scores_file)
 
 
-
-
 def _wants(config: Config, rows: bool, by: tuple[str, ...], scores_file: ScoreFile | None,
            explain: frozenset[str] = frozenset()) -> Wants:
     """What a run keeps beyond its totals: rows, slices, and the worst questions of every metric with a rule."""
@@ -279,10 +263,6 @@ def _wants(config: Config, rows: bool, by: tuple[str, ...], scores_file: ScoreFi
     return Wants(rows=rows, explain=explain, by=by, samples=config.samples,
                  targets=sample_targets(tuple(dict.fromkeys(candidates)), config.rules) if config.samples else (),
                  scores=scores_file)
-
-
-
-
 
 
 def _rereadable(spec: str) -> bool:
@@ -304,64 +284,6 @@ def _scores(path: str | os.PathLike[str], config: Config) -> ScoreFile:
         if problem is not None:
             raise InputError(scores_file.source, problem)
     return scores_file
-
-
-# --- compare -----------------------------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-# --- gold-set quality -------------------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
-
-
-# --- production monitoring ----------------------------------------------------------------------------
-
-
-
-
-
-
-# --- pipeline stages ----------------------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 # --- partials: a run scored part by part (on several machines), then merged ----------------------------

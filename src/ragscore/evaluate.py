@@ -549,24 +549,6 @@ def _per_question_floats(
     return floats
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def evaluate(gold_spec: Spec, trace_spec: Spec, settings: Settings, wants: Wants = NO_WANTS) -> Evaluation:
     """Score a trace file against a gold set in one process, in one streaming pass."""
     gold, traces = open_input(gold_spec), open_input(trace_spec)

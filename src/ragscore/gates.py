@@ -20,7 +20,6 @@ from ragscore.suggest import closest, did_you_mean
 ALIASES: Final = METRICS.aliases  # declared with the metrics ("under", "recall@k")
 
 
-
 # One gate written as an option: METRIC OP VALUE (score's --gates, the stages', trec's, monitor's).
 GATE_RE: Final = re.compile(r"^\s*(?P<metric>[^<>=\s]+)\s*(?P<op>>=|<=|>|<|=)\s*(?P<value>\S+)\s*$")
 OFF: Final = ("off", "none", "false")

@@ -54,18 +54,6 @@ def _number(value: object) -> float | None:
     return None
 
 
-
-
-
-
-
-
-
-
-
-
-
-
 def read(record: Mapping[str, object]) -> tuple[tuple[float, ...], int]:
     """Read a trace's operational values (NaN where it has none) and count the fields it has that are unreadable."""
     out = []

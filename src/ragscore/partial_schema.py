@@ -406,10 +406,6 @@ def _samples(node: Node, wants: Wants) -> dict[str, list[tuple[float, str, Sampl
 # --- rows ---------------------------------------------------------------------------------------
 
 
-
-
-
-
 # --- the partial -------------------------------------------------------------------------------
 
 _TOP: Final = ("format", "version", "ragscore", "signature", "parts", "covers", "settings", "options", "gold", "traces",

@@ -45,8 +45,6 @@ FORMAT: Final = "ragscore-partial"
 VERSION: Final = 4  # 4: the tally counts citing and claim_ok (issue 32)
 
 
-
-
 @dataclass
 class Partial:
     """The result of some of the ``parts`` parts of a run, ready to merge with the others."""

@@ -19,12 +19,6 @@ def direction_of(name: str) -> Direction:
     return METRICS.direction_of(name)
 
 
-
-
-
-
-
-
 def score_name_problem(name: str, sampled: bool = False) -> str | None:
     """Say why a score from another evaluator cannot be called ``name``, or None when it can.
 

@@ -51,14 +51,8 @@ class StageConfig:
         return out
 
 
-
-
-
-
 def _checked_stage(value: object, source: str, text: str, name: str) -> SettingsTable:
     return keyed_table(value, source, text, name, STAGE_KEYS[name.rsplit(".", 1)[-1]])
-
-
 
 
 def _hierarchy(table: SettingsTable) -> dict[str, str]:

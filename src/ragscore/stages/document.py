@@ -54,8 +54,6 @@ def signature(config: StageConfig) -> str:
     return "|".join(parts)
 
 
-
-
 def build_stage_document(
     ev: StageEvaluation, config: StageConfig, results: list[GateResult], passed: bool,
     schemes: Mapping[str, str] | None = None,
