@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -47,8 +48,8 @@ DEFAULT_GATES: Final = (
 # (ragscore.trec.config); score ignores them.
 PAIRED_TESTS: Final = ("bootstrap", "t", "wilcoxon", "permutation", "sign")  # compare's tests (metrics.significance)
 SECTIONS: Final = (
-    "scoring", "gates", "regression", "slice_gates", "diagnose", "trace", "gold", "ner", "classify", "link", "trec",
-    "monitor",
+    "scoring", "gates", "regression", "slice_gates", "diagnose", "trace", "gold", "inputs", "ner", "classify", "link",
+    "trec", "monitor",
 )
 DEFAULT_MIN_N: Final = 20  # a slice smaller than this is reported, but its gates are skipped
 TEXT_TOKENIZERS: Final = ("reference", "unicode")  # metrics.overlap.TOKENIZERS, without importing it
@@ -76,6 +77,7 @@ class Overrides:
     pass_k: tuple[int, ...] | None = None
     test: str | None = None        # compare's paired test (--test)
     correction: str | None = None  # ... and correction (--correction)
+    corpus: str | None = None      # --corpus, over [inputs] corpus
 
 
 def scored_with(s: Settings) -> Overrides:
@@ -180,6 +182,8 @@ def _apply_inputs(settings: Settings, tables: dict[str, SettingsTable]) -> Setti
     from ragscore.loaders.shapes import TRACE_CONCEPTS
 
     changes: dict[str, object] = {}
+    if "inputs" in tables:
+        changes["corpus"] = _corpus_path(tables["inputs"])
     for section, allowed in (("trace", ("format", "fields")), ("gold", ("fields",))):
         if section not in tables:
             continue
@@ -296,6 +300,22 @@ def _entry_line(table: SettingsTable, key: str, entry: str) -> int | None:
     return first
 
 
+def _corpus_path(table: SettingsTable) -> str | None:
+    """Read ``[inputs]``: ``corpus``, a path relative to the settings file's folder."""
+    for key in table.data:
+        if key != "corpus":
+            raise table.error(key, f'unknown setting "{key}"{did_you_mean(key, ["corpus"])} (the gold set and '
+                                   "the traces are named on the command line)")
+    value = table.data.get("corpus")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise table.error("corpus", f'expected "corpus" to be a path such as "corpus.jsonl.gz", got '
+                                    f"{show_value(value)}")
+    folder = Path(table.source).parent
+    return value if Path(value).is_absolute() or folder == Path() else os.path.normpath(folder / value)
+
+
 def _files(cwd: Path, gates_file: str | None) -> list[dict[str, SettingsTable]]:
     """Read the settings files in increasing precedence: pyproject.toml, then the gates file."""
     found = []
@@ -380,6 +400,7 @@ def _scoring_settings(files: list[dict[str, SettingsTable]], overrides: Override
         trace_fields=tuple({**dict(settings.trace_fields), **dict(overrides.trace_fields)}.items()),
         repeats=overrides.repeats or settings.repeats,
         pass_k=overrides.pass_k or settings.pass_k,
+        corpus=overrides.corpus or settings.corpus,
     )
     if overrides.pass_k and not settings.sampled:  # [scoring] pass_k may wait for a run with samples
         raise ConfigError("--pass-k", 'pass@k and pass^k need repeated samples: add --repeats samples (or '

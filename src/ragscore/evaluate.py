@@ -26,6 +26,7 @@ from ragscore.finish import (
     merge,
     per_question_metric,
 )
+from ragscore.loaders.corpus import Corpus, CorpusError, load_corpus, passage_texts, wanted
 from ragscore.loaders.gold import (
     KEEP_EXTRA,
     KEEP_QUESTION,
@@ -154,10 +155,24 @@ def score_files(
     except NeedsOneProcess:
         result.one_process = True
     except InputError as exc:
-        if phase:
+        if phase and not isinstance(exc, CorpusError):
             exc = detected(exc, asked or settings.trace_format, result.trace_format)
         result.error = error_key(exc, phase, trace_file.located(exc) if phase else exc)
     return result
+
+
+def open_corpus(traces: InputFile | Records, settings: Settings, part: int, parts: int) -> Corpus | None:
+    """Read what a part's traces need of the corpus (``--corpus``; all of it when the traces cannot be read
+    twice); None without one."""
+    if settings.corpus is None:
+        return None
+    ids: set[str] | None = None
+    keys: set[bytes] | None = None
+    if isinstance(traces, InputFile) and traces.rereadable:  # read apart: the run's digest is of one reading
+        again = InputFile(traces.spec, hashed=False)
+        _, shape, records = open_records(again, settings.trace_format, settings.trace_fields, part, parts)
+        ids, keys = wanted(records, traces.name, None if shape is None else shape.document_id, part, parts)
+    return load_corpus(InputFile(settings.corpus), ids, keys)
 
 
 def detected(exc: InputError, asked: str, used: str) -> InputError:
@@ -237,10 +252,13 @@ def score_traces(
     result: PartResult, spill: str | SpillFolder | None = None,
 ) -> None:
     """Judge every trace line of this part against ``gold``; add the findings to ``result``."""
+    corpus = open_corpus(traces, settings, part, parts)
     judged = _judged(len(gold.items), settings, wants, parts, traces.rereadable)
     result.trace_format, judged.shape, records = open_records(traces, settings.trace_format, settings.trace_fields,
                                                               part, parts)
-    _join(gold, traces.name, records, judged, settings, wants, part, parts, result)
+    _join(gold, traces.name, records, judged, settings, wants, part, parts, result, corpus)
+    if corpus is not None:
+        result.corpus = corpus.use
     _judge_missing(gold, judged, settings, result)
     _tally(judged, result.tally)
     sampled = _finish_samples(gold, judged, settings) if judged.repeats is not None else None
@@ -267,7 +285,7 @@ def score_traces(
 
 def _join(
     gold: GoldSet, name: str, records: Iterable[tuple[int, int, object, object, bytes | None]], judged: _Judged,
-    settings: Settings, wants: Wants, part: int, parts: int, result: PartResult,
+    settings: Settings, wants: Wants, part: int, parts: int, result: PartResult, corpus: Corpus | None = None,
 ) -> None:
     """Join each trace line to its gold question and judge it: the one pass over the traces.
 
@@ -287,6 +305,7 @@ def _join(
     refusals, judge = settings.refusal_forms(), judge_for(settings)
     explain_at = {by_qid[q] for q in wants.explain if q in by_qid}
     document_id = DOCUMENT_ID_PATHS if shape is None else shape.document_id
+    resolve = corpus.resolve if corpus is not None else None
     for line, _column, record, obj, key in records:
         view = parse_trace(obj, name, line, document_id)
         if shape is not None and shape.sources:
@@ -303,6 +322,8 @@ def _join(
         # Counted by the worker that owns the line (another one may have parsed it too).
         if shape is not None and type(obj) is dict:
             shape.count_ids(obj)
+        if resolve is not None:  # passage texts (and ids for texts) from the corpus
+            view, obj = resolve(view, obj)  # type: ignore[arg-type]  # parse_trace checked: a dict
         if view.claim_from is None and view.refused_from is None:
             note_unreadable(view, obj if shape is None else record, obj)
         if view.retrieved_bad:
@@ -350,8 +371,7 @@ def _join(
             c.put(position, family.values(item, view, obj, outcome.answered, settings))  # type: ignore[arg-type]
         if position in explain_at:
             views[position] = view
-            chunks = obj.get("retrieved_chunks")  # type: ignore[attr-defined]
-            judged.passages[position] = tuple(c for c in chunks if isinstance(c, str)) if type(chunks) is list else ()
+            judged.passages[position] = tuple(passage_texts(obj))  # type: ignore[arg-type]  # a dict
             seen[position] = seen.get(position, 0) + 1
         if repeats is not None:  # a sample of the question: its answer metrics add to the question's
             repeats.add(position, codes[position], outcome.cite_share)

@@ -100,6 +100,8 @@ def combine(parts: Sequence[PartResult]) -> PartResult:
                         for concept in parts[0].mapped_found}
     out.document_ids = {path: sum(p.document_ids.get(path, 0) for p in parts)
                         for path in sorted({path for p in parts for path in p.document_ids})}
+    uses = [p.corpus for p in parts if p.corpus is not None]
+    out.corpus = reduce(add, uses) if uses else None
     out.gold_keys = _first_lines(p.gold_keys for p in parts)
     out.trace_keys = _first_lines(p.trace_keys for p in parts)
     return out
@@ -153,6 +155,7 @@ def finish(
         part.rows if wants.rows else None, part.explained, part.columns, samples,
         part.scores, unmatched, gold_keys=part.gold_keys, trace_keys=part.trace_keys, mapped_found=part.mapped_found,
         document_ids=part.document_ids, gold_ragas=part.gold_ragas, operations=part.operations, repeats=part.repeats,
+        corpus=part.corpus,
     )
 
 

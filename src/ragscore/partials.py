@@ -29,6 +29,7 @@ from typing import Any, Final
 from ragscore.errors import InputError, UsageError
 from ragscore.finish import combine
 from ragscore.json_paths import Damaged
+from ragscore.loaders.corpus import CorpusUse
 from ragscore.loaders.gold import line_of
 from ragscore.metrics.answer import Outcome
 from ragscore.metrics.moments import Moments
@@ -319,5 +320,12 @@ def _encode(p: Partial) -> dict[str, Any]:
             "rows": [_row(row) for row in r.rows],
             "operations": None if r.operations is None else _operations(r.operations),
             **({"repeats": _repeats(r.repeats)} if r.repeats is not None else {}),
+            **({"corpus": _corpus(r.corpus)} if r.corpus is not None else {}),
         },
     }
+
+
+def _corpus(use: CorpusUse) -> dict[str, Any]:
+    return {"path": use.path, "sha256": use.sha256, "documents": use.documents, "identified": use.identified,
+            "unmatched": use.unmatched, "unmatched_lines": list(use.unmatched_lines),
+            "untexted": use.untexted, "untexted_lines": list(use.untexted_lines)}

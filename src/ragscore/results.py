@@ -11,6 +11,7 @@ from ragscore.diagnose import Sample
 from ragscore.diagnose.samples import Picked
 from ragscore.errors import InputError
 from ragscore.external import ScoreTotals
+from ragscore.loaders.corpus import CorpusUse
 from ragscore.loaders.detect import detect, retrieval_field
 from ragscore.loaders.gold import GoldItem
 from ragscore.loaders.jsonl import InputFile
@@ -236,6 +237,7 @@ class PartResult:
     gold_ragas: bool = False  # the gold set was read as a ragas dataset
     operations: Operations | None = None  # latency, tokens and cost (None: no trace carries any)
     repeats: RepeatTotals | None = None   # the questions' samples (repeats = "samples")
+    corpus: CorpusUse | None = None       # --corpus: what was read of it, and what it lacked
 
 
 @dataclass(slots=True)
@@ -265,6 +267,7 @@ class Evaluation:
     gold_ragas: bool = False  # the gold set was read as a ragas dataset
     operations: Operations | None = None  # latency, tokens and cost (None: no trace carries any)
     repeats: RepeatTotals | None = None   # the questions' samples (repeats = "samples")
+    corpus: CorpusUse | None = None       # --corpus: what was read of it, and what it lacked
 
     def ids_read_elsewhere(self) -> dict[str, int]:
         """Where the trace format read retrieved objects' ids (path -> objects), when any came from a fallback: not

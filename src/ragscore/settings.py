@@ -154,6 +154,9 @@ class Settings:
     # line is a sample of the question (metrics/repeats.py), with pass@k and pass^k for each of pass_k.
     repeats: str = LAST
     pass_k: tuple[int, ...] = (1, 3, 5)
+    # --corpus ([inputs] corpus): passage texts by id. An input, not a setting of the score: the report
+    # records it under inputs.corpus with its sha256, and neither as_dict nor the signature names it.
+    corpus: str | None = None
 
     @property
     def sampled(self) -> bool:

@@ -22,6 +22,22 @@ def normalise(text: str) -> str:
     return unicodedata.normalize("NFC", text).casefold()
 
 
+# Typographic characters folded to ASCII before texts are compared as the grounding checks compare them
+# (NFKC leaves them as they are).
+FOLDED: Final = str.maketrans({
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u02bc": "'",
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
+    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
+})
+
+
+def fold_text(text: str) -> str:
+    """Fold a text for comparison: NFKC, case folded, typographic quotes, apostrophes and dashes as ASCII,
+    white space collapsed to one space and none at either end (``metrics.grounding.fold`` does the same one
+    character at a time, keeping offsets)."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().translate(FOLDED).split())
+
+
 def claim_phrases(gold_claim: str) -> tuple[str, ...]:
     """Extract the phrases of a reference claim that a correct answer must contain one of."""
     phrases = (match.group().strip() for match in _PHRASE_RE.finditer(normalise(gold_claim)))

@@ -417,3 +417,10 @@ def add_trace_options(group: Any, format_help: str, map_help: str) -> None:
     group.add_argument("--trace-format", choices=CHOICES, metavar="NAME",
                        help=f"{format_help}: auto (default: from the first record), {formats}")
     group.add_argument("--map", action="append", default=[], metavar="CONCEPT=PATH", help=map_help)
+
+
+def add_corpus_option(group: Any) -> None:
+    """Add --corpus (passage texts by id)."""
+    group.add_argument("--corpus", type=INPUT_PATH, metavar="PATH",
+                       help="passage texts by id, for --metrics grounding and traces that log texts without ids: "
+                            "BEIR's corpus.jsonl (_id, title, text) or JSON Lines with id and text ([inputs] corpus)")

@@ -12,6 +12,7 @@ from ragscore.cli.common import (
     Exit,
     Parser,
     Streams,
+    add_corpus_option,
     add_html_rows_option,
     add_quiet_option,
     add_report_options,
@@ -117,6 +118,7 @@ def add_scoring_inputs(inputs: Any) -> None:
     inputs.add_argument("--scores", type=INPUT_PATH, metavar="PATH",
                         help="per-question scores from other evaluators: CSV (a qid, question or user_input column "
                              "and numeric columns) or JSON Lines (qid plus numbers); each becomes a metric")
+    add_corpus_option(inputs)
 
 
 def add_by_option(group: Any) -> None:
@@ -187,6 +189,7 @@ def overrides_of(args: argparse.Namespace) -> Overrides:
         trace_fields=map_options(args.map),
         repeats=args.repeats,
         pass_k=args.pass_k,
+        corpus=args.corpus,
     )
 
 
@@ -200,8 +203,8 @@ def check_refusal_patterns(patterns: list[str]) -> None:
 
 def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     """Score, gate and report; raise RagscoreError on bad input before anything is written."""
-    if [args.gold, *args.trace, args.scores].count("-") > 1:
-        raise UsageError("only one of --gold, --trace and --scores can be '-' (standard input)")
+    if [args.gold, *args.trace, args.scores, args.corpus].count("-") > 1:
+        raise UsageError("only one of --gold, --trace, --scores and --corpus can be '-' (standard input)")
     check_refusal_patterns(args.refusal_pattern)
     overrides = overrides_of(args)
     config = load_config(overrides, args.gates_file).with_origin(args.gates_file, None, overrides)

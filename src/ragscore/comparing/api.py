@@ -16,6 +16,7 @@ from ragscore.errors import InputError, UsageError
 from ragscore.keywords import check_jobs, configured
 from ragscore.loaders.records import Records, Source, TraceSource, as_input, as_traces
 from ragscore.loaders.shards import input_notes
+from ragscore.reports.document import input_paths
 from ragscore.reports.reported import Renderer, Reported
 from ragscore.results import Evaluation, Wants
 
@@ -145,6 +146,8 @@ def compare(
         "baseline": baseline_input,
         "trace": _input_of(candidate_ev.traces, candidate_ev.digests[1]),
     }
+    if candidate_ev.corpus is not None:
+        inputs["corpus"] = input_paths(candidate_ev)["corpus"]
     power = regression_power(paired, config.regression, run_settings.confidence)
     doc = build_compare_document(inputs, run_settings, deltas, test, regressions, config.test, config.correction,
                                  power)

@@ -22,6 +22,7 @@ from ragscore.comparison import Paired
 from ragscore.errors import InputError
 from ragscore.evaluate import detected, error_key, load_part_gold, no_cycle_collection, open_input, score_traces
 from ragscore.finish import merge
+from ragscore.loaders.corpus import CorpusError
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess
 from ragscore.loaders.records import Records
 from ragscore.metrics.answer import answer_metric_names, code_passes, code_values
@@ -78,7 +79,8 @@ def compare_files(
     except InputError as exc:
         # A gold error belongs to both runs; merge() raises it (phase 0) before any trace error.
         for result in (out.candidate, out.baseline) if phase == 0 else (runs[phase - 1][0],):
-            failed = exc if phase == 0 else detected(exc, settings.trace_format, result.trace_format)
+            failed = exc if phase == 0 or isinstance(exc, CorpusError) else detected(exc, settings.trace_format,
+                                                                                        result.trace_format)
             result.error = error_key(failed, min(phase, 1), runs[phase - 1][1].located(failed) if phase else failed)
         return out
     out.places = array("q", gold.places)

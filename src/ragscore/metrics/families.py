@@ -261,10 +261,11 @@ class GroundingFamily:
         """Count an answered claim's quotes, numbers and leaks against its evidence (None: no answer)."""
         if trace is None or not answered or obj is None:
             return None
+        from ragscore.loaders.corpus import passage_texts
         from ragscore.metrics.grounding import evidence_of, grounding_counts
         from ragscore.metrics.leaks import ECHOED, FROM_CONTEXT, leaks, placed
 
-        texts = _strings(obj.get("retrieved_chunks"))
+        texts = passage_texts(obj)  # type: ignore[arg-type]  # a trace is a dict
         counts: tuple[float, ...] = (0.0,) * 7
         if texts:
             evidence, others, _ = evidence_of(trace.retrieved, trace.citations, texts)

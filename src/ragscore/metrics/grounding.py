@@ -27,15 +27,9 @@ from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
 from typing import Final, NamedTuple
 
+from ragscore.text import FOLDED, fold_text
+
 MIN_QUOTE: Final = 12  # characters, once folded: a shorter quote is a phrase, not a quotation to check
-
-# Typographic characters folded to ASCII before comparing (NFKC leaves them as they are).
-_FOLDED: Final = str.maketrans({
-    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u02bc": "'",
-    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
-    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
-})
-
 
 class Folded(NamedTuple):
     """A text folded for comparison, with the original offset of each of its characters."""
@@ -68,7 +62,7 @@ def fold(text: str) -> Folded:
                 offsets.append(i)
                 space = True
             continue
-        piece = unicodedata.normalize("NFKC", char).casefold().translate(_FOLDED) if not char.isascii() \
+        piece = unicodedata.normalize("NFKC", char).casefold().translate(FOLDED) if not char.isascii() \
             else char.lower()
         for c in piece:
             if c.isspace():  # NFKC can make a space (a no-break space is white space already)
@@ -116,7 +110,7 @@ def quotes(claim: str) -> list[Quote]:
 def folded(text: str) -> str:
     """``fold(text).text`` without the offsets, in C: what a passage is compared as (once per distinct text:
     passages recur across traces)."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().translate(_FOLDED).split())
+    return fold_text(text)
 
 
 def judge_quote(quote: str, evidence: Iterable[str], others: Iterable[str] = ()) -> str:

@@ -129,7 +129,7 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
             f"answers; counts.unreadable): {ev.traces.where(line)}: "
             f"{unreadable_hint(example, ev.settings.trace_format)}"
         )
-    notes += _retrieval_notes(ev)
+    notes += _retrieval_notes(ev) + _corpus_notes(ev)
     if ev.tally.cites_nothing:
         notes.append(no_citations_note(ev.settings, ev.repeats is not None))
     if acc.bad_refused:
@@ -168,6 +168,24 @@ def _retrieval_notes(ev: Evaluation) -> list[str]:
             f"--map document_id=PATH inside objects) or the --trace-format that writes them; texts without ids "
             f"count only against gold_chunks (--metrics retrieval)"
         )
+    return notes
+
+
+def _corpus_notes(ev: Evaluation) -> list[str]:
+    """Say what the corpus gave the traces, and what it could not."""
+    use = ev.corpus
+    if use is None:
+        return []
+    notes = []
+    if use.identified:
+        unmatched = (f"; {plural(use.unmatched, 'text has', 'texts have')} no corpus entry (ranked, relevant to "
+                     f"nothing): {lines_of(ev.traces, use.unmatched_lines, use.unmatched)}" if use.unmatched else "")
+        notes.append(f"{plural(use.identified, 'trace logs', 'traces log')} passage texts without ids: their ids "
+                     f"come from {use.path} by text{unmatched}")
+    if use.untexted:
+        notes.append(f"{plural(use.untexted, 'retrieved id has', 'retrieved ids have')} no text in the trace or "
+                     f"{use.path} (an empty passage for --metrics grounding): "
+                     f"{lines_of(ev.traces, use.untexted_lines, use.untexted)}")
     return notes
 
 

@@ -55,7 +55,11 @@ def input_paths(ev: Evaluation) -> dict[str, dict[str, Any]]:
     trace = input_entry(ev.traces, ev.digests[1])
     if ev.ids_read_elsewhere():
         trace["document_ids"] = ev.ids_read_elsewhere()
-    return {"gold": input_entry(ev.gold, ev.digests[0]), "trace": trace}
+    out = {"gold": input_entry(ev.gold, ev.digests[0]), "trace": trace}
+    if ev.corpus is not None:
+        out["corpus"] = {"path": shown_path(ev.corpus.path), "sha256": ev.corpus.sha256,
+                         "documents": ev.corpus.documents}
+    return out
 
 
 def input_entry(file: InputFile | Records, digest: str) -> dict[str, Any]:
