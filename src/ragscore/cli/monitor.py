@@ -9,6 +9,7 @@ from ragscore.cli.common import (
     Exit,
     Parser,
     Streams,
+    add_corpus_option,
     add_quiet_option,
     add_report_options,
     add_trace_options,
@@ -17,7 +18,8 @@ from ragscore.cli.common import (
     report_and_exit,
 )
 from ragscore.cli.score import check_refusal_patterns
-from ragscore.config import Overrides, load_config
+from ragscore.config import Overrides, load_config, parse_families
+from ragscore.errors import UsageError
 from ragscore.input_config import map_options
 from ragscore.loaders.shards import expand
 from ragscore.monitoring.api import monitor
@@ -48,6 +50,10 @@ def monitor_parser(prog: str) -> argparse.ArgumentParser:
                         help="fail gates on undefined metrics instead of skipping them")
     parser.add_argument("--confidence", type=confidence_level, metavar="C",
                         help="confidence of the drift tests; 1 - C is their significance level (default 0.95)")
+    parser.add_argument("--metrics", metavar="FAMILIES",
+                        help="grounding: also each answer's quotes, numbers and leaks against its passages' texts, "
+                             "per window (the rates drift is tested on too); a gate on one turns it on")
+    add_corpus_option(parser)
     parser.add_argument("--refusal-token", action="append", default=[], metavar="TEXT",
                         help="another claim that counts as a refusal (repeatable)")
     parser.add_argument("--refusal-pattern", action="append", default=[], metavar="REGEX",
@@ -67,7 +73,12 @@ def monitor_parser(prog: str) -> argparse.ArgumentParser:
 def run_monitor(args: argparse.Namespace, streams: Streams) -> Exit:
     """Watch the traces, check the gates and the drift, report."""
     check_refusal_patterns(args.refusal_pattern)
-    overrides = Overrides(confidence=args.confidence, trace_format=args.trace_format,
+    families = (parse_families([n.strip() for n in args.metrics.split(",") if n.strip()], "--metrics")
+                if args.metrics else ())
+    if any(family != "grounding" for family in families):
+        raise UsageError("--metrics: monitor reads no gold set: grounding is the one family it takes")
+    overrides = Overrides(confidence=args.confidence, trace_format=args.trace_format, families=families,
+                          corpus=args.corpus,
                           trace_fields=map_options(args.map),
                           refusal_tokens=tuple(t for t in args.refusal_token if t.strip()),
                           refusal_patterns=tuple(args.refusal_pattern))

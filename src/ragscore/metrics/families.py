@@ -251,8 +251,8 @@ class GroundingFamily:
         return METRICS.names("grounding")
 
     def width(self, settings: Settings) -> int:
-        """Store the ten counts."""
-        return 10
+        """Store the counts of ``grounding_row``."""
+        return GROUNDING_WIDTH
 
     def values(
         self, item: GoldItem, trace: TraceView | None, obj: Mapping[str, object] | None, answered: bool,
@@ -262,38 +262,53 @@ class GroundingFamily:
         if trace is None or not answered or obj is None:
             return None
         from ragscore.loaders.corpus import passage_texts
-        from ragscore.metrics.grounding import evidence_of, grounding_counts
-        from ragscore.metrics.leaks import ECHOED, FROM_CONTEXT, leaks, placed
 
-        texts = passage_texts(obj)  # type: ignore[arg-type]  # a trace is a dict
-        counts: tuple[float, ...] = (0.0,) * 7
-        if texts:
-            evidence, others, _ = evidence_of(trace.retrieved, trace.citations, texts)
-            counts = grounding_counts(trace.claim, evidence, others)
         question = trace.question if trace.question is not None else item.question
-        where = [placed(leak, texts, question) for leak in leaks(trace.claim)]
-        leaked = any(w != ECHOED for w in where)
-        return (*counts, 1.0, float(leaked), float(FROM_CONTEXT in where))
+        return grounding_row(trace, passage_texts(obj), question)  # type: ignore[arg-type]  # a trace is a dict
 
     def summarise(self, columns: Totals, settings: Settings) -> dict[str, float | None]:
         """Each rate as the run's count over the run's count (None when nothing was judged)."""
-        return _grounding_rates(*(round(m.fsum) for m in columns.columns))
+        return grounding_rates([round(m.fsum) for m in columns.columns])
 
     def question_metrics(self, row: Sequence[float] | None, settings: Settings) -> dict[str, float | None]:
         """Give one question's rates."""
         if row is None:
             return dict.fromkeys(METRICS.names("grounding"))
-        return _grounding_rates(*(round(v) for v in row))
+        return grounding_rates([round(v) for v in row])
 
 
-def _grounding_rates(judged: int, verified: int, misattributed: int, unverified: int, _short: int, numbers: int,
-                     unsupported: int, answered: int, leaked: int, from_context: int) -> dict[str, float | None]:
-    return {"quote_verified_rate": verified / judged if judged else None,
-            "quote_misattributed_rate": misattributed / judged if judged else None,
-            "quote_unverified_rate": unverified / judged if judged else None,
-            "number_unsupported_rate": unsupported / numbers if numbers else None,
-            "leak_rate": leaked / answered if answered else None,
-            "leak_from_context_rate": from_context / answered if answered else None}
+GROUNDING_WIDTH: Final = 10
+
+
+def grounding_row(trace: TraceView, texts: Sequence[str], question: str) -> tuple[float, ...]:
+    """An answered trace's grounding counts (``GroundingFamily``): its claim against its passage ``texts``
+    (one per retrieved id, or none) and, for leaks, the question it was asked."""
+    from ragscore.metrics.grounding import evidence_of, grounding_counts
+    from ragscore.metrics.leaks import ECHOED, FROM_CONTEXT, leaks, placed
+
+    counts: tuple[float, ...] = (0.0,) * 7
+    if texts:
+        evidence, others, _ = evidence_of(trace.retrieved, trace.citations, texts)
+        counts = grounding_counts(trace.claim, evidence, others)
+    where = [placed(leak, texts, question) for leak in leaks(trace.claim)]
+    leaked = any(w != ECHOED for w in where)
+    return (*counts, 1.0, float(leaked), float(FROM_CONTEXT in where))
+
+
+def grounding_fractions(counts: Sequence[int]) -> dict[str, tuple[int, int]]:
+    """Each grounding rate as (count, denominator) from the summed counts of ``grounding_row``."""
+    judged, verified, misattributed, unverified, _short, numbers, unsupported, answered, leaked, from_context = counts
+    return {"quote_verified_rate": (verified, judged),
+            "quote_misattributed_rate": (misattributed, judged),
+            "quote_unverified_rate": (unverified, judged),
+            "number_unsupported_rate": (unsupported, numbers),
+            "leak_rate": (leaked, answered),
+            "leak_from_context_rate": (from_context, answered)}
+
+
+def grounding_rates(counts: Sequence[int]) -> dict[str, float | None]:
+    """Each grounding rate (None where its denominator is 0)."""
+    return {name: count / total if total else None for name, (count, total) in grounding_fractions(counts).items()}
 
 
 FAMILIES: Final[dict[str, Family]] = {

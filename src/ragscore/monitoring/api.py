@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -55,14 +55,24 @@ def monitor(
     trace_format, fields); ``[monitor]`` in the settings files gives the window, gates and drift bounds."""
     from ragscore.monitoring.notes import monitor_notes
     from ragscore.monitoring.report import build_monitor_document, monitor_verdict
-    from ragscore.monitoring.windows import load_monitor_config, monitor_signature, observe, watch, window_seconds
-    from ragscore.reports.document import input_entry
+    from ragscore.monitoring.windows import (
+        GROUNDING,
+        load_monitor_config,
+        monitor_signature,
+        observe,
+        watch,
+        window_seconds,
+    )
+    from ragscore.reports.document import input_entry, shown_path
 
     config = configured(config, settings)
     watching = load_monitor_config(config.cwd or Path.cwd(), config.gates_file, window, min_n,
                                    None if gates is None else gate_spec(gates), strict)
     width = window_seconds(watching.window)
     s = config.settings
+    if "grounding" not in s.families and any(name in GROUNDING for name in (*(g.metric for g in watching.gates),
+                                                                            *watching.drift)):
+        s = replace(s, families=(*s.families, "grounding"))  # a gate or a drift bound on one turns the family on
     current = watch(as_traces(traces), s, width)
     # The baseline period is one window: only its rates are compared.
     before = watch(as_traces(baseline, "baseline"), s, width, False, "--baseline") if baseline is not None else None
@@ -72,6 +82,9 @@ def monitor(
     inputs = {"trace": input_entry(current.source, current.source.sha256),
               "baseline": None if before is None or before.source is None else input_entry(before.source,
                                                                                            before.source.sha256)}
+    if current.corpus is not None:
+        inputs["corpus"] = {"path": shown_path(current.corpus.path), "sha256": current.corpus.sha256,
+                            "documents": current.corpus.documents}
     total = seen.total
     counts = {
         "traces": current.lines, "windows": len(seen.windows), "untimed": current.no_time.count,
@@ -84,8 +97,10 @@ def monitor(
         "confidence": s.confidence, "drift": dict(sorted(watching.drift.items())),
         "refusal_tokens": list(s.refusal_tokens), "refusal_patterns": list(s.refusal_patterns),
         "trace_format": current.trace_format, "trace_fields": dict(s.trace_fields),
+        **({"metrics": ["grounding"]} if current.grounded else {}),
     }
-    baseline_doc = None if base is None else {"traces": base.traces, "metrics": base.metrics(base.citing > 0)}
+    baseline_doc = None if base is None else {"traces": base.traces,
+                                              "metrics": base.metrics(base.citing > 0, current.grounded)}
     doc = build_monitor_document(document_settings, inputs, counts, seen.metrics, seen.gates, seen.windows,
                                  seen.drift, baseline_doc, seen.passed,
                                  monitor_signature(watching, s, current.trace_format))

@@ -29,13 +29,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from ragscore.errors import UsageError
-from ragscore.evaluate import open_input
+from ragscore.evaluate import open_corpus, open_input
 from ragscore.gates import Gate, GateResult, Status, evaluate_gates
+from ragscore.loaders.corpus import CorpusUse, passage_texts
 from ragscore.loaders.records import no_trace_records
 from ragscore.loaders.shapes import open_records
 from ragscore.loaders.times import instant
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, Cites, TraceView, parse_trace
 from ragscore.metrics import METRICS
+from ragscore.metrics.families import GROUNDING_WIDTH, grounding_fractions, grounding_row
 from ragscore.metrics.moments import Moments, summarise
 from ragscore.metrics.stats import holm
 from ragscore.metrics.text import normalise
@@ -48,10 +50,12 @@ if TYPE_CHECKING:
     from ragscore.loaders.records import Records
     from ragscore.tables import SettingsTable
 
-# The rates a window is tested on against the baseline (count over count), then the means.
+# The rates a window is tested on against the baseline (count over count), then the means; with
+# --metrics grounding, the grounding family's rates too (each a count over a count).
 RATES: Final = ("refusal_rate", "compliance", "fabricated_citation_rate", "empty_retrieval_rate")
+GROUNDING: Final = METRICS.names("grounding")
 MEANS: Final = ("citations_per_answer", "answer_length")
-NAMES: Final = ("traces", *RATES, *MEANS, *METRICS.names("operations"))
+NAMES: Final = ("traces", *RATES, *MEANS, *METRICS.names("operations"), *GROUNDING)
 TIME_KEYS: Final = ("ts", "timestamp", "start_time")  # where a trace's time is read, in order
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
 _WINDOW_RE: Final = re.compile(r"^([1-9][0-9]{0,6})([smhdw])$")
@@ -87,6 +91,7 @@ class Window:
     words: int = 0
     bad: int = 0  # unreadable latency, token or cost fields
     citing: int = 0  # answered traces that write citations (none in the whole period: citation rates undefined)
+    grounding: list[int] = field(default_factory=list)  # --metrics grounding: the answered traces' summed counts
     sums: tuple[Moments, ...] = tuple(Moments() for _ in CONCEPTS)
     sketch: Sketch = field(default_factory=Sketch)
     pending: list[list[float]] = field(default_factory=lambda: [[] for _ in CONCEPTS])
@@ -117,32 +122,43 @@ class Window:
             self.traces + other.traces, self.refused + other.refused, self.compliant + other.compliant,
             self.answered + other.answered, self.fabricated + other.fabricated, self.empty + other.empty,
             self.citations + other.citations, self.words + other.words, self.bad + other.bad,
-            self.citing + other.citing, tuple(a + b for a, b in zip(self.sums, other.sums, strict=True)),
+            self.citing + other.citing,
+            [a + b for a, b in zip(self.grounding, other.grounding, strict=True)] if self.grounding and other.grounding
+            else self.grounding or other.grounding,
+            tuple(a + b for a, b in zip(self.sums, other.sums, strict=True)),
             self.sketch + other.sketch,
         )
 
-    def rates(self, cites: bool = True) -> dict[str, tuple[int, int]]:
+    def rates(self, cites: bool = True, grounded: bool = False) -> dict[str, tuple[int, int]]:
         """Each rate as (count, denominator); ``cites``: some trace of the period cites something (else the
-        fabricated citation rate is undefined, as ``score`` has it: denominator 0)."""
-        return {
+        fabricated citation rate is undefined, as ``score`` has it: denominator 0); ``grounded``: with the
+        grounding family's rates."""
+        out = {
             "refusal_rate": (self.refused, self.traces),
             "compliance": (self.compliant, self.traces),
             "fabricated_citation_rate": (self.fabricated, self.answered if cites else 0),
             "empty_retrieval_rate": (self.empty, self.traces),
         }
+        if grounded:
+            out.update(grounding_fractions(self.grounding or [0] * GROUNDING_WIDTH))
+        return out
 
     def operations(self) -> Operations:
         """The window's latency, tokens and cost (quantiles from the sketch)."""
         self.flush()
         return Operations(self.traces, self.bad, self.sums, None, self.sketch)
 
-    def metrics(self, cites: bool = True) -> dict[str, float | None]:
-        """Every metric of the window (None where nothing is counted; ``cites``: see ``rates``)."""
+    def metrics(self, cites: bool = True, grounded: bool = False) -> dict[str, float | None]:
+        """Every metric of the window (None where nothing is counted; ``cites``, ``grounded``: see ``rates``)."""
         out: dict[str, float | None] = {"traces": self.traces}
-        out.update((name, count / total if total else None) for name, (count, total) in self.rates(cites).items())
+        rates = self.rates(cites, grounded)
+        out.update((name, count / total if total else None) for name, (count, total) in rates.items()
+                   if name in RATES)
         out["citations_per_answer"] = self.citations / self.answered if self.answered else None
         out["answer_length"] = self.words / self.answered if self.answered else None
         out.update(self.operations().metrics())
+        out.update((name, count / total if total else None) for name, (count, total) in rates.items()
+                   if name not in RATES)
         return out
 
 
@@ -175,6 +191,8 @@ class Watched:
     bad_refused: Tally = field(default_factory=Tally)   # a "refused" field neither true nor false (read as absent)
     trace_format: str = "native"
     source: InputFile | Records | None = None  # the traces read (their name, lines and sha256)
+    grounded: bool = False                      # --metrics grounding: each window counts its answers' findings
+    corpus: CorpusUse | None = None             # --corpus: what was read of it
 
     def total(self) -> Window:
         """The whole period: every window and the traces without a timestamp."""
@@ -199,7 +217,10 @@ def watch(spec: Spec, settings: Settings, width: int, windowed: bool = True, wha
     """Read every trace of ``spec`` once and count it in its window (``windowed=False``: all in one,
     as a baseline period is); an input without a trace is an error."""
     traces = open_input(spec)
-    out = Watched(width, source=traces)
+    grounded = "grounding" in settings.families
+    out = Watched(width, source=traces, grounded=grounded)
+    corpus = open_corpus(traces, settings, 0, 1)
+    resolve = corpus.resolve if corpus is not None else None
     out.trace_format, shape, records = open_records(traces, settings.trace_format, settings.trace_fields)
     refusals, patterns = settings.refusal_forms(), settings.refusal_regexes()
     screen = refusal_screen(settings.refusal_patterns)  # whether any matches: one search of their alternation
@@ -210,10 +231,14 @@ def watch(spec: Spec, settings: Settings, width: int, windowed: bool = True, wha
     first, last = math.inf, -math.inf  # the earliest and latest window's start
     for line, _column, record, obj, _key in records:
         out.lines += 1
+        question = ""
         if type(obj) is dict:  # production traces are joined to nothing: their join keys are not read
+            question = next((q for key in ("question", "q") if type(q := obj.get(key)) is str), "")
             obj = {key: value for key, value in obj.items() if key not in JOIN_KEYS}
             obj["question"] = ""
         view = parse_trace(obj, traces.name, line, document_id)
+        if resolve is not None:
+            view, obj = resolve(view, obj)  # type: ignore[arg-type]  # parse_trace checked: a dict
         window = out.untimed
         if windowed:
             stamp = _stamp(obj, record if mapped_time else None)
@@ -236,11 +261,17 @@ def watch(spec: Spec, settings: Settings, width: int, windowed: bool = True, wha
             out.bad_retrieved.note(line)
         if view.refused_bad:
             out.bad_refused.note(line)
-        _count(window, view, refusals, patterns)
+        answered = _count(window, view, refusals, patterns)
+        if grounded and answered:
+            row = grounding_row(view, passage_texts(obj), question)  # type: ignore[arg-type]  # a dict
+            window.grounding = [a + int(b) for a, b in zip(window.grounding or [0] * GROUNDING_WIDTH, row,
+                                                           strict=True)]
         if type(obj) is dict and not RECORD_KEYS.isdisjoint(obj):
             window.add_operations(obj)
     if not out.lines:
         raise no_trace_records(traces, what)
+    if corpus is not None:
+        out.corpus = corpus.use
     return out
 
 
@@ -273,8 +304,9 @@ def _stamp(obj: object, record: object) -> float | None | _NoTime:
     return _NO_TIME
 
 
-def _count(window: Window, view: TraceView, refusals: frozenset[str], patterns: Sequence[re.Pattern[str]]) -> None:
-    """Count one trace: refused or answered, compliant, fabricated, empty retrieval, citations, words.
+def _count(window: Window, view: TraceView, refusals: frozenset[str], patterns: Sequence[re.Pattern[str]]) -> bool:
+    """Count one trace: refused or answered, compliant, fabricated, empty retrieval, citations, words; say
+    whether it answered.
 
     As ``score`` judges a trace: an explicit refusal field decides, else a claim that is a refusal
     token (trimmed as tokens are: ``is_refusal_token``) or matches a refusal pattern (normalised, stripped) is
@@ -292,7 +324,7 @@ def _count(window: Window, view: TraceView, refusals: frozenset[str], patterns: 
     if refused:
         window.refused += 1
         window.compliant += 1
-        return
+        return False
     window.answered += 1
     window.compliant += view.cites is Cites.LIST and view.claim_from is not None
     if view.cites is not Cites.INVALID:
@@ -300,6 +332,7 @@ def _count(window: Window, view: TraceView, refusals: frozenset[str], patterns: 
         window.citations += len(dict.fromkeys(view.citations))
     window.citing += view.cites is not Cites.ABSENT  # a citations field, even an empty list
     window.words += len(view.claim.split())
+    return True
 
 
 # --- drift --------------------------------------------------------------------------------------
@@ -336,16 +369,16 @@ class Drift:
 
 def drifts(
     scopes: Iterable[tuple[str, Window]], baseline: Window, bounds: Mapping[str, float], confidence: float,
-    min_n: int,
+    min_n: int, grounded: bool = False,
 ) -> list[Drift]:
     """Test each rate of each scope against the baseline; Holm across every test. A scope (or a
     baseline) of fewer than ``min_n`` traces is not tested: the normal approximation needs counts."""
-    base_rates = baseline.rates(baseline.citing > 0)
+    base_rates = baseline.rates(baseline.citing > 0, grounded)
     cites = any(window.citing for _, window in scopes)
     rows = []
     for label, window in scopes:
         small = window.traces < min_n or baseline.traces < min_n
-        for metric, (count, total) in window.rates(cites).items():
+        for metric, (count, total) in window.rates(cites, grounded).items():
             base_count, base_total = base_rates[metric]
             z, p = (None, None) if small else two_proportion_test(count, total, base_count, base_total)
             rows.append((label, metric, base_count / base_total if base_total else None,
@@ -379,11 +412,12 @@ class WindowResult:
     small: bool  # fewer traces than min_n: its gates are skipped
 
 
-def check_gates(window: Window, gates: Sequence[Gate], min_n: int, strict: bool, cites: bool) -> tuple[
-        dict[str, float | None], list[GateResult], bool]:
+def check_gates(window: Window, gates: Sequence[Gate], min_n: int, strict: bool, cites: bool,
+                grounded: bool = False) -> tuple[dict[str, float | None], list[GateResult], bool]:
     """Give a window (or the period) its metrics and gates; below ``min_n`` traces every gate is
-    skipped but those on ``traces`` (a quiet hour is what they look for). ``cites``: see ``Window.rates``."""
-    metrics = window.metrics(cites)
+    skipped but those on ``traces`` (a quiet hour is what they look for). ``cites``, ``grounded``: see
+    ``Window.rates``."""
+    metrics = window.metrics(cites, grounded)
     results = evaluate_gates(gates, metrics, strict)
     small = window.traces < min_n
     if small:
@@ -396,7 +430,7 @@ def check_windows(watched: Watched, gates: Sequence[Gate], min_n: int, strict: b
     """Give every window from the first to the last its metrics and check the gates on it."""
     out = []
     for start, window in watched.ordered():
-        metrics, results, small = check_gates(window, gates, min_n, strict, cites)
+        metrics, results, small = check_gates(window, gates, min_n, strict, cites, watched.grounded)
         out.append(WindowResult(start, window.traces, metrics, results, small))
     return out
 
@@ -421,11 +455,11 @@ def observe(current: Watched, baseline: Window | None, config: MonitorConfig, co
     total = current.total()
     cites = total.citing > 0  # the whole period decides, as a whole run does in score
     windows = check_windows(current, config.gates, config.min_n, config.strict, cites)
-    metrics, results, small = check_gates(total, config.gates, config.min_n, config.strict, cites)
+    metrics, results, small = check_gates(total, config.gates, config.min_n, config.strict, cites, current.grounded)
     drift = None
     if baseline is not None:
         scopes = [("all", total), *((window_label(start), w) for start, w in current.ordered())]
-        drift = drifts(scopes, baseline, config.drift, confidence, config.min_n)
+        drift = drifts(scopes, baseline, config.drift, confidence, config.min_n, current.grounded)
     passed = (gates_pass(results) and all(gates_pass(w.gates) for w in windows)
               and not any(d.failed for d in drift or ()))
     return Observed(windows, total, metrics, results, small, drift, passed)
@@ -446,6 +480,8 @@ def monitor_signature(config: MonitorConfig, settings: Settings, trace_format: s
         parts.append(f"trace:{trace_format}")
     if settings.trace_fields:
         parts.append("trace_fields:" + signed(dict(settings.trace_fields)))
+    if "grounding" in settings.families:
+        parts.append("metrics:grounding")
     if config.drift:
         parts.append("drift:" + signed(dict(sorted(config.drift.items()))))
     parts.append(f"ci:{settings.confidence:g}")
@@ -505,9 +541,9 @@ def load_monitor_config(
             sub = subtable(table, "drift")
             bounds = dict(config.drift)
             for key, bound in sub.data.items():
-                if key not in RATES:
-                    raise sub.error(key, f'a drift bound is for a rate ({", ".join(RATES)}), got "{key}"'
-                                         f"{did_you_mean(key, list(RATES))}")
+                if key not in (*RATES, *GROUNDING):
+                    raise sub.error(key, f'a drift bound is for a rate ({", ".join((*RATES, *GROUNDING))}), got '
+                                         f'"{key}"{did_you_mean(key, [*RATES, *GROUNDING])}')
                 number = finite_number(bound)
                 if number is None or not 0 <= number <= 1:
                     raise sub.error(key, f'expected "{key}" to be the largest change that passes, from 0 to 1, got '
