@@ -231,3 +231,40 @@ def test_explain_shows_each_finding_at_its_characters_and_never_a_leaked_value(r
         'number at characters 13-16: "85%": unsupported',
         'number at characters 20-24: "2022": unsupported',
     ]
+
+
+# --- the fast paths give what the plain definitions give -----------------------------------------------
+
+@given(st.lists(st.sampled_from(["the", "River", "rhine", "flows", "north", "  ", "\n", "\t", "\u00e9t\u00e9", "-",
+                                 "\u2013", "'", "\u2019", "Basel", ".", " "]), min_size=1, max_size=40), st.data())
+@settings(max_examples=400, deadline=None)
+def test_a_passage_holds_a_needle_exactly_when_its_folded_text_does(pieces, data):
+    from ragscore.metrics.grounding import _holds, folded
+
+    passage = " ".join(pieces) if data.draw(st.booleans()) else "".join(pieces)
+    start = data.draw(st.integers(0, len(passage)))
+    needle = folded(passage[start:start + data.draw(st.integers(1, 40))]).strip()
+    assume(needle)
+    if data.draw(st.booleans()):  # a needle changed by one letter
+        i = data.draw(st.integers(0, len(needle) - 1))
+        needle = needle[:i] + data.draw(st.sampled_from("xyz ")) + needle[i + 1:]
+        needle = " ".join(needle.split())
+        assume(needle)
+    assert _holds(passage, needle) is (needle in folded(passage))
+
+
+@given(st.lists(st.tuples(st.integers(-10**7, 10**7), st.integers(0, 3), st.sampled_from(["", "%", "$"])),
+                min_size=0, max_size=8),
+       st.integers(-10**7, 10**7), st.integers(-3, 3), st.sampled_from(["", "%", "$"]))
+@settings(max_examples=400, deadline=None)
+def test_the_interval_check_is_supports_for_every_value(found, mantissa, exponent, unit):
+    from ragscore.metrics.grounding import Number, _supported
+
+    precision = Decimal(1).scaleb(exponent)
+    claimed = Number(Decimal(mantissa) * precision, unit, precision, 0, 1)
+    evidence = [Number(Decimal(m).scaleb(-d), u, Decimal(1).scaleb(-d), 0, 1) for m, d, u in found]
+    # Ties included: an evidence value half a precision away rounds away from zero.
+    evidence.append(Number(claimed.value + precision / 2, unit, precision, 0, 1))
+    evidence.append(Number(claimed.value - precision / 2, unit, precision, 0, 1))
+    for e in evidence:
+        assert _supported(claimed, [e.value] if e.unit == unit else []) is supports(e, claimed)

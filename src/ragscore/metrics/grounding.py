@@ -120,11 +120,26 @@ def judge_quote(quote: str, evidence: Iterable[str], others: Iterable[str] = ())
     needle = folded(quote).strip(" .,;:!?'\"-")
     if len(needle) < MIN_QUOTE:
         return SHORT
-    if any(needle in folded(passage) for passage in evidence):
+    if any(_holds(passage, needle) for passage in evidence):
         return VERIFIED
-    if any(needle in folded(passage) for passage in others):
+    if any(_holds(passage, needle) for passage in others):
         return MISATTRIBUTED
     return UNVERIFIED
+
+
+def _holds(passage: str, needle: str) -> bool:
+    """Whether a passage folded holds a folded needle. Folding an ASCII text only lower-cases it and collapses
+    its white space, and the needle has single spaces between its words and none at its ends: an ASCII passage
+    holds it when its lower-cased text does, and, when it has no white space but single spaces, only then."""
+    if passage.isascii():
+        if needle in passage.lower():
+            return True
+        if "  " not in passage and not any(space in passage for space in _OTHER_SPACES):
+            return False
+    return needle in folded(passage)
+
+
+_OTHER_SPACES: Final = "\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"  # ASCII white space (str.split's) but the space
 
 
 def evidence_of(ids: Sequence[str], cited: Iterable[str], passages: Sequence[str]
@@ -164,15 +179,20 @@ class Number(NamedTuple):
 
 # Written after a number (a single letter only as these: "5 m" is five metres, not five million).
 _MAGNITUDES: Final = {"thousand": 3, "k": 3, "K": 3, "million": 6, "M": 6, "billion": 9, "bn": 9, "trillion": 12}
-# Digits with thousands separators or none, decimals (a match starts at a digit: a number is found by one
-# scan for digits, not a try at every character); then a percent sign or "percent", or a magnitude, read
-# after it. Digits glued to letters on either side (a model name, "B2B", "3rd") are no number.
-_DIGITS_RE: Final = re.compile(r"[0-9]+(?:,[0-9]{3})*+(?![0-9])")  # ASCII digits: one fast scan for them
-_AFTER_RE: Final = re.compile(r"(?:\.(?P<decimals>\d+))?(?:\s?(?P<percent>%|percent\b|per cent\b)|"
+# Digits with thousands separators or none, decimals, then a percent sign or "percent", or a magnitude (a
+# match starts at a digit: numbers are found by one scan for digits, not a try at every character). Digits
+# glued to letters on either side (a model name, "B2B", "3rd") are no number: the match fails at the end, or
+# the character before is checked.
+_NUMBER_RE: Final = re.compile(
+    r"(?P<digits>[0-9]+(?:,[0-9]{3})*+)(?![0-9])(?:\.(?P<decimals>[0-9]+))?"
+    r"(?:\s?(?P<percent>%|percent\b|per cent\b)|\s?(?P<magnitude>thousand|million|billion|trillion|bn|[kKM])(?!\w))?"
+    r"(?!\w)")
+_AFTER_RE: Final = re.compile(r"(?:\.(?P<decimals>[0-9]+))?(?:\s?(?P<percent>%|percent\b|per cent\b)|"
                               r"\s?(?P<magnitude>thousand|million|billion|trillion|bn|[kKM])(?!\w))?(?!\w)")
 _CURRENCIES: Final = frozenset("$\u20ac\u00a3\u00a5")
 _SIGNS: Final = frozenset("-+\u2212")
 _GLUED: Final = re.compile(r"[\w.,]")
+_PRECISIONS: Final = {places: Decimal(1).scaleb(places) for places in range(-40, 41)}
 
 
 def numbers(text: str) -> list[Number]:
@@ -185,50 +205,52 @@ def numbers(text: str) -> list[Number]:
 def _numbers(text: str) -> list[Number]:
     out = []
     end = 0
-    for match in _DIGITS_RE.finditer(text):
+    glued, signs, currencies = _GLUED.match, _SIGNS, _CURRENCIES
+    for match in _NUMBER_RE.finditer(text):
         start = match.start()
         if start < end:
             continue  # inside the decimals of the number before
-        before = text[start - 1] if start else ""
-        if before and _GLUED.match(before) and before not in _SIGNS:
-            continue  # glued to a word, or a part of a longer number
-        after = _AFTER_RE.match(text, match.end())
-        if after is None:
-            continue
+        if start:
+            before = text[start - 1]
+            if before not in signs and glued(before):
+                continue  # glued to a word, or a part of a longer number
+        digits, decimals, magnitude, percent = match.group("digits", "decimals", "magnitude", "percent")
+        stop = match.end()
+        if "," in digits:
+            if digits.index(",") > 3:  # "1234,567": no thousands separator, the number ends at the comma
+                digits = digits[:digits.index(",")]
+                after = _AFTER_RE.match(text, start + len(digits))
+                if after is None:
+                    continue
+                decimals, magnitude, percent, stop = (after["decimals"], after["magnitude"], after["percent"],
+                                                      after.end())
+            digits = digits.replace(",", "")
         # What may stand before: a sign, a currency symbol (either order), a space between symbol and digits.
         first, unit, sign = start, "", ""
         while first > 0:
             char = text[first - 1]
             # a sign after a word is a hyphen ("GPT-4" is 4): the digits are read alone
-            if char in _SIGNS and not sign and not (first > 1 and _GLUED.match(text[first - 2])):
+            if char in signs and not sign and not (first > 1 and glued(text[first - 2])):
                 sign, first = char, first - 1
-            elif char in _CURRENCIES and not unit:
+            elif char in currencies and not unit:
                 unit, first = char, first - 1
-            elif char == " " and first > 1 and text[first - 2] in _CURRENCIES and not unit:
+            elif char == " " and first > 1 and text[first - 2] in currencies and not unit:
                 first -= 1
             else:
                 break
-        digits = match.group()
-        if "," in digits and digits.index(",") > 3:  # "1234,567": no thousands separator
-            digits = digits[:digits.index(",")]
-            after = _AFTER_RE.match(text, start + len(digits))
-            if after is None:
-                continue
-        digits = digits.replace(",", "")
-        decimals = after["decimals"] or ""
         value = Decimal(f"{digits}.{decimals}" if decimals else digits)
-        places = -len(decimals)
-        magnitude = after["magnitude"]
+        places = -len(decimals) if decimals else 0
         if magnitude is not None:
             shift = _MAGNITUDES[magnitude if len(magnitude) == 1 else magnitude.lower()]
             value = value.scaleb(shift)
             places += shift
-        if sign in ("-", "\u2212"):
+        if sign and sign != "+":
             value = -value
-        if after["percent"]:
+        if percent:
             unit = "%"
-        end = after.end()
-        out.append(Number(value, unit, Decimal(1).scaleb(places), first, end))
+        end = stop
+        precision = _PRECISIONS.get(places)
+        out.append(Number(value, unit, Decimal(1).scaleb(places) if precision is None else precision, first, stop))
     return out
 
 
@@ -251,5 +273,39 @@ def supports(evidence: Number, claimed: Number) -> bool:
 
 def unsupported(claim: str, evidence: Sequence[str], claimed: Sequence[Number] | None = None) -> list[Number]:
     """The numbers of the claim (``claimed``, when read already) that no number of its evidence supports."""
-    found = [n for passage in evidence for n in numbers(passage)]
-    return [n for n in (numbers(claim) if claimed is None else claimed) if not any(supports(e, n) for e in found)]
+    claimed = numbers(claim) if claimed is None else claimed
+    if not claimed:
+        return []
+    if len(evidence) == 1:
+        values = _values(evidence[0])
+        return [n for n in claimed if not _supported(n, values.get(n.unit, ()))]
+    merged: dict[str, list[Decimal]] = {}  # the evidence's values by unit class
+    for passage in evidence:
+        for unit, found in _values(passage).items():
+            merged.setdefault(unit, []).extend(found)
+    return [n for n in claimed if not _supported(n, merged.get(n.unit, ()))]
+
+
+@lru_cache(maxsize=16384)
+def _values(passage: str) -> dict[str, tuple[Decimal, ...]]:
+    """A passage's number values by unit class: what its numbers are compared by, kept once per distinct text
+    (passages recur across traces; 16,384 of them take about 25 MB at most)."""
+    values: dict[str, list[Decimal]] = {}
+    for n in _numbers(passage):
+        values.setdefault(n.unit, []).append(n.value)
+    return {unit: tuple(found) for unit, found in values.items()}
+
+
+_HALF: Final = Decimal("0.5")
+
+
+def _supported(claimed: Number, values: Iterable[Decimal]) -> bool:
+    """``supports`` for every value of one unit class at once: the values that round half up (away from zero)
+    to the claimed value at its precision lie in one interval around it, closed where a tie rounds to it."""
+    value, precision = claimed.value, claimed.precision
+    low, high = value - _HALF * precision, value + _HALF * precision
+    if value > 0:
+        return any(low <= v < high for v in values)
+    if value < 0:
+        return any(low < v <= high for v in values)
+    return any(low < v < high for v in values)

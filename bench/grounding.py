@@ -1,0 +1,115 @@
+"""What --metrics grounding costs on top of the default score, measured side by side (issue 34).
+
+    python bench/grounding.py                 # 100,000 traces of 5 passages of about 1 KB, 3 repetitions
+    python bench/grounding.py --size 20000 --repeat 1
+
+It generates (once, cached under bench/out/grounding-N/) a seeded gold set and a trace file whose
+traces carry the texts of the 5 passages they retrieved (``retrieved_chunks``, about 1 KB each,
+drawn from a pool as large as the run, so that passages recur as they do over one corpus), and
+claims of about 200 characters with numbers and quotes (some copied from a passage, some
+changed, some with an e-mail address). Then it times the default score and the same score with
+``--metrics grounding`` (medians of the repetitions; ``--format none``) and prints what the
+family adds as a ratio to the default score's wall time (target <= 1.0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+WORDS = ("the policy covers refunds within days of purchase and the report says revenue grew while costs fell "
+         "for customers in each region where the board approved a new plan to expand service and support").split()
+
+
+def _passage(rng: random.Random) -> str:
+    """About 1 KB of sentences, some with numbers (percentages, amounts, years)."""
+    sentences = []
+    while sum(map(len, sentences)) < 1000:
+        words = [rng.choice(WORDS) for _ in range(rng.randint(8, 16))]
+        kind = rng.random()
+        if kind < 0.2:
+            words.insert(rng.randrange(len(words)), f"{rng.randint(1, 99)}.{rng.randint(0, 9)}%")
+        elif kind < 0.35:
+            words.insert(rng.randrange(len(words)), f"${rng.randint(1, 999):,}{rng.choice(['', 'M', ' million'])}")
+        elif kind < 0.5:
+            words.insert(rng.randrange(len(words)), str(rng.randint(1990, 2026)))
+        sentence = " ".join(words)
+        sentences.append(sentence[0].upper() + sentence[1:] + ".")
+    return " ".join(sentences)
+
+
+def _claim(rng: random.Random, passages: list[str]) -> str:
+    """About 200 characters: a sentence, a quote (copied, or changed), a number, sometimes an address."""
+    source = rng.choice(passages).split(". ")
+    copied = rng.choice(source).rstrip(".")
+    words = copied.split()
+    quote = " ".join(words[: rng.randint(4, min(10, len(words)))])
+    if rng.random() < 0.3:
+        quote = quote.replace("the", "a", 1)
+    opening = " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 12)))
+    parts = [opening[0].upper() + opening[1:],
+             f'the passage says "{quote}"', f"by {rng.randint(1, 99)}% in {rng.randint(1990, 2026)}"]
+    if rng.random() < 0.05:
+        parts.append("write to someone@example.com")
+    return ", ".join(parts) + "."
+
+
+def generate(n: int, out: Path, seed: int = 20261128) -> tuple[Path, Path]:
+    """Write ``gold.jsonl`` and ``trace.jsonl`` for ``n`` questions into ``out``; return their paths."""
+    rng = random.Random(seed)
+    out.mkdir(parents=True, exist_ok=True)
+    pool = [_passage(rng) for _ in range(min(n, 20_000))]
+    gold_path, trace_path = out / "gold.jsonl", out / "trace.jsonl"
+    with gold_path.open("w", encoding="utf-8") as gold, trace_path.open("w", encoding="utf-8") as trace:
+        for i in range(n):
+            qid = f"Q{i:07d}"
+            ids = [rng.randrange(len(pool)) for _ in range(5)]
+            gold.write(json.dumps({"qid": qid, "question": f"What does the policy say about item {i}?",
+                                   "answerable": True, "gold_citations": [f"p{ids[0]}"],
+                                   "gold_claim_substr": ["policy"]}) + "\n")
+            passages = [pool[j] for j in ids]
+            refused = rng.random() < 0.1
+            claim = "not in context" if refused else _claim(rng, passages)
+            trace.write(json.dumps({"qid": qid, "retrieved_ids": [f"p{j}" for j in ids], "retrieved_chunks": passages,
+                                    "answer_json": {"claim": claim, "citations": [] if refused else [f"p{ids[0]}"]}})
+                        + "\n")
+    return gold_path, trace_path
+
+
+def timed(cmd: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--data", type=Path, default=HERE / "out")
+    args = parser.parse_args()
+    folder = args.data / f"grounding-{args.size}"
+    gold, trace = folder / "gold.jsonl", folder / "trace.jsonl"
+    if not (gold.exists() and trace.exists()):
+        generate(args.size, folder)
+    base = [sys.executable, "-m", "ragscore", "--gold", str(gold), "--trace", str(trace), "-q", "--no-fail",
+            "--format", "none"]
+    walls = {}
+    for name, cmd in (("default", base), ("grounding", [*base, "--metrics", "grounding"])):
+        walls[name] = statistics.median(timed(cmd) for _ in range(args.repeat))
+    added = walls["grounding"] - walls["default"]
+    size_mb = trace.stat().st_size / 1e6
+    print(f"{args.size:,} traces of 5 passages ({size_mb:,.0f} MB): default {walls['default']:.2f} s, "
+          f"--metrics grounding {walls['grounding']:.2f} s: it adds {added:.2f} s, "
+          f"{added / walls['default']:.2f} x the default score (target <= 1.0)")
+
+
+if __name__ == "__main__":
+    main()
