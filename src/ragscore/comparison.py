@@ -36,6 +36,7 @@ from ragscore.results import Evaluation
 from ragscore.settings import Settings
 
 Column = Sequence[float | None]  # one run's value of a metric per question (None: not counted)
+Fraction = tuple[float, float]    # a question's count and denominator of a rate of counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,9 @@ class Paired:
     columns: Mapping[str, tuple[Column, Column]] | None
     fixed: list[str]   # qids right (OK or REFUSAL_OK) in the candidate only, in gold order
     broken: list[str]  # qids right in the baseline only
+    # Rates of the runs' counts (the grounding family's): each question's (count, denominator) in both runs,
+    # in gold order, when resampling is cheap.
+    ratios: Mapping[str, tuple[Sequence[Fraction], Sequence[Fraction]]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +162,12 @@ def _check_baseline_holds(baseline: Run, qids: Sequence[str], names: Sequence[st
                 raise InputError(source, f"at questions[{n}].metrics: missing {quote(name)}")
 
 
+def _ratio(pairs: Sequence[Fraction]) -> float | None:
+    """The rate of summed counts over summed denominators (None when nothing was counted)."""
+    total = math.fsum(total for _, total in pairs)
+    return math.fsum(count for count, _ in pairs) / total if total else None
+
+
 def _mean(values: Sequence[float | None]) -> float | None:
     present = [v for v in values if v is not None]
     return math.fsum(present) / len(present) if present else None
@@ -179,7 +189,13 @@ def compare_runs(
         interval = p_value = None
         method = None
         result = None
-        if paired.n and name in paired.sums and test != "bootstrap":
+        if paired.n and paired.ratios is not None and name in paired.ratios:
+            # A rate of the run's counts: the questions resampled, the rate of the resample's sums (every test).
+            base_pairs, cand_pairs = paired.ratios[name]
+            interval, p_value = paired_bootstrap(base_pairs, cand_pairs, _ratio, settings.confidence,
+                                                 settings.bootstrap, f"{settings.seed}:{name}")
+            method = BOOTSTRAP
+        elif paired.n and name in paired.sums and test != "bootstrap":
             assert paired.columns is not None  # pair_runs keeps them for these tests
             base, cand = paired.columns[name]
             d = differences(base, cand)

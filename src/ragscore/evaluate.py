@@ -41,6 +41,7 @@ from ragscore.loaders.near_miss import TRACE_FIELDS, near_misses
 from ragscore.loaders.records import Records
 from ragscore.loaders.shapes import TraceShape, open_records
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, TraceView, parse_trace
+from ragscore.metrics import METRICS
 from ragscore.metrics.answer import (
     LABEL_ORDER,
     AnswerTally,
@@ -55,7 +56,15 @@ from ragscore.metrics.answer import (
     run_bits,
     unpack,
 )
-from ragscore.metrics.families import Columns, Family, SampleColumns, averaged, enabled, spread
+from ragscore.metrics.families import (
+    Columns,
+    Family,
+    SampleColumns,
+    averaged,
+    enabled,
+    grounding_fractions,
+    spread,
+)
 from ragscore.metrics.moments import Moments, summarise
 from ragscore.metrics.repeats import QuestionSamples, Repeats, repeat_metric_names, summarise_questions
 from ragscore.metrics.stats import resampling_is_cheap
@@ -483,7 +492,29 @@ def _packed(
     if sampled is not None:  # every answer metric is a mean over samples: none is implied by a code
         floats = _sampled_floats(sampled, settings) | floats
     floats.update((name, column) for name, (column, _) in score_columns.items())  # names vary by part
-    return Packed(judged.codes, floats)
+    ratios = None if sampled is not None else _ratio_columns(judged.families, judged.columns, len(judged.codes))
+    return Packed(judged.codes, floats, ratios)
+
+
+def _ratio_columns(families: list[Family], columns: list[Columns], questions: int
+                   ) -> dict[str, tuple[array[float], array[float]]]:
+    """Spell out, for each rate of the run's counts, every question's count and denominator (0 and 0 for a
+    question without a row), so that a paired bootstrap can resample the questions (compare)."""
+    out: dict[str, tuple[array[float], array[float]]] = {}
+    for family, c in zip(families, columns, strict=True):
+        if family.name != "grounding":
+            continue
+        names = METRICS.names("grounding")
+        counts = {name: (array("d"), array("d")) for name in names}
+        empty = dict.fromkeys(names, (0, 0))
+        for position in range(questions):
+            row = c.row(position)
+            fractions = empty if row is None else grounding_fractions([round(v) for v in row])
+            for name, (count, total) in fractions.items():
+                counts[name][0].append(count)
+                counts[name][1].append(total)
+        out.update(counts)
+    return out
 
 
 def _sampled_floats(sampled: list[QuestionSamples], settings: Settings) -> dict[str, array[float]]:

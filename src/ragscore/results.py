@@ -192,6 +192,8 @@ class Packed(NamedTuple):
 
     codes: array[int]            # pack()'s code per question
     floats: dict[str, array[float]]  # per-question values not implied by the code (NaN: not counted)
+    # Rates of the run's counts (the grounding family's): each question's count and denominator (0 and 0: none).
+    ratios: dict[str, tuple[array[float], array[float]]] | None = None
 
 
 class PartError(NamedTuple):

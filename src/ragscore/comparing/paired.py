@@ -161,13 +161,14 @@ def _pair(
             array("d", chain.from_iterable(c.floats[name] for _, c in packed)),
         )
     n = sum(len(p.places) for p in parts)
-    columns = None
+    columns = ratios = None
     if keep_columns or resampling_is_cheap(n, settings.bootstrap):
         columns = _columns(parts, packed, names, floats, tables)
+        ratios = _ratios(parts, packed)
     fixed = [qid for _, qid in heapq.merge(*(p.fixed for p in parts))]
     broken = [qid for _, qid in heapq.merge(*(p.broken for p in parts))]
     ordered = {name: sums[name] for name in (*names, *floats) if name in sums}  # report order
-    return Paired(n, ordered, columns, fixed, broken)
+    return Paired(n, ordered, columns, fixed, broken, ratios)
 
 
 def _both_packed(part: PairedPart) -> tuple[Packed, Packed]:
@@ -195,6 +196,23 @@ def _columns(
             column = [runs[k].floats[name][i] for k, i in at]
             columns.setdefault(name, ([], []))[side].extend(None if v != v else v for v in column)
     return columns
+
+
+def _ratios(parts: list[PairedPart], packed: list[tuple[Packed, Packed]]
+            ) -> dict[str, tuple[list[tuple[float, float]], list[tuple[float, float]]]] | None:
+    """Spell out each rate of the runs' counts, question by question in gold order: (count, denominator)."""
+    if any(run.ratios is None for pair in packed for run in pair):
+        return None
+    order = heapq.merge(*([(place, k, i) for i, place in enumerate(p.places)] for k, p in enumerate(parts)))
+    at = [(k, i) for _, k, i in order]
+    out: dict[str, tuple[list[tuple[float, float]], list[tuple[float, float]]]] = {}
+    for name in packed[0][0].ratios or {}:
+        sides = []
+        for side in (0, 1):
+            columns = [pair[side].ratios[name] for pair in packed]  # type: ignore[index]  # checked above
+            sides.append([(columns[k][0][i], columns[k][1][i]) for k, i in at])
+        out[name] = (sides[0], sides[1])
+    return out
 
 
 def _int(value: float | None) -> int | None:
