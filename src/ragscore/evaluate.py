@@ -12,7 +12,7 @@ import gc
 import math
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import compress
@@ -65,6 +65,7 @@ from ragscore.metrics.families import (
     grounding_fractions,
     spread,
 )
+from ragscore.metrics.grounding import Findings, grounding_findings
 from ragscore.metrics.moments import Moments, summarise
 from ragscore.metrics.repeats import QuestionSamples, Repeats, repeat_metric_names, summarise_questions
 from ragscore.metrics.stats import resampling_is_cheap
@@ -223,6 +224,7 @@ class _Judged:
     claims: list[str | None] | None
     trace_lines: array[int] | None
     answers: list[tuple[str | None, tuple[str, ...]] | None] | None  # claim and citations, for the rows
+    findings: list[Findings | None] | None  # --metrics grounding's findings in each answer, for the rows
     views: dict[int, TraceView] = field(default_factory=dict)  # the questions to explain: the last trace
     passages: dict[int, tuple[str, ...]] = field(default_factory=dict)  # ... and its passages' texts
     seen: dict[int, int] = field(default_factory=dict)         # ... and how many lines they had
@@ -251,6 +253,7 @@ def _judged(questions: int, settings: Settings, wants: Wants, parts: int, reread
         claims=[None] * questions if wants.samples and (parts == 1 or not rereadable) else None,
         trace_lines=array("q", [0]) * questions if wants.samples and parts > 1 and rereadable else None,
         answers=[None] * questions if wants.rows else None,
+        findings=[None] * questions if wants.rows and "grounding" in settings.families else None,
         repeats=Repeats.of(questions, settings) if settings.sampled else None,
         sampled_columns=sampled_columns,
     )
@@ -304,7 +307,7 @@ def _join(
     codes, shares, outcomes, claims, trace_lines = (judged.codes, judged.shares, judged.outcomes, judged.claims,
                                                     judged.trace_lines)
     external, families, views, seen, shape = judged.external, judged.families, judged.views, judged.seen, judged.shape
-    answers = judged.answers
+    answers, findings = judged.answers, judged.findings
     # Each sample adds to its question's sums; else a later line replaces the question's row.
     columns: Sequence[Columns | SampleColumns] = judged.sampled_columns or judged.columns
     operations, operation_keys, repeats = judged.operations, OPERATION_KEYS, judged.repeats
@@ -367,6 +370,10 @@ def _join(
         if answers is not None:
             answers[position] = (view.claim if view.claim_from is not None else None, tuple(view.citations))
         outcome = judge(item, view, settings, refusals)
+        if findings is not None:
+            findings[position] = grounding_findings(
+                view.claim, view.retrieved, view.citations, passage_texts(obj),  # type: ignore[arg-type]  # a dict
+                view.question if view.question is not None else item.question) if outcome.answered else None
         if outcome.answered and view.refused is None and view.claim_from is not None:
             like = refusal_like(view.claim)
             if like is not None:
@@ -461,18 +468,22 @@ def _rows_and_explained(
     the questions it names."""
     assert judged.outcomes is not None
     columns, answers = judged.columns, judged.answers
+    shown = _shown_claim(judged.families)
     for position, (item, outcome) in enumerate(zip(gold.items, judged.outcomes, strict=True)):
         assert outcome is not None
         if rows is not None:
             family_rows = tuple(c.row(position) for c in columns)
             labels = tuple(slice_labels(item, path) for path in wants.by)
             answer = None if answers is None else answers[position]
+            if answer is not None and answer[0] is not None:
+                answer = (shown(answer[0]), answer[1])
             rows.append(QuestionRow(
                 gold.places[position], item.qid, item.question, item.answerable, outcome, item.citations, item.rule,
                 family_rows, labels,
                 {name: value for name, (column, _) in score_columns.items() if (value := column[position]) == value},
                 None if sampled is None else sampled[position],
                 None if answer is None else answer[0], None if answer is None else answer[1],
+                None if judged.findings is None else judged.findings[position],
             ))
         if item.qid in wants.explain:
             result.explained[item.qid] = Explained(item, outcome, judged.views.get(position),
@@ -563,7 +574,19 @@ def _samples(
     else:
         assert judged.trace_lines is not None
         claims = _claims_again(traces, judged.trace_lines, positions, judged.shape)
-    return with_texts(found, {p: (questions[p], claims[p]) for p in positions})
+    shown = _shown_claim(judged.families)
+    return with_texts(found, {p: (questions[p], None if claims[p] is None else shown(claims[p]))  # type: ignore[arg-type]
+                              for p in positions})
+
+
+def _shown_claim(families: list[Family]) -> Callable[[str], str]:
+    """How reports show a claim: with --metrics grounding, each leaked value replaced by its kind (``[email]``),
+    so that no report prints one; else as it is."""
+    if any(family.name == "grounding" for family in families):
+        from ragscore.metrics.leaks import masked
+
+        return masked
+    return str
 
 
 def _claims_again(

@@ -14,6 +14,7 @@ from ragscore.json_paths import Damaged, Node, read_number, shown
 from ragscore.labels import LABEL_ORDER
 from ragscore.metrics.answer import Miss, Outcome, answer_metric_names
 from ragscore.metrics.families import Totals, enabled
+from ragscore.metrics.grounding import Finding, Findings
 from ragscore.metrics.repeats import QuestionSamples
 from ragscore.quoting import quote
 from ragscore.results import Wants
@@ -36,6 +37,7 @@ class RowReader:
         self.slices = len(wants.by)
         self.answers = len(answer_metric_names(settings))
         self.repeats = 2 * len(settings.pass_k) + 2 if settings.sampled else 0
+        self.grounded = "grounding" in settings.families
         self.rows = rows
 
     def at(self, n: int, *steps: int) -> Node:
@@ -55,8 +57,9 @@ class RowReader:
         return node.expected(what)
 
     def read(self, n: int, v: Any) -> QuestionRow:
-        if type(v) is not list or not 12 <= len(v) <= 13 or (len(v) == 13) != bool(self.repeats):
-            raise Node(v, self.rows, n).expected(f"a row: a list of {12 + bool(self.repeats)} values")
+        size = 12 + bool(self.repeats) + self.grounded
+        if type(v) is not list or len(v) != size:
+            raise Node(v, self.rows, n).expected(f"a row: a list of {size} values")
         place, qid, question, answerable, outcome, citations, rule, family_rows, slices, scores, claim, cited = v[:12]
         if type(place) is not int or not 0 <= place < _PLACES:
             raise self.bad(n, place, "a place in the gold set (an integer of at least 0)", 0)
@@ -109,7 +112,28 @@ class RowReader:
                            tuple(map(tuple, slices)),
                            read_scores,
                            self._sampled(n, v[12]) if self.repeats else None, claim,
-                           None if cited is None else tuple(cited))
+                           None if cited is None else tuple(cited),
+                           self._findings(n, v[-1], size - 1) if self.grounded else None)
+
+    def _findings(self, n: int, v: Any, at: int) -> Findings | None:
+        """Read a row's grounding findings (null: the question was not answered)."""
+        if v is None:
+            return None
+        node = Node(v, self.at(n), at, "a row's grounding findings")
+        if type(v) is not list or len(v) != 4:
+            raise node.expected("the findings: [evidence, passages, numbers, [[kind, start, end, verdict, detail]]]")
+        evidence, passages, numbers, items = v
+        if evidence not in ("cited", "retrieved", "none") or any(
+                type(x) is not int or x < 0 for x in (passages, numbers)) or type(items) is not list:
+            raise node.expected("the findings: [evidence, passages, numbers, [[kind, start, end, verdict, detail]]]")
+        found = []
+        for item in items:
+            if (type(item) is not list or len(item) != 5 or item[0] not in ("quote", "number", "leak")
+                    or any(type(x) is not int or x < 0 for x in item[1:3]) or item[1] > item[2]
+                    or any(type(x) is not str for x in item[3:])):
+                raise node.expected("a finding: [kind (quote, number or leak), start, end, verdict, detail]")
+            found.append(Finding(*item))
+        return Findings(evidence, passages, numbers, tuple(found))
 
     def _out_of_bounds(self, n: int, index: int, row: list[Any]) -> Damaged:
         """Say which value of a family's row is not a number, or not among those its family counted."""

@@ -231,7 +231,7 @@ def _outcome(o: Outcome) -> list[Any]:
             None if o.miss is None else o.miss.name, o.miss_id, o.matched, o.line]
 
 
-def _row(r: QuestionRow) -> list[Any]:
+def _row(r: QuestionRow, grounded: bool = False) -> list[Any]:
     out = [r.place, r.qid, r.question, r.answerable, _outcome(r.outcome), list(r.citations), r.rule.name,
            [None if row is None else _nums(row) for row in r.family_rows], [list(s) for s in r.slices],
            {name: _num(v) for name, v in r.scores.items()}, r.claim, None if r.cited is None else list(r.cited)]
@@ -239,6 +239,9 @@ def _row(r: QuestionRow) -> list[Any]:
         q = r.sampled
         out.append([q.n, q.correct, list(q.labels), [None if v is None else _num(v) for v in q.answer],
                     [None if v is None else _num(v) for v in q.repeats]])
+    if grounded:  # --metrics grounding: the answer's findings, last
+        g = r.grounding
+        out.append(None if g is None else [g.evidence, g.passages, g.numbers, [list(f) for f in g.items]])
     return out
 
 
@@ -317,7 +320,7 @@ def _encode(p: Partial) -> dict[str, Any]:
             "gold_keys": {key: list(v) for key, v in r.gold_keys.items()},
             "trace_keys": {key: list(v) for key, v in r.trace_keys.items()},
             "digests": None if r.digests is None else list(r.digests),
-            "rows": [_row(row) for row in r.rows],
+            "rows": [_row(row, "grounding" in p.settings.families) for row in r.rows],
             "operations": None if r.operations is None else _operations(r.operations),
             **({"repeats": _repeats(r.repeats)} if r.repeats is not None else {}),
             **({"corpus": _corpus(r.corpus)} if r.corpus is not None else {}),

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, BinaryIO, Final, NamedTuple
 
 from ragscore.errors import RagscoreError
 from ragscore.metrics.answer import Outcome
+from ragscore.metrics.grounding import Findings
 from ragscore.metrics.repeats import QuestionSamples
 from ragscore.text import Rule
 
@@ -50,6 +51,7 @@ class QuestionRow(NamedTuple):
     sampled: QuestionSamples | None = None              # its samples (repeats = "samples"; outcome: the last)
     claim: str | None = None                            # what the trace that counted claimed (None: no claim)
     cited: tuple[str, ...] | None = None                # ... and the ids it cited (None: no trace)
+    grounding: Findings | None = None                   # --metrics grounding's findings (None: not answered, or off)
 
 
 class SpillError(RagscoreError):

@@ -165,6 +165,47 @@ def grounding_counts(claim: str, evidence: Sequence[str], others: Sequence[str])
             float(len(unsupported(claim, evidence, claimed)) if claimed else 0))
 
 
+class Finding(NamedTuple):
+    """One thing --metrics grounding found in a claim, at its characters: a quote (its verdict), an unsupported
+    number, or a leak (its kind in ``detail``, and where its value came from as its verdict)."""
+
+    kind: str     # "quote", "number" or "leak"
+    start: int
+    end: int
+    verdict: str  # a quote's verdict; "unsupported"; a leak's from_context, echoed or invented
+    detail: str = ""
+
+
+class Findings(NamedTuple):
+    """What --metrics grounding found in one answered claim, and which evidence it was judged against."""
+
+    evidence: str            # "cited" (the passages it cites), "retrieved" (every one) or "none" (no texts)
+    passages: int            # how many passages that evidence is
+    numbers: int             # the claim's numbers (those supported are not listed)
+    items: tuple[Finding, ...]
+
+
+def grounding_findings(claim: str, ids: Sequence[str], cited: Iterable[str], passages: Sequence[str],
+                       question: str | None) -> Findings:
+    """Each quote, each unsupported number and each leak of a claim, in order of their characters: what
+    ``--explain`` and the per-question rows list (``grounding_counts`` counts the same)."""
+    from ragscore.metrics.leaks import leaks, placed
+
+    items: list[Finding] = []
+    claimed: list[Number] = []
+    evidence: list[str] = []
+    kind = "none"
+    if passages:
+        evidence, others, from_citations = evidence_of(ids, cited, passages)
+        kind = "cited" if from_citations else "retrieved"
+        items += [Finding("quote", q.start, q.end, judge_quote(q.text, evidence, others)) for q in quotes(claim)]
+        claimed = numbers(claim)
+        items += [Finding("number", n.start, n.end, "unsupported") for n in unsupported(claim, evidence, claimed)]
+    items += [Finding("leak", leak.start, leak.end, placed(leak, passages, question), leak.kind)
+              for leak in leaks(claim)]
+    return Findings(kind, len(evidence), len(claimed), tuple(sorted(items, key=lambda f: (f.start, f.end))))
+
+
 # --- numbers --------------------------------------------------------------------------------------
 
 class Number(NamedTuple):

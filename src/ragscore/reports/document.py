@@ -14,6 +14,7 @@ from ragscore.loaders.jsonl import InputFile
 from ragscore.loaders.shards import Shards
 from ragscore.metrics.answer import CITING, LABEL_ORDER, PASSING_LABELS, answer_metric_names, outcome_values
 from ragscore.metrics.families import enabled
+from ragscore.metrics.grounding import Findings
 from ragscore.metrics.repeats import RepeatTotals, repeat_metric_names
 from ragscore.reports.common import gate_table
 from ragscore.reports.reasons import reason
@@ -97,6 +98,7 @@ class Questions:
         families = list(enabled(settings.families))
         repeat_names = repeat_metric_names(settings)
         cites = not self.ev.tally.cites_nothing
+        grounded = "grounding" in settings.families
         for row in self.ev.rows or ():
             o = row.outcome
             if self.only_failures and (o.label in PASSING_LABELS if row.sampled is None
@@ -130,7 +132,16 @@ class Questions:
                 entry["metrics"].update(family.question_metrics(values, settings))
             for name in self.ev.scores:  # scores from other evaluators; null where the question has none
                 entry["metrics"][name] = row.scores.get(name)
+            if grounded:
+                entry["grounding"] = None if row.grounding is None else findings_entry(row.grounding)
             yield entry
+
+
+def findings_entry(found: Findings) -> dict[str, Any]:
+    """A question's grounding findings as the JSON report lists them (a leak by its kind, never its value)."""
+    return {"evidence": found.evidence, "passages": found.passages, "numbers": found.numbers,
+            "findings": [{"kind": f.kind, "start": f.start, "end": f.end, "verdict": f.verdict,
+                          **({"leak": f.detail} if f.kind == "leak" else {})} for f in found.items]}
 
 
 GROUNDING_COUNTS: Final = ("quotes_judged", "quotes_verified", "quotes_misattributed", "quotes_unverified",

@@ -108,27 +108,24 @@ def grounding_lines(claim: str, ids: Sequence[str], cited: Sequence[str], passag
                     question: str | None) -> list[str]:
     """What --metrics grounding found in one claim: each quote, each unsupported number and each leak, at its
     characters in the claim (a leak by its kind alone: its value is never shown)."""
-    from ragscore.metrics.grounding import SHORT, evidence_of, judge_quote, numbers, quotes, unsupported
-    from ragscore.metrics.leaks import leaks, masked, placed
+    from ragscore.metrics.grounding import SHORT, grounding_findings
+    from ragscore.metrics.leaks import masked
 
-    out = []
-    if passages:
-        evidence, others, from_citations = evidence_of(ids, cited, passages)
-        out.append(f"grounding evidence: the {len(evidence)} cited passage{'s' if len(evidence) != 1 else ''}"
-                   if from_citations else f"grounding evidence: every retrieved passage ({len(passages)})")
-        for q in quotes(claim):
-            verdict = judge_quote(q.text, evidence, others)
-            shown = "short, not judged" if verdict == SHORT else verdict
-            out.append(f"quote at characters {q.start}-{q.end}: {quote(masked(q.text))}: {shown}")
-        claimed = numbers(claim)
-        missing = unsupported(claim, evidence, claimed)
-        out += [f"number at characters {n.start}-{n.end}: {quote(claim[n.start:n.end])}: unsupported"
-                for n in missing]
-        if claimed and not missing:
-            out.append(f"numbers: {len(claimed)}, each supported by the evidence")
+    found = grounding_findings(claim, ids, cited, passages, question)
+    if found.evidence == "cited":
+        out = [f"grounding evidence: the {found.passages} cited passage{'s' if found.passages != 1 else ''}"]
+    elif found.evidence == "retrieved":
+        out = [f"grounding evidence: every retrieved passage ({found.passages})"]
     else:
-        out.append("grounding evidence: none (the trace has no passage texts): quotes and numbers not judged")
-    for leak in leaks(claim):
-        where = placed(leak, passages, question).replace("_", " ")
-        out.append(f"leak at characters {leak.start}-{leak.end}: {leak.kind.replace('_', ' ')} ({where})")
+        out = ["grounding evidence: none (the trace has no passage texts): quotes and numbers not judged"]
+    by_kind = {kind: [f for f in found.items if f.kind == kind] for kind in ("quote", "number", "leak")}
+    for f in by_kind["quote"]:
+        shown = "short, not judged" if f.verdict == SHORT else f.verdict
+        out.append(f"quote at characters {f.start}-{f.end}: {quote(masked(claim[f.start:f.end]))}: {shown}")
+    out += [f"number at characters {f.start}-{f.end}: {quote(claim[f.start:f.end])}: unsupported"
+            for f in by_kind["number"]]
+    if found.numbers and not by_kind["number"]:
+        out.append(f"numbers: {found.numbers}, each supported by the evidence")
+    out += [f"leak at characters {f.start}-{f.end}: {f.detail.replace('_', ' ')} ({f.verdict.replace('_', ' ')})"
+            for f in by_kind["leak"]]
     return out
