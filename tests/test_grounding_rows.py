@@ -80,3 +80,17 @@ def test_the_findings_add_up_to_the_counts(parts, cited, texts):
                 sum(f.kind == "number" for f in found.items), 1, any(w != "echoed" for w in leaks),
                 "from_context" in leaks)
     assert grounding_row(view, passages, "bob@example.org?") == tuple(float(x) for x in expected)
+
+
+def test_a_failed_grounding_gate_s_annotation_names_its_questions_not_their_text(ragscore, isolated, monkeypatch):
+    write(isolated / "g.jsonl", [{"qid": f"q{i}", "question": "Who?", "answerable": True} for i in range(8)])
+    write(isolated / "t.jsonl", [{"qid": f"q{i}", "retrieved_ids": ["d1", "d2"], "retrieved_chunks": PASSAGES,
+                                  "answer_json": {"claim": "Write to jane.doe@example.com." if i % 2 else "Jane.",
+                                                  "citations": []}} for i in range(8)])
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--gates", "leak_rate<=0.1", "-q")
+    assert run.status == 1
+    assert ("::error title=ragscore gate leak_rate::leak_rate = 0.5000, expected <= 0.1: in q1, q3, q5, q7"
+            in run.err.splitlines())
+    assert "jane" not in run.err.lower()

@@ -212,7 +212,9 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     traces = expand(args.trace)
     jobs = choose_jobs(args.jobs, args.gold, traces)
     label = f"scoring with {jobs} processes" if jobs > 1 else "scoring"
-    keep_rows = lists_questions(args) or bool(args.by)
+    # Under GitHub Actions a failed grounding gate's annotation names its questions: their rows are kept.
+    annotated = os.environ.get("GITHUB_ACTIONS") == "true" and "grounding" in config.settings.families
+    keep_rows = lists_questions(args) or bool(args.by) or annotated
     with progress_line(streams.err, label, enabled=not args.quiet and streams.err.isatty()):
         run = score(args.gold, traces, config=config, scores=args.scores, per_question=args.per_question,
                     only_failures=args.only_failures, by=args.by or (), explain=args.explain or (),
@@ -227,7 +229,8 @@ def report_run(args: argparse.Namespace, streams: Streams, run: Run) -> Exit:
     if os.environ.get("GITHUB_ACTIONS") == "true":  # annotations on the run, the summary on its page
         from ragscore.reports.github import report_on_github
 
-        report_on_github(run.summary(), streams.write_err, os.environ.get("GITHUB_STEP_SUMMARY"))
+        report_on_github(run.summary(), streams.write_err, os.environ.get("GITHUB_STEP_SUMMARY"),
+                         run.document.get("questions"))
     if not args.quiet:
         for line in run.notes():
             streams.note(line)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from ragscore.quoting import visible
@@ -37,15 +37,42 @@ def escape_property(text: str) -> str:
     return visible(_escape(text, _PROPERTY_ESCAPES))
 
 
-def annotation_lines(doc: dict[str, Any]) -> list[str]:
-    """Return one ``::error`` line per failed gate and one ``::warning`` line per warned gate, in gate order."""
+def annotation_lines(doc: dict[str, Any], questions: Iterable[Mapping[str, Any]] | None = None) -> list[str]:
+    """Return one ``::error`` line per failed gate and one ``::warning`` line per warned gate, in gate order;
+    a gate on a grounding rate names the questions whose findings made it (from ``questions``, the report's
+    per-question entries, when the run kept them), never what their claims say."""
     lines: list[str] = []
     for metric, gate in doc["gates"].items():
         command = _COMMANDS.get(gate["status"])
         if command is not None:
             title = escape_property(f"ragscore gate {metric}")
-            lines.append(f"::{command} title={title}::{escape_data(gate_finding(metric, gate))}")
+            found = gate_finding(metric, gate)
+            if metric in _FINDINGS and questions is not None:
+                found += _named(questions, *_FINDINGS[metric])
+            lines.append(f"::{command} title={title}::{escape_data(found)}")
     return lines
+
+
+# The findings each grounding rate counts against it (metrics.grounding.Finding: kind, verdicts).
+_FINDINGS: Final = {
+    "quote_verified_rate": ("quote", frozenset({"misattributed", "unverified"})),
+    "quote_misattributed_rate": ("quote", frozenset({"misattributed"})),
+    "quote_unverified_rate": ("quote", frozenset({"unverified"})),
+    "number_unsupported_rate": ("number", frozenset({"unsupported"})),
+    "leak_rate": ("leak", frozenset({"from_context", "invented"})),
+    "leak_from_context_rate": ("leak", frozenset({"from_context"})),
+}
+_NAMED: Final = 5  # questions an annotation names
+
+
+def _named(questions: Iterable[Mapping[str, Any]], kind: str, verdicts: frozenset[str]) -> str:
+    """``: in q2, q6 and 3 more`` for the questions with such a finding (empty when none is known)."""
+    qids = [q["qid"] for q in questions if (g := q.get("grounding")) and any(
+        f["kind"] == kind and f["verdict"] in verdicts for f in g["findings"])]
+    if not qids:
+        return ""
+    shown = ", ".join(qids[:_NAMED])
+    return f": in {shown}" + (f" and {len(qids) - _NAMED:,} more" if len(qids) > _NAMED else "")
 
 
 def append_step_summary(markdown: Iterable[str], path: str) -> None:
@@ -60,13 +87,14 @@ def append_step_summary(markdown: Iterable[str], path: str) -> None:
         raise ReportWriteError(f"{path}: cannot append the GitHub step summary: {exc.strerror}") from None
 
 
-def report_on_github(document: dict[str, Any], write_line: Callable[[str], object], summary_path: str | None) -> None:
+def report_on_github(document: dict[str, Any], write_line: Callable[[str], object], summary_path: str | None,
+                     questions: Iterable[Mapping[str, Any]] | None = None) -> None:
     """Report a run to GitHub Actions as ``score`` and ``merge`` do: each annotation (``annotation_lines``)
     through ``write_line``, then the Markdown report appended to the job summary at ``summary_path``
     (``GITHUB_STEP_SUMMARY``; none when empty or None)."""
     from ragscore.reports.markdown import render_markdown
 
-    for line in annotation_lines(document):
+    for line in annotation_lines(document, questions):
         write_line(line)
     if summary_path:
         append_step_summary(render_markdown(document), summary_path)
