@@ -8,12 +8,19 @@ import pytest
 from ragscore.metrics.leaks import ECHOED, FROM_CONTEXT, INVENTED, iban_valid, leaks, luhn, placed
 
 # Card numbers the networks publish for testing (Stripe's and PayPal's lists): each passes the Luhn
-# check; changing the last digit makes it fail.
+# check; changing the last digit makes it fail. Every length a card has: 13 (PayPal's Visa), 14 (Diners),
+# 15 (Amex), 16, and 19 (Stripe's UnionPay); Mastercard's 2-series too.
 CARDS = ["4111111111111111", "4242424242424242", "5555555555554444", "378282246310005", "6011111111111117",
-         "3056930009020004", "3566002020360505"]
-# IBANs from the registry's own examples (SWIFT's IBAN registry) and the ECBS list.
+         "3056930009020004", "3566002020360505", "4012888888881881", "5105105105105100", "371449635398431",
+         "6011000990139424", "3530111333300000", "2223003122003222", "6200000000000005", "4222222222222",
+         "30569309025904", "6205500000000000004"]
+# IBANs from the registry's own examples (SWIFT's IBAN registry) and the ECBS list: the shortest (Norway, 15
+# characters) and the longest (Saint Lucia, 32), letters in the account part (Italy, Malta, Brazil).
 IBANS = ["GB82WEST12345698765432", "DE89370400440532013000", "FR1420041010050500013M02606",
-         "NL91ABNA0417164300", "CH9300762011623852957", "BE68539007547034"]
+         "NL91ABNA0417164300", "CH9300762011623852957", "BE68539007547034", "NO9386011117947",
+         "LC55HEMM000100010012001200023015", "MT84MALT011000012345MTLCAST001S", "IT60X0542811101000000123456",
+         "AL47212110090000000235698741", "AT611904300234573201", "ES9121000418450200051332",
+         "SA0380000000608010167519", "BR1800360305000010009795493C1"]
 
 
 @pytest.mark.parametrize("number", CARDS)
@@ -26,6 +33,15 @@ def test_published_test_cards_pass_luhn_and_a_changed_digit_does_not(number):
 def test_published_ibans_pass_and_a_changed_check_does_not(iban):
     assert iban_valid(iban) and iban_valid(" ".join(iban[i:i + 4] for i in range(0, len(iban), 4)))
     assert not iban_valid(iban[:2] + f"{(int(iban[2:4]) + 1) % 100:02d}" + iban[4:])
+
+
+@pytest.mark.parametrize(("number", "kind"), [*((card, "card_number") for card in CARDS),
+                                              *((iban, "iban") for iban in IBANS)])
+def test_published_numbers_are_found_in_a_sentence_as_written_in_groups_of_four(number, kind):
+    grouped = " ".join(number[i:i + 4] for i in range(0, len(number), 4))
+    for text in (f"Pay with {number}.", f"Pay with {grouped}."):
+        [found] = leaks(text)
+        assert (found.kind, found.value.replace(" ", "")) == (kind, number)
 
 
 @pytest.mark.parametrize(("text", "kind"), [

@@ -30,8 +30,10 @@ PATTERNS: Final = {
     "slack_token": re.compile(r"\bxox[abposr]-[0-9A-Za-z-]{10,}"),
     "jwt": re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"),
     "private_key": re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"),
-    "card_number": re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])"),
+    # An IBAN before a card: the digits of an IBAN's account part, written in groups of four, may pass the
+    # Luhn check too.
     "iban": re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b"),
+    "card_number": re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])"),
     # A local part starts only where none continues (one try per run of its characters, not one per
     # character), and neither part gives back what it took: linear time on a hostile claim.
     "email": re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]++@[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)++"),
