@@ -35,6 +35,8 @@ def fold_text(text: str) -> str:
     """Fold a text for comparison: NFKC, case folded, typographic quotes, apostrophes and dashes as ASCII,
     white space collapsed to one space and none at either end (``metrics.grounding.fold`` does the same one
     character at a time, keeping offsets)."""
+    if text.isascii():  # NFKC and the table leave ASCII as it is, and case folding it is lower-casing it
+        return " ".join(text.lower().split())
     return " ".join(unicodedata.normalize("NFKC", text).casefold().translate(FOLDED).split())
 
 
