@@ -193,6 +193,60 @@ def test_provider_counts_add_up_to_the_verdicts():
     assert provider_counts({"answer": "x"}, [], []) == (0, 0, 0, 0, 0)
 
 
+# --- the family: --metrics grounding ----------------------------------------------------------------
+
+@pytest.fixture
+def provider_run(isolated):
+    for name in ("gold.jsonl", "traces.jsonl"):
+        (isolated / name).write_bytes((PROVIDERS / name).read_bytes())
+    return isolated
+
+
+ARGS = ("--gold", "gold.jsonl", "--trace", "traces.jsonl", "--metrics", "grounding", "--no-fail")
+
+
+def test_the_run_counts_every_provider_citation(ragscore, provider_run):
+    doc = ragscore(*ARGS, "--per-question").json()
+    counts = {k: v for k, v in doc["grounding"].items() if k.startswith("provider")}
+    # EXPECTED: 22 citations; 11 valid, 4 misplaced, 4 invalid (3 unchecked); 4 not retrieved (anthropic's
+    # document 3, openai's two, cohere's d9).
+    assert counts == {"provider_citations": 22, "provider_citations_valid": 11, "provider_citations_misplaced": 4,
+                      "provider_citations_invalid": 4, "provider_citations_retrieved": 18}
+    assert sum(len(v) for _, v in EXPECTED.values()) == 22
+    metrics = doc["metrics"]
+    assert (metrics["provider_citation_valid_rate"], metrics["provider_citation_retrieved_rate"]) == (11 / 19, 18 / 22)
+    rows = {q["qid"]: q["metrics"] for q in doc["questions"]}
+    assert (rows["anthropic-not-retrieved"]["provider_citation_valid_rate"],
+            rows["anthropic-not-retrieved"]["provider_citation_retrieved_rate"]) == (1.0, 0.5)
+    assert rows["openai-url-citation"]["provider_citation_valid_rate"] is None  # nothing it gives could be checked
+    gated = ragscore("--gold", "gold.jsonl", "--trace", "traces.jsonl", "--gates", "provider_citation_valid_rate>=0.9")
+    assert gated.status == 1 and "FAIL    provider_citation_valid_rate = 0.5789 (gate >= 0.9)" in gated.err
+
+
+def test_jobs_and_partials_count_the_same(ragscore, provider_run):
+    whole = ragscore(*ARGS)
+    assert ragscore(*ARGS, "--jobs", "2").out == whole.out
+    for part in (1, 2):
+        assert ragscore("partial", *ARGS[:-1], "--part", f"{part}/2", "-o", f"p{part}.json").status == 0
+    merged = ragscore("merge", "p1.json", "p2.json", "--no-fail").json()
+    assert (merged["metrics"], merged["grounding"]) == (whole.json()["metrics"], whole.json()["grounding"])
+
+
+def test_explain_lists_each_provider_citation_as_the_docs_show(ragscore, provider_run):
+    from docs import doc_block
+
+    run = ragscore(*ARGS, "-q", "--format", "none", *(a for q in EXPECTED for a in ("--explain", q)))
+    lines = run.out.splitlines()
+    shown = [line for line in lines if line.startswith("provider citation")]
+    assert len(shown) == len(EXPECTED) + 22
+    assert ('provider citation 1: char_location of document 3 (not retrieved) characters 0-27; answer characters '
+            "0-29: unchecked (the trace has no text of its document)") in lines
+    assert ('provider citation 2: citation of "doc:1" ("d2", rank 2); answer characters 49-83: valid') in lines
+    example = doc_block("provider citations: 1 in response (anthropic)").splitlines()
+    assert example and all(line in lines for line in example)
+    assert "Refunds are accepted within 30 days of purchase" not in run.out  # offsets, never a cited text
+
+
 # --- the fixtures, made again -----------------------------------------------------------------------
 
 def test_the_fixtures_are_what_the_sdks_make(tmp_path: Path):

@@ -240,8 +240,9 @@ class GroundingFamily:
     """The claim's text checked against the text of its evidence (metrics/grounding.py, metrics/leaks.py): the
     passages it cites, else every passage it retrieved. A row holds the question's counts: judged,
     verified, misattributed and unverified quotes, short ones, numbers and unsupported numbers (counted
-    when the trace has passage texts), then whether it was answered, leaked, and leaked from its context;
-    the counts add up to the run's rates."""
+    when the trace has passage texts), then whether it was answered, leaked, and leaked from its context,
+    then its provider citations (metrics/provider_citations.py): all, valid, misplaced, invalid and
+    retrieved; the counts add up to the run's rates."""
 
     name: str = "grounding"
     keep: frozenset[str] = frozenset({"question"})
@@ -251,8 +252,8 @@ class GroundingFamily:
         return METRICS.names("grounding")
 
     def width(self, settings: Settings) -> int:
-        """Store the ten counts."""
-        return 10
+        """Store the fifteen counts."""
+        return 15
 
     def values(
         self, item: GoldItem, trace: TraceView | None, obj: Mapping[str, object] | None, answered: bool,
@@ -272,7 +273,7 @@ class GroundingFamily:
         question = trace.question if trace.question is not None else item.question
         where = [placed(leak, texts, question) for leak in leaks(trace.claim)]
         leaked = any(w != ECHOED for w in where)
-        return (*counts, 1.0, float(leaked), float(FROM_CONTEXT in where))
+        return (*counts, 1.0, float(leaked), float(FROM_CONTEXT in where), *_provider_counts(trace, obj, texts))
 
     def summarise(self, columns: Totals, settings: Settings) -> dict[str, float | None]:
         """Each rate as the run's count over the run's count (None when nothing was judged)."""
@@ -285,14 +286,30 @@ class GroundingFamily:
         return _grounding_rates(*(round(v) for v in row))
 
 
+_NO_PROVIDER_CITATIONS: Final = (0.0,) * 5
+
+
+def _provider_counts(trace: TraceView, obj: Mapping[str, object], texts: Sequence[str]) -> tuple[float, ...]:
+    """A trace's provider citations counted: all, valid, misplaced, invalid, retrieved (none without a response)."""
+    if "response" not in obj and "raw_response" not in obj:
+        return _NO_PROVIDER_CITATIONS
+    from ragscore.metrics.provider_citations import provider_counts
+
+    return provider_counts(obj, trace.retrieved, texts)
+
+
 def _grounding_rates(judged: int, verified: int, misattributed: int, unverified: int, _short: int, numbers: int,
-                     unsupported: int, answered: int, leaked: int, from_context: int) -> dict[str, float | None]:
+                     unsupported: int, answered: int, leaked: int, from_context: int, cited: int, valid: int,
+                     misplaced: int, invalid: int, retrieved: int) -> dict[str, float | None]:
+    checked = valid + misplaced + invalid  # the provider citations whose texts could be checked
     return {"quote_verified_rate": verified / judged if judged else None,
             "quote_misattributed_rate": misattributed / judged if judged else None,
             "quote_unverified_rate": unverified / judged if judged else None,
             "number_unsupported_rate": unsupported / numbers if numbers else None,
             "leak_rate": leaked / answered if answered else None,
-            "leak_from_context_rate": from_context / answered if answered else None}
+            "leak_from_context_rate": from_context / answered if answered else None,
+            "provider_citation_valid_rate": valid / checked if checked else None,
+            "provider_citation_retrieved_rate": retrieved / cited if cited else None}
 
 
 FAMILIES: Final[dict[str, Family]] = {
