@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA
+from conftest import DATA, write
 from ragscore.loaders.provider_responses import (
     NOT_PLACED,
     Location,
@@ -24,6 +24,7 @@ from ragscore.loaders.provider_responses import (
     cited_ids,
     provider_response,
 )
+from ragscore.loaders.trace import Cites, parse_trace
 from ragscore.metrics.provider_citations import (
     INVALID,
     MISPLACED,
@@ -187,6 +188,18 @@ def test_the_cited_ids_are_the_retrieved_ids_at_the_indices_and_the_ids_as_given
     assert cited_ids(provider_response(BY_QID["anthropic-valid"]), []) == []
 
 
+def test_a_trace_without_a_citations_field_cites_its_provider_s_documents():
+    view = parse_trace(BY_QID["anthropic-valid"], "t.jsonl", 1)
+    assert (view.citations, view.cites, view.citations_from) == (("d1", "d3"), Cites.LIST,
+                                                                 "response's anthropic citations")
+    own = parse_trace({**BY_QID["anthropic-valid"], "citations": ["d2"]}, "t.jsonl", 1)
+    assert (own.citations, own.citations_from) == (["d2"], "citations")  # a citations field wins
+    text = parse_trace({**BY_QID["anthropic-valid"], "answer": "Refunds. citations: [d3]"}, "t.jsonl", 1)
+    assert (text.citations, text.citations_from) == (("d3",), "answer text")
+    none = {**BY_QID["anthropic-valid"], "response": {**BY_QID["anthropic-valid"]["response"], "content": []}}
+    assert parse_trace(none, "t.jsonl", 1).cites is Cites.ABSENT  # a response that cites nothing: no citations
+
+
 def test_provider_counts_add_up_to_the_verdicts():
     trace = BY_QID["anthropic-not-retrieved"]
     assert provider_counts(trace, trace["retrieved_ids"], trace["retrieved_chunks"]) == (2, 1, 0, 0, 1)
@@ -223,6 +236,19 @@ def test_the_run_counts_every_provider_citation(ragscore, provider_run):
     assert gated.status == 1 and "FAIL    provider_citation_valid_rate = 0.5789 (gate >= 0.9)" in gated.err
 
 
+def test_the_provider_s_documents_are_the_citations_of_a_trace_without_a_citations_field(ragscore, provider_run):
+    # Cited ids that hit the gold: all but anthropic-wrong-document (d2), openai-off-the-answer (two ids not
+    # retrieved), gemini-wrong-document (d2), cohere-not-retrieved (d9 not retrieved) and bedrock-wrong-document
+    # (d3): 12 of 17. The gold sets no claim substring, so precision is chr.
+    doc = ragscore(*ARGS).json()
+    assert (doc["chr"], doc["precision"]) == (12 / 17, 12 / 17)
+    write(provider_run / "traces.jsonl", [{k: v for k, v in t.items() if k not in ("response", "raw_response")}
+                                          for t in TRACES])
+    bare = ragscore(*ARGS).json()
+    assert (bare["chr"], bare["precision"]) == (None, 1.0)  # no trace cites: precision by the claims alone
+    assert bare["grounding"]["provider_citations"] == 0
+
+
 def test_jobs_and_partials_count_the_same(ragscore, provider_run):
     whole = ragscore(*ARGS)
     assert ragscore(*ARGS, "--jobs", "2").out == whole.out
@@ -239,6 +265,7 @@ def test_explain_lists_each_provider_citation_as_the_docs_show(ragscore, provide
     lines = run.out.splitlines()
     shown = [line for line in lines if line.startswith("provider citation")]
     assert len(shown) == len(EXPECTED) + 22
+    assert "citations (from response's anthropic citations): \"d1\" (rank 1), \"d3\" (rank 3)" in lines
     assert ('provider citation 1: char_location of document 3 (not retrieved) characters 0-27; answer characters '
             "0-29: unchecked (the trace has no text of its document)") in lines
     assert ('provider citation 2: citation of "doc:1" ("d2", rank 2); answer characters 49-83: valid') in lines
