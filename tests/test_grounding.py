@@ -173,7 +173,10 @@ def test_the_family_counts_the_run_s_quotes_and_numbers(ragscore, grounding_run)
     # The counts the rates divide, in the report's top-level "grounding" object.
     assert doc["grounding"] == {"quotes_judged": 3, "quotes_verified": 1, "quotes_misattributed": 1,
                                 "quotes_unverified": 1, "quotes_short": 1, "numbers": 6, "numbers_unsupported": 4,
-                                "answered": 4, "leaked": 0, "leaked_from_context": 0}
+                                "answered": 4, "leaked": 0, "leaked_from_context": 0, "provider_citations": 0,
+                                "provider_citations_valid": 0, "provider_citations_misplaced": 0,
+                                "provider_citations_invalid": 0, "provider_citations_retrieved": 0}
+    assert (metrics["provider_citation_valid_rate"], metrics["provider_citation_retrieved_rate"]) == (None, None)
 
 
 def test_leaks_are_counted_by_where_they_came_from(ragscore, isolated):

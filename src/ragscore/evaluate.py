@@ -38,6 +38,7 @@ from ragscore.loaders.gold import (
 )
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, is_mine, objects_at, owner
 from ragscore.loaders.near_miss import TRACE_FIELDS, near_misses
+from ragscore.loaders.provider_responses import ProviderResponse, provider_response
 from ragscore.loaders.records import Records
 from ragscore.loaders.shapes import TraceShape, open_records
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, TraceView, parse_trace
@@ -227,6 +228,7 @@ class _Judged:
     findings: list[Findings | None] | None  # --metrics grounding's findings in each answer, for the rows
     views: dict[int, TraceView] = field(default_factory=dict)  # the questions to explain: the last trace
     passages: dict[int, tuple[str, ...]] = field(default_factory=dict)  # ... and its passages' texts
+    responses: dict[int, ProviderResponse | None] = field(default_factory=dict)  # ... and its provider response
     seen: dict[int, int] = field(default_factory=dict)         # ... and how many lines they had
     shape: TraceShape | None = None       # how a mapped trace format is read (None: the contract)
     repeats: Repeats | None = None        # each question's samples (repeats = "samples")
@@ -388,6 +390,7 @@ def _join(
         if position in explain_at:
             views[position] = view
             judged.passages[position] = tuple(passage_texts(obj))  # type: ignore[arg-type]  # a dict
+            judged.responses[position] = provider_response(obj)  # type: ignore[arg-type]
             seen[position] = seen.get(position, 0) + 1
         if repeats is not None:  # a sample of the question: its answer metrics add to the question's
             repeats.add(position, codes[position], outcome.cite_share)
@@ -489,7 +492,8 @@ def _rows_and_explained(
             result.explained[item.qid] = Explained(item, outcome, judged.views.get(position),
                                                    judged.seen.get(position, 0),
                                                    None if sampled is None else sampled[position],
-                                                   judged.passages.get(position, ()))
+                                                   judged.passages.get(position, ()),
+                                                   judged.responses.get(position))
     if rows is not None:
         result.rows = rows.finish()
 

@@ -15,6 +15,7 @@ from ragscore.loaders.corpus import CorpusUse
 from ragscore.loaders.detect import detect, retrieval_field
 from ragscore.loaders.gold import GoldItem
 from ragscore.loaders.jsonl import InputFile
+from ragscore.loaders.provider_responses import ProviderResponse
 from ragscore.loaders.records import Records
 from ragscore.loaders.shapes import PRESETS
 from ragscore.loaders.shards import Shards
@@ -75,6 +76,7 @@ class Explained(NamedTuple):
     lines: int  # how many trace lines the question had
     sampled: QuestionSamples | None = None  # its samples (repeats = "samples"): trace is the last one
     passages: tuple[str, ...] = ()  # the texts of the trace's retrieved passages (--metrics grounding's findings)
+    response: ProviderResponse | None = None  # the provider response the trace keeps (its citations judged)
 
 
 class Unreadable(NamedTuple):

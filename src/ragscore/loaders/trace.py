@@ -16,6 +16,7 @@ from ragscore.loaders.detect import detect
 from ragscore.loaders.fieldpath import FieldPath, lookup, parse_path
 from ragscore.loaders.jsonl import describe, is_string_list
 from ragscore.loaders.near_miss import near_miss
+from ragscore.loaders.provider_responses import cited_ids, provider_response
 from ragscore.quoting import quote
 
 # "citations: [a, b]" at the end of (or anywhere in) an answer text.
@@ -228,6 +229,16 @@ def path_key(key: str) -> str:
     return '"' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _provider_citations(obj: dict[str, object], retrieved: list[str] | tuple[str, ...]
+                        ) -> tuple[tuple[str, ...], str] | None:
+    """The ids a provider response the trace keeps cites (loaders/provider_responses.py), and where they were
+    read; None when it keeps none with a citation."""
+    response = provider_response(obj)
+    if response is None or not response.citations:
+        return None
+    return tuple(cited_ids(response, retrieved)), f"{response.key}'s {response.provider} citations"
+
+
 def parse_trace(
     obj: object, source: str, line: int, document_id: tuple[FieldPath, ...] = DOCUMENT_ID_PATHS
 ) -> TraceView:
@@ -266,16 +277,21 @@ def parse_trace(
         if raw_citations is None and claim_from == "answer" and type(claim) is str:
             citations, claim = parse_text_citations(claim)
             citations_from = "answer text"
+    retrieved, retrieved_bad = _retrieved(obj, document_id)
     if raw_citations is not None:
         citations = _ids(raw_citations)
         cites = _INVALID if citations is None else _LIST
     elif citations is None:
         cites, citations_from = _ABSENT, None
+        if "response" in obj or "raw_response" in obj:  # no citations field: a provider's own citations, if any
+            provided = _provider_citations(obj, retrieved)
+            if provided is not None:
+                citations, citations_from = provided
+                cites = _LIST
     else:
         cites = _LIST
     if type(claim) is not str:
         claim, claim_from = "", None
-    retrieved, retrieved_bad = _retrieved(obj, document_id)
     return _new_view(TraceView, (
         line, qid, question, retrieved, claim, claim_from, refused, refused_from,
         citations or (), cites, citations_from, retrieved_bad, refused_bad,

@@ -118,6 +118,12 @@ GROUNDING: Final = (  # --metrics grounding (metrics/grounding.py): the claim's 
                "corpus"),
     MetricSpec("leak_from_context_rate", L, "grounding",
                "answered traces whose claim holds a secret or personal data found in a retrieved passage", "corpus"),
+    MetricSpec("provider_citation_valid_rate", H, "grounding",
+               "provider citations whose cited text (and answer part) is at their offsets, over those whose texts "
+               "could be checked", "corpus"),
+    MetricSpec("provider_citation_retrieved_rate", H, "grounding",
+               "provider citations whose document is among the passages the trace retrieved, over all of them",
+               "corpus"),
 )
 
 # The common names of scores from other evaluators (as LLM-judged evaluation frameworks call

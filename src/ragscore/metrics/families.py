@@ -240,8 +240,9 @@ class GroundingFamily:
     """The claim's text checked against the text of its evidence (metrics/grounding.py, metrics/leaks.py): the
     passages it cites, else every passage it retrieved. A row holds the question's counts: judged,
     verified, misattributed and unverified quotes, short ones, numbers and unsupported numbers (counted
-    when the trace has passage texts), then whether it was answered, leaked, and leaked from its context;
-    the counts add up to the run's rates."""
+    when the trace has passage texts), then whether it was answered, leaked, and leaked from its context,
+    then its provider citations (metrics/provider_citations.py): all, valid, misplaced, invalid and
+    retrieved; the counts add up to the run's rates."""
 
     name: str = "grounding"
     keep: frozenset[str] = frozenset({"question"})
@@ -264,7 +265,7 @@ class GroundingFamily:
         from ragscore.loaders.corpus import passage_texts
 
         question = trace.question if trace.question is not None else item.question
-        return grounding_row(trace, passage_texts(obj), question)  # type: ignore[arg-type]  # a trace is a dict
+        return grounding_row(trace, passage_texts(obj), question, obj)  # type: ignore[arg-type]  # a dict
 
     def summarise(self, columns: Totals, settings: Settings) -> dict[str, float | None]:
         """Each rate as the run's count over the run's count (None when nothing was judged)."""
@@ -277,12 +278,17 @@ class GroundingFamily:
         return grounding_rates([round(v) for v in row])
 
 
-GROUNDING_WIDTH: Final = 10
+GROUNDING_WIDTH: Final = 15
+_NO_PROVIDER_CITATIONS: Final = (0.0,) * 5
 
 
-def grounding_row(trace: TraceView, texts: Sequence[str], question: str) -> tuple[float, ...]:
+def grounding_row(trace: TraceView, texts: Sequence[str], question: str,
+                  obj: Mapping[str, object] | None = None) -> tuple[float, ...]:
     """An answered trace's grounding counts (``GroundingFamily``): its claim against its passage ``texts``
-    (one per retrieved id, or none) and, for leaks, the question it was asked."""
+    (one per retrieved id, or none), for leaks the question it was asked, and its provider's citations (the
+    response ``obj`` keeps): judged, verified, misattributed, unverified and short quotes, numbers,
+    unsupported numbers, answered, leaked, leaked from the context, provider citations, valid, misplaced,
+    invalid and retrieved ones."""
     from ragscore.metrics.grounding import evidence_of, grounding_counts
     from ragscore.metrics.leaks import ECHOED, FROM_CONTEXT, leaks, placed
 
@@ -292,18 +298,32 @@ def grounding_row(trace: TraceView, texts: Sequence[str], question: str) -> tupl
         counts = grounding_counts(trace.claim, evidence, others)
     where = [placed(leak, texts, question) for leak in leaks(trace.claim)]
     leaked = any(w != ECHOED for w in where)
-    return (*counts, 1.0, float(leaked), float(FROM_CONTEXT in where))
+    cited = _provider_counts(trace, obj, texts) if obj is not None else _NO_PROVIDER_CITATIONS
+    return (*counts, 1.0, float(leaked), float(FROM_CONTEXT in where), *cited)
+
+
+def _provider_counts(trace: TraceView, obj: Mapping[str, object], texts: Sequence[str]) -> tuple[float, ...]:
+    """A trace's provider citations counted: all, valid, misplaced, invalid, retrieved (none without a response)."""
+    if "response" not in obj and "raw_response" not in obj:
+        return _NO_PROVIDER_CITATIONS
+    from ragscore.metrics.provider_citations import provider_counts
+
+    return provider_counts(obj, trace.retrieved, texts)
 
 
 def grounding_fractions(counts: Sequence[int]) -> dict[str, tuple[int, int]]:
     """Each grounding rate as (count, denominator) from the summed counts of ``grounding_row``."""
-    judged, verified, misattributed, unverified, _short, numbers, unsupported, answered, leaked, from_context = counts
+    (judged, verified, misattributed, unverified, _short, numbers, unsupported, answered, leaked, from_context,
+     cited, valid, misplaced, invalid, retrieved) = counts
     return {"quote_verified_rate": (verified, judged),
             "quote_misattributed_rate": (misattributed, judged),
             "quote_unverified_rate": (unverified, judged),
             "number_unsupported_rate": (unsupported, numbers),
             "leak_rate": (leaked, answered),
-            "leak_from_context_rate": (from_context, answered)}
+            "leak_from_context_rate": (from_context, answered),
+            # over the provider citations whose texts could be checked
+            "provider_citation_valid_rate": (valid, valid + misplaced + invalid),
+            "provider_citation_retrieved_rate": (retrieved, cited)}
 
 
 def grounding_rates(counts: Sequence[int]) -> dict[str, float | None]:

@@ -263,7 +263,7 @@ def watch(spec: Spec, settings: Settings, width: int, windowed: bool = True, wha
             out.bad_refused.note(line)
         answered = _count(window, view, refusals, patterns)
         if grounded and answered:
-            row = grounding_row(view, passage_texts(obj), question)  # type: ignore[arg-type]  # a dict
+            row = grounding_row(view, passage_texts(obj), question, obj)  # type: ignore[arg-type]  # a dict
             window.grounding = [a + int(b) for a, b in zip(window.grounding or [0] * GROUNDING_WIDTH, row,
                                                            strict=True)]
         if type(obj) is dict and not RECORD_KEYS.isdisjoint(obj):

@@ -146,7 +146,9 @@ def findings_entry(found: Findings) -> dict[str, Any]:
 
 GROUNDING_COUNTS: Final = ("quotes_judged", "quotes_verified", "quotes_misattributed", "quotes_unverified",
                             "quotes_short", "numbers", "numbers_unsupported", "answered", "leaked",
-                            "leaked_from_context")
+                            "leaked_from_context", "provider_citations", "provider_citations_valid",
+                            "provider_citations_misplaced", "provider_citations_invalid",
+                            "provider_citations_retrieved")
 
 
 def grounding_counts(ev: Evaluation) -> dict[str, int] | None:

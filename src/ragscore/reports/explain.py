@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 
 from ragscore.loaders.jsonl import InputFile
+from ragscore.loaders.provider_responses import ProviderResponse
 from ragscore.loaders.records import Records
 from ragscore.loaders.trace import Cites
 from ragscore.metrics.answer import LABEL_ORDER, Outcome
@@ -101,6 +102,7 @@ def render_explanation(explained: Explained, settings: Settings, traces: InputFi
         if "grounding" in settings.families:
             lines += grounding_lines(trace.claim, trace.retrieved, trace.citations, explained.passages,
                                      trace.question if trace.question is not None else gold.question)
+            lines += provider_lines(explained.response, trace.retrieved, explained.passages)
     return _lines(lines)
 
 
@@ -128,4 +130,42 @@ def grounding_lines(claim: str, ids: Sequence[str], cited: Sequence[str], passag
         out.append(f"numbers: {found.numbers}, each supported by the evidence")
     out += [f"leak at characters {f.start}-{f.end}: {f.detail.replace('_', ' ')} ({f.verdict.replace('_', ' ')})"
             for f in by_kind["leak"]]
+    return out
+
+
+def provider_lines(response: ProviderResponse | None, ids: Sequence[str], passages: Sequence[str]) -> list[str]:
+    """Each citation of the provider response a trace keeps, judged: what it cites, where, and its verdict
+    (metrics/provider_citations.py); no cited text is shown, only offsets."""
+    from ragscore.metrics.provider_citations import INVALID, MISPLACED, UNCHECKED, judge_response
+
+    if response is None or not response.citations:
+        return []
+    count = len(response.citations)
+    out = [f"provider citations: {count} in {response.key} ({response.provider})"]
+    for n, (c, j) in enumerate(zip(response.citations, judge_response(response, ids, passages), strict=True), 1):
+        document = (f"document {c.document}" if isinstance(c.document, int)
+                    else quote(c.document) if c.document is not None else "no document")
+        if j.position is None:
+            document += " (not retrieved)"
+        elif j.position < len(ids) and ids[j.position] != c.document:  # an index, or Cohere's own id
+            document += f" ({quote(ids[j.position])}, rank {j.position + 1})"
+        else:
+            document += f" (rank {j.position + 1})"
+        where = f" {c.location.unit} {c.location.start}-{c.location.end}" if c.location is not None else ""
+        answer = (c.given.unit, c.given.start, c.given.end) if c.given is not None else (
+            ("characters", *c.span) if c.span is not None else None)
+        part = f"; answer {answer[0]} {answer[1]}-{answer[2]}" if answer is not None else ""
+        why = ""
+        if j.verdict == MISPLACED:
+            at, of = (j.found, "its document") if j.document == MISPLACED else (j.found_segment, "the answer")
+            what = "the cited text" if of == "its document" else "the answer part"
+            why = f" ({what} is at characters {at[0]}-{at[1]} of {of})" if at is not None else ""
+        elif j.verdict == INVALID:
+            why = (" (the cited text is not in its document)" if j.document == INVALID
+                   else " (the answer part is not in the answer)" if c.segment is not None
+                   else " (its answer offsets lie outside the answer)")
+        elif j.verdict == UNCHECKED:
+            why = (" (it gives no text of its document)" if c.cited is None
+                   else " (the trace has no text of its document)")
+        out.append(f"provider citation {n}: {c.kind} of {document}{where}{part}: {j.verdict}{why}")
     return out
