@@ -101,14 +101,29 @@ def main() -> None:
         generate(args.size, folder)
     base = [sys.executable, "-m", "ragscore", "--gold", str(gold), "--trace", str(trace), "-q", "--no-fail",
             "--format", "none"]
-    walls = {}
-    for name, cmd in (("default", base), ("grounding", [*base, "--metrics", "grounding"])):
-        walls[name] = statistics.median(timed(cmd) for _ in range(args.repeat))
-    added = walls["grounding"] - walls["default"]
     size_mb = trace.stat().st_size / 1e6
-    print(f"{args.size:,} traces of 5 passages ({size_mb:,.0f} MB): default {walls['default']:.2f} s, "
-          f"--metrics grounding {walls['grounding']:.2f} s: it adds {added:.2f} s, "
-          f"{added / walls['default']:.2f} x the default score (target <= 1.0)")
+    print(f"{args.size:,} traces of 5 passages ({size_mb:,.0f} MB); medians of {args.repeat} runs")
+    print("| processes | default s | --metrics grounding s | added | × default | peak RSS MB (default, grounding) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    # The default run (as many processes as ragscore chooses: all cores for inputs this large), then one process.
+    for label, jobs in (("default (all cores)", []), ("one (--jobs 1)", ["--jobs", "1"])):
+        walls, peaks = {}, {}
+        for name, cmd in (("default", [*base, *jobs]), ("grounding", [*base, *jobs, "--metrics", "grounding"])):
+            walls[name] = statistics.median(timed(cmd) for _ in range(args.repeat))
+            peaks[name] = peak_rss_mb(cmd)
+        added = walls["grounding"] - walls["default"]
+        print(f"| {label} | {walls['default']:.2f} | {walls['grounding']:.2f} | {added:.2f} | "
+              f"{added / walls['default']:.2f} | {peaks['default']:,.0f}, {peaks['grounding']:,.0f} |", flush=True)
+    print("target (issue 34): the default run's × default <= 1.0")
+
+
+def peak_rss_mb(cmd: list[str]) -> float:
+    """The peak resident memory of a run, its workers' summed in (GNU time is not needed: getrusage)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before) / 1024
 
 
 if __name__ == "__main__":

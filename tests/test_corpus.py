@@ -87,7 +87,8 @@ def test_a_trace_s_own_text_wins_and_a_missing_one_is_noted(ragscore, corpus_run
         {"qid": "q2", "retrieved_ids": ["d9"], "answer_json": {"claim": "It was 1999.", "citations": ["d9"]}},
     ])
     run = ragscore(*ARGS, "--trace", "own.jsonl")
-    assert run.json()["grounding"]["numbers_unsupported"] == 1  # 1999: d9 has no text anywhere
+    # 85% is supported by d1's own text; d9 has no text anywhere: q2 has no passage text, so its 1999 is not judged.
+    assert (run.json()["grounding"]["numbers"], run.json()["grounding"]["numbers_unsupported"]) == (1, 0)
     assert ("1 retrieved id has no text in the trace or corpus.jsonl (an empty passage for --metrics grounding): "
             "own.jsonl, line 2") in run.err
 

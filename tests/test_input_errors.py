@@ -70,7 +70,7 @@ def test_missing_file(ragscore, isolated):
 
 def test_both_inputs_from_stdin_is_a_usage_error(ragscore, isolated):
     run = ragscore("--gold", "-", "--trace", "-")
-    assert (run.status, run.err) == (2, "ragscore: error: only one of --gold, --trace, --scores and --corpus can be '-' (standard input)\n")
+    assert (run.status, run.err) == (2, "ragscore: error: only one of --gold, --trace and --scores can be '-' (standard input)\n")
 
 
 def test_error_in_trace_leaves_an_existing_report_untouched(ragscore, isolated):

@@ -19,7 +19,7 @@ from ragscore.errors import InputError
 from ragscore.intervals import BOOTSTRAP, NORMAL
 from ragscore.metrics.answer import CITING, PASSING_LABELS, Label, answer_metric_names, outcome_values
 from ragscore.metrics.families import enabled
-from ragscore.metrics.names import direction_of
+from ragscore.metrics.names import direction_of, lookup
 from ragscore.metrics.registry import Direction
 from ragscore.metrics.repeats import repeat_metric_names
 from ragscore.metrics.significance import TESTS, TestResult, differences, permutation
@@ -133,7 +133,9 @@ def pair_runs(
     has question by question: a ragscore report writes an undefined value as null, never leaves
     it out, so a gap is an error at its key rather than a metric quietly left untested.
     """
-    names = [name for name in candidate.metrics if name in baseline.metrics and all(
+    # A rate of the run's counts (the grounding family's) is no mean of its questions' rates: without each
+    # question's counts (a report lists its rates) it is compared untested.
+    names = [name for name in candidate.metrics if name in baseline.metrics and not _of_counts(name) and all(
         name in candidate.values[q] for q in qids)]
     _check_baseline_holds(baseline, qids, names)
     columns = {name: ([baseline.values[q][name] for q in qids], [candidate.values[q][name] for q in qids])
@@ -160,6 +162,13 @@ def _check_baseline_holds(baseline: Run, qids: Sequence[str], names: Sequence[st
             if name not in values:
                 n = next(n for n, qid in enumerate(baseline.values) if qid == q)  # values keep the report's order
                 raise InputError(source, f"at questions[{n}].metrics: missing {quote(name)}")
+
+
+def _of_counts(name: str) -> bool:
+    """Whether a metric is a rate of the run's counts over the questions (its questions' values do not average
+    to it)."""
+    spec = lookup(name)
+    return spec is not None and spec.family == "grounding"
 
 
 def _ratio(pairs: Sequence[Fraction]) -> float | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import math
+import os
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -172,18 +173,24 @@ def score_files(
     return result
 
 
-def open_corpus(traces: InputFile | Records, settings: Settings, part: int, parts: int) -> Corpus | None:
+def open_corpus(traces: InputFile | Records, settings: Settings, part: int, parts: int,
+                joined: bool = True) -> Corpus | None:
     """Read what a part's traces need of the corpus (``--corpus``; all of it when the traces cannot be read
-    twice); None without one."""
+    twice); None without one. ``joined=False``: traces joined to no question (monitor's)."""
     if settings.corpus is None:
         return None
+    corpus = InputFile(settings.corpus)
+    if settings.corpus == "-" or os.path.exists(settings.corpus) and not corpus.rereadable:
+        # Every part of a run and both runs of a comparison read it: standard input or a pipe gives one reading.
+        raise CorpusError(corpus.name, "a corpus is read by every part of a run and by each run compared: give a "
+                                       "file, not standard input or a pipe")
     ids: set[str] | None = None
     keys: set[bytes] | None = None
     if isinstance(traces, InputFile) and traces.rereadable:  # read apart: the run's digest is of one reading
         again = InputFile(traces.spec, hashed=False)
         _, shape, records = open_records(again, settings.trace_format, settings.trace_fields, part, parts)
-        ids, keys = wanted(records, traces.name, None if shape is None else shape.document_id, part, parts)
-    return load_corpus(InputFile(settings.corpus), ids, keys)
+        ids, keys = wanted(records, traces.name, None if shape is None else shape.document_id, part, parts, joined)
+    return load_corpus(corpus, ids, keys)
 
 
 def detected(exc: InputError, asked: str, used: str) -> InputError:

@@ -15,6 +15,7 @@ from ragscore.labels import LABEL_ORDER
 from ragscore.metrics.answer import Miss, Outcome, answer_metric_names
 from ragscore.metrics.families import Totals, enabled
 from ragscore.metrics.grounding import Finding, Findings
+from ragscore.metrics.leaks import PATTERNS
 from ragscore.metrics.repeats import QuestionSamples
 from ragscore.quoting import quote
 from ragscore.results import Wants
@@ -37,7 +38,9 @@ class RowReader:
         self.slices = len(wants.by)
         self.answers = len(answer_metric_names(settings))
         self.repeats = 2 * len(settings.pass_k) + 2 if settings.sampled else 0
-        self.grounded = "grounding" in settings.families
+        names = [family.name for family in enabled(settings.families)]
+        self.grounded = "grounding" in names
+        self.grounding_at = names.index("grounding") if self.grounded else -1  # the family's row among them
         self.rows = rows
 
     def at(self, n: int, *steps: int) -> Node:
@@ -113,13 +116,19 @@ class RowReader:
                            read_scores,
                            self._sampled(n, v[12]) if self.repeats else None, claim,
                            None if cited is None else tuple(cited),
-                           self._findings(n, v[-1], size - 1) if self.grounded else None)
+                           self._findings(n, v[-1], size - 1, values[self.grounding_at]) if self.grounded else None)
 
-    def _findings(self, n: int, v: Any, at: int) -> Findings | None:
-        """Read a row's grounding findings (null: the question was not answered)."""
+    def _findings(self, n: int, v: Any, at: int, counts: Sequence[float] | None) -> Findings | None:
+        """Read a row's grounding findings (null: the question was not answered), each of its kind's verdicts,
+        as many quotes and unsupported numbers as the family's counts of the row."""
         if v is None:
+            if counts is not None:
+                raise Node(v, self.at(n), at, "a row's grounding findings").expected(
+                    "the findings of an answered question (its grounding counts are there)")
             return None
         node = Node(v, self.at(n), at, "a row's grounding findings")
+        if counts is None:
+            raise node.expected("null: the question was not answered (it has no grounding counts)")
         if type(v) is not list or len(v) != 4:
             raise node.expected("the findings: [evidence, passages, numbers, [[kind, start, end, verdict, detail]]]")
         evidence, passages, numbers, items = v
@@ -132,7 +141,16 @@ class RowReader:
                     or any(type(x) is not int or x < 0 for x in item[1:3]) or item[1] > item[2]
                     or any(type(x) is not str for x in item[3:])):
                 raise node.expected("a finding: [kind (quote, number or leak), start, end, verdict, detail]")
+            if item[3] not in _VERDICTS[item[0]] or (item[0] == "leak") != bool(item[4]) or (
+                    item[0] == "leak" and item[4] not in PATTERNS):
+                raise node.expected(f"a {item[0]} finding with one of its verdicts ({', '.join(_VERDICTS[item[0]])})"
+                                    + (" and a kind of leak" if item[0] == "leak" else ""))
             found.append(Finding(*item))
+        if counts is not None:
+            quotes = sum(f.kind == "quote" for f in found)
+            unsupported = sum(f.kind == "number" for f in found)
+            if quotes != round(counts[0] + counts[4]) or unsupported != round(counts[6]) or numbers != round(counts[5]):
+                raise node.fail("do not match the row's grounding counts (quotes, numbers, unsupported numbers)")
         return Findings(evidence, passages, numbers, tuple(found))
 
     def _out_of_bounds(self, n: int, index: int, row: list[Any]) -> Damaged:
@@ -234,6 +252,9 @@ _OUTCOME: Final = ("label", "answered", "refused_by", "hit", "contained", "forbi
                    "full_recall", "cite_share", "hit_id", "miss", "miss_id", "matched", "line")
 
 
+# What each kind of finding may say (metrics.grounding, metrics.leaks).
+_VERDICTS: Final = {"quote": ("verified", "misattributed", "unverified", "short"), "number": ("unsupported",),
+                    "leak": ("from_context", "echoed", "invented")}
 _ROW: Final = ("place", "qid", "question", "answerable", "outcome", "citations", "rule", "family_rows", "slices",
                "scores", "claim", "cited", "sampled")
 

@@ -196,6 +196,11 @@ def _differs(a: Partial, b: Partial) -> str | None:
         return "made with other options (" + ", ".join(fields) + ")"
     if (a.scores is None) != (b.scores is None) or (a.scores and b.scores and a.scores.sha256 != b.scores.sha256):
         return "other --scores files"
+    ca, cb = a.result.corpus, b.result.corpus
+    if (ca is None) != (cb is None):
+        return "one read a --corpus, the other none"
+    if ca is not None and cb is not None and ca.sha256 != cb.sha256:
+        return f"other corpora (sha256 {ca.sha256[:12]}… and {cb.sha256[:12]}…)"
     return None
 
 

@@ -203,8 +203,8 @@ def check_refusal_patterns(patterns: list[str]) -> None:
 
 def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     """Score, gate and report; raise RagscoreError on bad input before anything is written."""
-    if [args.gold, *args.trace, args.scores, args.corpus].count("-") > 1:
-        raise UsageError("only one of --gold, --trace, --scores and --corpus can be '-' (standard input)")
+    if [args.gold, *args.trace, args.scores].count("-") > 1:
+        raise UsageError("only one of --gold, --trace and --scores can be '-' (standard input)")
     check_refusal_patterns(args.refusal_pattern)
     overrides = overrides_of(args)
     config = load_config(overrides, args.gates_file).with_origin(args.gates_file, None, overrides)
@@ -227,10 +227,12 @@ def report_run(args: argparse.Namespace, streams: Streams, run: Run) -> Exit:
     annotations and the job summary, then the notes and standard output (an explanation or the report)."""
     write_requested_reports(args, lambda fmt: run.render(fmt, html_rows=args.html_rows))
     if os.environ.get("GITHUB_ACTIONS") == "true":  # annotations on the run, the summary on its page
+        from ragscore.reports.document import Questions
         from ragscore.reports.github import report_on_github
 
-        report_on_github(run.summary(), streams.write_err, os.environ.get("GITHUB_STEP_SUMMARY"),
-                         run.document.get("questions"))
+        # Every question's findings (not only the failures a report may list) name a grounding gate's questions.
+        questions = Questions(run.evaluation, only_failures=False) if run.evaluation.rows is not None else None
+        report_on_github(run.summary(), streams.write_err, os.environ.get("GITHUB_STEP_SUMMARY"), questions)
     if not args.quiet:
         for line in run.notes():
             streams.note(line)

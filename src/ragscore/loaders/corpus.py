@@ -45,8 +45,11 @@ def entry_texts(obj: dict[str, object]) -> list[str | None]:
     """The passage texts a trace carries, one per retrieved entry (None: that entry has none): its
     ``retrieved_chunks``, else the ``text`` (``page_content``, ``content``) of each object in its retrieved list."""
     chunks = obj.get("retrieved_chunks")
-    if type(chunks) is list and chunks and all(type(c) is str for c in chunks):
-        return chunks
+    if type(chunks) is list and chunks:
+        if all(type(c) is str for c in chunks):
+            return chunks
+        if all(type(c) is str or c is None for c in chunks) and any(type(c) is str for c in chunks):
+            return chunks  # a null: that passage has no text (the others keep theirs)
     entries = obj.get("retrieved_ids") if "retrieved_ids" in obj else obj.get("chunks")
     if type(entries) is not list or not any(type(e) is dict for e in entries):
         return []
@@ -121,13 +124,15 @@ class Corpus:
                 use.untexted += missing
                 if len(use.untexted_lines) < EXAMPLES:
                     use.untexted_lines.append(view.line)
+            if missing == len(ids):  # no passage has a text: nothing to judge the claim against
+                return view, obj
             return view, {**obj, "retrieved_chunks": filled}
         if not texts or view.retrieved_bad:
             return view, obj
         found: list[str] = []
         unmatched = 0
         for rank, passage in enumerate(texts, 1):
-            match = self.ids.get(text_key(passage)) if passage is not None else None
+            match = self.ids.get(text_key(passage)) if passage else None  # an empty text names no passage
             if match is None:
                 unmatched += 1
             found.append(f"(passage {rank}: no corpus entry)" if match is None else match)  # ranked, relevant to none
@@ -140,13 +145,17 @@ class Corpus:
 
 
 def wanted(records: Iterator[tuple[int, int, object, object, bytes | None]], name: str,
-           document_id: tuple[object, ...] | None, part: int, parts: int) -> tuple[set[str], set[bytes]]:
+           document_id: tuple[object, ...] | None, part: int, parts: int,
+           joined: bool = True) -> tuple[set[str], set[bytes]]:
     """Read a part's traces for what the corpus must give them: the retrieved ids without a text of their
-    own, and the keys (``text_key``) of texts without ids."""
+    own, and the keys (``text_key``) of texts without ids (``joined=False``: traces joined to no question, as
+    monitor reads them, need no qid or question)."""
     paths = DOCUMENT_ID_PATHS if document_id is None else document_id
     ids: set[str] = set()
     keys: set[bytes] = set()
     for line, _column, _record, obj, key in records:
+        if not joined and type(obj) is dict:
+            obj = {**obj, "qid": "-"}
         view = parse_trace(obj, name, line, paths)  # type: ignore[arg-type]  # the format's paths
         if parts > 1 and view.qid is not None and not is_mine(key, view.qid, part, parts):
             continue
@@ -155,7 +164,7 @@ def wanted(records: Iterator[tuple[int, int, object, object, bytes | None]], nam
             have = len(texts)
             ids.update(doc for rank, doc in enumerate(view.retrieved) if rank >= have or texts[rank] is None)
         elif texts and not view.retrieved_bad:
-            keys.update(text_key(t) for t in texts if t is not None)
+            keys.update(text_key(t) for t in texts if t)
     return ids, keys
 
 
@@ -191,6 +200,8 @@ def _load(file: InputFile, ids: set[str] | None, keys: set[bytes] | None) -> Cor
             texts[doc] = passage
         if keys is None or keys:
             for candidate in (passage, body) if body is not passage else (passage,):
+                if not candidate:
+                    continue  # an empty text (a passage with a title only) is matched by no text
                 k = text_key(candidate)
                 if (keys is None or k in keys) and k not in by_key:
                     by_key[k] = doc

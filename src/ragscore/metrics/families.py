@@ -292,11 +292,12 @@ def grounding_row(trace: TraceView, texts: Sequence[str], question: str,
     from ragscore.metrics.grounding import evidence_of, grounding_counts
     from ragscore.metrics.leaks import ECHOED, FROM_CONTEXT, leaks, placed
 
+    found = leaks(trace.claim)
     counts: tuple[float, ...] = (0.0,) * 7
     if texts:
         evidence, others, _ = evidence_of(trace.retrieved, trace.citations, texts)
-        counts = grounding_counts(trace.claim, evidence, others)
-    where = [placed(leak, texts, question) for leak in leaks(trace.claim)]
+        counts = grounding_counts(trace.claim, evidence, others, [(leak.start, leak.end) for leak in found])
+    where = [placed(leak, texts, question) for leak in found]
     leaked = any(w != ECHOED for w in where)
     cited = _provider_counts(trace, obj, texts) if obj is not None else _NO_PROVIDER_CITATIONS
     return (*counts, 1.0, float(leaked), float(FROM_CONTEXT in where), *cited)

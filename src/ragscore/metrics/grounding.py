@@ -151,12 +151,13 @@ def evidence_of(ids: Sequence[str], cited: Iterable[str], passages: Sequence[str
     return list(passages), [], False
 
 
-def grounding_counts(claim: str, evidence: Sequence[str], others: Sequence[str]) -> tuple[float, ...]:
+def grounding_counts(claim: str, evidence: Sequence[str], others: Sequence[str],
+                     leaked: Sequence[tuple[int, int]] = ()) -> tuple[float, ...]:
     """A claim's counts against its evidence: judged, verified, misattributed and unverified quotes, short
-    quotes, numbers, unsupported numbers."""
+    quotes, numbers, unsupported numbers (a number inside a leak's span, ``leaked``, is the leak's, not one)."""
     judged = [judge_quote(q.text, evidence, others) for q in quotes(claim)]
     short = judged.count(SHORT)
-    claimed = numbers(claim)
+    claimed = claim_numbers(claim, leaked)
     return (float(len(judged) - short), float(judged.count(VERIFIED)), float(judged.count(MISATTRIBUTED)),
             float(judged.count(UNVERIFIED)), float(short), float(len(claimed)),
             float(len(unsupported(claim, evidence, claimed)) if claimed else 0))
@@ -182,6 +183,14 @@ class Findings(NamedTuple):
     items: tuple[Finding, ...]
 
 
+def claim_numbers(claim: str, leaked: Sequence[tuple[int, int]] = ()) -> list[Number]:
+    """A claim's numbers, but those inside a leak's span (a card's digits, a phone number): they are the leak."""
+    found = numbers(claim)
+    if leaked:
+        found = [n for n in found if not any(start < n.end and n.start < end for start, end in leaked)]
+    return found
+
+
 def grounding_findings(claim: str, ids: Sequence[str], cited: Iterable[str], passages: Sequence[str],
                        question: str | None) -> Findings:
     """Each quote, each unsupported number and each leak of a claim, in order of their characters: what
@@ -192,14 +201,14 @@ def grounding_findings(claim: str, ids: Sequence[str], cited: Iterable[str], pas
     claimed: list[Number] = []
     evidence: list[str] = []
     kind = "none"
+    found = leaks(claim)
     if passages:
         evidence, others, from_citations = evidence_of(ids, cited, passages)
         kind = "cited" if from_citations else "retrieved"
         items += [Finding("quote", q.start, q.end, judge_quote(q.text, evidence, others)) for q in quotes(claim)]
-        claimed = numbers(claim)
+        claimed = claim_numbers(claim, [(leak.start, leak.end) for leak in found])
         items += [Finding("number", n.start, n.end, "unsupported") for n in unsupported(claim, evidence, claimed)]
-    items += [Finding("leak", leak.start, leak.end, placed(leak, passages, question), leak.kind)
-              for leak in leaks(claim)]
+    items += [Finding("leak", leak.start, leak.end, placed(leak, passages, question), leak.kind) for leak in found]
     return Findings(kind, len(evidence), len(claimed), tuple(sorted(items, key=lambda f: (f.start, f.end))))
 
 
@@ -221,20 +230,29 @@ _MAGNITUDES: Final = {"thousand": 3, "k": 3, "K": 3, "million": 6, "M": 6, "bill
 # match starts at a digit: numbers are found by one scan for digits, not a try at every character). Digits
 # glued to letters on either side (a model name, "B2B", "3rd") are no number: the match fails at the end, or
 # the character before is checked.
-_NUMBER_RE: Final = re.compile(
-    r"(?P<digits>[0-9]+(?:,[0-9]{3})*+)(?![0-9])(?:\.(?P<decimals>[0-9]+))?"
-    r"(?:\s?(?P<percent>%|percent\b|per cent\b)|\s?(?P<magnitude>thousand|million|billion|trillion|bn|[kKM])(?!\w))?"
-    r"(?!\w)")
-_AFTER_RE: Final = re.compile(r"(?:\.(?P<decimals>[0-9]+))?(?:\s?(?P<percent>%|percent\b|per cent\b)|"
-                              r"\s?(?P<magnitude>thousand|million|billion|trillion|bn|[kKM])(?!\w))?(?!\w)")
+# The decimals are taken whole or the number is none ("2.5x" is no 2): the optional group is possessive. Words
+# are read in any case ("3.5 Million"), the one-letter magnitudes as written ("5 m" is five metres).
+_AFTER: Final = (r"(?:\.(?P<decimals>[0-9]+))?+(?:\s?(?P<percent>%|(?i:percent|per cent)\b)|"
+                 r"\s?(?P<magnitude>(?i:thousand|million|billion|trillion|bn)|[kKM])(?!\w))?(?!\w)")
+_NUMBER_RE: Final = re.compile(r"(?P<digits>[0-9]+(?:,[0-9]{3})*+)(?![0-9])" + _AFTER)
+_AFTER_RE: Final = re.compile(_AFTER)
 _CURRENCIES: Final = frozenset("$\u20ac\u00a3\u00a5")
+_OPENING: Final = frozenset("([{=:\"'\u201c\u2018")  # what a sign may stand right after
 _SIGNS: Final = frozenset("-+\u2212")
 _GLUED: Final = re.compile(r"[\w.,]")
 _PRECISIONS: Final = {places: Decimal(1).scaleb(places) for places in range(-40, 41)}
 
 
+# Full-width digits and signs as NFKC reads them, one character for one (so offsets stay the text's own).
+_WIDE: Final = str.maketrans({**{chr(0xFF10 + i): str(i) for i in range(10)}, "\uff05": "%", "\uff04": "$",
+                              "\uffe5": "\u00a5", "\uffe1": "\u00a3", "\uff0c": ",", "\uff0e": ".", "\uff0b": "+",
+                              "\uff0d": "-"})
+
+
 def numbers(text: str) -> list[Number]:
     """Every number of ``text``, in order (see the module's docstring for what counts as one)."""
+    if not text.isascii():
+        text = text.translate(_WIDE)
     if len(text) < _CACHED_BELOW:
         return _numbers(text)
     return list(_cached_numbers(text))
@@ -267,8 +285,10 @@ def _numbers(text: str) -> list[Number]:
         first, unit, sign = start, "", ""
         while first > 0:
             char = text[first - 1]
-            # a sign after a word is a hyphen ("GPT-4" is 4): the digits are read alone
-            if char in signs and not sign and not (first > 1 and glued(text[first - 2])):
+            # a sign stands at the start, after white space or an opening mark; after a word, a number or a
+            # symbol it is a hyphen or a dash ("GPT-4" is 4, "10%-20%" is 10% and 20%): the digits are read alone
+            if char in signs and not sign and (first == 1 or text[first - 2].isspace()
+                                               or text[first - 2] in _OPENING):
                 sign, first = char, first - 1
             elif char in currencies and not unit:
                 unit, first = char, first - 1
@@ -329,7 +349,7 @@ def _values(passage: str) -> dict[str, tuple[Decimal, ...]]:
     """A passage's number values by unit class: what its numbers are compared by, kept once per distinct text
     (passages recur across traces; 16,384 of them take about 25 MB at most)."""
     values: dict[str, list[Decimal]] = {}
-    for n in _numbers(passage):
+    for n in _numbers(passage if passage.isascii() else passage.translate(_WIDE)):
         values.setdefault(n.unit, []).append(n.value)
     return {unit: tuple(found) for unit, found in values.items()}
 

@@ -166,7 +166,11 @@ def leaks(text: str) -> list[Leak]:
 
 # What a kind's value may hold between its characters, written one way in a passage and another in
 # the claim: a card's or an IBAN's spaces and dashes, a private key's line breaks.
-_BETWEEN: Final = {"card_number": re.compile("[ -]"), "iban": re.compile("[ -]"), "private_key": re.compile(r"\s")}
+# What a value may be written with elsewhere, left out before it is looked for: spacing, and a phone number's
+# separators ("+1 555-123 4567", "+1 (555) 123.4567").
+_BETWEEN: Final = {"card_number": re.compile("[ -]"), "iban": re.compile("[ -]"), "private_key": re.compile(r"\s"),
+                   "phone": re.compile(r"[ ().-]")}
+_ANY_CASE: Final = frozenset({"email"})  # an address is the same address in any case
 
 
 def placed(leak: Leak, passages: Iterable[str], question: str | None) -> str:
@@ -179,6 +183,9 @@ def placed(leak: Leak, passages: Iterable[str], question: str | None) -> str:
         value = compact(value)
         passages = [compact(p) for p in passages]
         question = compact(question) if question is not None else None
+    if leak.kind in _ANY_CASE:
+        value, passages = value.lower(), [p.lower() for p in passages]
+        question = question.lower() if question is not None else None
     if any(value in passage for passage in passages):
         return FROM_CONTEXT
     if question is not None and value in question:

@@ -219,7 +219,7 @@ def watch(spec: Spec, settings: Settings, width: int, windowed: bool = True, wha
     traces = open_input(spec)
     grounded = "grounding" in settings.families
     out = Watched(width, source=traces, grounded=grounded)
-    corpus = open_corpus(traces, settings, 0, 1)
+    corpus = open_corpus(traces, settings, 0, 1, joined=False)
     resolve = corpus.resolve if corpus is not None else None
     out.trace_format, shape, records = open_records(traces, settings.trace_format, settings.trace_fields)
     refusals, patterns = settings.refusal_forms(), settings.refusal_regexes()

@@ -29,7 +29,13 @@ def _pattern_match(outcome: Outcome, claim: str) -> str:
     if outcome.refused_by != "pattern" or outcome.matched is None:
         return ""
     found = re.search(outcome.matched, normalise(claim).strip(), re.IGNORECASE)
-    return f" (it matched {quote(found.group())})" if found is not None and found.group() else ""
+    if found is None or not found.group():
+        return ""
+    from ragscore.metrics.leaks import leaks
+
+    if leaks(claim):  # what the pattern took in may hold the secret, lower-cased past recognising: not shown
+        return " (it matched text that holds a leaked value, not shown)"
+    return f" (it matched {quote(found.group())})"
 
 
 def _lines(lines: list[str]) -> str:
@@ -124,7 +130,7 @@ def grounding_lines(claim: str, ids: Sequence[str], cited: Sequence[str], passag
     for f in by_kind["quote"]:
         shown = "short, not judged" if f.verdict == SHORT else f.verdict
         out.append(f"quote at characters {f.start}-{f.end}: {quote(masked(claim[f.start:f.end]))}: {shown}")
-    out += [f"number at characters {f.start}-{f.end}: {quote(claim[f.start:f.end])}: unsupported"
+    out += [f"number at characters {f.start}-{f.end}: {quote(masked(claim[f.start:f.end]))}: unsupported"
             for f in by_kind["number"]]
     if found.numbers and not by_kind["number"]:
         out.append(f"numbers: {found.numbers}, each supported by the evidence")
