@@ -166,3 +166,11 @@ def test_merge_refuses_a_forged_finding(ragscore, isolated):
     (isolated / "p1.json").write_text(json.dumps(data))
     counted = ragscore("merge", "p1.json", "p2.json", "--per-question")
     assert counted.status == 2 and "do not match the row's grounding counts" in counted.err
+
+
+def test_a_number_of_any_length_is_read_and_compared_exactly():
+    digits = "1234567890123456789012345678901234567"  # past the 28 digits of Python's default decimal context
+    assert unsupported(f"It is {digits}.", [f"it is {digits}"]) == []
+    changed = digits[:-1] + "8"
+    assert [str(n.value) for n in unsupported(f"It is {changed}.", [f"it is {digits}"])] == [changed]
+    assert numbers(f"-{digits} million")[0].value == -int(digits) * 10**6

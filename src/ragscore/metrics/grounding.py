@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal
 from functools import lru_cache
 from typing import Final, NamedTuple
 
@@ -300,10 +300,10 @@ def _numbers(text: str) -> list[Number]:
         places = -len(decimals) if decimals else 0
         if magnitude is not None:
             shift = _MAGNITUDES[magnitude if len(magnitude) == 1 else magnitude.lower()]
-            value = value.scaleb(shift)
+            value = value.scaleb(shift, context=_EXACT)
             places += shift
         if sign and sign != "+":
-            value = -value
+            value = value.copy_negate()
         if percent:
             unit = "%"
         end = stop
@@ -325,7 +325,9 @@ def supports(evidence: Number, claimed: Number) -> bool:
     rounded half up to the claim's precision equals the claim's value."""
     if evidence.unit != claimed.unit:
         return False
-    rounded = (evidence.value / claimed.precision).quantize(Decimal(1), rounding=ROUND_HALF_UP) * claimed.precision
+    exact = _EXACT
+    ratio = exact.divide(evidence.value, claimed.precision)
+    rounded = exact.multiply(ratio.quantize(Decimal(1), rounding=ROUND_HALF_UP, context=exact), claimed.precision)
     return rounded == claimed.value
 
 
@@ -355,13 +357,17 @@ def _values(passage: str) -> dict[str, tuple[Decimal, ...]]:
 
 
 _HALF: Final = Decimal("0.5")
+# Numbers are written with any number of digits: their arithmetic is exact (the default context keeps 28).
+_EXACT: Final = Context(prec=100_000)
 
 
 def _supported(claimed: Number, values: Iterable[Decimal]) -> bool:
     """``supports`` for every value of one unit class at once: the values that round half up (away from zero)
     to the claimed value at its precision lie in one interval around it, closed where a tie rounds to it."""
     value, precision = claimed.value, claimed.precision
-    low, high = value - _HALF * precision, value + _HALF * precision
+    exact = _EXACT
+    half = exact.multiply(_HALF, precision)
+    low, high = exact.subtract(value, half), exact.add(value, half)
     if value > 0:
         return any(low <= v < high for v in values)
     if value < 0:
