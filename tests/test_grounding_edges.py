@@ -157,15 +157,18 @@ def test_merge_refuses_a_forged_finding(ragscore, isolated):
     assert ragscore("merge", "p1.json", "p2.json", "--no-fail").status == 0
     data = json.loads((isolated / "p1.json").read_text())
     row = next(r for r in data["result"]["rows"] if r[-1] is not None)
-    row[-1][3][0][3] = "totally-bogus"
-    (isolated / "p1.json").write_text(json.dumps(data))
-    forged = ragscore("merge", "p1.json", "p2.json", "--per-question")
-    assert forged.status == 2 and "a quote finding with one of its verdicts" in forged.err
-    row[-1][3][0][3] = "verified"
-    row[-1][3].append(["number", 0, 1, "unsupported", ""])  # a finding the counts do not have
-    (isolated / "p1.json").write_text(json.dumps(data))
-    counted = ragscore("merge", "p1.json", "p2.json", "--per-question")
-    assert counted.status == 2 and "do not match the row's grounding counts" in counted.err
+    findings = row[-1][3]
+    for change, error in [
+        (lambda: findings[0].__setitem__(0, "rumour"), "a finding: [kind (quote, number or leak)"),
+        (lambda: findings[0].__setitem__(3, "totally-bogus"), "a quote finding with one of its verdicts"),
+        (lambda: findings.append(["number", 0, 1, "unsupported", ""]), "do not match the row's grounding counts"),
+    ]:
+        findings[0][:] = ["quote", *findings[0][1:3], "verified", ""]
+        del findings[1:]
+        change()
+        (isolated / "p1.json").write_text(json.dumps(data))
+        damaged = ragscore("merge", "p1.json", "p2.json", "--per-question")
+        assert damaged.status == 2 and error in damaged.err
 
 
 def test_a_number_of_any_length_is_read_and_compared_exactly():

@@ -3,8 +3,6 @@ at its characters, the evidence used, the same in one process, in parts merged, 
 
 from __future__ import annotations
 
-import json
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,14 +46,7 @@ def test_each_answer_lists_its_findings_and_the_parts_give_the_same(ragscore, is
     for part in (1, 2):
         assert ragscore("partial", *args[:-1], "--part", f"{part}/2", "-o", f"p{part}.json").status == 0
     merged = ragscore("merge", "p1.json", "p2.json", "--per-question", "--no-fail")
-    assert merged.out == whole.out
-    # A damaged finding in a partial is an error at its key, not a wrong report.
-    data = json.loads((isolated / "p1.json").read_text())
-    row = next(r for r in data["result"]["rows"] if r[-1] is not None)
-    row[-1][3][0][0] = "rumour"
-    (isolated / "p1.json").write_text(json.dumps(data))
-    damaged = ragscore("merge", "p1.json", "p2.json", "--per-question")
-    assert damaged.status == 2 and "a finding: [kind (quote, number or leak)" in damaged.err
+    assert merged.out == whole.out  # a damaged finding is an error: tests/test_grounding_edges.py
 
 
 CLAIM_PARTS = st.lists(st.sampled_from([
