@@ -99,6 +99,8 @@ SHORT: Final = "short"
 
 def quotes(claim: str) -> list[Quote]:
     """Every span of the claim inside straight or typographic double quotes, in order."""
+    if '"' not in claim and "\u201c" not in claim:  # most claims quote nothing: two searches in C
+        return []
     out = []
     for match in _QUOTE_RE.finditer(claim):
         group = 1 if match.group(1) is not None else 2
