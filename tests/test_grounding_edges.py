@@ -7,12 +7,15 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import write
 from ragscore.loaders.corpus import Corpus, CorpusUse, entry_texts
 from ragscore.loaders.trace import parse_trace
-from ragscore.metrics.grounding import grounding_findings, numbers, unsupported
+from ragscore.metrics.grounding import fold, grounding_findings, numbers, unsupported
 from ragscore.metrics.leaks import leaks, placed
+from ragscore.text import fold_text
 
 PASSAGE = 'Revenue grew 87.3% in 2021, "driven by exports to Asia".'
 
@@ -177,3 +180,15 @@ def test_a_number_of_any_length_is_read_and_compared_exactly():
     changed = digits[:-1] + "8"
     assert [str(n.value) for n in unsupported(f"It is {changed}.", [f"it is {digits}"])] == [changed]
     assert numbers(f"-{digits} million")[0].value == -int(digits) * 10**6
+
+
+@given(st.lists(st.sampled_from(["a", "B", " ", "  ", "\u0301", "\u0308", "\u0327", "e", "\u00e9", "\u2019", "\u201c",
+                                 "\u2013", "\uff21", "\u00a0", "\u0130", "\u00df", "\ufb01", "\n", "\u212b", "1"]),
+                max_size=16))
+@settings(max_examples=500, deadline=None)
+def test_fold_with_offsets_gives_the_text_fold_text_gives(pieces):
+    text = "".join(pieces)
+    folded = fold(text)
+    assert folded.text == fold_text(text)
+    for i in range(len(folded.text)):  # each folded character points at characters of the original
+        assert 0 <= folded.offsets[i] < folded.ends[i] <= len(text)

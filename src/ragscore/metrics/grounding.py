@@ -32,52 +32,72 @@ from ragscore.text import FOLDED, fold_text
 MIN_QUOTE: Final = 12  # characters, once folded: a shorter quote is a phrase, not a quotation to check
 
 class Folded(NamedTuple):
-    """A text folded for comparison, with the original offset of each of its characters."""
+    """A text folded for comparison, with where in the original each of its characters came from."""
 
     text: str
-    offsets: tuple[int, ...]  # offsets[i]: where folded character i came from in the original
+    offsets: tuple[int, ...]  # offsets[i]: where the original character(s) folded character i came from start
+    ends: tuple[int, ...]     # ends[i]: ... and end (a letter with its combining marks is folded as one)
 
     def original(self, start: int, end: int) -> tuple[int, int]:
         """The original span of the folded span ``start:end`` (end exclusive)."""
         if start >= end:
-            at = self.offsets[start] if start < len(self.offsets) else (self.offsets[-1] + 1 if self.offsets else 0)
+            at = self.offsets[start] if start < len(self.offsets) else (self.ends[-1] if self.ends else 0)
             return at, at
-        return self.offsets[start], self.offsets[end - 1] + 1
+        return self.offsets[start], self.ends[end - 1]
 
 
 def fold(text: str) -> Folded:
-    """Fold ``text`` for comparison, keeping each folded character's original offset.
+    """Fold ``text`` for comparison, keeping where each folded character came from: the same text as
+    ``ragscore.text.fold_text`` gives.
 
-    Each original character is normalised on its own (NFKC, then case folded, then typographic
-    quotes, apostrophes and dashes to ASCII), so every character of the result points back at
-    the one it came from; a run of white space becomes one space, and none is kept at either end.
+    Each character with the combining marks after it is normalised as one (NFKC, then case folded, then
+    typographic quotes, apostrophes and dashes to ASCII), so every character of the result points back at
+    the characters it came from; a run of white space becomes one space, and none is kept at either end.
     """
     out: list[str] = []
     offsets: list[int] = []
+    ends: list[int] = []
     space = True  # at the start: leading white space is dropped
-    for i, char in enumerate(text):
-        if char.isspace():
-            if not space:
-                out.append(" ")
+    i, size = 0, len(text)
+    combining = unicodedata.combining
+    while i < size:
+        char = text[i]
+        j = i + 1
+        if char.isascii() and not (j < size and not text[j].isascii() and combining(text[j])):
+            if char.isspace():
+                if not space:
+                    out.append(" ")
+                    offsets.append(i)
+                    ends.append(j)
+                    space = True
+            else:
+                out.append(char.lower())
                 offsets.append(i)
-                space = True
+                ends.append(j)
+                space = False
+            i = j
             continue
-        piece = unicodedata.normalize("NFKC", char).casefold().translate(FOLDED) if not char.isascii() \
-            else char.lower()
+        while j < size and combining(text[j]):
+            j += 1
+        piece = unicodedata.normalize("NFKC", text[i:j]).casefold().translate(FOLDED)
         for c in piece:
             if c.isspace():  # NFKC can make a space (a no-break space is white space already)
                 if not space:
                     out.append(" ")
                     offsets.append(i)
+                    ends.append(j)
                     space = True
                 continue
             out.append(c)
             offsets.append(i)
+            ends.append(j)
             space = False
+        i = j
     if out and out[-1] == " ":
         out.pop()
         offsets.pop()
-    return Folded("".join(out), tuple(offsets))
+        ends.pop()
+    return Folded("".join(out), tuple(offsets), tuple(ends))
 
 
 # --- quotes ---------------------------------------------------------------------------------------
