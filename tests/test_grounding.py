@@ -26,6 +26,7 @@ from ragscore.metrics.grounding import (
     supports,
     unsupported,
 )
+from ragscore.text import fold_text
 
 WORDS = st.lists(st.sampled_from(["the", "river", "Rhine", "flows", "north", "it's", "well-known", "city", "of",
                                   "Basel", "and", "\u00e9t\u00e9", "Stra\u00dfe", "report", "said"]),
@@ -120,6 +121,51 @@ def test_a_copied_number_is_supported_and_a_changed_one_is_not(whole, decimals, 
     other = data.draw(st.sampled_from([u for u in ("", "%", "$") if u != unit]))
     moved = (other + written) if other == "$" else written + other
     assert len(unsupported(f"It was {moved}.", [evidence])) == 1
+
+
+def _written(value: Decimal, unit: str, data) -> str:
+    """A number near a claimed one as a passage may write it: separators, leading zeros, a magnitude."""
+    text = f"{abs(value):f}"
+    form = data.draw(st.sampled_from(["plain", "thousands", "zeros", "magnitude"]))
+    if form == "thousands":
+        text = f"{abs(value):,f}"
+    elif form == "zeros":
+        text = "0" * data.draw(st.integers(1, 2)) + text
+    elif form == "magnitude" and unit != "%":
+        word, shift = data.draw(st.sampled_from([(" thousand", 3), ("k", 3), (" million", 6), ("M", 6), (" bn", 9)]))
+        text = f"{abs(value).scaleb(-shift):f}{word}"
+    if unit == "%":
+        text += data.draw(st.sampled_from(["%", " %", " percent", " per cent"]))
+    elif unit:
+        text = unit + data.draw(st.sampled_from(["", " "])) + text
+    return ("-" if value < 0 else "") + text
+
+
+@given(st.integers(0, 10**6), st.integers(0, 3), st.sampled_from(["", "%", "$", "\u20ac"]), st.data())
+@settings(max_examples=1500, deadline=None)
+def test_the_number_search_finds_what_reading_every_number_finds(whole, places, unit, data):
+    """``unsupported`` looks in a passage only where a supporting number may start; reading every number of the
+    evidence (the definition) gives the same, on numbers around the claim's rounding interval, written in every
+    way, glued to words, separators and signs."""
+    value = Decimal(whole).scaleb(-places) * data.draw(st.sampled_from([1, 1, 1, -1]))
+    claim = f"It was {_written(value, unit, data)} then."
+    glue = st.sampled_from(["", " ", "a", ",", ".", "-", "(", "0", "1", "x.", "\uff10", "\u2212", "B2B", ", "])
+    evidence = []
+    for _ in range(data.draw(st.integers(1, 3))):
+        words = []
+        for _ in range(data.draw(st.integers(0, 5))):
+            step = Decimal(data.draw(st.integers(-30, 30))).scaleb(data.draw(st.integers(-4, 1)) - places)
+            near = value + step * data.draw(st.sampled_from([1, 10, 100]))
+            near_unit = data.draw(st.sampled_from([unit, unit, "", "%", "$"]))
+            words.append(data.draw(glue) + _written(near, near_unit, data) + data.draw(glue) + " ")
+        evidence.append("".join(words))
+    everything: dict[str, list[Decimal]] = {}
+    for passage in evidence:
+        for n in numbers(passage):
+            everything.setdefault(n.unit, []).append(n.value)
+    expected = [n for n in numbers(claim) if not any(supports(n._replace(value=v, unit=u), n)
+                                                      for u, vs in everything.items() for v in vs)]
+    assert unsupported(claim, evidence) == expected
 
 
 def test_numbers_are_read_with_their_unit_precision_and_offsets():
@@ -238,13 +284,18 @@ def test_explain_shows_each_finding_at_its_characters_and_never_a_leaked_value(r
 
 # --- the fast paths give what the plain definitions give -----------------------------------------------
 
-@given(st.lists(st.sampled_from(["the", "River", "rhine", "flows", "north", "  ", "\n", "\t", "\u00e9t\u00e9", "-",
-                                 "\u2013", "'", "\u2019", "Basel", ".", " "]), min_size=1, max_size=40), st.data())
-@settings(max_examples=400, deadline=None)
-def test_a_passage_holds_a_needle_exactly_when_its_folded_text_does(pieces, data):
-    from ragscore.metrics.grounding import _holds, folded
+PASSAGE_PIECES = st.lists(st.sampled_from(["the", "River", "rhine", "flows", "north", "  ", "\n", "\t", "\u00e9t\u00e9",
+                                          "-", "\u2013", "'", "\u2019", "Basel", ".", " ", "\x1f", "\u00a0"]),
+                          min_size=1, max_size=40)
 
-    passage = " ".join(pieces) if data.draw(st.booleans()) else "".join(pieces)
+
+@given(st.lists(PASSAGE_PIECES, min_size=1, max_size=4), st.data())
+@settings(max_examples=400, deadline=None)
+def test_passages_hold_a_needle_exactly_when_a_folded_text_does(passages, data):
+    from ragscore.metrics.grounding import _any_holds, folded
+
+    passages = [" ".join(p) if data.draw(st.booleans()) else "".join(p) for p in passages]
+    passage = data.draw(st.sampled_from(passages))
     start = data.draw(st.integers(0, len(passage)))
     needle = folded(passage[start:start + data.draw(st.integers(1, 40))]).strip()
     assume(needle)
@@ -253,7 +304,18 @@ def test_a_passage_holds_a_needle_exactly_when_its_folded_text_does(pieces, data
         needle = needle[:i] + data.draw(st.sampled_from("xyz ")) + needle[i + 1:]
         needle = " ".join(needle.split())
         assume(needle)
-    assert _holds(passage, needle) is (needle in folded(passage))
+    assert _any_holds(passages, needle) is any(needle in folded(p) for p in passages)
+
+
+@given(st.text(st.sampled_from("aB \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x00\x7f.-'"), max_size=30))
+@settings(max_examples=500, deadline=None)
+def test_a_plain_text_is_folded_as_the_long_way_folds_it(text):
+    from ragscore.text import fold_plain, spaced_singly
+
+    assert fold_text(text) == " ".join(text.lower().split())
+    plain = fold_plain(text)
+    assert plain is None or plain == fold_text(text)
+    assert spaced_singly(text) is (all(c == " " or not c.isspace() for c in text) and "  " not in text)
 
 
 @given(st.lists(st.tuples(st.integers(-10**7, 10**7), st.integers(0, 3), st.sampled_from(["", "%", "$"])),

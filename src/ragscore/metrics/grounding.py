@@ -23,11 +23,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from decimal import ROUND_HALF_UP, Context, Decimal
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Context, Decimal
 from functools import lru_cache
+from os.path import commonprefix
 from typing import Final, NamedTuple
 
-from ragscore.text import FOLDED, fold_text
+from ragscore.text import FOLDED, fold_text, spaced_singly
 
 MIN_QUOTE: Final = 12  # characters, once folded: a shorter quote is a phrase, not a quotation to check
 
@@ -142,22 +143,37 @@ def judge_quote(quote: str, evidence: Iterable[str], others: Iterable[str] = ())
     needle = fold_text(quote).strip(" .,;:!?'\"-")  # quotes are seldom repeated: not kept
     if len(needle) < MIN_QUOTE:
         return SHORT
-    if any(_holds(passage, needle) for passage in evidence):
+    if _any_holds(evidence, needle):
         return VERIFIED
-    if any(_holds(passage, needle) for passage in others):
+    if _any_holds(others, needle):
         return MISATTRIBUTED
     return UNVERIFIED
 
 
-def _holds(passage: str, needle: str) -> bool:
-    """Whether a passage folded holds a folded needle."""
-    return needle in _folded_passage(passage)
+def _any_holds(passages: Iterable[str], needle: str) -> bool:
+    """Whether any of the passages folded holds a folded needle (which has no white space but single spaces
+    inside it).
+
+    An ASCII passage is first looked in as it is, lower-cased: the needle's single spaces, between characters
+    that are no white space, are kept by folding, so where it is found it is found folded. Only where it is
+    in none are the passages folded, but for an ASCII one whose only white space is single spaces: folding
+    it changes nothing more."""
+    unsure = []
+    for passage in passages:
+        if passage.isascii():
+            low = passage.lower()
+            if needle in low:
+                return True
+            unsure.append((passage, low))
+        else:
+            unsure.append((passage, ""))
+    return any(not (low and spaced_singly(low)) and needle in _folded_passage(passage) for passage, low in unsure)
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=4096)
 def _folded_passage(passage: str) -> str:
-    """A passage folded, kept once per distinct text (passages recur across traces; 16,384 passages of 1 KB
-    take about 16 MB at most)."""
+    """A passage folded, kept once per distinct text: passages recur across traces, and normalising one costs
+    many times what looking it up does (an ASCII one spaced singly is not folded at all)."""
     return fold_text(passage)
 
 
@@ -261,7 +277,7 @@ _AFTER_RE: Final = re.compile(_AFTER)
 _CURRENCIES: Final = frozenset("$\u20ac\u00a3\u00a5")
 _OPENING: Final = frozenset("([{=:\"'\u201c\u2018")  # what a sign may stand right after
 _SIGNS: Final = frozenset("-+\u2212")
-_GLUED: Final = re.compile(r"[\w.,]")
+_LEADS: Final = _SIGNS | _CURRENCIES | {" "}  # what may stand before a number's digits and be its own
 _PRECISIONS: Final = {places: Decimal(1).scaleb(places) for places in range(-40, 41)}
 
 
@@ -282,56 +298,64 @@ def numbers(text: str) -> list[Number]:
 
 def _numbers(text: str) -> list[Number]:
     out = []
-    end = 0
-    glued, signs, currencies = _GLUED.match, _SIGNS, _CURRENCIES
     for match in _NUMBER_RE.finditer(text):
-        start = match.start()
-        if start < end:
-            continue  # inside the decimals of the number before
-        if start:
-            before = text[start - 1]
-            if before not in signs and glued(before):
-                continue  # glued to a word, or a part of a longer number
-        digits, decimals, magnitude, percent = match.group("digits", "decimals", "magnitude", "percent")
-        stop = match.end()
-        if "," in digits:
-            if digits.index(",") > 3:  # "1234,567": no thousands separator, the number ends at the comma
-                digits = digits[:digits.index(",")]
-                after = _AFTER_RE.match(text, start + len(digits))
-                if after is None:
-                    continue
-                decimals, magnitude, percent, stop = (after["decimals"], after["magnitude"], after["percent"],
-                                                      after.end())
-            digits = digits.replace(",", "")
-        # What may stand before: a sign, a currency symbol (either order), a space between symbol and digits.
-        first, unit, sign = start, "", ""
-        while first > 0:
-            char = text[first - 1]
-            # a sign stands at the start, after white space or an opening mark; after a word, a number or a
-            # symbol it is a hyphen or a dash ("GPT-4" is 4, "10%-20%" is 10% and 20%): the digits are read alone
-            if char in signs and not sign and (first == 1 or text[first - 2].isspace()
-                                               or text[first - 2] in _OPENING):
-                sign, first = char, first - 1
-            elif char in currencies and not unit:
-                unit, first = char, first - 1
-            elif char == " " and first > 1 and text[first - 2] in currencies and not unit:
-                first -= 1
-            else:
-                break
-        value = Decimal(f"{digits}.{decimals}" if decimals else digits)
-        places = -len(decimals) if decimals else 0
-        if magnitude is not None:
-            shift = _MAGNITUDES[magnitude if len(magnitude) == 1 else magnitude.lower()]
-            value = value.scaleb(shift, context=_EXACT)
-            places += shift
-        if sign and sign != "+":
-            value = value.copy_negate()
-        if percent:
-            unit = "%"
-        end = stop
-        precision = _PRECISIONS.get(places)
-        out.append(Number(value, unit, Decimal(1).scaleb(places) if precision is None else precision, first, stop))
+        # Every number starts a match: a digit inside a match follows a digit, a comma or a point, so none
+        # is passed over. _read drops the matches glued to what stands before them.
+        number = _read(text, match)
+        if number is not None:
+            out.append(number)
     return out
+
+
+def _number_at(text: str, start: int) -> Number | None:
+    """The number whose digits start at ``start`` of ``text`` (its full-width digits read), if one does."""
+    match = _NUMBER_RE.match(text, start)
+    return None if match is None else _read(text, match)
+
+
+def _read(text: str, match: re.Match[str]) -> Number | None:
+    """The number of a match of ``_NUMBER_RE``: None when its digits are glued to a word or a number before."""
+    start = match.start()
+    before = text[start - 1] if start else ""
+    if before and (before.isalnum() or before in "_.,"):  # what \w, a comma or a point is
+        return None  # glued to a word, or a part of a longer number
+    digits, decimals, percent, magnitude = match.groups()
+    stop = match.end()
+    if "," in digits:
+        if digits.index(",") > 3:  # "1234,567": no thousands separator, the number ends at the comma
+            digits = digits[:digits.index(",")]
+            after = _AFTER_RE.match(text, start + len(digits))
+            if after is None:
+                return None
+            decimals, magnitude, percent, stop = after["decimals"], after["magnitude"], after["percent"], after.end()
+        digits = digits.replace(",", "")
+    # What may stand before: a sign, a currency symbol (either order), a space between symbol and digits.
+    first, unit, sign = start, "", ""
+    while first > 0 and before in _LEADS:
+        char = text[first - 1]
+        # a sign stands at the start, after white space or an opening mark; after a word, a number or a
+        # symbol it is a hyphen or a dash ("GPT-4" is 4, "10%-20%" is 10% and 20%): the digits are read alone
+        if char in _SIGNS and not sign and (first == 1 or text[first - 2].isspace() or text[first - 2] in _OPENING):
+            sign, first = char, first - 1
+        elif char in _CURRENCIES and not unit:
+            unit, first = char, first - 1
+        elif char == " " and first > 1 and text[first - 2] in _CURRENCIES and not unit:
+            first -= 1
+        else:
+            break
+        before = text[first - 1] if first else ""
+    value = Decimal(f"{digits}.{decimals}" if decimals else digits)
+    places = -len(decimals) if decimals else 0
+    if magnitude is not None:
+        shift = _MAGNITUDES[magnitude if len(magnitude) == 1 else magnitude.lower()]
+        value = value.scaleb(shift, context=_EXACT)
+        places += shift
+    if sign and sign != "+":
+        value = value.copy_negate()
+    if percent:
+        unit = "%"
+    precision = _PRECISIONS.get(places)
+    return Number(value, unit, Decimal(1).scaleb(places) if precision is None else precision, first, stop)
 
 
 _CACHED_BELOW: Final = 200  # a passage longer than this is read once per distinct text (passages recur)
@@ -354,28 +378,164 @@ def supports(evidence: Number, claimed: Number) -> bool:
 
 
 def unsupported(claim: str, evidence: Sequence[str], claimed: Sequence[Number] | None = None) -> list[Number]:
-    """The numbers of the claim (``claimed``, when read already) that no number of its evidence supports."""
+    """The numbers of the claim (``claimed``, when read already) that no number of its evidence supports.
+
+    A passage is not read number by number (a regular expression costs many times what a pass of C over the
+    text does): a number that supports a claimed one starts with one of a few strings of digits
+    (``_leading_digits``), so those are looked for in the passage's digits, and only a number found starting
+    so is read."""
     claimed = numbers(claim) if claimed is None else claimed
     if not claimed:
         return []
-    if len(evidence) == 1:
-        values = _values(evidence[0])
-        return [n for n in claimed if not _supported(n, values.get(n.unit, ()))]
-    merged: dict[str, list[Decimal]] = {}  # the evidence's values by unit class
-    for passage in evidence:
-        for unit, found in _values(passage).items():
-            merged.setdefault(unit, []).extend(found)
-    return [n for n in claimed if not _supported(n, merged.get(n.unit, ()))]
+    passages = [_Digits.of(passage) for passage in evidence]
+    out = []
+    for n in claimed:
+        searches = _searches(n.value, n.precision)
+        if not any(passage.supports(n, searches) for passage in passages):
+            out.append(n)
+    return out
 
 
-@lru_cache(maxsize=16384)
-def _values(passage: str) -> dict[str, tuple[Decimal, ...]]:
-    """A passage's number values by unit class: what its numbers are compared by, kept once per distinct text
-    (passages recur across traces; 16,384 of them take about 25 MB at most)."""
-    values: dict[str, list[Decimal]] = {}
-    for n in _numbers(passage if passage.isascii() else passage.translate(_WIDE)):
-        values.setdefault(n.unit, []).append(n.value)
-    return {unit: tuple(found) for unit, found in values.items()}
+class _Digits(NamedTuple):
+    """A passage as ``unsupported`` looks in it: its text (full-width digits read), its digits (every other
+    character a space, its commas and points left out, so that a number's digits stand together, one
+    character for each character of the text but those), and its runs of digits, each after a space."""
+
+    text: str
+    digits: bytes
+    runs: bytes
+
+    @classmethod
+    def of(cls, passage: str) -> _Digits:
+        if passage.isascii():
+            text, ascii = passage, passage.encode()
+        else:  # one byte a character, as the text's offsets count
+            text = passage.translate(_WIDE)
+            ascii = text.encode("ascii", "replace")
+        digits = ascii.translate(_DIGITS_ONLY, b",.")
+        return cls(text, digits, b" " + b" ".join(digits.split()))
+
+    def supports(self, claimed: Number, searches: _Searches | None) -> bool:
+        """Whether a number of the passage supports ``claimed``, looking only where ``searches``
+        (``_searches``) find it may.
+
+        A supporting number has the claim's unit (so a currency's symbol is in the text), and its digits,
+        separators left out, are zeros or none and then one of the claim's leading digits, after a character
+        that is no digit (a number's digits start after no letter, digit, comma or point): a run of digits
+        that starts so, found at once among the runs, then where in the text it is."""
+        text, unit = self.text, claimed.unit
+        if unit and unit != "%" and unit not in text:
+            return False
+        if searches is None:  # 0: numbers of any digits may round to it
+            return _supported(claimed, [n.value for n in numbers(text) if n.unit == unit])
+        runs = self.runs
+        if b" 0" not in runs and not any(start in runs for start in searches.runs):
+            return False
+        digits = self.digits
+        for lead, endings in searches.digits:
+            at = digits.find(lead)
+            while at >= 0:
+                if not endings or digits.startswith(endings, at + len(lead)):
+                    start = at
+                    while start and digits[start - 1] == 48:  # a zero before it
+                        start -= 1
+                    if not start or digits[start - 1] == 32:  # no digit before it
+                        found = _number_at(text, _in_text(text, start))
+                        if found is not None and found.unit == unit and _supported(claimed, (found.value,)):
+                            return True
+                at = digits.find(lead, at + 1)
+        return False
+
+
+def _in_text(text: str, at: int) -> int:
+    """Where in ``text`` the character at ``at`` of the text without its commas and points is."""
+    where = at
+    while True:  # the least index with as many separators before it as it is past ``at``
+        moved = at + text.count(",", 0, where) + text.count(".", 0, where)
+        if moved == where:
+            break
+        where = moved
+    while text[where] in ",.":  # separators left out stand right before it
+        where += 1
+    return where
+
+
+# Every byte a space but the digits.
+_DIGITS_ONLY: Final = bytes(c if 0x30 <= c <= 0x39 else 0x20 for c in range(256))
+
+
+class _Searches(NamedTuple):
+    """How ``_Digits.supports`` finds the numbers that may support a claimed one."""
+
+    runs: tuple[bytes, ...]                        # a run of digits starts with one of these (after its space)
+    digits: tuple[tuple[bytes, tuple[bytes, ...]], ...]  # (digits, what follows: one of these, or anything)
+
+
+@lru_cache(maxsize=4096)
+def _searches(value: Decimal, precision: Decimal) -> _Searches | None:
+    """How to find the numbers that may round to ``value`` at ``precision``: the digits they start with
+    (``_leading_digits``) after a space among a passage's runs of digits, and to find where they are, those
+    sharing two or more first digits searched for once ("2020" and "2021": "202", then "0" or "1"); None for
+    0."""
+    leading = _leading_digits(value.copy_abs(), precision)
+    if leading is None:
+        return None
+    groups: list[list[str]] = []
+    for digits in leading:  # in order: those sharing a start stand together
+        if groups and len(commonprefix([groups[-1][0], digits])) >= 2:
+            groups[-1].append(digits)
+        else:
+            groups.append([digits])
+    searches = []
+    for group in groups:
+        shared = commonprefix(group)
+        endings = tuple(digits[len(shared):].encode() for digits in group)
+        searches.append((shared.encode(), () if b"" in endings else endings))
+    return _Searches(tuple(b" " + digits.encode() for digits in leading), tuple(searches))
+
+
+_MOST_LEADING: Final = 12  # digit strings searched for at most per claimed number (fewer digits each when more)
+
+
+def _leading_digits(value: Decimal, precision: Decimal) -> tuple[str, ...] | None:
+    """What the significant digits of every number that rounds to ``value`` (> 0) at ``precision`` start with:
+    a few digit strings, none the start of another (None for 0, which numbers of any digits round to).
+
+    The numbers that round to it lie in ``[value - precision/2, value + precision/2]``; for each power of ten
+    that interval meets, the first L significant digits of its numbers run over a range of integers, and a
+    number written with fewer digits than L has that integer's digits without its trailing zeros. L is the
+    number of significant digits the claim was written with (two strings, or a few about a power of ten),
+    fewer while that gives more than ``_MOST_LEADING``."""
+    if not value:
+        return None
+    exact = _EXACT
+    half = exact.multiply(_HALF, precision)
+    low, high = exact.subtract(value, half), exact.add(value, half)
+    written: set[str] = set()
+    # as many significant digits as the claim was written with: a few strings (more find no more numbers)
+    for length in range(len(str(int(value.scaleb(-precision.adjusted(), context=exact)))), 0, -1):
+        written.clear()
+        for power in range(low.adjusted(), high.adjusted() + 1):
+            floor = max(low, Decimal(1).scaleb(power, context=exact))
+            ceiling = min(high, Decimal(1).scaleb(power + 1, context=exact))
+            first = int(floor.scaleb(length - 1 - power, context=exact).to_integral_value(ROUND_FLOOR, exact))
+            last = min(int(ceiling.scaleb(length - 1 - power, context=exact).to_integral_value(ROUND_FLOOR, exact)),
+                       10**length - 1)
+            if last - first >= _MOST_LEADING:  # (the interval meets at most two powers: at most 18 at length 1)
+                break
+            for start in range(first, last + 1):
+                # written with fewer digits only when it is that number exactly: every start but the first is
+                # inside the interval, and the first is when the interval starts there
+                whole = start > first or Decimal(start).scaleb(power + 1 - length, context=exact) >= low
+                written.add(str(start).rstrip("0") if whole else str(start))
+        else:
+            if len(written) <= _MOST_LEADING:
+                break
+    kept: list[str] = []
+    for digits in sorted(written):
+        if not (kept and digits.startswith(kept[-1])):  # found wherever the shorter one is found
+            kept.append(digits)
+    return tuple(kept)
 
 
 _HALF: Final = Decimal("0.5")
