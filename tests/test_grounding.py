@@ -8,25 +8,16 @@ with a changed digit or another unit class is not.
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from ragscore.metrics.grounding import (
-    MISATTRIBUTED,
-    SHORT,
-    UNVERIFIED,
-    VERIFIED,
-    fold,
-    judge_quote,
-    numbers,
-    quotes,
-    supports,
-    unsupported,
-)
-from ragscore.text import fold_text
+from ragscore.metrics.figures import numbers, supports, unsupported
+from ragscore.metrics.grounding import MISATTRIBUTED, SHORT, UNVERIFIED, VERIFIED, judge_quote, quotes
+from ragscore.text import fold, fold_text
 
 WORDS = st.lists(st.sampled_from(["the", "river", "Rhine", "flows", "north", "it's", "well-known", "city", "of",
                                   "Basel", "and", "\u00e9t\u00e9", "Stra\u00dfe", "report", "said"]),
@@ -292,7 +283,8 @@ PASSAGE_PIECES = st.lists(st.sampled_from(["the", "River", "rhine", "flows", "no
 @given(st.lists(PASSAGE_PIECES, min_size=1, max_size=4), st.data())
 @settings(max_examples=400, deadline=None)
 def test_passages_hold_a_needle_exactly_when_a_folded_text_does(passages, data):
-    from ragscore.metrics.grounding import _any_holds, folded
+    from ragscore.metrics.grounding import _any_holds
+    from ragscore.text import folded
 
     passages = [" ".join(p) if data.draw(st.booleans()) else "".join(p) for p in passages]
     passage = data.draw(st.sampled_from(passages))
@@ -305,6 +297,20 @@ def test_passages_hold_a_needle_exactly_when_a_folded_text_does(passages, data):
         needle = " ".join(needle.split())
         assume(needle)
     assert _any_holds(passages, needle) is any(needle in folded(p) for p in passages)
+
+
+# What a quote is, as one expression: a mark, one or more characters but a closing mark or a line break, the
+# closing mark (inside typographic marks, no opening one either).
+QUOTE = re.compile(r'"([^"\n]+)"|\u201c([^\u201c\u201d\n]+)\u201d')
+
+
+@given(st.lists(st.sampled_from(['"', "\u201c", "\u201d", "\n", "a", "b c", " ", '""', "\u201c\u201d", "\u2018"]),
+                max_size=14).map("".join))
+@settings(max_examples=2000, deadline=None)
+def test_quotes_are_the_spans_one_expression_finds(claim):
+    expected = [(m.group(1) if m.group(1) is not None else m.group(2), m.start(m.lastindex), m.end(m.lastindex))
+                for m in QUOTE.finditer(claim)]
+    assert [tuple(q) for q in quotes(claim)] == expected
 
 
 @given(st.text(st.sampled_from("aB \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x00\x7f.-'"), max_size=30))
@@ -323,7 +329,7 @@ def test_a_plain_text_is_folded_as_the_long_way_folds_it(text):
        st.integers(-10**7, 10**7), st.integers(-3, 3), st.sampled_from(["", "%", "$"]))
 @settings(max_examples=400, deadline=None)
 def test_the_interval_check_is_supports_for_every_value(found, mantissa, exponent, unit):
-    from ragscore.metrics.grounding import Number, _supported
+    from ragscore.metrics.figures import Number, _supported
 
     precision = Decimal(1).scaleb(exponent)
     claimed = Number(Decimal(mantissa) * precision, unit, precision, 0, 1)

@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from conftest import write
 from ragscore.loaders.corpus import Corpus, CorpusUse, entry_texts
 from ragscore.loaders.trace import parse_trace
-from ragscore.metrics.grounding import fold, grounding_findings, numbers, unsupported
+from ragscore.metrics.figures import numbers, unsupported
+from ragscore.metrics.grounding import grounding_findings
 from ragscore.metrics.leaks import leaks, placed
-from ragscore.text import fold_text
+from ragscore.text import fold, fold_text
 
 PASSAGE = 'Revenue grew 87.3% in 2021, "driven by exports to Asia".'
 

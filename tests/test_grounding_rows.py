@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 
 from conftest import write
 from ragscore.loaders.trace import parse_trace
-from ragscore.metrics.families import grounding_row
-from ragscore.metrics.grounding import MISATTRIBUTED, SHORT, UNVERIFIED, VERIFIED, grounding_findings
+from ragscore.metrics.grounding import MISATTRIBUTED, SHORT, UNVERIFIED, VERIFIED, grounding_findings, grounding_row
 
 PASSAGES = ['The policy says "refunds are accepted within 30 days" of purchase.',
             "Revenue grew 87.3% in 2021. Write to jane.doe@example.com."]

@@ -121,10 +121,28 @@ PIECES = ["AKIA", "ASIA", "ABIA", "ACCA", "A3T", "ghp_", "github_pat_", "sk-", "
 @settings(max_examples=1000, deadline=None, derandomize=True)
 def test_the_scans_that_skip_a_text_or_a_kind_never_skip_a_leak(text):
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(leaks_module, "_MAYBE", re.compile(""))
+        patch.setattr(leaks_module, "_maybe", lambda text: True)
         patch.setattr(leaks_module, "_NEEDS", {})
         unfiltered = leaks(text)
     assert leaks(text) == unfiltered
+
+
+# The one expression the scan for a possible leak was before it was split into searches in C (the same texts).
+ONE_SCAN = re.compile(
+    r"[-@+_/xAJ0-9](?:"
+    r"(?<=[0-9])(?=(?:[ -]?[0-9]){11}|(?<=[A-Z]{2}[0-9])[0-9])"
+    r"|(?<=A)(?=KIA|SIA|BIA|CCA|3T)|(?<=eyJ)"
+    r"|(?<=-)(?:(?<=sk-)|(?=----BEGIN |--- BEGIN SSH2 )|(?<=PuTTY-)(?=User-Key-File-))"
+    r"|(?<=_)(?:(?<=gh[pousr]_)|(?<=github_)(?=pat_)|(?<=[rs]k_)(?=live_))"
+    r"|(?<=[@+])|(?<=x)(?=ox[abposr]-)|(?<=//)(?=hooks\.slack\.com/))")
+
+
+@given(st.lists(st.sampled_from([*PIECES, "x", "ox", "oxb-", "s", "k-", "gh", "p_", "github", "_pat_", "r", "k_",
+                                 "live_", "J", "ey", "/", "//", "hooks.slack.com/", "PuTTY", "-User-Key-File-",
+                                 "--- BEGIN SSH2 ", "----BEGIN ", "KIA", "3T", "GB", "8"]), max_size=25).map("".join))
+@settings(max_examples=2000, deadline=None, derandomize=True)
+def test_the_scan_for_a_possible_leak_finds_what_one_expression_finds(text):
+    assert leaks_module._maybe(text) is (ONE_SCAN.search(text) is not None)
 
 
 def test_a_leak_is_placed_by_where_its_value_is():

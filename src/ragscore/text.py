@@ -1,7 +1,8 @@
 """Text normalisation and the claim-containment rule: how a claim and the gold set's text compare.
 
 A neutral module: the gold loader chooses each item's rule with it, the answer metrics apply it,
-and the reports word it; it imports nothing of ragscore.
+and the reports word it; it imports nothing of ragscore. The grounding checks fold texts with
+``fold_text`` (and ``fold``, which keeps where each folded character came from).
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from enum import StrEnum
-from typing import Final
+from functools import lru_cache
+from typing import Final, NamedTuple
 
 MIN_NEEDLE: Final = 5
 
@@ -29,10 +31,6 @@ FOLDED: Final = str.maketrans({
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
     "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
 })
-
-
-# ASCII's white space as str.split() splits on, but the space.
-_ASCII_SPACES: Final = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
 
 
 def fold_text(text: str) -> str:
@@ -59,8 +57,9 @@ def fold_plain(text: str) -> str | None:
 
 def spaced_singly(text: str) -> bool:
     """Whether an ASCII text's only white space is single spaces (then folding it only lower-cases it and
-    trims its ends)."""
-    return "  " not in text and len(text.encode().translate(None, _ASCII_SPACES)) == len(text)
+    trims its ends): a search in C for each other white space character, each a scan for one character."""
+    return not ("  " in text or "\n" in text or "\t" in text or "\r" in text or "\x0b" in text or "\x0c" in text
+                or "\x1c" in text or "\x1d" in text or "\x1e" in text or "\x1f" in text)
 
 
 def claim_phrases(gold_claim: str) -> tuple[str, ...]:
@@ -91,3 +90,79 @@ def containment_rule(substr: tuple[str, ...] | None, claim: str | None) -> tuple
         phrases = claim_phrases(claim)
         return (Rule.PHRASES, phrases) if phrases else (Rule.NO_PHRASES, ())
     return Rule.NONE, ()
+
+
+class Folded(NamedTuple):
+    """A text folded for comparison, with where in the original each of its characters came from."""
+
+    text: str
+    offsets: tuple[int, ...]  # offsets[i]: where the original character(s) folded character i came from start
+    ends: tuple[int, ...]     # ends[i]: ... and end (a letter with its combining marks is folded as one)
+
+    def original(self, start: int, end: int) -> tuple[int, int]:
+        """The original span of the folded span ``start:end`` (end exclusive)."""
+        if start >= end:
+            at = self.offsets[start] if start < len(self.offsets) else (self.ends[-1] if self.ends else 0)
+            return at, at
+        return self.offsets[start], self.ends[end - 1]
+
+
+def fold(text: str) -> Folded:
+    """Fold ``text`` for comparison, keeping where each folded character came from: the same text as
+    ``ragscore.text.fold_text`` gives.
+
+    Each character with the combining marks after it is normalised as one (NFKC, then case folded, then
+    typographic quotes, apostrophes and dashes to ASCII), so every character of the result points back at
+    the characters it came from; a run of white space becomes one space, and none is kept at either end.
+    """
+    out: list[str] = []
+    offsets: list[int] = []
+    ends: list[int] = []
+    space = True  # at the start: leading white space is dropped
+    i, size = 0, len(text)
+    combining = unicodedata.combining
+    while i < size:
+        char = text[i]
+        j = i + 1
+        if char.isascii() and not (j < size and not text[j].isascii() and combining(text[j])):
+            if char.isspace():
+                if not space:
+                    out.append(" ")
+                    offsets.append(i)
+                    ends.append(j)
+                    space = True
+            else:
+                out.append(char.lower())
+                offsets.append(i)
+                ends.append(j)
+                space = False
+            i = j
+            continue
+        while j < size and combining(text[j]):
+            j += 1
+        piece = unicodedata.normalize("NFKC", text[i:j]).casefold().translate(FOLDED)
+        for c in piece:
+            if c.isspace():  # NFKC can make a space (a no-break space is white space already)
+                if not space:
+                    out.append(" ")
+                    offsets.append(i)
+                    ends.append(j)
+                    space = True
+                continue
+            out.append(c)
+            offsets.append(i)
+            ends.append(j)
+            space = False
+        i = j
+    if out and out[-1] == " ":
+        out.pop()
+        offsets.pop()
+        ends.pop()
+    return Folded("".join(out), tuple(offsets), tuple(ends))
+
+
+@lru_cache(maxsize=4096)
+def folded(text: str) -> str:
+    """``fold(text).text`` without the offsets, in C: what a passage is compared as (once per distinct text:
+    passages recur across traces)."""
+    return fold_text(text)

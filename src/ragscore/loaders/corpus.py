@@ -46,7 +46,7 @@ def entry_texts(obj: dict[str, object]) -> list[str | None]:
     ``retrieved_chunks``, else the ``text`` (``page_content``, ``content``) of each object in its retrieved list."""
     chunks = obj.get("retrieved_chunks")
     if type(chunks) is list and chunks:
-        if all(type(c) is str for c in chunks):
+        if set(map(type, chunks)) == {str}:  # (in C: a trace's texts are read for every answer)
             return chunks
         if all(type(c) is str or c is None for c in chunks) and any(type(c) is str for c in chunks):
             return chunks  # a null: that passage has no text (the others keep theirs)

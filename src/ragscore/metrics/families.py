@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING, Final, Protocol
 
 from ragscore.metrics import METRICS
@@ -262,10 +263,7 @@ class GroundingFamily:
         """Count an answered claim's quotes, numbers and leaks against its evidence (None: no answer)."""
         if trace is None or not answered or obj is None:
             return None
-        from ragscore.loaders.corpus import passage_texts
-
-        question = trace.question if trace.question is not None else item.question
-        return grounding_row(trace, passage_texts(obj), question, obj)  # type: ignore[arg-type]  # a dict
+        return grounding_check()(trace, obj, trace.question if trace.question is not None else item.question)
 
     def summarise(self, columns: Totals, settings: Settings) -> dict[str, float | None]:
         """Each rate as the run's count over the run's count (None when nothing was judged)."""
@@ -278,38 +276,16 @@ class GroundingFamily:
         return grounding_rates([round(v) for v in row])
 
 
-GROUNDING_WIDTH: Final = 15
-_NO_PROVIDER_CITATIONS: Final = (0.0,) * 5
+GROUNDING_WIDTH: Final = 15  # the counts of metrics.grounding.grounding_row
 
 
-def grounding_row(trace: TraceView, texts: Sequence[str], question: str,
-                  obj: Mapping[str, object] | None = None) -> tuple[float, ...]:
-    """An answered trace's grounding counts (``GroundingFamily``): its claim against its passage ``texts``
-    (one per retrieved id, or none), for leaks the question it was asked, and its provider's citations (the
-    response ``obj`` keeps): judged, verified, misattributed, unverified and short quotes, numbers,
-    unsupported numbers, answered, leaked, leaked from the context, provider citations, valid, misplaced,
-    invalid and retrieved ones."""
-    from ragscore.metrics.grounding import evidence_of, grounding_counts
-    from ragscore.metrics.leaks import ECHOED, FROM_CONTEXT, leaks, placed
+@cache
+def grounding_check() -> Callable[[TraceView, Mapping[str, object], str | None], tuple[float, ...]]:
+    """The grounding family's check of one answered trace (``metrics.grounding.check``), imported when first
+    used: its regular expressions take some 20 ms to compile, which a run without the family never pays."""
+    from ragscore.metrics.grounding import check
 
-    found = leaks(trace.claim)
-    counts: tuple[float, ...] = (0.0,) * 7
-    if texts:
-        evidence, others, _ = evidence_of(trace.retrieved, trace.citations, texts)
-        counts = grounding_counts(trace.claim, evidence, others, [(leak.start, leak.end) for leak in found])
-    where = [placed(leak, texts, question) for leak in found]
-    leaked = any(w != ECHOED for w in where)
-    cited = _provider_counts(trace, obj, texts) if obj is not None else _NO_PROVIDER_CITATIONS
-    return (*counts, 1.0, float(leaked), float(FROM_CONTEXT in where), *cited)
-
-
-def _provider_counts(trace: TraceView, obj: Mapping[str, object], texts: Sequence[str]) -> tuple[float, ...]:
-    """A trace's provider citations counted: all, valid, misplaced, invalid, retrieved (none without a response)."""
-    if "response" not in obj and "raw_response" not in obj:
-        return _NO_PROVIDER_CITATIONS
-    from ragscore.metrics.provider_citations import provider_counts
-
-    return provider_counts(obj, trace.retrieved, texts)
+    return check
 
 
 def grounding_fractions(counts: Sequence[int]) -> dict[str, tuple[int, int]]:

@@ -32,7 +32,7 @@ from ragscore.loaders.provider_responses import (
     document_position,
     provider_response,
 )
-from ragscore.metrics.grounding import fold, folded
+from ragscore.text import fold, folded
 
 VALID: Final = "valid"
 MISPLACED: Final = "misplaced"

@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING, Final
 from ragscore.errors import UsageError
 from ragscore.evaluate import open_corpus, open_input
 from ragscore.gates import Gate, GateResult, Status, evaluate_gates
-from ragscore.loaders.corpus import CorpusUse, passage_texts
+from ragscore.loaders.corpus import CorpusUse
 from ragscore.loaders.records import no_trace_records
 from ragscore.loaders.shapes import open_records
 from ragscore.loaders.times import instant
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, Cites, TraceView, parse_trace
 from ragscore.metrics import METRICS
-from ragscore.metrics.families import GROUNDING_WIDTH, grounding_fractions, grounding_row
+from ragscore.metrics.families import GROUNDING_WIDTH, grounding_check, grounding_fractions
 from ragscore.metrics.moments import Moments, summarise
 from ragscore.metrics.stats import holm
 from ragscore.metrics.text import normalise
@@ -263,7 +263,7 @@ def watch(spec: Spec, settings: Settings, width: int, windowed: bool = True, wha
             out.bad_refused.note(line)
         answered = _count(window, view, refusals, patterns)
         if grounded and answered:
-            row = grounding_row(view, passage_texts(obj), question, obj)  # type: ignore[arg-type]  # a dict
+            row = grounding_check()(view, obj, question)  # type: ignore[arg-type]  # a dict
             window.grounding = [a + int(b) for a, b in zip(window.grounding or [0] * GROUNDING_WIDTH, row,
                                                            strict=True)]
         if type(obj) is dict and not RECORD_KEYS.isdisjoint(obj):
