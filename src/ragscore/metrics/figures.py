@@ -38,8 +38,10 @@ _MAGNITUDES: Final = {"thousand": 3, "k": 3, "K": 3, "million": 6, "M": 6, "bill
 # the character before is checked.
 # The decimals are taken whole or the number is none ("2.5x" is no 2): the optional group is possessive. Words
 # are read in any case ("3.5 Million"), the one-letter magnitudes as written ("5 m" is five metres).
-_AFTER: Final = (r"(?:\.(?P<decimals>[0-9]+))?+(?:\s?(?P<percent>%|(?i:percent|per cent)\b)|"
-                 r"\s?(?P<magnitude>(?i:thousand|million|billion|trillion|bn)|[kKM])(?!\w))?(?!\w)")
+# (One white space character at most, then a look at the character that starts every unit and magnitude, before
+# trying them each.)
+_AFTER: Final = (r"(?:\.(?P<decimals>[0-9]+))?+(?:\s?+(?=[%pPtTmMbBkK])(?:(?P<percent>%|(?i:percent|per cent)\b)|"
+                 r"(?P<magnitude>(?i:thousand|million|billion|trillion|bn)|[kKM])(?!\w)))?(?!\w)")
 # (A first digit alone before the others: a search then skips to the digits at once, not trying every position.)
 _NUMBER_RE: Final = re.compile(r"(?P<digits>[0-9][0-9]*+(?:,[0-9]{3})*+)(?![0-9])" + _AFTER)
 _AFTER_RE: Final = re.compile(_AFTER)
@@ -191,7 +193,7 @@ class _Digits:
     when a number is to be read, its digits (every other character a space, its commas and points left out,
     so that a number's digits stand together: one character for each character of the text but those)."""
 
-    __slots__ = ("_ascii", "_digits", "runs", "spans", "text")
+    __slots__ = ("_ascii", "_digits", "runs", "spans", "text", "zeros")
 
     def __init__(self, passage: str) -> None:
         if passage.isascii():
@@ -202,8 +204,21 @@ class _Digits:
         self.text = text
         self.spans = ascii.translate(_DIGITS_AND_SEPARATORS).split()
         self.runs = (b" " + b" ".join(self.spans)).translate(None, b",.")
+        self.zeros = b" 0" in self.runs  # a run that starts with a zero: any number may start so
         self._ascii = ascii
         self._digits: bytes | None = None
+
+    def _may_hold(self, searches: _Searches) -> bool:
+        """Whether a run of digits starts as a supporting number's does (after zeros, or none), and its span's
+        value may round to the claim's."""
+        runs, spans = self.runs, self.spans
+        for key in (*searches.runs, b" 0") if self.zeros else searches.runs:
+            at = runs.find(key)
+            while at >= 0:
+                if searches.may_round(spans[runs.count(b" ", 0, at)]):
+                    return True
+                at = runs.find(key, at + 1)
+        return False
 
     @property
     def digits(self) -> bytes:
@@ -225,17 +240,7 @@ class _Digits:
             return False
         if searches is None:  # 0: numbers of any digits may round to it
             return _supported(claimed, [n.value for n in numbers(text) if n.unit == unit])
-        runs, spans = self.runs, self.spans
-        for key in searches.runs:
-            at = runs.find(key)
-            while at >= 0:
-                if searches.may_round(spans[runs.count(b" ", 0, at)]):
-                    break
-                at = runs.find(key, at + 1)
-            else:
-                continue
-            break
-        else:
+        if not self._may_hold(searches):
             return False
         digits = self.digits
         for lead, endings in searches.digits:
@@ -280,7 +285,8 @@ class _Searches(NamedTuple):
     low: Decimal                                   # the claimed value less half its precision
     high: Decimal                                  # ... and plus it
     negative: bool                                 # whether the claimed value is
-    spans: tuple[tuple[Decimal, Decimal], ...]     # what a span's value may be, for each magnitude it may have
+    spans: dict[int, tuple[Decimal, Decimal]]      # what a span's value may be, for each magnitude it may have
+    power: int                                     # the power of ten of the least value that rounds to it
 
     def rounds(self, value: Decimal) -> bool:
         """Whether ``value`` rounds half up (away from zero) to the claimed value: ``_supported``."""
@@ -295,7 +301,14 @@ class _Searches(NamedTuple):
         if b"," in digits or digits.count(b".") > 1:
             return True
         value = Decimal(digits.decode())
-        return any(low <= value <= high for low, high in self.spans)
+        if not value:
+            return False
+        # Shifted by a magnitude, its first digit stands where the least or the greatest value's does.
+        shift = self.power - value.adjusted()
+        for bounds in (self.spans.get(shift), self.spans.get(shift + 1)):
+            if bounds is not None and bounds[0] <= value <= bounds[1]:
+                return True
+        return False
 
 
 @lru_cache(maxsize=4096)
@@ -323,11 +336,12 @@ def _searches(value: Decimal, precision: Decimal, percent: bool) -> _Searches | 
     low, high = exact.subtract(value, half), exact.add(value, half)
     # The value a span of digits may have (its sign left out), for each magnitude a number with it may have.
     smallest, largest = (-high, -low) if value < 0 else (low, high)
-    spans = tuple((smallest.scaleb(-shift, context=exact), largest.scaleb(-shift, context=exact))
-                  for shift in ((0,) if percent else _SHIFTS))
-    # A number's digits after zeros, as the runs of digits hold them: its leading digits, or a zero.
-    return _Searches((*(b" " + digits.encode() for digits in leading), b" 0"), tuple(searches), low, high,
-                     value < 0, spans)
+    spans = {shift: (smallest.scaleb(-shift, context=exact), largest.scaleb(-shift, context=exact))
+             for shift in ((0,) if percent else _SHIFTS)}
+    # A number's digits after zeros, as the runs of digits hold them: its leading digits (or a zero, which
+    # _Digits adds where a run starts with one).
+    return _Searches(tuple(b" " + digits.encode() for digits in leading), tuple(searches), low, high,
+                     value < 0, spans, smallest.adjusted())
 
 
 _SHIFTS: Final = tuple(sorted(set(_MAGNITUDES.values()) | {0}))
