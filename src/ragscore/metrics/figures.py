@@ -33,7 +33,7 @@ class Number(NamedTuple):
 # Written after a number (a single letter only as these: "5 m" is five metres, not five million).
 _MAGNITUDES: Final = {"thousand": 3, "k": 3, "K": 3, "million": 6, "M": 6, "billion": 9, "bn": 9, "trillion": 12}
 # Digits with thousands separators or none, decimals, then a percent sign or "percent", or a magnitude (a
-# match starts at a digit: numbers are found by one scan for digits, not a try at every character). Digits
+# match starts at a digit, written alone first: a search skips to the digits, not trying every character). Digits
 # glued to letters on either side (a model name, "B2B", "3rd") are no number: the match fails at the end, or
 # the character before is checked.
 # The decimals are taken whole or the number is none ("2.5x" is no 2): the optional group is possessive. Words
@@ -42,7 +42,6 @@ _MAGNITUDES: Final = {"thousand": 3, "k": 3, "K": 3, "million": 6, "M": 6, "bill
 # trying them each.)
 _AFTER: Final = (r"(?:\.(?P<decimals>[0-9]+))?+(?:\s?+(?=[%pPtTmMbBkK])(?:(?P<percent>%|(?i:percent|per cent)\b)|"
                  r"(?P<magnitude>(?i:thousand|million|billion|trillion|bn)|[kKM])(?!\w)))?(?!\w)")
-# (A first digit alone before the others: a search then skips to the digits at once, not trying every position.)
 _NUMBER_RE: Final = re.compile(r"(?P<digits>[0-9][0-9]*+(?:,[0-9]{3})*+)(?![0-9])" + _AFTER)
 _AFTER_RE: Final = re.compile(_AFTER)
 _CURRENCIES: Final = frozenset("$\u20ac\u00a3\u00a5")
