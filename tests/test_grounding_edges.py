@@ -183,6 +183,19 @@ def test_a_number_of_any_length_is_read_and_compared_exactly():
     assert numbers(f"-{digits} million")[0].value == -int(digits) * 10**6
 
 
+def test_what_a_second_reader_found_in_the_number_search():
+    """A negative claim past 28 digits is supported by itself (its bounds were negated in 28 digits); a claim of
+    more than 4,300 digits is judged (Python refuses to write so long an int); a magnitude word is read in
+    ASCII's cases only ("mıllıon" case-folds to "million": it raised a KeyError)."""
+    negative = "-" + "1" * 29
+    assert unsupported(negative, [negative]) == []
+    assert unsupported("-1.2345678901234567890123456789", ["it was -1.2345678901234567890123456789"]) == []
+    long = "1" * 4301
+    assert unsupported(long, [long]) == [] and len(unsupported(long, ["x"])) == 1
+    assert [(n.value, n.end) for n in numbers("5 m\u0131ll\u0131on")] == [(5, 1)]
+    assert len(unsupported("5 million", ["5 m\u0131ll\u0131on"])) == 1 and unsupported("5", ["5 m\u0131ll\u0131on"]) == []
+
+
 @given(st.lists(st.sampled_from(["a", "B", " ", "  ", "\u0301", "\u0308", "\u0327", "e", "\u00e9", "\u2019", "\u201c",
                                  "\u2013", "\uff21", "\u00a0", "\u0130", "\u00df", "\ufb01", "\n", "\u212b", "1"]),
                 max_size=16))

@@ -35,7 +35,7 @@ FOLDED: Final = str.maketrans({
 
 def fold_text(text: str) -> str:
     """Fold a text for comparison: NFKC, case folded, typographic quotes, apostrophes and dashes as ASCII,
-    white space collapsed to one space and none at either end (``metrics.grounding.fold`` does the same one
+    white space collapsed to one space and none at either end (``fold`` does the same one
     character at a time, keeping offsets)."""
     plain = fold_plain(text)
     if plain is not None:

@@ -37,11 +37,12 @@ _MAGNITUDES: Final = {"thousand": 3, "k": 3, "K": 3, "million": 6, "M": 6, "bill
 # glued to letters on either side (a model name, "B2B", "3rd") are no number: the match fails at the end, or
 # the character before is checked.
 # The decimals are taken whole or the number is none ("2.5x" is no 2): the optional group is possessive. Words
-# are read in any case ("3.5 Million"), the one-letter magnitudes as written ("5 m" is five metres).
+# are read in any case of their ASCII letters ("3.5 Million"; not "mıllıon", which case folding would take),
+# the one-letter magnitudes as written ("5 m" is five metres).
 # (One white space character at most, then a look at the character that starts every unit and magnitude, before
 # trying them each.)
-_AFTER: Final = (r"(?:\.(?P<decimals>[0-9]+))?+(?:\s?+(?=[%pPtTmMbBkK])(?:(?P<percent>%|(?i:percent|per cent)\b)|"
-                 r"(?P<magnitude>(?i:thousand|million|billion|trillion|bn)|[kKM])(?!\w)))?(?!\w)")
+_AFTER: Final = (r"(?:\.(?P<decimals>[0-9]+))?+(?:\s?+(?=[%pPtTmMbBkK])(?:(?P<percent>%|(?ai:percent|per cent)\b)|"
+                 r"(?P<magnitude>(?ai:thousand|million|billion|trillion|bn)|[kKM])(?!\w)))?(?!\w)")
 _NUMBER_RE: Final = re.compile(r"(?P<digits>[0-9][0-9]*+(?:,[0-9]{3})*+)(?![0-9])" + _AFTER)
 _AFTER_RE: Final = re.compile(_AFTER)
 _CURRENCIES: Final = frozenset("$\u20ac\u00a3\u00a5")
@@ -212,9 +213,11 @@ class _Digits:
         value may round to the claim's."""
         runs, spans = self.runs, self.spans
         for key in (*searches.runs, b" 0") if self.zeros else searches.runs:
-            at = runs.find(key)
+            at, counted, index = runs.find(key), 0, 0
             while at >= 0:
-                if searches.may_round(spans[runs.count(b" ", 0, at)]):
+                index += runs.count(b" ", counted, at)  # (counted on: each run's space is counted once)
+                counted = at
+                if searches.may_round(spans[index]):
                     return True
                 at = runs.find(key, at + 1)
         return False
@@ -243,24 +246,28 @@ class _Digits:
             return False
         digits = self.digits
         for lead, endings in searches.digits:
-            at = digits.find(lead)
+            at, known = digits.find(lead), (0, 0)
             while at >= 0:
                 if not endings or digits.startswith(endings, at + len(lead)):
                     start = at
                     while start and digits[start - 1] == 48:  # a zero before it
                         start -= 1
                     if not start or digits[start - 1] == 32:  # no digit before it
-                        found = _number_at(text, _in_text(text, start))
+                        where = _in_text(text, start, known)
+                        known = (start, where)  # (the next one is counted on from here)
+                        found = _number_at(text, where)
                         if found is not None and found.unit == unit and searches.rounds(found.value):
                             return True
                 at = digits.find(lead, at + 1)
         return False
 
 
-def _in_text(text: str, at: int) -> int:
-    """Where in ``text`` the character at ``at`` of the text without its commas and points is."""
+def _in_text(text: str, at: int, known: tuple[int, int] = (0, 0)) -> int:
+    """Where in ``text`` the character at ``at`` of the text without its commas and points is, counting on from
+    ``known``: a character before it, by where it is in each."""
     # The least index with as many separators before it as it is past ``at``: counted on from the last guess.
-    counted, where, before = 0, at, 0
+    counted, before = known[1], known[1] - known[0]
+    where = at + before
     while True:
         before += text.count(",", counted, where) + text.count(".", counted, where)
         if at + before == where:
@@ -334,7 +341,7 @@ def _searches(value: Decimal, precision: Decimal, percent: bool) -> _Searches | 
     half = exact.multiply(_HALF, precision)
     low, high = exact.subtract(value, half), exact.add(value, half)
     # The value a span of digits may have (its sign left out), for each magnitude a number with it may have.
-    smallest, largest = (-high, -low) if value < 0 else (low, high)
+    smallest, largest = (high.copy_negate(), low.copy_negate()) if value < 0 else (low, high)  # (exact)
     spans = {shift: (smallest.scaleb(-shift, context=exact), largest.scaleb(-shift, context=exact))
              for shift in ((0,) if percent else _SHIFTS)}
     # A number's digits after zeros, as the runs of digits hold them: its leading digits (or a zero, which
@@ -347,6 +354,7 @@ _SHIFTS: Final = tuple(sorted(set(_MAGNITUDES.values()) | {0}))
 
 
 _MOST_LEADING: Final = 12  # digit strings searched for at most per claimed number (fewer digits each when more)
+_MOST_DIGITS: Final = 24  # digits in each at most
 
 
 def _leading_digits(value: Decimal, precision: Decimal) -> tuple[str, ...] | None:
@@ -356,16 +364,18 @@ def _leading_digits(value: Decimal, precision: Decimal) -> tuple[str, ...] | Non
     The numbers that round to it lie in ``[value - precision/2, value + precision/2]``; for each power of ten
     that interval meets, the first L significant digits of its numbers run over a range of integers, and a
     number written with fewer digits than L has that integer's digits without its trailing zeros. L is the
-    number of significant digits the claim was written with (two strings, or a few about a power of ten),
-    fewer while that gives more than ``_MOST_LEADING``."""
+    number of significant digits the claim was written with (two strings, or a few about a power of ten), at
+    most ``_MOST_DIGITS``, fewer while that gives more than ``_MOST_LEADING``."""
     if not value:
         return None
     exact = _EXACT
     half = exact.multiply(_HALF, precision)
     low, high = exact.subtract(value, half), exact.add(value, half)
     written: set[str] = set()
-    # as many significant digits as the claim was written with: a few strings (more find no more numbers)
-    for length in range(len(str(int(value.scaleb(-precision.adjusted(), context=exact)))), 0, -1):
+    # as many significant digits as the claim was written with (a few strings: more find no more numbers), and
+    # no more than _MOST_DIGITS (fewer find every number that more find)
+    claimed = value.adjusted() - precision.adjusted() + 1
+    for length in range(min(claimed, _MOST_DIGITS), 0, -1):
         written.clear()
         for power in range(low.adjusted(), high.adjusted() + 1):
             floor = max(low, Decimal(1).scaleb(power, context=exact))

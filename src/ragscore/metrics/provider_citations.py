@@ -5,7 +5,7 @@ it gives, and on nothing it does not give:
 
 - the text it cites from its document (Anthropic's ``cited_text``, Bedrock's ``sourceContent``, a
   Gemini chunk's ``retrieved_context.text``), against the trace's text of that document: at the
-  character offsets it gives, exactly or once folded (``metrics.grounding.folded``), it is ``valid``;
+  character offsets it gives, exactly or once folded (``ragscore.text.folded``), it is ``valid``;
   in the document elsewhere, ``misplaced``; not in it, ``invalid``. A citation that gives no
   character offsets (pages, blocks, chunks) says only that the text is in the document: ``valid``
   when it is, else ``invalid``;
