@@ -138,6 +138,8 @@ _AROUND: Final = (
     ("A", re.compile(r"A(?=KIA|SIA|BIA|CCA|3T)")),
 )
 _DIGITS: Final = re.compile(r"[0-9](?=(?:[ -]?[0-9]){11}|(?<=[A-Z]{2}[0-9])[0-9])")
+# Each ASCII digit as 0, each capital as A, every other byte a space.
+_SHAPES: Final = bytes(0x30 if 0x30 <= c <= 0x39 else 0x41 if 0x41 <= c <= 0x5A else 0x20 for c in range(256))
 
 
 def _maybe(text: str) -> bool:
@@ -148,6 +150,11 @@ def _maybe(text: str) -> bool:
     for char, expression in _AROUND:
         if char in text and expression.search(text) is not None:
             return True
+    # The digits' expression looks at every character: only where a card's twelve digits or an IBAN's two
+    # capitals and two digits may be (their shapes counted in C).
+    shape = text.encode("ascii", "replace").translate(_SHAPES)
+    if shape.count(b"0") < 12 and b"AA00" not in shape:
+        return False
     return _DIGITS.search(text) is not None
 
 
