@@ -276,7 +276,8 @@ def test_explain_shows_each_finding_at_its_characters_and_never_a_leaked_value(r
 # --- the fast paths give what the plain definitions give -----------------------------------------------
 
 PASSAGE_PIECES = st.lists(st.sampled_from(["the", "River", "rhine", "flows", "north", "  ", "\n", "\t", "\u00e9t\u00e9",
-                                          "-", "\u2013", "'", "\u2019", "Basel", ".", " ", "\x1f", "\u00a0"]),
+                                          "-", "\u2013", "'", "\u2019", "Basel", ".", " ", "\x1f", "\u00a0",
+                                          "\u0301", "\ufb01"]),
                           min_size=1, max_size=40)
 
 
@@ -297,6 +298,33 @@ def test_passages_hold_a_needle_exactly_when_a_folded_text_does(passages, data):
         needle = " ".join(needle.split())
         assume(needle)
     assert _any_holds(passages, needle) is any(needle in folded(p) for p in passages)
+
+
+@given(st.lists(PASSAGE_PIECES, min_size=2, max_size=4), st.data())
+@settings(max_examples=600, deadline=None)
+def test_a_quote_is_judged_as_its_folded_text_in_the_folded_passages(passages, data):
+    """judge_quote's shortcuts (a quote copied as it is; a passage lower-cased, unfolded) give what folding
+    everything gives."""
+    passages = [" ".join(p) if data.draw(st.booleans()) else "".join(p) for p in passages]
+    source = data.draw(st.sampled_from(passages))
+    start = data.draw(st.integers(0, len(source)))
+    quote = source[start:start + data.draw(st.integers(1, 60))]
+    assume(quote)
+    if data.draw(st.booleans()):  # changed: one character, or its case
+        i = data.draw(st.integers(0, len(quote) - 1))
+        quote = quote[:i] + data.draw(st.sampled_from(["x", "A", " ", "\u00e9", "\n"])) + quote[i + 1:]
+    split = data.draw(st.integers(1, len(passages) - 1))
+    evidence, others = passages[:split], passages[split:]
+    needle = fold_text(quote).strip(" .,;:!?'\"-")
+    expected = (SHORT if len(needle) < 12 else VERIFIED if any(needle in fold_text(p) for p in evidence)
+                else MISATTRIBUTED if any(needle in fold_text(p) for p in others) else UNVERIFIED)
+    assert judge_quote(quote, evidence, others) == expected
+
+
+def test_a_quote_copied_into_a_passage_that_folds_otherwise_is_not_taken_as_copied():
+    # The passage's accent joins the quote's last letter once folded: "flowś" is not "flows".
+    assert judge_quote("the river flows", ["the river flows\u0301 north"]) == UNVERIFIED
+    assert judge_quote("the river flows", ["the river flows north"]) == VERIFIED
 
 
 # What a quote is, as one expression: a mark, one or more characters but a closing mark or a line break, the

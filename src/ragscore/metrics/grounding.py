@@ -92,11 +92,22 @@ def judge_quote(quote: str, evidence: Sequence[str], others: Sequence[str] = ())
     needle = fold_text(quote).strip(" .,;:!?'\"-")  # quotes are seldom repeated: not kept
     if len(needle) < MIN_QUOTE:
         return SHORT
-    if _any_holds(evidence, needle):
+    if _copied(quote, evidence) or _any_holds(evidence, needle):
         return VERIFIED
-    if _any_holds(others, needle):
+    if _copied(quote, others) or _any_holds(others, needle):
         return MISATTRIBUTED
     return UNVERIFIED
+
+
+def _copied(quote: str, passages: Sequence[str]) -> bool:
+    """Whether an ASCII quote is in an ASCII passage as it is (most quotes that verify are copied so): then
+    its folded needle is in the folded passage, folding ASCII being lower-casing each character and
+    collapsing white space, and the quote's white space inside it being the passage's there."""
+    if quote.isascii():
+        for passage in passages:
+            if quote in passage and passage.isascii():
+                return True
+    return False
 
 
 def _any_holds(passages: Sequence[str], needle: str) -> bool:
