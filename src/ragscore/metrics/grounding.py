@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 from ragscore.loaders.corpus import passage_texts
 from ragscore.metrics.figures import Number, numbers, unsupported
 from ragscore.metrics.leaks import ECHOED, FROM_CONTEXT, leaks, placed
+from ragscore.metrics.provider_citations import NO_CITATIONS, provider_counts
 from ragscore.text import fold_text, spaced_singly
 
 if TYPE_CHECKING:
@@ -185,21 +186,12 @@ def grounding_row(trace: TraceView, texts: Sequence[str], question: str | None,
     if found:
         where = [placed(leak, texts, question) for leak in found]
         leaked, from_context = float(any(w != ECHOED for w in where)), float(FROM_CONTEXT in where)
-    cited = _provider_counts(trace, obj, texts) if obj is not None else _NO_PROVIDER_CITATIONS
+    cited = (provider_counts(obj, trace.retrieved, texts)
+             if obj is not None and ("response" in obj or "raw_response" in obj) else NO_CITATIONS)
     return (*counts, 1.0, leaked, from_context, *cited)
 
 
 _NO_TEXT_COUNTS: Final = (0.0,) * 7
-_NO_PROVIDER_CITATIONS: Final = (0.0,) * 5
-
-
-def _provider_counts(trace: TraceView, obj: Mapping[str, object], texts: Sequence[str]) -> tuple[float, ...]:
-    """A trace's provider citations counted: all, valid, misplaced, invalid, retrieved (none without a response)."""
-    if "response" not in obj and "raw_response" not in obj:
-        return _NO_PROVIDER_CITATIONS
-    from ragscore.metrics.provider_citations import provider_counts  # (it reads texts with this module)
-
-    return provider_counts(obj, trace.retrieved, texts)
 
 
 class Finding(NamedTuple):
