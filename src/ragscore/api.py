@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ragscore.config import Config, scored_with
+from ragscore.config import Config, for_gold, scored_with
 from ragscore.config import load_config as _load_config
 from ragscore.errors import InputError, UsageError
 from ragscore.keywords import check_jobs, configured, keyword_overrides, slice_paths
@@ -199,8 +199,8 @@ def score(
     from ragscore.quoting import quote
     from ragscore.suggest import did_you_mean
 
-    config = configured(config, settings)
     gold_in, trace_in = as_input(gold, "gold"), as_traces(traces)
+    config = for_gold(configured(config, settings), gold_in)
     check_jobs(jobs)
     explain = list(dict.fromkeys([explain] if isinstance(explain, str) else explain))
     per_question = per_question or only_failures
@@ -336,9 +336,9 @@ def partial(
     from ragscore.evaluate import open_input, score_files
     from ragscore.partials import Partial
 
-    config = configured(config, settings)
     index, parts = _check_part(part)
     gold_in, trace_in = as_input(gold, "gold"), as_traces(traces)
+    config = for_gold(configured(config, settings), gold_in)
     by = slice_paths(by)
     scores_file = _scores(scores, config) if scores is not None else None
     wants = _wants(config, per_question or bool(by) or keep_rows, by, scores_file)

@@ -78,6 +78,7 @@ class Overrides:
     test: str | None = None        # compare's paired test (--test)
     correction: str | None = None  # ... and correction (--correction)
     corpus: str | None = None      # --corpus, over [inputs] corpus
+    chunks: str | None = None      # --chunks, over [inputs] chunks
 
 
 def scored_with(s: Settings) -> Overrides:
@@ -183,7 +184,7 @@ def _apply_inputs(settings: Settings, tables: dict[str, SettingsTable]) -> Setti
 
     changes: dict[str, object] = {}
     if "inputs" in tables:
-        changes["corpus"] = _corpus_path(tables["inputs"])
+        changes.update(_input_paths(tables["inputs"]))
     for section, allowed in (("trace", ("format", "fields")), ("gold", ("fields",))):
         if section not in tables:
             continue
@@ -300,20 +301,22 @@ def _entry_line(table: SettingsTable, key: str, entry: str) -> int | None:
     return first
 
 
-def _corpus_path(table: SettingsTable) -> str | None:
-    """Read ``[inputs]``: ``corpus``, a path relative to the settings file's folder."""
+_INPUT_PATHS: Final = ("corpus", "chunks")
+
+
+def _input_paths(table: SettingsTable) -> dict[str, str]:
+    """Read ``[inputs]``: ``corpus`` and ``chunks``, paths relative to the settings file's folder."""
+    out = {}
     for key in table.data:
-        if key != "corpus":
-            raise table.error(key, f'unknown setting "{key}"{did_you_mean(key, ["corpus"])} (the gold set and '
-                                   "the traces are named on the command line)")
-    value = table.data.get("corpus")
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        raise table.error("corpus", f'expected "corpus" to be a path such as "corpus.jsonl.gz", got '
-                                    f"{show_value(value)}")
-    folder = Path(table.source).parent
-    return value if Path(value).is_absolute() or folder == Path() else os.path.normpath(folder / value)
+        if key not in _INPUT_PATHS:
+            raise table.error(key, f'unknown setting "{key}"{did_you_mean(key, list(_INPUT_PATHS))} (the gold set '
+                                   "and the traces are named on the command line)")
+        value = table.data[key]
+        if not isinstance(value, str) or not value:
+            raise table.error(key, f'expected "{key}" to be a path such as "{key}.jsonl.gz", got {show_value(value)}')
+        folder = Path(table.source).parent
+        out[key] = value if Path(value).is_absolute() or folder == Path() else os.path.normpath(folder / value)
+    return out
 
 
 def _files(cwd: Path, gates_file: str | None) -> list[dict[str, SettingsTable]]:
@@ -401,6 +404,7 @@ def _scoring_settings(files: list[dict[str, SettingsTable]], overrides: Override
         repeats=overrides.repeats or settings.repeats,
         pass_k=overrides.pass_k or settings.pass_k,
         corpus=overrides.corpus or settings.corpus,
+        chunks=overrides.chunks or settings.chunks,
     )
     if overrides.pass_k and not settings.sampled:  # [scoring] pass_k may wait for a run with samples
         raise ConfigError("--pass-k", 'pass@k and pass^k need repeated samples: add --repeats samples (or '
@@ -523,6 +527,20 @@ def _diagnose(
 def _written(metric: str, data: Mapping[str, object]) -> str:
     """Find how a rule's metric was written in the file (an alias, or its own name)."""
     return next((name for name in data if ALIASES.get(name, name) == metric), metric)
+
+
+def for_gold(config: Config, gold: object) -> Config:
+    """The configuration a gold set is scored with: the evidence family on when it holds ``gold_spans`` (as far as
+    ``loaders.gold.has_spans`` can tell before reading it; else ``--metrics evidence`` turns it on)."""
+    from ragscore.loaders.gold import has_spans
+
+    settings = config.settings
+    if EVIDENCE in settings.families or not has_spans(gold, settings.gold_fields):  # type: ignore[arg-type]
+        return config
+    return replace(config, settings=replace(settings, families=_in_order((*settings.families, EVIDENCE))))
+
+
+EVIDENCE: Final = "evidence"  # the family gold spans turn on
 
 
 def _in_order(names: tuple[str, ...]) -> tuple[str, ...]:

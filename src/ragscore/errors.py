@@ -30,6 +30,11 @@ class InputError(RagscoreError):
         return f"{where}: {self.message}"
 
 
+class SideInputError(InputError):
+    """An error in an input beside the traces (a corpus, a chunking) or in the gold set as one reads it: never
+    located in the trace file, nor said to come from its format."""
+
+
 class ConfigError(InputError):
     """A settings or gates file (or ``--gates``) is malformed or names something unknown."""
 

@@ -21,21 +21,24 @@ from operator import eq
 from typing import Final
 
 from ragscore.diagnose.samples import Picked, with_texts, worst_questions
-from ragscore.errors import InputError
+from ragscore.errors import InputError, SideInputError
 from ragscore.external import ScoreColumns, ScoreTotals
 from ragscore.finish import (
     merge,
     per_question_metric,
 )
+from ragscore.loaders.chunks import ChunkIndex, load_chunks
 from ragscore.loaders.corpus import Corpus, CorpusError, load_corpus, passage_texts, wanted
 from ragscore.loaders.gold import (
     KEEP_EXTRA,
     KEEP_QUESTION,
     KEY_SAMPLE_LINES,
     GoldSet,
+    check_spans,
     load_gold,
     questions_at,
     slice_labels,
+    span_documents,
 )
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, is_mine, objects_at, owner
 from ragscore.loaders.near_miss import TRACE_FIELDS, near_misses
@@ -66,6 +69,7 @@ from ragscore.metrics.families import (
     enabled,
     grounding_fractions,
     spread,
+    with_chunks,
 )
 from ragscore.metrics.grounding import Findings, grounding_findings
 from ragscore.metrics.moments import Moments, summarise
@@ -160,23 +164,25 @@ def score_files(
             gold = load_part_gold(gold_file, settings, wants, part, parts)
             result.questions = len(gold.items)
             result.gold_keys, result.gold_ragas = gold.extra_keys, gold.ragas
+            chunks = load_chunks(settings.chunks) if settings.chunks is not None else None
             phase = 1
-            score_traces(gold, trace_file, settings, wants, part, parts, result, spill)
+            score_traces(gold, trace_file, settings, wants, part, parts, result, spill, chunks)
         if parts == 1:
             result.digests = (gold_file.sha256, trace_file.sha256)
     except NeedsOneProcess:
         result.one_process = True
     except InputError as exc:
-        if phase and not isinstance(exc, CorpusError):
+        if phase and not isinstance(exc, SideInputError):
             exc = detected(exc, asked or settings.trace_format, result.trace_format)
         result.error = error_key(exc, phase, trace_file.located(exc) if phase else exc)
     return result
 
 
 def open_corpus(traces: InputFile | Records, settings: Settings, part: int, parts: int,
-                joined: bool = True) -> Corpus | None:
+                joined: bool = True, documents: frozenset[str] = frozenset()) -> Corpus | None:
     """Read what a part's traces need of the corpus (``--corpus``; all of it when the traces cannot be read
-    twice); None without one. ``joined=False``: traces joined to no question (monitor's)."""
+    twice), and the texts of ``documents`` (the gold spans'); None without one. ``joined=False``: traces joined
+    to no question (monitor's)."""
     if settings.corpus is None:
         return None
     corpus = InputFile(settings.corpus)
@@ -190,7 +196,7 @@ def open_corpus(traces: InputFile | Records, settings: Settings, part: int, part
         again = InputFile(traces.spec, hashed=False)
         _, shape, records = open_records(again, settings.trace_format, settings.trace_fields, part, parts)
         ids, keys = wanted(records, traces.name, None if shape is None else shape.document_id, part, parts, joined)
-    return load_corpus(corpus, ids, keys)
+    return load_corpus(corpus, ids, keys, documents)
 
 
 def detected(exc: InputError, asked: str, used: str) -> InputError:
@@ -242,9 +248,10 @@ class _Judged:
     sampled_columns: list[SampleColumns] | None = None  # ... and the families' sums over them, until finished
 
 
-def _judged(questions: int, settings: Settings, wants: Wants, parts: int, rereadable: bool = True) -> _Judged:
+def _judged(questions: int, settings: Settings, wants: Wants, parts: int, rereadable: bool = True,
+            chunks: ChunkIndex | None = None) -> _Judged:
     """Allocate the per-question state of a part with ``questions`` gold items."""
-    families = list(enabled(settings.families))
+    families = with_chunks(enabled(settings.families), chunks)
     columns = [Columns(f.width(settings)) for f in families]
     sampled_columns = [SampleColumns(f.width(settings)) for f in families] if settings.sampled else None
     for c in sampled_columns or columns:
@@ -270,11 +277,14 @@ def _judged(questions: int, settings: Settings, wants: Wants, parts: int, reread
 
 def score_traces(
     gold: GoldSet, traces: InputFile | Records, settings: Settings, wants: Wants, part: int, parts: int,
-    result: PartResult, spill: str | SpillFolder | None = None,
+    result: PartResult, spill: str | SpillFolder | None = None, chunks: ChunkIndex | None = None,
 ) -> None:
-    """Judge every trace line of this part against ``gold``; add the findings to ``result``."""
-    corpus = open_corpus(traces, settings, part, parts)
-    judged = _judged(len(gold.items), settings, wants, parts, traces.rereadable)
+    """Judge every trace line of this part against ``gold``; add the findings to ``result``; ``chunks``: the
+    chunking the traces' chunk ids are spans of (``--chunks``)."""
+    corpus = open_corpus(traces, settings, part, parts, documents=span_documents(gold.items))
+    if corpus is not None:
+        check_spans(gold, corpus.documents)
+    judged = _judged(len(gold.items), settings, wants, parts, traces.rereadable, chunks)
     result.trace_format, judged.shape, records = open_records(traces, settings.trace_format, settings.trace_fields,
                                                               part, parts)
     _join(gold, traces.name, records, judged, settings, wants, part, parts, result, corpus)

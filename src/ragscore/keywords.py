@@ -16,7 +16,7 @@ from ragscore.errors import UsageError
 # Keyword settings and what they set (see Overrides).
 SETTINGS: Final = ("k", "cutoffs", "refusal_tokens", "refusal_patterns", "require_claim", "scope_citations", "strict",
                    "gates", "metrics", "confidence", "bootstrap", "seed", "trace_format", "fields", "repeats",
-                   "pass_k", "test", "correction", "corpus")
+                   "pass_k", "test", "correction", "corpus", "chunks")
 
 
 def load_config(path: str | os.PathLike[str] | None = None, *, cwd: str | os.PathLike[str] | None = None,
@@ -100,7 +100,7 @@ def checked(name: str, value: Any) -> Any:
 
         choices = PAIRED_TESTS if name == "test" else tuple(CORRECTIONS)
         problem = None if value in choices else f"one of {', '.join(choices)}"
-    elif name == "corpus":
+    elif name in ("corpus", "chunks"):
         problem = None if isinstance(value, (str, os.PathLike)) and os.fspath(value) else "a path"
         value = os.fspath(value) if problem is None else value
     elif name == "refusal_tokens":

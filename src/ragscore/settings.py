@@ -157,6 +157,8 @@ class Settings:
     # --corpus ([inputs] corpus): passage texts by id. An input, not a setting of the score: the report
     # records it under inputs.corpus with its sha256, and neither as_dict nor the signature names it.
     corpus: str | None = None
+    # --chunks ([inputs] chunks): one chunking of the documents, chunk id -> span. An input as corpus is.
+    chunks: str | None = None
 
     @property
     def sampled(self) -> bool:

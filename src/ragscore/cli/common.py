@@ -424,3 +424,10 @@ def add_corpus_option(group: Any) -> None:
     group.add_argument("--corpus", type=INPUT_PATH, metavar="PATH",
                        help="passage texts by id, for --metrics grounding and traces that log texts without ids: "
                             "BEIR's corpus.jsonl (_id, title, text) or JSON Lines with id and text ([inputs] corpus)")
+
+
+def add_chunks_option(group: Any) -> None:
+    """Add --chunks (one chunking of the documents: chunk ids as spans)."""
+    group.add_argument("--chunks", type=INPUT_PATH, metavar="PATH",
+                       help='one chunking of the documents, JSON Lines of {"id", "doc", "start", "end"}: the spans '
+                            "the traces' chunk ids hold, for gold_spans ([inputs] chunks)")

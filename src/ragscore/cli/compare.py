@@ -9,6 +9,7 @@ from ragscore.cli.common import (
     Exit,
     Parser,
     Streams,
+    add_chunks_option,
     add_corpus_option,
     add_quiet_option,
     add_report_options,
@@ -58,6 +59,7 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
                       "read a trace concept from another path of each record, in both runs (repeatable; see "
                       "score --help)")
     add_corpus_option(parser)
+    add_chunks_option(parser)
     add_report_options(parser, ("json", "markdown", "none"), files=("json", "markdown", "html"),
                        format_help="report on standard output (default: json)", helps={
                            "json": "also write the JSON comparison to PATH",
@@ -107,7 +109,8 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
                 if args.metrics else ())
     overrides = Overrides(families=families, confidence=args.confidence, bootstrap=args.bootstrap, seed=args.seed,
                           trace_format=args.trace_format, trace_fields=map_options(args.map), repeats=args.repeats,
-                          test=args.test, correction=args.correction, corpus=args.corpus)
+                          test=args.test, correction=args.correction, corpus=args.corpus,
+                          chunks=args.chunks)
     config = load_config(overrides, args.gates_file).with_origin(args.gates_file, None, overrides)
     note_capped_jobs(args, streams)
     if args.runs:

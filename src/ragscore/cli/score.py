@@ -12,6 +12,7 @@ from ragscore.cli.common import (
     Exit,
     Parser,
     Streams,
+    add_chunks_option,
     add_corpus_option,
     add_html_rows_option,
     add_quiet_option,
@@ -119,6 +120,7 @@ def add_scoring_inputs(inputs: Any) -> None:
                         help="per-question scores from other evaluators: CSV (a qid, question or user_input column "
                              "and numeric columns) or JSON Lines (qid plus numbers); each becomes a metric")
     add_corpus_option(inputs)
+    add_chunks_option(inputs)
 
 
 def add_by_option(group: Any) -> None:
@@ -190,6 +192,7 @@ def overrides_of(args: argparse.Namespace) -> Overrides:
         repeats=args.repeats,
         pass_k=args.pass_k,
         corpus=args.corpus,
+        chunks=args.chunks,
     )
 
 

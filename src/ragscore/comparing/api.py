@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from ragscore.comparing.power_report import render_power_markdown
 from ragscore.comparing.several_report import render_several_html, render_several_markdown
-from ragscore.config import Config
+from ragscore.config import Config, for_gold
 from ragscore.errors import InputError, UsageError
 from ragscore.keywords import check_jobs, configured
 from ragscore.loaders.records import Records, Source, TraceSource, as_input, as_traces
@@ -115,8 +115,8 @@ def compare(
     check_jobs(jobs)
     if (baseline is None) == (baseline_report is None):
         raise UsageError("compare: give the baseline's traces or its report (baseline_report=), not both")
-    config = configured(config, settings)
     gold_in, candidate_in = as_input(gold, "gold"), as_traces(candidate)
+    config = for_gold(configured(config, settings), gold_in)
     run_settings = config.settings
     read_as = None
     if baseline is not None:
@@ -272,8 +272,8 @@ def compare_several(
     check_jobs(jobs)
     if not 2 <= len(runs) <= MAX_RUNS:
         raise UsageError(f"compare: give from 2 to {MAX_RUNS} runs, got {len(runs)}")
-    config = configured(config, settings)
     gold_in = as_input(gold, "gold")
+    config = for_gold(configured(config, settings), gold_in)
     inputs = [as_traces(run, f"run {i + 1}") for i, run in enumerate(runs)]
     evaluations = []
     for run_in in inputs:
@@ -353,8 +353,8 @@ def power(
         raise UsageError(f"power: expected a positive change to detect, got {detect!r}")
     if not 0 < target < 1:
         raise UsageError(f"power: expected a power between 0 and 1, got {target!r}")
-    config = configured(config, settings)
     gold_in, trace_in = as_input(gold, "gold"), as_traces(traces)
+    config = for_gold(configured(config, settings), gold_in)
     specs = [x for x in (gold_in, trace_in) if not isinstance(x, Records)]
     ev = score_parts(gold_in, trace_in, config.settings, Wants(rows=True),
                      choose_jobs(jobs, *specs) if len(specs) == 2 else 1)

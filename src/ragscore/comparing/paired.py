@@ -19,10 +19,10 @@ from functools import partial
 from itertools import chain
 
 from ragscore.comparison import Paired
-from ragscore.errors import InputError
+from ragscore.errors import InputError, SideInputError
 from ragscore.evaluate import detected, error_key, load_part_gold, no_cycle_collection, open_input, score_traces
 from ragscore.finish import merge
-from ragscore.loaders.corpus import CorpusError
+from ragscore.loaders.chunks import load_chunks
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess
 from ragscore.loaders.records import Records
 from ragscore.metrics.answer import answer_metric_names, code_passes, code_values
@@ -70,16 +70,17 @@ def compare_files(
             gold = load_part_gold(gold_file, settings, _WANTS, part, parts)
             for result, _ in runs:
                 result.questions = len(gold.items)
+            chunks = load_chunks(settings.chunks) if settings.chunks is not None else None
             # The candidate first: its errors are reported before the baseline's.
             for phase, (result, trace_file) in enumerate(runs, 1):  # noqa: B007 - the except clause reads phase
-                score_traces(gold, trace_file, settings, _WANTS, part, parts, result)
+                score_traces(gold, trace_file, settings, _WANTS, part, parts, result, chunks=chunks)
     except NeedsOneProcess:
         out.one_process = True
         return out
     except InputError as exc:
         # A gold error belongs to both runs; merge() raises it (phase 0) before any trace error.
         for result in (out.candidate, out.baseline) if phase == 0 else (runs[phase - 1][0],):
-            failed = exc if phase == 0 or isinstance(exc, CorpusError) else detected(exc, settings.trace_format,
+            failed = exc if phase == 0 or isinstance(exc, SideInputError) else detected(exc, settings.trace_format,
                                                                                         result.trace_format)
             result.error = error_key(failed, min(phase, 1), runs[phase - 1][1].located(failed) if phase else failed)
         return out

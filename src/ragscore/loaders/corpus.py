@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
-from ragscore.errors import InputError
+from ragscore.errors import InputError, SideInputError
 from ragscore.loaders.input_file import InputFile
 from ragscore.loaders.jsonl import ObjectFields, describe, is_mine, iter_jsonl
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, TraceView, parse_trace
@@ -32,7 +32,7 @@ ENTRY_TEXT_KEYS: Final = ("text", "page_content", "content")  # a trace's retrie
 EXAMPLES: Final = 5  # trace lines kept for each note
 
 
-class CorpusError(InputError):
+class CorpusError(SideInputError):
     """An error in the corpus file (not in the traces it is read for)."""
 
 
@@ -101,6 +101,7 @@ class Corpus:
     use: CorpusUse
     texts: dict[str, str]
     ids: dict[bytes, str]
+    documents: dict[str, str] = field(default_factory=dict)  # the texts gold spans index (``text``, no title)
 
     def resolve(self, view: TraceView, obj: dict[str, object]) -> tuple[TraceView, dict[str, object]]:
         """Give a trace the passage texts (and, to texts without ids, the ids) the corpus has: a copy of
@@ -168,36 +169,42 @@ def wanted(records: Iterator[tuple[int, int, object, object, bytes | None]], nam
     return ids, keys
 
 
-def load_corpus(file: InputFile, ids: set[str] | None, keys: set[bytes] | None) -> Corpus:
+def load_corpus(file: InputFile, ids: set[str] | None, keys: set[bytes] | None,
+                documents: frozenset[str] = frozenset()) -> Corpus:
     """Stream a corpus (an ``InputFile``), keeping the passages of ``ids`` and the ids of the texts of
-    ``keys`` (None: every passage and every text). A duplicate id the run uses is an error at its line."""
+    ``keys`` (None: every passage and every text), and the texts of ``documents`` (their ``text`` alone, without
+    a title: what gold spans' offsets index). A duplicate id the run uses is an error at its line."""
     try:
-        return _load(file, ids, keys)
+        return _load(file, ids, keys, documents)
     except CorpusError:
         raise
     except InputError as exc:
         raise CorpusError(exc.source, exc.message, exc.line, exc.column) from None
 
 
-def _load(file: InputFile, ids: set[str] | None, keys: set[bytes] | None) -> Corpus:
+def _load(file: InputFile, ids: set[str] | None, keys: set[bytes] | None, documents: frozenset[str]) -> Corpus:
     texts: dict[str, str] = {}
+    bodies: dict[str, str] = {}
     by_key: dict[bytes, str] = {}
     lines: dict[str, int] = {}
-    documents = 0
+    count = 0
     name = file.name
     for line, column, text, obj, _key in iter_jsonl(file):
         if type(obj) is not dict:
             raise InputError(name, f"expected a JSON object (a passage with an id and a text), got {describe(obj)}",
                              line, column)
         doc, passage, body = _passage(ObjectFields(obj, name, line, column, text))
-        documents += 1
-        if ids is None or doc in ids:
+        count += 1
+        if ids is None or doc in ids or doc in documents:
             first = lines.get(doc)
             if first is not None:
                 raise ObjectFields(obj, name, line, column, text).fail(
                     _id_key(obj), f"duplicate id {quote(doc)} (first at line {first}): each passage needs its own id")
             lines[doc] = line
-            texts[doc] = passage
+            if ids is None or doc in ids:
+                texts[doc] = passage
+            if doc in documents:
+                bodies[doc] = body
         if keys is None or keys:
             for candidate in (passage, body) if body is not passage else (passage,):
                 if not candidate:
@@ -205,7 +212,7 @@ def _load(file: InputFile, ids: set[str] | None, keys: set[bytes] | None) -> Cor
                 k = text_key(candidate)
                 if (keys is None or k in keys) and k not in by_key:
                     by_key[k] = doc
-    return Corpus(CorpusUse(name, file.sha256, documents), texts, by_key)
+    return Corpus(CorpusUse(name, file.sha256, count), texts, by_key, bodies)
 
 
 def _id_key(obj: dict[str, object]) -> str | None:

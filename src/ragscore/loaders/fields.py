@@ -21,5 +21,6 @@ CONTRACT_FIELDS: Final = frozenset(
         "forbidden_substr",
         "gold_chunks",
         "gold_embeddings",
+        "gold_spans",
     }
 )

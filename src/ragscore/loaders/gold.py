@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from array import array
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Final, NamedTuple
 
-from ragscore.errors import InputError
+from ragscore.errors import InputError, SideInputError
 from ragscore.loaders.fields import CONTRACT_FIELDS
 from ragscore.loaders.jsonl import (
     BOM,
@@ -34,6 +34,8 @@ KEEP_ANSWERS: Final = "answers"
 KEEP_EXTRA: Final = "extra"
 KEEP_CHUNKS: Final = "chunks"
 KEEP_EMBEDDINGS: Final = "embeddings"
+KEEP_SPANS: Final = "spans"
+SPAN_KEYS: Final = ("doc", "start", "end", "grade")  # a gold span's keys (grade optional)
 _NO_KEEP: Final[frozenset[str]] = frozenset()
 _INT_ONLY: Final = frozenset({int})
 _ONLY_QUESTION: Final = frozenset({"question"})
@@ -106,6 +108,11 @@ class GoldItem(NamedTuple):
     def embeddings(self) -> list[list[float]] | None:
         """Return the gold vectors (``gold_embeddings``), if kept."""
         return self.kept.get(KEEP_EMBEDDINGS) if self.kept else None  # type: ignore[return-value]
+
+    @property
+    def spans(self) -> tuple[tuple[str, int, int, int], ...] | None:
+        """Return the gold evidence as spans of documents (``gold_spans``: document, start, end, grade), if kept."""
+        return self.kept.get(KEEP_SPANS) if self.kept else None  # type: ignore[return-value]
 
     @property
     def extra(self) -> Mapping[str, object] | None:
@@ -225,13 +232,14 @@ def parse_gold_item(
             and "forbidden_substr" not in obj
             and "gold_chunks" not in obj
             and "gold_embeddings" not in obj
+            and "gold_spans" not in obj
         ):
             relevance, answers = get("gold_relevance"), get("gold_answers")
             if (
                 relevance is None
                 or (type(relevance) is dict and _INT_ONLY.issuperset(map(type, relevance.values())))
             ) and (answers is None or is_string_list(answers)):
-                kept = None if keep <= _ONLY_QUESTION else _kept(keep, obj, relevance, answers, None, None)
+                kept = None if keep <= _ONLY_QUESTION else _kept(keep, obj, relevance, answers, None, None, None)
                 return tuple.__new__(GoldItem, (
                     qid, question if KEEP_QUESTION in keep else None, answerable,
                     tuple(cites) if cites else (), Rule.SUBSTR, (needle,), (), (), kept,
@@ -292,18 +300,23 @@ def parse_gold_item_checked(
     embeddings = obj.get("gold_embeddings")
     if embeddings is not None:
         embeddings = _embeddings(f, embeddings)
+    spans = obj.get("gold_spans")
+    if spans is not None:
+        spans = _spans(f, spans)
     rule, needles = containment_rule(None if substr is None else tuple(substr), claim)
     return tuple.__new__(GoldItem, (
         qid, question if KEEP_QUESTION in keep else None, answerable, tuple(citations), rule, needles,
-        tuple(forbidden), forbidden_norm, _kept(keep, obj, relevance, answers, chunks, embeddings),
+        tuple(forbidden), forbidden_norm, _kept(keep, obj, relevance, answers, chunks, embeddings, spans),
     ))
 
 
 def _kept(
-    keep: frozenset[str], obj: dict[str, object], relevance: object, answers: object, chunks: object, embeddings: object
+    keep: frozenset[str], obj: dict[str, object], relevance: object, answers: object, chunks: object,
+    embeddings: object, spans: object,
 ) -> dict[str, object] | None:
     """Collect the optional fields asked for that the item has; None when there are none."""
-    values = {KEEP_RELEVANCE: relevance, KEEP_ANSWERS: answers, KEEP_CHUNKS: chunks, KEEP_EMBEDDINGS: embeddings}
+    values = {KEEP_RELEVANCE: relevance, KEEP_ANSWERS: answers, KEEP_CHUNKS: chunks, KEEP_EMBEDDINGS: embeddings,
+              KEEP_SPANS: spans}
     kept = {name: value for name, value in values.items() if name in keep and value is not None}
     if KEEP_EXTRA in keep and (extra := {k: v for k, v in obj.items() if k not in CONTRACT_FIELDS}):
         kept[KEEP_EXTRA] = extra
@@ -320,6 +333,47 @@ def _embeddings(f: _Fields, value: object) -> list[list[float]]:
         "gold_embeddings",
         'expected "gold_embeddings" to be a non-empty list of equal-length, non-empty lists of numbers',
     )
+
+
+def _spans(f: _Fields, value: object) -> tuple[tuple[str, int, int, int], ...]:
+    """Check a list of spans of documents: ``{"doc", "start", "end"}`` (character offsets, end exclusive) and an
+    optional positive integer ``grade`` (1 when absent)."""
+    from ragscore.suggest import did_you_mean
+
+    if type(value) is not list:
+        raise f.fail("gold_spans", 'expected "gold_spans" to be a list of spans ({"doc": ID, "start": N, "end": N}), '
+                                   f"got {describe(value)}")
+    out = []
+    for number, span in enumerate(value, 1):
+        where = f'"gold_spans" entry {number}'
+        if type(span) is not dict:
+            raise f.fail("gold_spans", f'expected {where} to be an object ({{"doc": ID, "start": N, "end": N}}), '
+                                       f"got {describe(span)}")
+        for key in span:
+            if key not in SPAN_KEYS:
+                raise f.fail("gold_spans", f'unknown key {quote(key)} in {where}'
+                                           f'{did_you_mean(key, list(SPAN_KEYS))} (a span has "doc", "start", "end" '
+                                           'and an optional "grade")')
+        doc = span.get("doc")
+        if not (type(doc) is str and doc or type(doc) is int):
+            raise f.fail("gold_spans", f'expected {where} to name its document ("doc": a non-empty string or an '
+                                       f"integer), got {describe(doc) if 'doc' in span else 'none'}")
+        offsets = []
+        for key in ("start", "end"):
+            offset = span.get(key)
+            if type(offset) is not int or offset < 0:
+                raise f.fail("gold_spans", f'expected "{key}" of {where} to be a character offset (an integer of 0 or '
+                                           f"more), got {describe(offset) if key in span else 'none'}")
+            offsets.append(offset)
+        start, end = offsets
+        if end < start:
+            raise f.fail("gold_spans", f"expected {where} to end where it starts or after (end is exclusive), got "
+                                       f"start {start:,} and end {end:,}")
+        grade = span.get("grade", 1)
+        if type(grade) is not int or grade < 1:
+            raise f.fail("gold_spans", f'expected "grade" of {where} to be a positive integer, got {describe(grade)}')
+        out.append((str(doc), start, end, grade))
+    return tuple(out)
 
 
 def _relevance(f: _Fields, value: object) -> dict[str, int]:
@@ -408,6 +462,49 @@ def load_gold(
     return GoldSet(source=file, items=items, by_qid=by_qid, places=places, extra_keys=extra_keys,
                    ragas=shape is not None and shape.ragas, questions_kept=KEEP_QUESTION in keep,
                    total=len(items) + others + sum(skipped))
+
+
+_SPANS_KEY: Final = b'"gold_spans"'
+
+
+def has_spans(spec: str | InputFile | Records, fields: tuple[tuple[str, str], ...] = ()) -> bool:
+    """Tell whether a gold set holds ``gold_spans`` (a mapping of it in ``[gold.fields]`` says so), as far as can be
+    told before it is read: a file that can be read again is searched for the key, byte by byte (escaped in a
+    string it does not match); standard input, a pipe and records cannot be, and say no."""
+    if any(concept == "gold_spans" for concept, _ in fields):
+        return True
+    file = spec if isinstance(spec, InputFile) else None if isinstance(spec, Records) else InputFile(spec)
+    if file is None or not file.rereadable:
+        return False
+    stream = InputFile(file.spec, hashed=False)._open()
+    try:
+        tail = b""
+        while block := stream.read(1 << 20):
+            if _SPANS_KEY in tail + block[:len(_SPANS_KEY)] or _SPANS_KEY in block:
+                return True
+            tail = block[-len(_SPANS_KEY):]
+        return False
+    finally:
+        stream.close()
+
+
+def span_documents(items: Iterable[GoldItem]) -> frozenset[str]:
+    """The documents the gold spans of these items (those that kept them) are spans of."""
+    return frozenset(doc for item in items if item.spans for doc, *_ in item.spans)
+
+
+def check_spans(gold: GoldSet, documents: Mapping[str, str]) -> None:
+    """Check every gold span against its document's text (``--corpus``): an error at the gold line of the first
+    span whose document the corpus lacks or that ends past its document's end."""
+    for position, item in enumerate(gold.items):
+        for number, (doc, _start, end, _grade) in enumerate(item.spans or (), 1):
+            text = documents.get(doc)
+            problem = (f"document {quote(doc)} of \"gold_spans\" entry {number} is not in the corpus" if text is None
+                       else f"\"gold_spans\" entry {number} ends at {end:,}, past the end of document {quote(doc)} "
+                            f"({len(text):,} characters)" if end > len(text) else None)
+            if problem is not None:
+                packed = gold.places[position]
+                raise SideInputError(gold.source.name, problem, line_of(packed), packed & 0xFFFFFFFF)
 
 
 def questions_at(spec: str, places: Collection[int]) -> dict[int, str | None]:

@@ -126,6 +126,20 @@ GROUNDING: Final = (  # --metrics grounding (metrics/grounding.py): the claim's 
                "corpus"),
 )
 
+EVIDENCE: Final = (  # the evidence family (metrics/spans.py): gold_spans, character by character
+    MetricSpec("evidence_recall@K", H, "evidence",
+               "gold characters (gold_spans) inside the top K retrieved spans, over gold characters"),
+    MetricSpec("evidence_precision@K", H, "evidence",
+               "gold characters inside the top K retrieved spans, over the characters of those spans (0 when none)"),
+    MetricSpec("evidence_iou@K", H, "evidence",
+               "gold characters inside the top K retrieved spans, over the characters of the gold or those spans"),
+    MetricSpec("evidence_hit@K", H, "evidence", "questions whose top K retrieved spans hold any gold character",
+               RATE),
+    MetricSpec("cited_evidence_recall", H, "evidence", "gold characters inside the cited spans, over gold characters"),
+    MetricSpec("cited_evidence_precision", H, "evidence",
+               "gold characters inside the cited spans, over the characters of the cited spans (0 when none)"),
+)
+
 # The common names of scores from other evaluators (as LLM-judged evaluation frameworks call
 # them): known to gates before any input is read, and described in reports. Any other name a
 # score may have (ragscore.metrics.names.score_name_problem) works as well: see direction_of.
@@ -175,7 +189,8 @@ COUNTS: Final = (  # always reported, last
 ALIASES: Final = {"under": "under_refusal", "over": "over_refusal", "recall@k": "full_recall@K"}
 
 METRICS: Final = Registry(
-    (*ANSWER, *REPEATS, *RETRIEVAL, *SIMILARITY, *TEXT, *GROUNDING, *EXTERNAL, *OPERATIONS, *MONITOR, *COUNTS),
+    (*ANSWER, *REPEATS, *RETRIEVAL, *SIMILARITY, *TEXT, *GROUNDING, *EVIDENCE, *EXTERNAL, *OPERATIONS, *MONITOR,
+     *COUNTS),
     ALIASES
 )
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, Final, Protocol
 
+from ragscore.loaders.chunks import ChunkIndex, trace_spans
 from ragscore.metrics import METRICS
 from ragscore.metrics.moments import Moments, exact_mean, summarise
 from ragscore.metrics.names import lookup
@@ -26,6 +27,7 @@ from ragscore.metrics.retrieval import (
     similarity_values,
     text_relevance,
 )
+from ragscore.metrics.spans import evidence_row, relevant_chunks
 
 if TYPE_CHECKING:
     from ragscore.loaders.gold import GoldItem
@@ -83,10 +85,13 @@ class _MeanFamily:
         return dict(zip(names, row or (None,) * len(names), strict=True))
 
 
-def _relevance(item: GoldItem) -> dict[str, int]:
-    """Grade every judged id: ``gold_relevance`` when given, else 1 for each gold citation."""
+def _relevance(item: GoldItem, chunks: ChunkIndex | None) -> dict[str, int]:
+    """Grade every judged id: ``gold_relevance`` when given, else 1 for each gold citation, else (with a chunking)
+    the chunks that hold the gold spans (``metrics.spans.relevant_chunks``)."""
     if item.relevance is not None:
         return dict(item.relevance)
+    if not item.citations and chunks is not None and item.spans:
+        return relevant_chunks(item.spans, chunks)
     return dict.fromkeys(item.citations, 1)
 
 
@@ -99,10 +104,12 @@ def _strings(value: object) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class RetrievalFamily(_MeanFamily):
-    """trec_eval's ranked-retrieval metrics over the retrieved ids (or chunk texts)."""
+    """trec_eval's ranked-retrieval metrics over the retrieved ids (or chunk texts); with a chunking (``--chunks``)
+    a question that has only gold spans judges the chunk ids by them."""
 
     name: str = "retrieval"
-    keep: frozenset[str] = frozenset({"relevance", "chunks"})
+    keep: frozenset[str] = frozenset({"relevance", "chunks", "spans"})
+    chunks: ChunkIndex | None = None
 
     def names(self, settings: Settings) -> tuple[str, ...]:
         """Name the metrics for the configured cutoffs."""
@@ -120,10 +127,39 @@ class RetrievalFamily(_MeanFamily):
             retrieved = _strings(obj.get("retrieved_chunks")) if obj is not None else []
             ranked, relevance = text_relevance(item.chunks, retrieved)
         else:
-            ranked, relevance = (trace.retrieved if trace is not None else ()), _relevance(item)
+            ranked, relevance = (trace.retrieved if trace is not None else ()), _relevance(item, self.chunks)
         if not any(grade >= 1 for grade in relevance.values()):
             return None
         return retrieval_values(ranked, relevance, settings.cutoffs, settings.hybrid_alpha, settings.hybrid_gamma)
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceFamily(_MeanFamily):
+    """Gold evidence as spans of documents (``gold_spans``) against the spans the trace retrieved and cited, counted
+    in characters (metrics/spans.py); a chunk id is a span through the chunking (``--chunks``)."""
+
+    name: str = "evidence"
+    keep: frozenset[str] = frozenset({"spans"})
+    chunks: ChunkIndex | None = None
+
+    def names(self, settings: Settings) -> tuple[str, ...]:
+        """Name the metrics for the configured cutoffs."""
+        return METRICS.names("evidence", settings.cutoffs)
+
+    def values(
+        self, item: GoldItem, trace: TraceView | None, obj: Mapping[str, object] | None, answered: bool,
+        settings: Settings,
+    ) -> tuple[float, ...] | None:
+        """Score an answerable question that has gold spans (no trace: nothing retrieved, nothing cited)."""
+        spans = item.spans
+        if not item.answerable or not spans:
+            return None
+        gold = [(doc, start, end) for doc, start, end, _ in spans]
+        if trace is None or obj is None:
+            return evidence_row(gold, (), (), settings.cutoffs)
+        entries = obj.get("retrieved_ids") if "retrieved_ids" in obj else obj.get("chunks")
+        ranked, cited = trace_spans(entries, trace.retrieved, trace.citations if answered else (), self.chunks)
+        return evidence_row(gold, ranked, cited, settings.cutoffs)
 
 
 def _vectors(value: object) -> list[list[float]] | None:
@@ -309,7 +345,7 @@ def grounding_rates(counts: Sequence[int]) -> dict[str, float | None]:
 
 
 FAMILIES: Final[dict[str, Family]] = {
-    f.name: f for f in (RetrievalFamily(), SimilarityFamily(), TextFamily(), GroundingFamily())}
+    f.name: f for f in (RetrievalFamily(), SimilarityFamily(), TextFamily(), GroundingFamily(), EvidenceFamily())}
 ANSWER: Final = "answer"  # the core family, always on (metrics/answer.py)
 
 
@@ -455,6 +491,12 @@ def spread(family: Family, settings: Settings) -> tuple[bool, ...]:
         if (spec.kind if spec else "mean") in kinds:
             out[i] = True
     return tuple(out)
+
+
+def with_chunks(families: Iterable[Family], chunks: ChunkIndex | None) -> list[Family]:
+    """The families, those that read chunk ids as spans given the chunking (``--chunks``)."""
+    return [replace(f, chunks=chunks) if chunks is not None and isinstance(f, (RetrievalFamily, EvidenceFamily))
+            else f for f in families]
 
 
 def enabled(names: Sequence[str]) -> Iterator[Family]:

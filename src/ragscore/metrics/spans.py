@@ -1,17 +1,23 @@
-"""Evidence as spans of documents (issue 35, begun): how many characters of the gold evidence a set of
-retrieved spans covers, counted on documents' character offsets, so that gold survives re-chunking.
+"""Evidence as spans of documents: how many characters of the gold evidence a set of retrieved spans
+covers, counted on documents' character offsets, so that gold survives re-chunking.
 
 Pure functions over ``(document, start, end)`` spans (character offsets, end exclusive). Spans that
 overlap or touch count their characters once; an empty span counts none. ``coverage`` gives the three
 counts every evidence metric is a ratio of: the gold characters, the retrieved characters and the gold
 characters retrieved (recall is the last over the first, precision the last over the second, IoU the last
-over the first two less the last, a hit is any of it).
+over the first two less the last, a hit is any of it); ``evidence_row`` is the evidence family's row.
+
+``relevant_chunks`` judges the chunks of one chunking (``--chunks``, ``loaders.chunks.ChunkIndex``)
+against a question's gold spans, by the one rule ``ragscore qrels`` writes and ``score`` judges
+a trace's chunk ids by.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
+
+from ragscore.loaders.chunks import ChunkIndex
 
 Span = tuple[str, int, int]  # a document's id, and a start and an end offset into its text (end exclusive)
 
@@ -71,3 +77,66 @@ def coverage(gold: Iterable[Span], retrieved: Iterable[Span]) -> Coverage:
                   for document, intervals in gold_union.items() if document in retrieved_union)
     return Coverage(sum(map(characters, gold_union.values())), sum(map(characters, retrieved_union.values())),
                     covered)
+
+
+def evidence_row(gold: Sequence[Span], ranked: Sequence[Span | None], cited: Sequence[Span], cutoffs: Sequence[int]
+                 ) -> tuple[float, ...] | None:
+    """One question's evidence metrics, in the order of ``METRICS.names("evidence", cutoffs)``: the recall at each
+    cutoff K of the union of the top K retrieved spans (``None``: a retrieved entry without a span, which covers
+    nothing), then its precision, IoU and hit at each; then the recall and precision of the cited spans. A
+    precision with nothing retrieved (or cited) is 0, as trec_eval's P@K is. None when the gold spans hold no
+    character."""
+    gold_union = union(gold)
+    gold_chars = sum(map(characters, gold_union.values()))
+    if not gold_chars:
+        return None
+    recall, precision, iou, hit = [], [], [], []
+    for k in cutoffs:
+        covered, retrieved = _covered(gold_union, [s for s in ranked[:k] if s is not None])
+        recall.append(covered / gold_chars)
+        precision.append(covered / retrieved if retrieved else 0.0)
+        iou.append(covered / (gold_chars + retrieved - covered))
+        hit.append(1.0 if covered else 0.0)
+    covered, retrieved = _covered(gold_union, cited)
+    return (*recall, *precision, *iou, *hit, covered / gold_chars, covered / retrieved if retrieved else 0.0)
+
+
+def _covered(gold_union: Mapping[str, list[tuple[int, int]]], spans: Iterable[Span]) -> tuple[int, int]:
+    """The gold characters among ``spans`` and the characters of their union."""
+    joined = union(spans)
+    covered = sum(shared(intervals, joined[document]) for document, intervals in gold_union.items()
+                  if document in joined)
+    return covered, sum(map(characters, joined.values()))
+
+
+GradedSpan = tuple[str, int, int, int]  # a gold span and its grade
+
+
+def relevant_chunks(gold: Sequence[GradedSpan], index: ChunkIndex, min_overlap: int | None = None) -> dict[str, int]:
+    """The chunks of a chunking that hold a question's gold evidence, each with its grade.
+
+    A chunk is relevant when it holds a whole gold span it overlaps, or when at least half of its own
+    characters are gold characters; with ``min_overlap`` C, when at least C of its characters are gold
+    characters. Its grade is that of the gold span it shares most characters with (of equal shares, the
+    higher grade). Chunks that share no character with the gold spans are not relevant.
+    """
+    gold_union = union((doc, start, end) for doc, start, end, _ in gold)
+    out: dict[str, int] = {}
+    seen: set[str] = set()
+    for doc, start, end, _ in gold:
+        for chunk in index.overlapping(doc, start, end):
+            if chunk.id in seen:
+                continue
+            seen.add(chunk.id)
+            gold_chars = shared(gold_union[doc], [(chunk.start, chunk.end)])
+            spans = [(min(g_end, chunk.end) - max(g_start, chunk.start), grade, g_start, g_end)
+                     for g_doc, g_start, g_end, grade in gold
+                     if g_doc == doc and g_end > chunk.start and g_start < chunk.end and g_end > g_start]
+            if min_overlap is not None:
+                relevant = gold_chars >= min_overlap
+            else:
+                relevant = (2 * gold_chars >= chunk.end - chunk.start
+                            or any(chunk.start <= g_start and g_end <= chunk.end for _, _, g_start, g_end in spans))
+            if relevant:
+                out[chunk.id] = max(spans)[1]
+    return out

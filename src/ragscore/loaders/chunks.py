@@ -1,0 +1,198 @@
+"""One chunking of the documents (``--chunks``): JSON Lines, one chunk per line, ``{"id", "doc", "start",
+"end"}`` (the chunk's id, its document's id and the character offsets of the span it holds, end exclusive).
+
+``score`` resolves a trace's chunk ids to spans through it (the evidence family) and judges them against a
+question's gold spans (the retrieval family); ``ragscore qrels`` writes qrels for it. Every error names the
+line and the field; an id given twice is an error at its second line.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator, Sequence
+from typing import NamedTuple
+
+from ragscore.errors import InputError, SideInputError
+from ragscore.loaders.input_file import InputFile
+from ragscore.loaders.jsonl import ObjectFields, describe, iter_jsonl
+from ragscore.quoting import quote
+from ragscore.suggest import did_you_mean
+
+KEYS = ("id", "doc", "start", "end")
+
+
+class Chunk(NamedTuple):
+    """One chunk of a chunking: its id and the span of its document it holds."""
+
+    id: str
+    doc: str
+    start: int
+    end: int
+
+
+class ChunkIndex:
+    """One chunking of the documents (``--chunks``): each chunk's span by id, and the chunks of a document that
+    overlap a span, found by bisection."""
+
+    def __init__(self, chunks: Iterable[Chunk]) -> None:
+        self.by_id: dict[str, Chunk] = {}
+        by_doc: dict[str, list[Chunk]] = {}
+        for chunk in chunks:
+            self.by_id[chunk.id] = chunk
+            by_doc.setdefault(chunk.doc, []).append(chunk)
+        self._docs: dict[str, tuple[list[int], list[Chunk], int]] = {}
+        for doc, listed in by_doc.items():
+            listed.sort(key=lambda c: (c.start, c.end, c.id))
+            self._docs[doc] = ([c.start for c in listed], listed, max(c.end - c.start for c in listed))
+
+    def __len__(self) -> int:
+        return len(self.by_id)
+
+    def span(self, chunk_id: str) -> tuple[str, int, int] | None:
+        """The span a chunk id holds (None: not a chunk of this chunking)."""
+        chunk = self.by_id.get(chunk_id)
+        return None if chunk is None else (chunk.doc, chunk.start, chunk.end)
+
+    def overlapping(self, doc: str, start: int, end: int) -> list[Chunk]:
+        """The chunks that share at least one character with the span, in order of their start."""
+        found = self._docs.get(doc)
+        if found is None or end <= start:
+            return []
+        starts, listed, longest = found
+        return [c for c in listed[bisect_left(starts, start - longest):bisect_left(starts, end)]
+                if c.end > start and c.start < end]
+
+
+class ChunksError(SideInputError):
+    """An error in the chunks file (not in the traces or the gold set)."""
+
+
+def load_chunks(spec: str | InputFile) -> ChunkIndex:
+    """Read a chunks file whole into a ``ChunkIndex``; raise ``ChunksError`` at the first problem."""
+    file = spec if isinstance(spec, InputFile) else InputFile(spec)
+    try:
+        index = ChunkIndex(_chunks(file))
+    except ChunksError:
+        raise
+    except InputError as exc:
+        raise ChunksError(exc.source, exc.message, exc.line, exc.column) from None
+    if not len(index):
+        raise ChunksError(file.name, 'no chunks: expected JSON Lines of {"id", "doc", "start", "end"}')
+    return index
+
+
+def _chunks(file: InputFile) -> Iterator[Chunk]:
+    lines: dict[str, int] = {}
+    name = file.name
+    for line, column, text, obj, _key in iter_jsonl(file):
+        if type(obj) is not dict:
+            raise InputError(name, f'expected a JSON object (a chunk: {{"id", "doc", "start", "end"}}), got '
+                                   f"{describe(obj)}", line, column)
+        fields = ObjectFields(obj, name, line, column, text)
+        for key in obj:
+            if key not in KEYS and key not in ("text", "page_content", "metadata"):
+                raise fields.fail(key, f"unknown key {quote(key)} in a chunk{did_you_mean(key, list(KEYS))} (a chunk "
+                                       'has "id", "doc", "start" and "end"; "text" is allowed and not read)')
+        ident, doc = (_ident(fields, key) for key in ("id", "doc"))
+        start, end = (_offset(fields, key) for key in ("start", "end"))
+        if end < start:
+            raise fields.fail("end", f"expected the chunk to end where it starts or after (end is exclusive), got "
+                                     f"start {start:,} and end {end:,}")
+        first = lines.get(ident)
+        if first is not None:
+            raise fields.fail("id", f"duplicate chunk id {quote(ident)} (first at line {first:,})")
+        lines[ident] = line
+        yield Chunk(ident, doc, start, end)
+
+
+def _ident(fields: ObjectFields, key: str) -> str:
+    value = fields.obj.get(key)
+    if type(value) is str and value or type(value) is int:
+        return str(value)
+    got = describe(value) if key in fields.obj else "none"
+    raise fields.fail(key if key in fields.obj else None,
+                      f'expected "{key}" to be a non-empty string or an integer, got {got}')
+
+
+def _offset(fields: ObjectFields, key: str) -> int:
+    value = fields.obj.get(key)
+    if type(value) is int and value >= 0:
+        return value
+    got = describe(value) if key in fields.obj else "none"
+    raise fields.fail(key if key in fields.obj else None,
+                      f'expected "{key}" to be a character offset (an integer of 0 or more), got {got}')
+
+
+Span = tuple[str, int, int]  # a document's id, and a start and an end offset into its text (end exclusive)
+
+
+def _doc(value: object) -> str | None:
+    if type(value) is str and value:
+        return value
+    return str(value) if type(value) is int else None
+
+
+def _offsets(start: object, end: object) -> tuple[int, int] | None:
+    if type(start) is int and type(end) is int and 0 <= start <= end:
+        return start, end
+    return None
+
+
+def entry_span(entry: object) -> Span | None:
+    """The span of its document a retrieved entry holds, when it says: ``doc`` (or ``doc_id``) with ``start`` and
+    ``end``; LangChain's ``metadata.start_index`` (its text splitters' ``add_start_index``), its document from
+    ``metadata.id`` or ``metadata.source``, ending after its ``page_content``; llama-index's ``start_char_idx`` and
+    ``end_char_idx`` of a node (or of a ``NodeWithScore``'s), its document the node's source
+    (``relationships."1".node_id``, else ``ref_doc_id``). None when it says none of these."""
+    if type(entry) is not dict:
+        return None
+    get = entry.get
+    if "start" in entry:
+        doc, offsets = _doc(get("doc", get("doc_id"))), _offsets(get("start"), get("end"))
+        return None if doc is None or offsets is None else (doc, *offsets)
+    metadata = get("metadata")
+    if type(metadata) is dict and "start_index" in metadata:
+        start, text = metadata.get("start_index"), get("page_content")
+        doc = _doc(metadata.get("id", metadata.get("source")))
+        if doc is None or type(text) is not str or type(start) is not int or start < 0:  # -1: the splitter lost it
+            return None
+        return doc, start, start + len(text)
+    node = get("node", entry)
+    if type(node) is dict and "start_char_idx" in node:
+        offsets = _offsets(node.get("start_char_idx"), node.get("end_char_idx"))
+        relationships = node.get("relationships")
+        source = relationships.get("1") if type(relationships) is dict else None
+        doc = _doc(source.get("node_id") if type(source) is dict else node.get("ref_doc_id"))
+        return None if doc is None or offsets is None else (doc, *offsets)
+    return None
+
+
+def trace_spans(entries: object, ids: Sequence[str], citations: Sequence[str], index: ChunkIndex | None
+                ) -> tuple[list[Span | None], list[Span]]:
+    """A trace's retrieved spans in rank order (None: an entry without one) and its cited spans.
+
+    ``entries`` is the trace's retrieved list as written and ``ids`` the ids read from it: an entry's span is
+    its own, else that of its id in the chunking ``index``. A citation names a retrieved entry's id (its span),
+    else a chunk of ``index``; a citation of neither covers nothing.
+    """
+    listed = entries if type(entries) is list else ()
+    ranked: list[Span | None] = [entry_span(entry) for entry in listed]
+    if index is not None:
+        for rank, ident in enumerate(ids):
+            if rank >= len(ranked):
+                ranked.append(index.span(ident))
+            elif ranked[rank] is None:
+                ranked[rank] = index.span(ident)
+    cited: list[Span] = []
+    if citations:
+        by_id: dict[str, Span] = {}
+        for ident, span in zip(ids, ranked, strict=False):
+            if span is not None:
+                by_id.setdefault(ident, span)
+        for ident in citations:
+            span = by_id.get(ident)
+            if span is None and index is not None:
+                span = index.span(ident)
+            if span is not None:
+                cited.append(span)
+    return ranked, cited
