@@ -13,7 +13,7 @@ import math
 import os
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import compress
@@ -33,6 +33,7 @@ from ragscore.loaders.gold import (
     KEEP_EXTRA,
     KEEP_QUESTION,
     KEY_SAMPLE_LINES,
+    GoldItem,
     GoldSet,
     check_spans,
     load_gold,
@@ -241,6 +242,7 @@ class _Judged:
     findings: list[Findings | None] | None  # --metrics grounding's findings in each answer, for the rows
     views: dict[int, TraceView] = field(default_factory=dict)  # the questions to explain: the last trace
     passages: dict[int, tuple[str, ...]] = field(default_factory=dict)  # ... and its passages' texts
+    documents: Mapping[str, str] | None = None  # the texts of the gold spans' documents (--corpus)
     responses: dict[int, ProviderResponse | None] = field(default_factory=dict)  # ... and its provider response
     seen: dict[int, int] = field(default_factory=dict)         # ... and how many lines they had
     shape: TraceShape | None = None       # how a mapped trace format is read (None: the contract)
@@ -285,6 +287,7 @@ def score_traces(
     if corpus is not None:
         check_spans(gold, corpus.documents)
     judged = _judged(len(gold.items), settings, wants, parts, traces.rereadable, chunks)
+    judged.documents = corpus.documents if corpus is not None else None
     result.trace_format, judged.shape, records = open_records(traces, settings.trace_format, settings.trace_fields,
                                                               part, parts)
     _join(gold, traces.name, records, judged, settings, wants, part, parts, result, corpus)
@@ -510,9 +513,17 @@ def _rows_and_explained(
                                                    judged.seen.get(position, 0),
                                                    None if sampled is None else sampled[position],
                                                    judged.passages.get(position, ()),
-                                                   judged.responses.get(position))
+                                                   judged.responses.get(position),
+                                                   _span_texts(item, judged.documents))
     if rows is not None:
         result.rows = rows.finish()
+
+
+def _span_texts(item: GoldItem, documents: Mapping[str, str] | None) -> tuple[str, ...] | None:
+    """The text of each of an item's gold spans (checked against the corpus already); None without a corpus."""
+    if documents is None or not item.spans:
+        return None
+    return tuple(documents[doc][start:end] for doc, start, end, _ in item.spans)
 
 
 def _packed(

@@ -77,6 +77,7 @@ class Explained(NamedTuple):
     sampled: QuestionSamples | None = None  # its samples (repeats = "samples"): trace is the last one
     passages: tuple[str, ...] = ()  # the texts of the trace's retrieved passages (--metrics grounding's findings)
     response: ProviderResponse | None = None  # the provider response the trace keeps (its citations judged)
+    span_texts: tuple[str, ...] | None = None  # the text of each gold span, from --corpus (None: no corpus)
 
 
 class Unreadable(NamedTuple):

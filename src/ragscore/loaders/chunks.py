@@ -60,7 +60,7 @@ class ChunkIndex:
             return []
         starts, listed, longest = found
         return [c for c in listed[bisect_left(starts, start - longest):bisect_left(starts, end)]
-                if c.end > start and c.start < end]
+                if c.end > start and c.start < end and c.end > c.start]
 
 
 class ChunksError(SideInputError):
@@ -165,6 +165,12 @@ def entry_span(entry: object) -> Span | None:
         doc = _doc(source.get("node_id") if type(source) is dict else node.get("ref_doc_id"))
         return None if doc is None or offsets is None else (doc, *offsets)
     return None
+
+
+def span_id(span: Span) -> str:
+    """The id a retrieved entry that holds a span and no id is known by: ``DOC:START-END``."""
+    doc, start, end = span
+    return f"{doc}:{start}-{end}"
 
 
 def trace_spans(entries: object, ids: Sequence[str], citations: Sequence[str], index: ChunkIndex | None

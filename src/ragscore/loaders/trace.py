@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Final, NamedTuple
 
 from ragscore.errors import InputError
+from ragscore.loaders.chunks import entry_span, span_id
 from ragscore.loaders.detect import detect
 from ragscore.loaders.fieldpath import FieldPath, lookup, parse_path
 from ragscore.loaders.jsonl import describe, is_string_list
@@ -79,7 +80,8 @@ def _ids(value: object) -> list[str] | tuple[str, ...] | None:
 def _retrieved(obj: dict[str, object], document_id: tuple[FieldPath, ...]) -> tuple[list[str] | tuple[str, ...], bool]:
     """Read the ranked evidence ids, and whether the list was unreadable.
 
-    Entries may be ids or objects that hold one (at the first of ``document_id``'s paths). A list
+    Entries may be ids or objects that hold one (at the first of ``document_id``'s paths), or that hold a span of
+    a document and no id (``loaders.chunks.entry_span``: known by the span, ``DOC:START-END``). A list
     with an entry that gives no id reads as nothing retrieved, in both shapes, rather than
     shifting the ranks of the entries after it; it is flagged, so that it is counted and noted.
     """
@@ -102,7 +104,10 @@ def _retrieved(obj: dict[str, object], document_id: tuple[FieldPath, ...]) -> tu
     out = []
     for entry in value:
         if type(entry) is dict:
-            entry = document_id_of(entry, document_id)
+            found = document_id_of(entry, document_id)
+            if found is None and (span := entry_span(entry)) is not None:
+                found = span_id(span)  # a chunk without an id (LangChain's splitters write none): known by its span
+            entry = found
         if isinstance(entry, str) or (isinstance(entry, int) and not isinstance(entry, bool)):
             out.append(str(entry))
         else:

@@ -132,7 +132,9 @@ def relevant_chunks(gold: Sequence[GradedSpan], index: ChunkIndex, min_overlap: 
             spans = [(min(g_end, chunk.end) - max(g_start, chunk.start), grade, g_start, g_end)
                      for g_doc, g_start, g_end, grade in gold
                      if g_doc == doc and g_end > chunk.start and g_start < chunk.end and g_end > g_start]
-            if min_overlap is not None:
+            if not gold_chars:
+                relevant = False
+            elif min_overlap is not None:
                 relevant = gold_chars >= min_overlap
             else:
                 relevant = (2 * gold_chars >= chunk.end - chunk.start
