@@ -26,7 +26,7 @@ EXAMPLES_GOLD, EXAMPLES_TRACE = EXAMPLES / "gold.jsonl", EXAMPLES / "trace.jsonl
 def test_the_contracts():
     assert GOLD_FIELDS == CONTRACT_FIELDS == {
         "qid", "question", "q", "answerable", "gold_claim_substr", "gold_claim", "gold_citations", "gold_ids",
-        "gold_relevance", "gold_answers", "forbidden_substr", "gold_chunks", "gold_embeddings"}
+        "gold_relevance", "gold_answers", "forbidden_substr", "gold_chunks", "gold_embeddings", "gold_spans"}
     assert TRACE_FIELDS == {"qid", "q_id", "q", "question", "answer", "answer_json", "citations", "refused",
                             "retrieved_ids", "chunks", "retrieved_chunks", "retrieved_embeddings", "scores"}
 
@@ -37,6 +37,7 @@ def test_the_contracts():
     ("gold_answer", "gold_answers"),
     ("gold_chunk", "gold_chunks"),
     ("gold_embedding", "gold_embeddings"),
+    ("gold_span", "gold_spans"),
     ("gold_claims", "gold_claim"),
     ("gold_id", "gold_ids"),
     ("forbidden_subst", "forbidden_substr"),
