@@ -176,7 +176,11 @@ def _gold_warnings(
             if isinstance(entry, str) and len(normalise(entry)) < MIN_NEEDLE:
                 warnings.append(f'"gold_claim_substr" entry "{entry}" is shorter than {MIN_NEEDLE} characters '
                                 "and never matches")
-    if item.answerable and not item.citations:
+    if item.answerable and not item.citations and "gold_spans" in obj:
+        warnings.append('answerable item with "gold_spans" and no "gold_citations": chr and precision judge '
+                        "citations by id, so a citation can only hit by citing nothing (cited_evidence_recall judges "
+                        "them by the text they cover)")
+    elif item.answerable and not item.citations:
         warnings.append('answerable item without "gold_citations": a citation can only hit by citing nothing')
     claims = [obj.get("gold_claim")] + (substr if isinstance(substr, list) else [])
     for claim in claims:
