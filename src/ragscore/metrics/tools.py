@@ -1,0 +1,130 @@
+"""Tool calls judged against the gold calls (issue 36): names as multisets, calls under an arguments rule, and
+trajectories as Vertex AI defines them.
+
+Pure functions over ``Call``s: a name and the arguments as parsed JSON, or ``INVALID`` when the call's
+arguments were not valid JSON (such a call still counts under its name, and never matches a gold call on its
+arguments). Two calls match when their names are equal and the predicted arguments satisfy the gold ones under
+the item's rule: ``exact`` (equal as JSON values: ``1`` equals ``1.0``, ``true`` is not ``1``, objects ignore key
+order) or ``subset`` (every gold key present with an equal value). Every count pairs calls one to one: a
+duplicated gold call needs a distinct predicted call, and a duplicated predicted call matches at most one gold
+call, so no value passes 1.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Final, NamedTuple
+
+EXACT: Final = "exact"
+SUBSET: Final = "subset"
+ARGUMENT_RULES: Final = (EXACT, SUBSET)
+IN_ORDER: Final = "in_order"
+ANY_ORDER: Final = "any_order"
+TRAJECTORY_RULES: Final = (EXACT, IN_ORDER, ANY_ORDER)
+
+
+class _Invalid:
+    """The arguments of a call that were not valid JSON."""
+
+    def __repr__(self) -> str:
+        return "INVALID"
+
+
+INVALID: Final = _Invalid()
+
+
+class Call(NamedTuple):
+    """One tool call: its name and its arguments as parsed JSON (``INVALID``: they were not valid JSON)."""
+
+    name: str
+    arguments: object
+
+
+def json_equal(a: object, b: object) -> bool:
+    """Tell whether two parsed JSON values are the same JSON value: numbers by value (``1`` is ``1.0``), ``true``
+    and ``false`` apart from numbers, objects whatever their keys' order, arrays in order."""
+    if type(a) is bool or type(b) is bool:
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if type(a) is dict and type(b) is dict:
+        return a.keys() == b.keys() and all(json_equal(value, b[key]) for key, value in a.items())
+    if type(a) is list and type(b) is list:
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def matches(predicted: Call, gold: Call, rule: str = EXACT) -> bool:
+    """Tell whether a predicted call is the gold call under an arguments rule."""
+    if predicted.name != gold.name or predicted.arguments is INVALID:
+        return False
+    if rule == SUBSET and type(gold.arguments) is dict:
+        arguments = predicted.arguments
+        return type(arguments) is dict and all(
+            key in arguments and json_equal(arguments[key], value) for key, value in gold.arguments.items())
+    return json_equal(predicted.arguments, gold.arguments)
+
+
+def matched_names(predicted: Sequence[Call], gold: Sequence[Call]) -> int:
+    """How many calls the two multisets of names share (each call paired once)."""
+    return sum((Counter(c.name for c in predicted) & Counter(c.name for c in gold)).values())
+
+
+def matched_calls(predicted: Sequence[Call], gold: Sequence[Call], rule: str = EXACT) -> int:
+    """The most predicted calls that can each be paired with a distinct gold call they match (a maximum bipartite
+    matching, by augmenting paths: under ``subset`` one call may match several)."""
+    edges = [[j for j, g in enumerate(gold) if matches(p, g, rule)] for p in predicted]
+    owner: list[int] = [-1] * len(gold)  # the predicted call each gold call is paired with
+
+    def augment(i: int, seen: list[bool]) -> bool:
+        for j in edges[i]:
+            if not seen[j]:
+                seen[j] = True
+                if owner[j] < 0 or augment(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+
+    return sum(augment(i, [False] * len(gold)) for i in range(len(predicted)) if edges[i])
+
+
+def in_order(predicted: Sequence[Call], gold: Sequence[Call], rule: str = EXACT) -> bool:
+    """Tell whether the gold calls appear among the predicted ones in their order (others may come between): each
+    gold call paired with the earliest predicted call after the last one paired, which finds a pairing whenever
+    one exists."""
+    position = 0
+    for g in gold:
+        while position < len(predicted) and not matches(predicted[position], g, rule):
+            position += 1
+        if position == len(predicted):
+            return False
+        position += 1
+    return True
+
+
+def tool_values(predicted: Sequence[Call], gold: Sequence[Call], rule: str = EXACT
+                ) -> dict[str, float | None]:
+    """One question's tool metrics (None where undefined: the precisions and the invalid rate with no predicted
+    call, the recalls with no gold call, the F1 with neither)."""
+    n_pred, n_gold = len(predicted), len(gold)
+    names = matched_names(predicted, gold)
+    calls = matched_calls(predicted, gold, rule)
+    if n_gold:
+        exact = n_pred == n_gold and all(matches(p, g, rule) for p, g in zip(predicted, gold, strict=True))
+        ordered = in_order(predicted, gold, rule)
+        anywhere = calls == n_gold
+    else:
+        exact = ordered = anywhere = not n_pred  # nothing expected: right exactly when nothing was called
+    invalid = sum(1 for c in predicted if c.arguments is INVALID)
+    return {
+        "tool_name_precision": names / n_pred if n_pred else None,
+        "tool_name_recall": names / n_gold if n_gold else None,
+        "tool_name_f1": 2 * names / (n_pred + n_gold) if n_pred + n_gold else None,
+        "tool_call_precision": calls / n_pred if n_pred else None,
+        "tool_call_recall": calls / n_gold if n_gold else None,
+        "trajectory_exact_match": float(exact),
+        "trajectory_in_order_match": float(ordered),
+        "trajectory_any_order_match": float(anywhere),
+        "tool_args_invalid_rate": invalid / n_pred if n_pred else None,
+    }
