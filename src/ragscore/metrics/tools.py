@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Final, NamedTuple
+from typing import Final
+
+from ragscore.loaders.tool_calls import INVALID, Call
 
 EXACT: Final = "exact"
 SUBSET: Final = "subset"
@@ -22,23 +24,6 @@ ARGUMENT_RULES: Final = (EXACT, SUBSET)
 IN_ORDER: Final = "in_order"
 ANY_ORDER: Final = "any_order"
 TRAJECTORY_RULES: Final = (EXACT, IN_ORDER, ANY_ORDER)
-
-
-class _Invalid:
-    """The arguments of a call that were not valid JSON."""
-
-    def __repr__(self) -> str:
-        return "INVALID"
-
-
-INVALID: Final = _Invalid()
-
-
-class Call(NamedTuple):
-    """One tool call: its name and its arguments as parsed JSON (``INVALID``: they were not valid JSON)."""
-
-    name: str
-    arguments: object
 
 
 def json_equal(a: object, b: object) -> bool:

@@ -1,0 +1,112 @@
+"""A trace's tool calls (issue 36), in the shapes the SDKs write them, as ``Call``s (``metrics.tools`` judges them).
+
+A trace's ``tool_calls`` list may hold, in any mix: OpenAI chat completions' calls (``{"type": "function",
+"function": {"name", "arguments"}}``, the arguments a JSON string), the plain ``{"name", "arguments"}`` (a JSON
+string or the object itself), Anthropic's ``tool_use`` content blocks (``{"type": "tool_use", "name",
+"input"}``) and OpenAI Responses' ``function_call`` items (``{"type": "function_call", "name", "arguments"}``).
+Without that list, the calls of the provider response the trace keeps (``response``, ``raw_response``: a chat
+completion's first choice, an Anthropic message's content, a Responses object's output) are read. Arguments
+that are not valid JSON make an ``INVALID`` call, counted under its name; an entry of no known shape is not a
+call and is counted apart, never guessed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Final, NamedTuple
+
+RESPONSE_KEYS: Final = ("response", "raw_response")
+
+
+class _Invalid:
+    """The arguments of a call that were not valid JSON."""
+
+    def __repr__(self) -> str:
+        return "INVALID"
+
+
+INVALID: Final = _Invalid()
+
+
+class Call(NamedTuple):
+    """One tool call: its name and its arguments as parsed JSON (``INVALID``: they were not valid JSON)."""
+
+    name: str
+    arguments: object
+
+
+class ReadCalls(NamedTuple):
+    """What a trace says of its tool calls."""
+
+    calls: tuple[Call, ...]
+    unreadable: int   # entries of its list that are no call in any known shape
+    found: bool       # whether the trace says anything of tool calls (a list, or a response that can hold them)
+
+
+NO_CALLS: Final = ReadCalls((), 0, False)
+
+
+def _arguments(value: object) -> object:
+    """Parse arguments written as a JSON string; an object or array is taken as it is; anything else is invalid."""
+    if type(value) is str:
+        try:
+            return json.loads(value)
+        except (ValueError, RecursionError):
+            return INVALID
+    if type(value) in (dict, list):
+        return value
+    return INVALID
+
+
+def read_call(entry: object) -> Call | None:
+    """One tool call, in any of the shapes the module names; None when the entry is no call."""
+    if type(entry) is not dict:
+        return None
+    kind = entry.get("type")
+    function = entry.get("function")
+    if type(function) is dict and type(function.get("name")) is str:  # OpenAI chat completions
+        return Call(function["name"], _arguments(function.get("arguments", "{}")))
+    name = entry.get("name")
+    if type(name) is not str or not name:
+        return None
+    if kind == "tool_use":  # Anthropic
+        return Call(name, _arguments(entry.get("input", {})))
+    if "arguments" in entry:  # OpenAI Responses' function_call, or the plain shape
+        return Call(name, _arguments(entry["arguments"]))
+    return Call(name, {}) if kind in (None, "function_call", "function") else None
+
+
+def trace_calls(obj: Mapping[str, object]) -> ReadCalls:
+    """A trace's tool calls: its ``tool_calls`` list, else those of the provider response it keeps."""
+    listed = obj.get("tool_calls")
+    if type(listed) is list:
+        calls = [read_call(entry) for entry in listed]
+        return ReadCalls(tuple(c for c in calls if c is not None), sum(c is None for c in calls), True)
+    for key in RESPONSE_KEYS:
+        response = obj.get(key)
+        if type(response) is str and response.lstrip()[:1] == "{":
+            try:
+                response = json.loads(response)
+            except (ValueError, RecursionError):
+                continue
+        if type(response) is dict:
+            entries = _response_entries(response)
+            if entries is not None:
+                calls = [read_call(entry) for entry in entries]
+                return ReadCalls(tuple(c for c in calls if c is not None), 0, True)
+    return NO_CALLS
+
+
+def _response_entries(response: dict[str, object]) -> list[object] | None:
+    """The entries of a provider response that may be tool calls (None: no response shape that holds them)."""
+    content, output, choices = response.get("content"), response.get("output"), response.get("choices")
+    if response.get("type") == "message" and type(content) is list:  # Anthropic
+        return [b for b in content if type(b) is dict and b.get("type") == "tool_use"]
+    if response.get("object") == "response" and type(output) is list:  # OpenAI Responses
+        return [i for i in output if type(i) is dict and i.get("type") == "function_call"]
+    if response.get("object") == "chat.completion" and type(choices) is list:  # OpenAI chat completions
+        message = choices[0].get("message") if choices and type(choices[0]) is dict else None
+        calls = message.get("tool_calls") if type(message) is dict else None
+        return calls if type(calls) is list else []
+    return None
