@@ -44,7 +44,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 
 import fuzzing
-from conftest import EXAMPLES
+from conftest import DATA, EXAMPLES
 from fuzzing import (
     COMPRESSORS,
     MEMORY_BOUND,
@@ -65,7 +65,7 @@ from fuzzing import (
 
 DEADLINE = timedelta(seconds=10)  # one example, on a slow and busy machine; the inputs are a few kilobytes to 2 MB
 SLOW_FACTOR = 20
-REPORTS = ("--json", "--markdown", "--html", "--junit", "--openmetrics", "--out")
+REPORTS = ("--json", "--markdown", "--html", "--junit", "--openmetrics", "--out", "--output")
 
 
 def _example(path: str, lines: int | None = None) -> bytes:
@@ -90,6 +90,8 @@ MONITOR_GATES = _example("monitor/gates.toml")
 TODAY = _example("monitor/today.jsonl", 40)
 BASELINE = _example("monitor/baseline.jsonl", 40)
 HISTORY = _example("suite/history.jsonl", 2)
+SPANS_GOLD = (DATA / "qrels" / "gold.jsonl").read_bytes()
+QRELS_CHUNKS = (DATA / "qrels" / "chunks.jsonl").read_bytes()
 
 CONLL = b"Ada B-PER\nLovelace I-PER\nwrote O\nin O\nLondon B-LOC\n.\tO\n\nCharles B-PER\nBabbage I-PER\nmet O\nher O\n"
 CONLL_PRED = b"Ada B-PER\nLovelace O\nwrote O\nin O\nLondon B-LOC\n. O\n\nCharles B-PER\nBabbage I-PER\nmet O\nher O\n"
@@ -252,6 +254,12 @@ PARSERS: list[Parser] = [
     Parser("history-append", ("run", "suite.toml", "--history", "h.jsonl", "--label", "v9", "--time",
                               "2026-11-25T00:00:00Z", "--format", "none", "-q"), "h.jsonl", HISTORY,
            {"suite.toml": CLASSIFY_SUITE, **STAGES}, JSON, examples=40, task_errors=True, appends="h.jsonl"),
+    # qrels: a chunking and a gold set's spans, as ragscore qrels reads them.
+    Parser("chunks-qrels", ("qrels", "--gold", "gold.jsonl", "--chunks", "c.jsonl", "--output", "q.txt", "-q"),
+           "c.jsonl", QRELS_CHUNKS, {"gold.jsonl": SPANS_GOLD}, JSON, examples=60),
+    Parser("gold-spans-qrels", ("qrels", "--gold", "g.jsonl", "--chunks", "chunks.jsonl", "--min-overlap", "10",
+                                "--output", "q.txt"), "g.jsonl", SPANS_GOLD, {"chunks.jsonl": QRELS_CHUNKS}, JSON,
+           examples=60),
     # trec: qrels (TREC and BEIR) and runs.
     Parser("qrels", ("trec", "q.txt", "run.txt", "-q", "-m", "all_trec"), "q.txt", QRELS, {"run.txt": RUN},
            (SPACES,), examples=100),

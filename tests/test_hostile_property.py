@@ -82,6 +82,7 @@ def hostile_inputs(draw: Any) -> dict[str, Any]:
     texts = [f"word {draw(hostile_text)} end" for _ in ids]
     topics = [f"t{n}{draw(token)}" for n in range(draw(st.integers(1, 3)))]
     docs = [f"d{n}{draw(token)}" for n in range(3)]
+    span_docs = [draw(hostile_text) or "d" for _ in range(2)]
     return {
         "gold_name": draw(file_name.map(lambda s: f"./{s}" if s.startswith("-") else s)) + ".jsonl",  # not an option
         "gold": _gold(draw, qids),
@@ -103,6 +104,15 @@ def hostile_inputs(draw: Any) -> dict[str, Any]:
                       for i in ids],
         "link_pred": [{"id": i, "candidates": [{"kb_id": draw(kb_id), "score": 0.5}], "nil": draw(st.booleans())}
                       for i in ids],
+        # ragscore qrels: the gold items (the first answerable), each answerable one with a span of a document the
+        # chunking cuts in two; a qid or chunk id a qrels line cannot hold is refused, so some ids are plainer.
+        "spans": [{**item, "answerable": True, "gold_spans": [{"doc": draw(st.sampled_from(span_docs)),
+                                                               "start": draw(st.integers(0, 9)),
+                                                               "end": draw(st.integers(9, 30)),
+                                                               "grade": draw(st.integers(1, 3))}]}
+                  if item["answerable"] or not n else item for n, item in enumerate(_gold(draw, qids))],
+        "chunks": [{"id": f"c{n}{draw(st.one_of(token, hostile_text))}", "doc": doc, "start": start, "end": end}
+                   for n, (doc, start, end) in enumerate((doc, *cut) for doc in span_docs for cut in ((0, 10), (10, 30)))],
         "qrels": [(topic, draw(st.sampled_from(docs)), draw(st.integers(0, 2))) for topic in topics for _ in range(2)],
         "runs": [(draw(token) or "r", {topic: draw(st.permutations(docs))[:draw(st.integers(1, 3))]
                                        for topic in draw(st.lists(st.sampled_from([*topics, f"x{draw(token)}"]),
@@ -131,6 +141,8 @@ def _write(folder: Path, case: dict[str, Any]) -> None:
     _lines(folder / "gold.jsonl", case["gold"])  # for a suite, which refuses a path with a control character
     _lines(folder / "annotator.jsonl", case["annotator"])
     _lines(folder / "t.jsonl", case["traces"])
+    _lines(folder / "spans.jsonl", case["spans"])
+    _lines(folder / "chunks.jsonl", case["chunks"])
     for name in ("ner_gold", "ner_pred", "classify_gold", "classify_pred", "link_gold", "link_pred"):
         _lines(folder / f"{name}.jsonl", case[name])
     with open(folder / "s.csv", "w", encoding="utf-8", newline="") as scores:  # no NUL: a file with one is binary
@@ -209,6 +221,9 @@ INVOCATIONS: dict[str, dict[str, Way]] = {
     "trec": {"": Way(lambda case: ([], ["trec", "-q", "qrels", "run1"])),
              "runs": Way(lambda case: ([], ["trec", "-q", f"--seed={case['seed']}", "--bootstrap", "20", "qrels", "run1",
                                             "run2"]))},
+    "qrels": {"": Way(lambda case: ([], ["qrels", "--gold", "spans.jsonl", "--chunks", "chunks.jsonl", "-o",
+                                         case["out_name"] + ".txt"])),
+              "stdout": Way(lambda case: ([], ["qrels", "--gold", "spans.jsonl", "--chunks", "chunks.jsonl", "-o", "-"]))},
     "partial": {"": Way(lambda case: ([], ["partial", *_score_inputs(case), "--part", "1/2", "-o",
                                            case["out_name"] + ".json", "--rows"]))},
     "merge": {"": Way(_merge, runs=3)},

@@ -43,6 +43,7 @@ COMMAND_LINES: dict[str, list[list[str]]] = {
     "classify": [["--gold", "classify_gold.jsonl", "--pred", "classify_pred.jsonl", "--gates-file", "gates.toml"]],
     "link": [["--gold", "link_gold.jsonl", "--pred", "link_pred.jsonl", "--gates-file", "gates.toml"]],
     "trec": [["qrels.txt", "run.txt", "run2.txt", "--gates-file", "gates.toml"]],
+    "qrels": [["--gold", "spans.jsonl", "--chunks", "chunks.jsonl"]],
     "partial": [["--gold", "gold.jsonl", "--trace", "trace.jsonl", "--scores", "scores.jsonl",
                  "--gates-file", "gates.toml", "--part", "1/1"]],
     "merge": [["part.json", "--scores", "scores.jsonl", "--gates-file", "gates.toml"]],
@@ -56,7 +57,8 @@ COMMAND_LINES: dict[str, list[list[str]]] = {
 # What the message of a refused output says it never does.
 REPORT_RULE = "a report never overwrites an input or another report"
 RULES = {("run", "--history"): "a history never overwrites an input or a report",
-         ("split", "--out"): "a split never overwrites an input"}
+         ("split", "--out"): "a split never overwrites an input",
+         ("qrels", "--output"): "the qrels never overwrite an input"}
 # How a test names an input or an output again; each makes its files and returns the path to give.
 KINDS = ("same", "dot", "dotdot", "new-folder", "hard-link", "symlink", "fifo")
 
@@ -84,6 +86,8 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copy(EXAMPLES / "suite" / "history.jsonl", folder / "history.jsonl")
     write(folder / "scores.jsonl", [{"qid": qid, "judge": 0.5} for qid in ("A0001", "A0002", "A0003")])
     write(folder / "gates.toml", "")
+    write(folder / "spans.jsonl", [{"qid": "q1", "answerable": True, "gold_spans": [{"doc": "d", "start": 2, "end": 9}]}])
+    write(folder / "chunks.jsonl", [{"id": "c1", "doc": "d", "start": 0, "end": 10}])
     write(folder / "suite.toml", '[tasks.qa]\ncommand = "score"\ngold = "gold.jsonl"\ntrace = "trace.jsonl"\n')
     cwd = Path.cwd()
     os.chdir(folder)

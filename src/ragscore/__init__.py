@@ -18,6 +18,7 @@ from ragscore.version import __version__
 
 __all__ = [
     "Agreement",
+    "ChunkQrels",
     "Comparison",
     "Config",
     "ConfigError",
@@ -47,6 +48,7 @@ __all__ = [
     "owner",
     "partial",
     "power",
+    "qrels",
     "run_suite",
     "score",
     "score_trec",
@@ -64,7 +66,7 @@ if TYPE_CHECKING:
     from ragscore.stages.api import StageRun, classify, link, ner
     from ragscore.suite.dashboard import Dashboard, dashboard
     from ragscore.suite.run import SuiteRun, run_suite
-    from ragscore.trec.api import TrecRun, score_trec
+    from ragscore.trec.api import ChunkQrels, TrecRun, qrels, score_trec
 
 # Imported on first use, so that `import ragscore` (and the command line's start) stays light.
 _HOMES = {
@@ -75,7 +77,7 @@ _HOMES = {
         ("ragscore.comparing.api", ("Comparison", "RunsTable", "PowerReport", "compare", "compare_several", "power")),
         ("ragscore.monitoring.api", ("MonitorRun", "monitor")),
         ("ragscore.stages.api", ("StageRun", "ner", "classify", "link")),
-        ("ragscore.trec.api", ("TrecRun", "score_trec")),
+        ("ragscore.trec.api", ("TrecRun", "score_trec", "ChunkQrels", "qrels")),
         ("ragscore.suite.run", ("SuiteRun", "run_suite")),
         ("ragscore.suite.dashboard", ("Dashboard", "dashboard")),
         ("ragscore.partials", ("Partial",)),

@@ -76,6 +76,12 @@ def _trec() -> Command:
     return trec_parser, run_trec
 
 
+def _qrels() -> Command:
+    from ragscore.cli.trec import qrels_parser, run_qrels
+
+    return qrels_parser, run_qrels
+
+
 def _partial() -> Command:
     from ragscore.cli.distributed import partial_parser, run_partial
 
@@ -134,6 +140,7 @@ _HOMES: Final[dict[str, Callable[[], Command]]] = {
     "classify": _classify,
     "link": _link,
     "trec": _trec,
+    "qrels": _qrels,
     "partial": _partial,
     "merge": _merge,
     "monitor": _monitor,

@@ -55,6 +55,7 @@ commands:
   classify   score entity type classification (accuracy, per-class and macro/weighted F1)
   link       score entity linking (hits@K, MRR, NIL detection)
   trec       score a TREC run against qrels as trec_eval does (reports and gates with --format)
+  qrels      write TREC qrels for one chunking: the chunks that hold each question's gold spans
   partial    score one part of a run (ragscore.owner(qid, N)) and write a partial result
   merge      merge every part's partial result into the run's reports, as score writes them
   monitor    production traces per time window: gates, drift from a baseline, OpenMetrics

@@ -1,4 +1,5 @@
-"""The trec command: a drop-in for trec_eval on TREC (or BEIR) qrels and TREC runs; ragscore's reports and gates."""
+"""The trec command: a drop-in for trec_eval on TREC (or BEIR) qrels and TREC runs; ragscore's reports and gates.
+The qrels command: the TREC qrels of one chunking, from a gold set's spans."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ import argparse
 
 from ragscore.cli.common import (
     INPUT_PATH,
+    OUTPUT,
     Exit,
     Parser,
+    PathArg,
     Streams,
+    add_quiet_option,
     add_report_options,
     confidence_level,
     count,
@@ -109,3 +113,60 @@ def run_trec(args: argparse.Namespace, streams: Streams) -> Exit:
         if args.format != "none":
             out.writelines(result.render(args.format))
     return Exit.OK if result.passed or args.no_fail else Exit.GATE_FAILED
+
+
+QRELS_EPILOG = """\
+examples:
+  ragscore qrels --gold gold.jsonl --chunks chunks.jsonl -o qrels.txt
+  ragscore qrels --gold gold.jsonl --chunks chunks-512.jsonl --min-overlap 40 -o qrels-512.txt
+  ragscore trec -m ndcg_cut.10 -m recall.10 qrels-512.txt run-512.txt
+
+a chunk is relevant to a question when it holds a whole gold span it overlaps, or when at least
+half of its own characters are gold characters (the rule score judges chunk ids by, with --chunks);
+with --min-overlap C, when at least C of its characters are gold characters. Its grade is that of
+the gold span it shares most characters with (of equal shares, the higher grade).
+
+lines: qid 0 chunk_id grade, trec_eval's qrels; the questions in the gold set's order, each one's
+chunks by document id, then start, end and chunk id. Only answerable questions with gold_spans get
+lines: a note on standard error counts the others, and names the questions no chunk qualifies for.
+
+exit status: 0 written, 2 usage or input error (nothing written), 3 internal error.
+"""
+
+# qrels' -o: a file written whole (or '-', standard output), never one of the inputs.
+QRELS_PATH = PathArg(OUTPUT, "the qrels never overwrite an input")
+
+
+def qrels_parser(prog: str) -> argparse.ArgumentParser:
+    parser = Parser(prog=prog, description="Write the TREC qrels of one chunking: for each answerable question with "
+                                           "gold_spans, the chunks that hold its gold evidence, graded.",
+                    epilog=QRELS_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--gold", required=True, type=INPUT_PATH, metavar="PATH",
+                        help="the gold set, with gold_spans: JSON Lines or a JSON array ('-' for standard input)")
+    parser.add_argument("--chunks", required=True, type=INPUT_PATH, metavar="PATH",
+                        help='the chunking: JSON Lines of {"id", "doc", "start", "end"} (character offsets into '
+                             "the documents, end exclusive)")
+    parser.add_argument("--min-overlap", type=positive_int, metavar="C",
+                        help="a chunk is relevant when at least C of its characters are gold characters (default: "
+                             "when it holds a whole gold span, or half its characters are gold)")
+    parser.add_argument("-o", "--output", required=True, type=QRELS_PATH, metavar="PATH",
+                        help="where to write the qrels ('-' for standard output); written whole or not at all")
+    add_quiet_option(parser)
+    return parser
+
+
+def run_qrels(args: argparse.Namespace, streams: Streams) -> Exit:
+    """Judge the chunks, write the qrels (atomically: all of them, or nothing), say what got no line."""
+    from ragscore.reports.files import write_reports
+    from ragscore.trec.api import qrels
+
+    result = qrels(args.gold, args.chunks, min_overlap=args.min_overlap)
+    if args.output == "-":
+        with standard_output(streams) as out:
+            out.writelines(result.lines())
+    else:
+        write_reports({args.output: result.lines()})
+    if not args.quiet:
+        for note in result.notes():
+            streams.note(note)
+    return Exit.OK

@@ -9,7 +9,7 @@ line and the field; an id given twice is an error at its second line.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from ragscore.errors import InputError, SideInputError
@@ -67,11 +67,15 @@ class ChunksError(SideInputError):
     """An error in the chunks file (not in the traces or the gold set)."""
 
 
-def load_chunks(spec: str | InputFile) -> ChunkIndex:
-    """Read a chunks file whole into a ``ChunkIndex``; raise ``ChunksError`` at the first problem."""
+def load_chunks(spec: str | InputFile, check_id: Callable[[str], str | None] | None = None) -> ChunkIndex:
+    """Read a chunks file whole into a ``ChunkIndex``; raise ``ChunksError`` at the first problem.
+
+    ``check_id`` tells what is wrong with a chunk id (None: nothing) for a use that asks more of them than the
+    chunking does (``ragscore qrels``: a TREC docno); its answer is an error at the id's line.
+    """
     file = spec if isinstance(spec, InputFile) else InputFile(spec)
     try:
-        index = ChunkIndex(_chunks(file))
+        index = ChunkIndex(_chunks(file, check_id))
     except ChunksError:
         raise
     except InputError as exc:
@@ -81,7 +85,7 @@ def load_chunks(spec: str | InputFile) -> ChunkIndex:
     return index
 
 
-def _chunks(file: InputFile) -> Iterator[Chunk]:
+def _chunks(file: InputFile, check_id: Callable[[str], str | None] | None = None) -> Iterator[Chunk]:
     lines: dict[str, int] = {}
     name = file.name
     for line, column, text, obj, _key in iter_jsonl(file):
@@ -94,6 +98,9 @@ def _chunks(file: InputFile) -> Iterator[Chunk]:
                 raise fields.fail(key, f"unknown key {quote(key)} in a chunk{did_you_mean(key, list(KEYS))} (a chunk "
                                        'has "id", "doc", "start" and "end"; "text" is allowed and not read)')
         ident, doc = (_ident(fields, key) for key in ("id", "doc"))
+        problem = None if check_id is None else check_id(ident)
+        if problem is not None:
+            raise fields.fail("id", f"chunk id {quote(ident)} {problem}")
         start, end = (_offset(fields, key) for key in ("start", "end"))
         if end < start:
             raise fields.fail("end", f"expected the chunk to end where it starts or after (end is exclusive), got "

@@ -1,4 +1,5 @@
-"""``ragscore.score_trec``: score TREC runs against qrels in Python, as ``ragscore trec`` does.
+"""``ragscore.score_trec``: score TREC runs against qrels in Python, as ``ragscore trec`` does; ``ragscore.qrels``:
+the qrels of one chunking, from a gold set's spans, as ``ragscore qrels`` writes them.
 
     >>> import ragscore
     >>> result = ragscore.score_trec("qrels.txt", ["run.txt"], measures=["ndcg_cut.10", "map"])
@@ -7,6 +8,9 @@
 The command line calls this: the measures (``-m``), ``per_query`` (``-q``), ``complete`` (``-c``),
 ``max_docs`` (``-M``) and ``level`` (``-l``) are trec_eval's; gates are read from ``[trec.gates]``
 of ./gates.toml (or ``gates_file``) and ``gates``, as the command reads them.
+
+    >>> qrels = ragscore.qrels("gold.jsonl", "chunks.jsonl")
+    >>> qrels.text, qrels.topics["q1"], qrels.unmatched  # the file, q1's chunks and grades, who got no line
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ragscore.errors import UsageError
+from ragscore.trec.chunk_qrels import ChunkQrels as ChunkQrels  # ragscore.ChunkQrels
 from ragscore.trec.measures import parse_measures as parse_measures  # the suite checks a task's measures
 
 if TYPE_CHECKING:
@@ -174,3 +179,14 @@ def score_trec(
     scored = [score_run(spec, judged, run, chosen, settings) for spec, run in zip(specs, read, strict=True)]
     results = [evaluate_gates(gate_list, s.metrics, False) for s in scored]
     return TrecRun(settings, qrels_spec, judged, read, scored, results, asked, tuple(measures), per_query)
+
+
+def qrels(gold: str | os.PathLike[str], chunks: str | os.PathLike[str], *, min_overlap: int | None = None
+          ) -> ChunkQrels:
+    """The TREC qrels of one chunking (a chunks file, JSON Lines of ``{"id", "doc", "start", "end"}``): for each
+    answerable question of the gold set with ``gold_spans``, the chunks that hold its gold evidence, graded, as
+    score judges chunk ids (``min_overlap``: by at least so many gold characters instead); ``text`` is the file
+    the command writes and ``notes()`` what it says on standard error."""
+    from ragscore.trec.chunk_qrels import chunk_qrels
+
+    return chunk_qrels(gold, chunks, min_overlap)
