@@ -54,6 +54,8 @@ GOLD = [
     {"qid": "q5", "question": "five?", "answerable": True, "gold_spans": [{"doc": "d9", "start": 0, "end": 9}]},
     {"qid": "q6", "question": "six?", "answerable": False},
     {"qid": "q7", "question": "seven?", "answerable": True, "gold_citations": ["x"]},
+    # Spans that hold no character: no evidence to judge a chunk by, so no line, and not a chunking's fault.
+    {"qid": "q8", "question": "eight?", "answerable": True, "gold_spans": [{"doc": "d1", "start": 5, "end": 5}]},
 ]
 EXPECTED = "q2 0 c 1\nq1 0 w 2\nq1 0 b 2\nq3 0 e 1\nq3 0 x 3\nq3 0 y 2\n"
 UNMATCHED_NOTE = ('ragscore: qrels: 2 answerable questions with gold spans have no chunk that qualifies, so no line '
@@ -73,8 +75,8 @@ def test_the_qrels_of_a_case_worked_by_hand(ragscore, hand):
     run = ragscore("qrels", "--gold", "gold.jsonl", "--chunks", "chunks.jsonl", "-o", "qrels.txt")
     assert (run.status, run.out) == (0, "")
     assert (hand / "qrels.txt").read_text(encoding="utf-8") == EXPECTED
-    assert run.err == ("ragscore: qrels: 6 relevant chunks of 3 questions; no lines for 1 unanswerable and 1 "
-                       "answerable without gold_spans\n" + UNMATCHED_NOTE + DOCUMENT_NOTE)
+    assert run.err == ("ragscore: qrels: 6 relevant chunks of 3 questions; no lines for 1 unanswerable and 2 "
+                       "answerable without gold_spans (or with empty ones)\n" + UNMATCHED_NOTE + DOCUMENT_NOTE)
     # trec's own reader reads them back, and ragscore trec scores a run against them.
     assert read_qrels(str(hand / "qrels.txt")).topics == {"q2": {"c": 1}, "q1": {"w": 2, "b": 2},
                                                           "q3": {"e": 1, "x": 3, "y": 2}}
@@ -90,7 +92,7 @@ def test_standard_output_the_python_api_and_quiet(ragscore, hand):
     result = api.qrels("gold.jsonl", hand / "chunks.jsonl")
     assert isinstance(result, api.ChunkQrels)
     assert (result.text, result.judgments, result.unmatched, result.unchunked) == (EXPECTED, 6, ("q4", "q5"), ("d9",))
-    assert (result.questions, result.unanswerable, result.without_spans) == (7, 1, 1)
+    assert (result.questions, result.unanswerable, result.without_spans) == (8, 1, 2)
 
 
 @pytest.mark.parametrize(("overlap", "expected", "unmatched"), [

@@ -54,7 +54,7 @@ class ChunkQrels:
     topics: dict[str, dict[str, int]] = field(repr=False)  # qid -> chunk id -> grade, in the order written
     questions: int = 0  # the gold set's questions
     unanswerable: int = 0
-    without_spans: int = 0  # answerable questions without gold spans
+    without_spans: int = 0  # answerable questions without gold spans, or whose spans are all empty
     unmatched: tuple[str, ...] = ()  # answerable questions with gold spans that no chunk qualifies for
     unchunked: tuple[str, ...] = ()  # the documents of their gold spans that the chunking has no chunk of
 
@@ -78,7 +78,7 @@ class ChunkQrels:
         """How many questions got lines and how many lines, what got none and why."""
         judged = len(self.topics)
         left = [f"{count:,} {what}" for count, what in ((self.unanswerable, "unanswerable"),
-                                                          (self.without_spans, "answerable without gold_spans"))
+                                                          (self.without_spans, "answerable without gold_spans (or with empty ones)"))
                 if count]
         notes = [f"qrels: {self.judgments:,} relevant chunk{'s' * (self.judgments != 1)} of {judged:,} "
                  f"question{'s' * (judged != 1)}" + (f"; no lines for {' and '.join(left)}" if left else "")]
@@ -131,7 +131,7 @@ def chunk_qrels(gold: str | os.PathLike[str], chunks: str | os.PathLike[str],
             unanswerable += 1
             continue
         spans = item.spans
-        if not spans:
+        if not spans or all(end <= start for _, start, end, _ in spans):  # no gold character to hold
             without_spans += 1
             continue
         problem = _qid_problem(item.qid)
