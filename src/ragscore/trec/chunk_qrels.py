@@ -77,9 +77,9 @@ class ChunkQrels:
     def notes(self) -> list[str]:
         """How many questions got lines and how many lines, what got none and why."""
         judged = len(self.topics)
+        without = "answerable without gold_spans (or with empty ones)"
         left = [f"{count:,} {what}" for count, what in ((self.unanswerable, "unanswerable"),
-                                                          (self.without_spans, "answerable without gold_spans (or with empty ones)"))
-                if count]
+                                                          (self.without_spans, without)) if count]
         notes = [f"qrels: {self.judgments:,} relevant chunk{'s' * (self.judgments != 1)} of {judged:,} "
                  f"question{'s' * (judged != 1)}" + (f"; no lines for {' and '.join(left)}" if left else "")]
         if self.unmatched:
