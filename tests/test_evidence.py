@@ -341,3 +341,16 @@ def test_the_qrels_rule_judges_every_chunk_as_its_definition_does(gold, spans, m
 
     assert relevant_chunks(gold, ChunkIndex(chunks), min_overlap) == _relevant_by_definition(gold, chunks,
                                                                                                min_overlap)
+
+
+def test_a_retrieved_list_read_as_nothing_retrieved_covers_nothing(tmp_path, ragscore):
+    """An entry that gives no id (nor a span) makes the list read as nothing retrieved, as the note says and the
+    other metrics count it: its other entries' spans cover nothing either."""
+    gold = write(tmp_path / "gold.jsonl", [{"qid": "q", "answerable": True, "gold_claim_substr": ["x" * 8],
+                                            "gold_spans": [{"doc": "d", "start": 0, "end": 4}]}])
+    trace = write(tmp_path / "trace.jsonl", [{"qid": "q", "answer": "x", "retrieved_ids": [
+        {"doc": "d", "start": 0, "end": 4}, {"text": "no id, no span"}]}])
+    run = ragscore("--gold", gold, "--trace", trace, "--format", "json", "--no-fail")
+    report = run.json()
+    assert report["counts"]["unreadable_retrieved"] == 1 and "read as nothing retrieved" in run.err
+    assert report["metrics"]["evidence_recall@10"] == 0.0 and report["metrics"]["evidence_hit@10"] == 0.0

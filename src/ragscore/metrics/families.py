@@ -157,7 +157,10 @@ class EvidenceFamily(_MeanFamily):
         gold = [(doc, start, end) for doc, start, end, _ in spans]
         if trace is None or obj is None:
             return evidence_row(gold, (), (), settings.cutoffs)
-        entries = obj.get("retrieved_ids") if "retrieved_ids" in obj else obj.get("chunks")
+        # A retrieved list with an entry that gives no id reads as nothing retrieved (loaders.trace._retrieved):
+        # here too, or its spans would count what every other metric and the note say was not retrieved.
+        entries = None if trace.retrieved_bad else obj.get("retrieved_ids") if "retrieved_ids" in obj else obj.get(
+            "chunks")
         ranked, cited = trace_spans(entries, trace.retrieved, trace.citations if answered else (), self.chunks)
         return evidence_row(gold, ranked, cited, settings.cutoffs)
 
