@@ -354,3 +354,21 @@ def test_a_retrieved_list_read_as_nothing_retrieved_covers_nothing(tmp_path, rag
     report = run.json()
     assert report["counts"]["unreadable_retrieved"] == 1 and "read as nothing retrieved" in run.err
     assert report["metrics"]["evidence_recall@10"] == 0.0 and report["metrics"]["evidence_hit@10"] == 0.0
+
+
+def test_a_chunking_from_standard_input_is_refused_as_a_corpus_is(tmp_path, ragscore, monkeypatch):
+    """Every part of a run reads the chunking (--jobs 2 here): standard input would give the first part all of it and
+    the others nothing ("no chunks"), so it is refused with the reason, whatever the number of parts."""
+    import io
+
+    gold = write(tmp_path / "gold.jsonl", [{"qid": f"q{i}", "answerable": True, "gold_claim_substr": ["x" * 8],
+                                            "gold_spans": [{"doc": "d", "start": 0, "end": 4}]} for i in range(8)])
+    trace = write(tmp_path / "trace.jsonl", [{"qid": f"q{i}", "answer": "x", "retrieved_ids": ["c"]}
+                                             for i in range(8)])
+    chunks = '{"id": "c", "doc": "d", "start": 0, "end": 4}\n'
+    for jobs in ("1", "2"):
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(chunks.encode())))
+        run = ragscore("--gold", gold, "--trace", trace, "--chunks", "-", "--jobs", jobs, "--no-fail")
+        assert run.status == 2 and "a chunking is read by every part of a run" in run.err, run.err
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(chunks.encode())))
+    assert ragscore("qrels", "--gold", gold, "--chunks", "-", "-o", tmp_path / "q.txt").status == 0  # read once

@@ -27,7 +27,7 @@ from ragscore.finish import (
     merge,
     per_question_metric,
 )
-from ragscore.loaders.chunks import ChunkIndex, load_chunks
+from ragscore.loaders.chunks import ChunkIndex, load_scoring_chunks
 from ragscore.loaders.corpus import Corpus, CorpusError, load_corpus, passage_texts, wanted
 from ragscore.loaders.gold import (
     KEEP_EXTRA,
@@ -165,7 +165,7 @@ def score_files(
             gold = load_part_gold(gold_file, settings, wants, part, parts)
             result.questions = len(gold.items)
             result.gold_keys, result.gold_ragas = gold.extra_keys, gold.ragas
-            chunks = load_chunks(settings.chunks) if settings.chunks is not None else None
+            chunks = load_scoring_chunks(settings.chunks) if settings.chunks is not None else None
             phase = 1
             score_traces(gold, trace_file, settings, wants, part, parts, result, spill, chunks)
         if parts == 1:

@@ -22,7 +22,7 @@ from ragscore.comparison import Paired
 from ragscore.errors import InputError, SideInputError
 from ragscore.evaluate import detected, error_key, load_part_gold, no_cycle_collection, open_input, score_traces
 from ragscore.finish import merge
-from ragscore.loaders.chunks import load_chunks
+from ragscore.loaders.chunks import load_scoring_chunks
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess
 from ragscore.loaders.records import Records
 from ragscore.metrics.answer import answer_metric_names, code_passes, code_values
@@ -70,7 +70,7 @@ def compare_files(
             gold = load_part_gold(gold_file, settings, _WANTS, part, parts)
             for result, _ in runs:
                 result.questions = len(gold.items)
-            chunks = load_chunks(settings.chunks) if settings.chunks is not None else None
+            chunks = load_scoring_chunks(settings.chunks) if settings.chunks is not None else None
             # The candidate first: its errors are reported before the baseline's.
             for phase, (result, trace_file) in enumerate(runs, 1):  # noqa: B007 - the except clause reads phase
                 score_traces(gold, trace_file, settings, _WANTS, part, parts, result, chunks=chunks)

@@ -8,12 +8,13 @@ line and the field; an id given twice is an error at its second line.
 
 from __future__ import annotations
 
+import os
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from ragscore.errors import InputError, SideInputError
-from ragscore.loaders.input_file import InputFile
+from ragscore.loaders.input_file import STDIN, InputFile
 from ragscore.loaders.jsonl import ObjectFields, describe, iter_jsonl
 from ragscore.quoting import quote
 from ragscore.suggest import did_you_mean
@@ -83,6 +84,17 @@ def load_chunks(spec: str | InputFile, check_id: Callable[[str], str | None] | N
     if not len(index):
         raise ChunksError(file.name, 'no chunks: expected JSON Lines of {"id", "doc", "start", "end"}')
     return index
+
+
+def load_scoring_chunks(spec: str) -> ChunkIndex:
+    """Read ``score``'s, ``partial``'s and ``compare``'s chunking (``--chunks``): every part of a run (``--jobs``,
+    ``partial``) and each run compared reads it, so standard input or a pipe, which gives one reading (the other
+    parts would find "no chunks"), is refused with the reason, as a corpus is."""
+    file = InputFile(spec)
+    if spec == STDIN or os.path.exists(spec) and not file.rereadable:
+        raise ChunksError(file.name, "a chunking is read by every part of a run and by each run compared: give a "
+                                     "file, not standard input or a pipe")
+    return load_chunks(file)
 
 
 def _chunks(file: InputFile, check_id: Callable[[str], str | None] | None = None) -> Iterator[Chunk]:
