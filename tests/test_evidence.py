@@ -372,3 +372,35 @@ def test_a_chunking_from_standard_input_is_refused_as_a_corpus_is(tmp_path, rags
         assert run.status == 2 and "a chunking is read by every part of a run" in run.err, run.err
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(chunks.encode())))
     assert ragscore("qrels", "--gold", gold, "--chunks", "-", "-o", tmp_path / "q.txt").status == 0  # read once
+
+
+def test_the_chunking_is_an_input_of_the_report_of_its_parts_and_of_compare(tmp_path, ragscore, monkeypatch):
+    """--chunks changes what the evidence and retrieval metrics count, as --corpus does: the report names it under
+    inputs.chunks (path, sha256, chunks), merge refuses parts made with another chunking or none, and compare says
+    when a baseline report was made with another one."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "gold.jsonl", [{"qid": f"q{i}", "answerable": True, "gold_claim_substr": ["x" * 8],
+                                     "gold_spans": [{"doc": "d", "start": 0, "end": 4}]} for i in range(6)])
+    write(tmp_path / "trace.jsonl", [{"qid": f"q{i}", "answer": "x", "retrieved_ids": ["c"]} for i in range(6)])
+    write(tmp_path / "chunks.jsonl", [{"id": "c", "doc": "d", "start": 0, "end": 8}])
+    common = ("--gold", "gold.jsonl", "--trace", "trace.jsonl")
+    report = ragscore(*common, "--chunks", "chunks.jsonl", "--format", "json", "--per-question", "--json",
+                      "base.json", "--no-fail").json()
+    assert report["inputs"]["chunks"]["path"] == "chunks.jsonl" and report["inputs"]["chunks"]["chunks"] == 1
+    assert len(report["inputs"]["chunks"]["sha256"]) == 64  # and the report meets its schema (Run.json checks)
+    assert "chunks" not in ragscore(*common, "--format", "json", "--no-fail").json()["inputs"]
+
+    assert ragscore("partial", *common, "--chunks", "chunks.jsonl", "--part", "1/2", "-o", "p1.json").status == 0
+    assert ragscore("partial", *common, "--part", "2/2", "-o", "p2.json").status == 0
+    mixed = ragscore("merge", "p1.json", "p2.json", "--no-fail")
+    assert mixed.status == 2 and "one read a --chunks, the other none" in mixed.err
+    assert ragscore("partial", *common, "--chunks", "chunks.jsonl", "--part", "2/2", "-o", "p2.json").status == 0
+    merged = ragscore("merge", "p1.json", "p2.json", "--format", "json", "--no-fail").json()
+    assert merged["inputs"]["chunks"] == report["inputs"]["chunks"] and merged["metrics"] == report["metrics"]
+
+    same = ragscore("compare", *common, "--chunks", "chunks.jsonl", "--baseline-report", "base.json")
+    assert same.status == 0 and "chunkings" not in same.err
+    assert json.loads(same.out)["inputs"]["chunks"] == report["inputs"]["chunks"]
+    other = ragscore("compare", *common, "--baseline-report", "base.json", "--no-fail")
+    assert ("the runs used different chunkings (--chunks): the baseline's chunks.jsonl (sha256 "
+            f"{report['inputs']['chunks']['sha256'][:12]}, 1 chunks), the candidate's none") in other.err

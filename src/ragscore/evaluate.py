@@ -166,6 +166,7 @@ def score_files(
             result.questions = len(gold.items)
             result.gold_keys, result.gold_ragas = gold.extra_keys, gold.ragas
             chunks = load_scoring_chunks(settings.chunks) if settings.chunks is not None else None
+            result.chunks = chunks.use if chunks is not None else None
             phase = 1
             score_traces(gold, trace_file, settings, wants, part, parts, result, spill, chunks)
         if parts == 1:

@@ -102,6 +102,7 @@ def combine(parts: Sequence[PartResult]) -> PartResult:
                         for path in sorted({path for p in parts for path in p.document_ids})}
     uses = [p.corpus for p in parts if p.corpus is not None]
     out.corpus = reduce(add, uses) if uses else None
+    out.chunks = next((p.chunks for p in parts if p.chunks is not None), None)  # every part read the same file
     out.gold_keys = _first_lines(p.gold_keys for p in parts)
     out.trace_keys = _first_lines(p.trace_keys for p in parts)
     return out
@@ -155,7 +156,7 @@ def finish(
         part.rows if wants.rows else None, part.explained, part.columns, samples,
         part.scores, unmatched, gold_keys=part.gold_keys, trace_keys=part.trace_keys, mapped_found=part.mapped_found,
         document_ids=part.document_ids, gold_ragas=part.gold_ragas, operations=part.operations, repeats=part.repeats,
-        corpus=part.corpus,
+        corpus=part.corpus, chunks=part.chunks,
     )
 
 

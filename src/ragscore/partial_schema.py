@@ -24,6 +24,7 @@ from ragscore.external import ScoreTotals
 from ragscore.input_config import GOLD_CONCEPTS, fields_table, trace_format
 from ragscore.json_paths import Damaged, Node, shown
 from ragscore.labels import LABEL_ORDER
+from ragscore.loaders.chunks import ChunksUse
 from ragscore.loaders.corpus import CorpusUse
 from ragscore.loaders.shapes import FORMATS, TRACE_CONCEPTS
 from ragscore.metrics.answer import AnswerTally, answer_metric_names
@@ -461,7 +462,7 @@ def decode(data: Any, spill: SpillFolder | None = None, rows: bool = True) -> De
 
 
 def _result(node: Node, settings: Settings, wants: Wants, spill: SpillFolder | None) -> PartResult:
-    r = node.fields(_RESULT, ("repeats", "corpus"))
+    r = node.fields(_RESULT, ("repeats", "corpus", "chunks"))
     questions = r["questions"].count()
     tally, counts = _tally(r["tally"], settings.bootstrap)
     repeats = _repeats(r.get("repeats"), settings, questions)
@@ -495,6 +496,7 @@ def _result(node: Node, settings: Settings, wants: Wants, spill: SpillFolder | N
         operations=_operations(r["operations"], judged),
         repeats=repeats,
         corpus=_corpus(r["corpus"]) if "corpus" in r else None,
+        chunks=_chunks(r["chunks"]) if "chunks" in r else None,
     )
     if wants.rows:  # last, as they may be many (and go to disk): a merge that lists no question reads none
         result.rows = read_rows(r["rows"], spill, RowReader(settings, wants, r["rows"], totals, scores))
@@ -510,6 +512,11 @@ def _corpus(node: Node) -> CorpusUse:
                      f["unmatched"].count(),
                      [n.count() for n in f["unmatched_lines"].items(ACCOUNTING_EXAMPLES)], f["untexted"].count(),
                      [n.count() for n in f["untexted_lines"].items(ACCOUNTING_EXAMPLES)])
+
+
+def _chunks(node: Node) -> ChunksUse:
+    f = node.fields(ChunksUse._fields)
+    return ChunksUse(f["path"].text(), f["sha256"].text(), f["chunks"].count())
 
 
 def _digests(node: Node) -> tuple[str, str]:

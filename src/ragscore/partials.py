@@ -201,6 +201,11 @@ def _differs(a: Partial, b: Partial) -> str | None:
         return "one read a --corpus, the other none"
     if ca is not None and cb is not None and ca.sha256 != cb.sha256:
         return f"other corpora (sha256 {ca.sha256[:12]}… and {cb.sha256[:12]}…)"
+    ka, kb = a.result.chunks, b.result.chunks
+    if (ka is None) != (kb is None):
+        return "one read a --chunks, the other none"
+    if ka is not None and kb is not None and ka.sha256 != kb.sha256:
+        return f"other chunkings (--chunks sha256 {ka.sha256[:12]}… and {kb.sha256[:12]}…)"
     return None
 
 
@@ -329,6 +334,7 @@ def _encode(p: Partial) -> dict[str, Any]:
             "operations": None if r.operations is None else _operations(r.operations),
             **({"repeats": _repeats(r.repeats)} if r.repeats is not None else {}),
             **({"corpus": _corpus(r.corpus)} if r.corpus is not None else {}),
+            **({"chunks": r.chunks._asdict()} if r.chunks is not None else {}),
         },
     }
 

@@ -11,6 +11,7 @@ from ragscore.diagnose import Sample
 from ragscore.diagnose.samples import Picked
 from ragscore.errors import InputError
 from ragscore.external import ScoreTotals
+from ragscore.loaders.chunks import ChunksUse
 from ragscore.loaders.corpus import CorpusUse
 from ragscore.loaders.detect import detect, retrieval_field
 from ragscore.loaders.gold import GoldItem
@@ -243,6 +244,7 @@ class PartResult:
     operations: Operations | None = None  # latency, tokens and cost (None: no trace carries any)
     repeats: RepeatTotals | None = None   # the questions' samples (repeats = "samples")
     corpus: CorpusUse | None = None       # --corpus: what was read of it, and what it lacked
+    chunks: ChunksUse | None = None       # --chunks: the chunking read
 
 
 @dataclass(slots=True)
@@ -273,6 +275,7 @@ class Evaluation:
     operations: Operations | None = None  # latency, tokens and cost (None: no trace carries any)
     repeats: RepeatTotals | None = None   # the questions' samples (repeats = "samples")
     corpus: CorpusUse | None = None       # --corpus: what was read of it, and what it lacked
+    chunks: ChunksUse | None = None       # --chunks: the chunking read
 
     def ids_read_elsewhere(self) -> dict[str, int]:
         """Where the trace format read retrieved objects' ids (path -> objects), when any came from a fallback: not

@@ -37,6 +37,7 @@ class Comparison:
     read_as: tuple[str, str] | None = None  # (baseline, candidate) formats, when "auto" read them differently
     confidence: float = 0.95  # of the intervals and tests: 1 - confidence is their significance level
     corpora: str | None = None  # how the two runs' corpora differ (a baseline report made with another --corpus)
+    chunkings: str | None = None  # ... and their chunkings (a baseline report made with another --chunks)
 
     @property
     def passed(self) -> bool:
@@ -82,7 +83,13 @@ class Comparison:
         if self.corpora is not None:
             notes.append(f"the runs used different corpora: {self.corpora}; the metrics that read passage texts or "
                          "document spans (grounding, evidence) compare different data, not only different runs")
-        differ = " (the corpora differ)" if self.corpora is not None else ""
+        if self.chunkings is not None:
+            notes.append(f"the runs used different chunkings (--chunks): {self.chunkings}; the metrics that read chunk "
+                         "ids as spans (evidence, and retrieval judged by gold spans) compare different data, not only "
+                         "different runs")
+        differing = [what for what, note in (("corpora", self.corpora), ("chunkings", self.chunkings))
+                     if note is not None]
+        differ = f" (the {' and the '.join(differing)} differ)" if differing else ""
         notes += [f"REGRESSION {r.metric}: worse by {fmt(r.worse_by)} (allowed {r.allowed:g}){differ}"
                   for r in self.regressions if r.status == "fail"]
         if self.document["mcnemar"] is None:  # repeated samples: correctness is a pass rate
@@ -124,7 +131,7 @@ def compare(
     config = for_gold(configured(config, settings), gold_in)
     run_settings = config.settings
     read_as = None
-    baseline_corpus: Any = None
+    baseline_inputs: dict[str, Any] = {}
     if baseline is not None:
         baseline_in = as_traces(baseline, "baseline")
         specs = [x for x in (gold_in, baseline_in, candidate_in) if not isinstance(x, Records)]
@@ -138,7 +145,7 @@ def compare(
         if baseline_ev.settings.trace_format != candidate_ev.settings.trace_format:
             read_as = (baseline_ev.settings.trace_format, candidate_ev.settings.trace_format)
     else:
-        candidate_ev, baseline_metrics, baseline_input, paired, baseline_corpus = _against_report(
+        candidate_ev, baseline_metrics, baseline_input, paired, baseline_inputs = _against_report(
             config, gold_in, candidate_in, os.fspath(baseline_report), jobs)  # type: ignore[arg-type]
         baseline_ev = None
     deltas = compare_runs(baseline_metrics, candidate_ev.metrics(), paired, run_settings, config.test,
@@ -152,23 +159,25 @@ def compare(
         "baseline": baseline_input,
         "trace": _input_of(candidate_ev.traces, candidate_ev.digests[1]),
     }
-    if candidate_ev.corpus is not None:
-        inputs["corpus"] = input_paths(candidate_ev)["corpus"]
-    corpora = _corpora(baseline_corpus, inputs.get("corpus")) if baseline_ev is None else None
+    read = input_paths(candidate_ev)
+    inputs.update({side: read[side] for side in ("corpus", "chunks") if side in read})
+    corpora = _corpora(baseline_inputs.get("corpus"), inputs.get("corpus")) if baseline_ev is None else None
+    chunkings = (_corpora(baseline_inputs.get("chunks"), inputs.get("chunks"), "chunks") if baseline_ev is None
+                 else None)
     power = regression_power(paired, config.regression, run_settings.confidence)
     doc = build_compare_document(inputs, run_settings, deltas, test, regressions, config.test, config.correction,
                                  power)
     return Comparison(doc, baseline_ev, candidate_ev, regressions, test.fixed if test else [],
-                      test.broken if test else [], read_as, run_settings.confidence, corpora)
+                      test.broken if test else [], read_as, run_settings.confidence, corpora, chunkings)
 
 
-def _corpora(baseline: Any, candidate: Any) -> str | None:
-    """Say how a baseline report's corpus (its ``inputs.corpus``) and the candidate's differ; None when they do not
-    (the same sha256, or neither run read one)."""
+def _corpora(baseline: Any, candidate: Any, records: str = "documents") -> str | None:
+    """Say how a baseline report's corpus (its ``inputs.corpus``; or chunking, ``inputs.chunks`` with ``records``
+    "chunks") and the candidate's differ; None when they do not (the same sha256, or neither run read one)."""
     def shown(corpus: Any) -> str:
         if not isinstance(corpus, dict):
             return "none"
-        return f"{corpus.get('path')} (sha256 {str(corpus.get('sha256'))[:12]}, {corpus.get('documents')} documents)"
+        return f"{corpus.get('path')} (sha256 {str(corpus.get('sha256'))[:12]}, {corpus.get(records)} {records})"
 
     same = (baseline is None and candidate is None or isinstance(baseline, dict) and isinstance(candidate, dict)
             and baseline.get("sha256") == candidate.get("sha256"))
@@ -176,10 +185,10 @@ def _corpora(baseline: Any, candidate: Any) -> str | None:
 
 
 def _against_report(config: Config, gold_in: Any, candidate_in: Any, baseline_report: str, jobs: int | None
-                    ) -> tuple[Evaluation, dict[str, float | None], dict[str, Any], Paired, Any]:
+                    ) -> tuple[Evaluation, dict[str, float | None], dict[str, Any], Paired, dict[str, Any]]:
     """Score the candidate with its per-question rows and pair it with a committed baseline report, checked to be
     of the same gold set and scoring: the candidate's evaluation, the baseline's metrics and input, the pairs, and
-    the baseline's corpus (its report's ``inputs.corpus``, None when it read none)."""
+    the baseline's inputs (its report's ``inputs``: ``corpus`` and ``chunks`` when it read them)."""
     from ragscore.comparison import pair_runs, run_from_evaluation, run_from_report
     from ragscore.loaders.report import load_report
     from ragscore.parallel import choose_jobs
@@ -204,7 +213,7 @@ def _against_report(config: Config, gold_in: Any, candidate_in: Any, baseline_re
     paired = pair_runs(baseline_run, candidate_run, [row.qid for row in candidate_ev.rows or ()], run_settings,
                        config.test != "bootstrap")
     return (candidate_ev, baseline_run.metrics, {"path": display_path(report), "sha256": report.sha256}, paired,
-            doc["inputs"].get("corpus"))
+            doc["inputs"])
 
 
 def _input_of(file: Any, digest: str) -> dict[str, Any]:

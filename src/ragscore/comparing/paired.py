@@ -71,6 +71,8 @@ def compare_files(
             for result, _ in runs:
                 result.questions = len(gold.items)
             chunks = load_scoring_chunks(settings.chunks) if settings.chunks is not None else None
+            for result, _ in runs:
+                result.chunks = chunks.use if chunks is not None else None
             # The candidate first: its errors are reported before the baseline's.
             for phase, (result, trace_file) in enumerate(runs, 1):  # noqa: B007 - the except clause reads phase
                 score_traces(gold, trace_file, settings, _WANTS, part, parts, result, chunks=chunks)

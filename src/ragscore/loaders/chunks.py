@@ -31,9 +31,20 @@ class Chunk(NamedTuple):
     end: int
 
 
+class ChunksUse(NamedTuple):
+    """Which chunking a run read (``--chunks``): the report's ``inputs.chunks``, and what the parts of a run and a
+    baseline report are checked to agree on."""
+
+    path: str
+    sha256: str
+    chunks: int
+
+
 class ChunkIndex:
     """One chunking of the documents (``--chunks``): each chunk's span by id, and the chunks of a document that
     overlap a span, found by bisection."""
+
+    use: ChunksUse | None = None  # the file it was read from (load_chunks)
 
     def __init__(self, chunks: Iterable[Chunk]) -> None:
         self.by_id: dict[str, Chunk] = {}
@@ -83,6 +94,7 @@ def load_chunks(spec: str | InputFile, check_id: Callable[[str], str | None] | N
         raise ChunksError(exc.source, exc.message, exc.line, exc.column) from None
     if not len(index):
         raise ChunksError(file.name, 'no chunks: expected JSON Lines of {"id", "doc", "start", "end"}')
+    index.use = ChunksUse(file.name, file.sha256, len(index))
     return index
 
 

@@ -60,6 +60,8 @@ def input_paths(ev: Evaluation) -> dict[str, dict[str, Any]]:
     if ev.corpus is not None:
         out["corpus"] = {"path": shown_path(ev.corpus.path), "sha256": ev.corpus.sha256,
                          "documents": ev.corpus.documents}
+    if ev.chunks is not None:
+        out["chunks"] = {"path": shown_path(ev.chunks.path), "sha256": ev.chunks.sha256, "chunks": ev.chunks.chunks}
     return out
 
 
