@@ -404,3 +404,21 @@ def test_the_chunking_is_an_input_of_the_report_of_its_parts_and_of_compare(tmp_
     other = ragscore("compare", *common, "--baseline-report", "base.json", "--no-fail")
     assert ("the runs used different chunkings (--chunks): the baseline's chunks.jsonl (sha256 "
             f"{report['inputs']['chunks']['sha256'][:12]}, 1 chunks), the candidate's none") in other.err
+
+
+def test_the_word_gold_spans_as_a_value_does_not_turn_the_family_on(tmp_path):
+    """Only the key (with its colon) says a gold set holds spans: a tag or a question that ends in "gold_spans" is
+    a value, and a key cut by the blocks the file is searched in is still found."""
+    tagged = write(tmp_path / "tagged.jsonl", [{"qid": "q", "answerable": True, "gold_claim_substr": ["x" * 8],
+                                                "tags": ["gold_spans"], "question": 'what is "gold_spans'}])
+    assert b'"gold_spans"' in tagged.read_bytes() and not has_spans(str(tagged))
+    spaced = tmp_path / "spaced.jsonl"
+    spaced.write_text('{"qid": "q", "answerable": true, "gold_spans" : [{"doc": "d", "start": 0, "end": 4}]}\n',
+                      encoding="utf-8")
+    assert has_spans(str(spaced))
+    line = json.dumps({"qid": "q", "answerable": True, "gold_spans": [{"doc": "d", "start": 0, "end": 4}]})
+    for cut in range(-16, 4):  # the key and its colon across the first 1 MiB block's end
+        padding = (1 << 20) - line.index('"gold_spans"') + cut - 1
+        cut_file = tmp_path / "cut.jsonl"
+        cut_file.write_text(" " * padding + "\n" + line + "\n", encoding="utf-8")
+        assert has_spans(str(cut_file)), cut

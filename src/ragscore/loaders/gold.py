@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -464,13 +465,16 @@ def load_gold(
                    total=len(items) + others + sum(skipped))
 
 
-_SPANS_KEY: Final = b'"gold_spans"'
+# The key, followed by its colon: a string "gold_spans" that is a value (a tag, the end of a question) is no key.
+_SPANS_KEY: Final = re.compile(rb'"gold_spans"[ \t\r\n]*:')
+_SPANS_TAIL: Final = 256  # bytes of a block kept for a key (and its colon) cut by the next block
 
 
 def has_spans(spec: str | InputFile | Records, fields: tuple[tuple[str, str], ...] = ()) -> bool:
     """Tell whether a gold set holds ``gold_spans`` (a mapping of it in ``[gold.fields]`` says so), as far as can be
-    told before it is read: a file that can be read again is searched for the key, byte by byte (escaped in a
-    string it does not match); standard input, a pipe and records cannot be, and say no."""
+    told before it is read: a file that can be read again is searched for the key and its colon, byte by byte
+    (escaped in a string it does not match, nor as a value); standard input, a pipe and records cannot be, and say
+    no."""
     if any(concept == "gold_spans" for concept, _ in fields):
         return True
     file = spec if isinstance(spec, InputFile) else None if isinstance(spec, Records) else InputFile(spec)
@@ -481,9 +485,9 @@ def has_spans(spec: str | InputFile | Records, fields: tuple[tuple[str, str], ..
         try:
             tail = b""
             while block := stream.read(1 << 20):
-                if _SPANS_KEY in tail + block[:len(_SPANS_KEY)] or _SPANS_KEY in block:
+                if _SPANS_KEY.search(tail + block[:_SPANS_TAIL]) or _SPANS_KEY.search(block):
                     return True
-                tail = block[-len(_SPANS_KEY):]
+                tail = block[-_SPANS_TAIL:]
         finally:
             stream.close()
     except Exception:  # noqa: BLE001 - a file that cannot be read: the gold set's own reading reports it, at its line
