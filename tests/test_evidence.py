@@ -422,3 +422,15 @@ def test_the_word_gold_spans_as_a_value_does_not_turn_the_family_on(tmp_path):
         cut_file = tmp_path / "cut.jsonl"
         cut_file.write_text(" " * padding + "\n" + line + "\n", encoding="utf-8")
         assert has_spans(str(cut_file)), cut
+
+
+@pytest.mark.parametrize("command", ["score", "partial", "compare"])
+def test_the_help_of_metrics_names_every_family(command, ragscore):
+    import re
+
+    from ragscore.metrics.families import FAMILIES
+
+    run = ragscore(command, "--help")
+    assert run.status == 0
+    described = " ".join(re.search(r"\n  --metrics FAMILIES(.*?)\n  -", run.out, re.S).group(1).split())
+    assert [name for name in FAMILIES if name not in described] == []
