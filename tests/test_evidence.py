@@ -434,3 +434,26 @@ def test_the_help_of_metrics_names_every_family(command, ragscore):
     assert run.status == 0
     described = " ".join(re.search(r"\n  --metrics FAMILIES(.*?)\n  -", run.out, re.S).group(1).split())
     assert [name for name in FAMILIES if name not in described] == []
+
+
+@given(st.lists(_span(200), max_size=30), _span(200))
+@settings(max_examples=1000, deadline=None)
+def test_the_chunks_overlapping_a_span_are_those_that_share_a_character(spans, query):
+    chunks = [Chunk(f"c{i}", *span) for i, span in enumerate(spans)]
+    doc, start, end = query
+    want = sorted((c for c in chunks if c.doc == doc and _chars([c[1:]]) & _chars([query])),
+                  key=lambda c: (c.start, c.end, c.id))
+    assert ChunkIndex(chunks).overlapping(doc, start, end) == want
+
+
+def test_one_long_chunk_does_not_make_every_search_walk_a_document():
+    """A chunking with a whole-document chunk beside 200,000 short ones (parents and children): each search looks
+    at the chunks near the span, not at every chunk that starts before it (seconds for a few thousand questions)."""
+    import time
+
+    chunks = [Chunk(f"c{i}", "d", i * 400, i * 400 + 512) for i in range(200_000)]
+    index = ChunkIndex([*chunks, Chunk("whole", "d", 0, 200_000 * 400 + 512)])
+    began = time.perf_counter()
+    for start in range(0, 80_000_000, 40_000):  # 2,000 searches
+        assert len(index.overlapping("d", start, start + 100)) in (2, 3)
+    assert time.perf_counter() - began < 1.0  # milliseconds; seconds when each search walked the chunks before it

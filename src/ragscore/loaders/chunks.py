@@ -42,20 +42,28 @@ class ChunksUse(NamedTuple):
 
 class ChunkIndex:
     """One chunking of the documents (``--chunks``): each chunk's span by id, and the chunks of a document that
-    overlap a span, found by bisection."""
+    overlap a span, found by bisection.
+
+    A document's chunks are kept in classes of length (lengths of the same bit length, within a factor of two), each
+    sorted by start: a class is searched from the span's start less its longest chunk, so that one long chunk (a
+    whole document beside its parts) does not make every search walk all the short ones.
+    """
 
     use: ChunksUse | None = None  # the file it was read from (load_chunks)
 
     def __init__(self, chunks: Iterable[Chunk]) -> None:
         self.by_id: dict[str, Chunk] = {}
-        by_doc: dict[str, list[Chunk]] = {}
+        by_doc: dict[str, dict[int, list[Chunk]]] = {}
         for chunk in chunks:
             self.by_id[chunk.id] = chunk
-            by_doc.setdefault(chunk.doc, []).append(chunk)
-        self._docs: dict[str, tuple[list[int], list[Chunk], int]] = {}
-        for doc, listed in by_doc.items():
-            listed.sort(key=lambda c: (c.start, c.end, c.id))
-            self._docs[doc] = ([c.start for c in listed], listed, max(c.end - c.start for c in listed))
+            if chunk.end > chunk.start:  # an empty chunk overlaps nothing
+                by_doc.setdefault(chunk.doc, {}).setdefault((chunk.end - chunk.start).bit_length(), []).append(chunk)
+        self._docs: dict[str, list[tuple[list[int], list[Chunk], int]]] = {}
+        for doc, classes in by_doc.items():
+            self._docs[doc] = []
+            for listed in classes.values():
+                listed.sort(key=_order)
+                self._docs[doc].append(([c.start for c in listed], listed, max(c.end - c.start for c in listed)))
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -70,9 +78,15 @@ class ChunkIndex:
         found = self._docs.get(doc)
         if found is None or end <= start:
             return []
-        starts, listed, longest = found
-        return [c for c in listed[bisect_left(starts, start - longest):bisect_left(starts, end)]
-                if c.end > start and c.start < end and c.end > c.start]
+        out = [c for starts, listed, longest in found
+               for c in listed[bisect_left(starts, start - longest):bisect_left(starts, end)] if c.end > start]
+        if len(found) > 1:
+            out.sort(key=_order)
+        return out
+
+
+def _order(chunk: Chunk) -> tuple[int, int, str]:
+    return chunk.start, chunk.end, chunk.id
 
 
 class ChunksError(SideInputError):
