@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from ragscore.errors import InputError, SideInputError
 from ragscore.loaders.input_file import STDIN, InputFile
@@ -20,6 +20,7 @@ from ragscore.quoting import quote
 from ragscore.suggest import did_you_mean
 
 KEYS = ("id", "doc", "start", "end")
+Span = tuple[str, int, int]  # a document's id, and a start and an end offset into its text (end exclusive)
 
 
 class Chunk(NamedTuple):
@@ -42,7 +43,7 @@ class ChunksUse(NamedTuple):
 
 class ChunkIndex:
     """One chunking of the documents (``--chunks``): each chunk's span by id, and the chunks of a document that
-    overlap a span, found by bisection.
+    overlap a span, found by bisection. Chunk ids are unique (``load_chunks`` refuses a second one).
 
     A document's chunks are kept in classes of length (lengths of the same bit length, within a factor of two), each
     sorted by start: a class is searched from the span's start less its longest chunk, so that one long chunk (a
@@ -52,34 +53,41 @@ class ChunkIndex:
     use: ChunksUse | None = None  # the file it was read from (load_chunks)
 
     def __init__(self, chunks: Iterable[Chunk]) -> None:
-        self.by_id: dict[str, Chunk] = {}
-        by_doc: dict[str, dict[int, list[Chunk]]] = {}
-        for chunk in chunks:
-            self.by_id[chunk.id] = chunk
-            if chunk.end > chunk.start:  # an empty chunk overlaps nothing
-                by_doc.setdefault(chunk.doc, {}).setdefault((chunk.end - chunk.start).bit_length(), []).append(chunk)
-        self._docs: dict[str, list[tuple[list[int], list[Chunk], int]]] = {}
+        self.spans: dict[str, Span] = {}  # each chunk's span (document, start, end) by id
+        by_doc: dict[str, dict[int, list[str]]] = {}
+        docs: dict[str, str] = {}  # one string for each document, however many chunks name it
+        for ident, doc, start, end in chunks:
+            doc = docs.setdefault(doc, doc)
+            self.spans[ident] = (doc, start, end)
+            if end > start:  # an empty chunk overlaps nothing
+                by_doc.setdefault(doc, {}).setdefault((end - start).bit_length(), []).append(ident)
+        spans = self.spans
+        self._docs: dict[str, list[tuple[list[int], list[str], int]]] = {}
         for doc, classes in by_doc.items():
             self._docs[doc] = []
-            for listed in classes.values():
-                listed.sort(key=_order)
-                self._docs[doc].append(([c.start for c in listed], listed, max(c.end - c.start for c in listed)))
+            for ids in classes.values():
+                ids.sort(key=lambda i: (spans[i][1], spans[i][2], i))
+                self._docs[doc].append(([spans[i][1] for i in ids], ids, max(spans[i][2] - spans[i][1] for i in ids)))
 
     def __len__(self) -> int:
-        return len(self.by_id)
+        return len(self.spans)
 
-    def span(self, chunk_id: str) -> tuple[str, int, int] | None:
+    def span(self, chunk_id: str) -> Span | None:
         """The span a chunk id holds (None: not a chunk of this chunking)."""
-        chunk = self.by_id.get(chunk_id)
-        return None if chunk is None else (chunk.doc, chunk.start, chunk.end)
+        return self.spans.get(chunk_id)
 
     def overlapping(self, doc: str, start: int, end: int) -> list[Chunk]:
         """The chunks that share at least one character with the span, in order of their start."""
         found = self._docs.get(doc)
         if found is None or end <= start:
             return []
-        out = [c for starts, listed, longest in found
-               for c in listed[bisect_left(starts, start - longest):bisect_left(starts, end)] if c.end > start]
+        spans = self.spans
+        out = []
+        for starts, ids, longest in found:
+            for ident in ids[bisect_left(starts, start - longest):bisect_left(starts, end)]:
+                _, chunk_start, chunk_end = spans[ident]
+                if chunk_end > start:
+                    out.append(Chunk(ident, doc, chunk_start, chunk_end))
         if len(found) > 1:
             out.sort(key=_order)
         return out
@@ -127,6 +135,14 @@ def _chunks(file: InputFile, check_id: Callable[[str], str | None] | None = None
     lines: dict[str, int] = {}
     name = file.name
     for line, column, text, obj, _key in iter_jsonl(file):
+        if type(obj) is dict and len(obj) == 4:  # the usual chunk, {"id", "doc", "start", "end"}: a few checks
+            ident, doc, start, end = obj.get("id"), obj.get("doc"), obj.get("start"), obj.get("end")
+            if (type(ident) is str and ident and type(doc) is str and doc and type(start) is int
+                    and type(end) is int and 0 <= start <= end and ident not in lines
+                    and (check_id is None or check_id(ident) is None)):
+                lines[ident] = line
+                yield Chunk(ident, doc, start, end)
+                continue
         if type(obj) is not dict:
             raise InputError(name, f'expected a JSON object (a chunk: {{"id", "doc", "start", "end"}}), got '
                                    f"{describe(obj)}", line, column)
@@ -166,9 +182,6 @@ def _offset(fields: ObjectFields, key: str) -> int:
     got = describe(value) if key in fields.obj else "none"
     raise fields.fail(key if key in fields.obj else None,
                       f'expected "{key}" to be a character offset (an integer of 0 or more), got {got}')
-
-
-Span = tuple[str, int, int]  # a document's id, and a start and an end offset into its text (end exclusive)
 
 
 def _doc(value: object) -> str | None:
@@ -218,32 +231,67 @@ def span_id(span: Span) -> str:
     return f"{doc}:{start}-{end}"
 
 
-def trace_spans(entries: object, ids: Sequence[str], citations: Sequence[str], index: ChunkIndex | None
-                ) -> tuple[list[Span | None], list[Span]]:
+def trace_spans(entries: object, ids: Sequence[str], citations: Sequence[str], index: ChunkIndex | None,
+                depth: int | None = None) -> tuple[list[Span | None], list[Span]]:
     """A trace's retrieved spans in rank order (None: an entry without one) and its cited spans.
 
     ``entries`` is the trace's retrieved list as written and ``ids`` the ids read from it: an entry's span is
     its own, else that of its id in the chunking ``index``. A citation names a retrieved entry's id (its span),
-    else a chunk of ``index``; a citation of neither covers nothing.
+    else a chunk of ``index``; a citation of neither covers nothing. ``depth``: only the spans of the first
+    ``depth`` ranks are listed (and read; a cited entry's wherever it ranks).
     """
     listed = entries if type(entries) is list else ()
-    ranked: list[Span | None] = [entry_span(entry) for entry in listed]
-    if index is not None:
-        for rank, ident in enumerate(ids):
-            if rank >= len(ranked):
-                ranked.append(index.span(ident))
-            elif ranked[rank] is None:
-                ranked[rank] = index.span(ident)
+    full = max(len(listed), len(ids)) if index is not None else len(listed)
+    shown = full if depth is None else max(0, min(depth, full))
+    ranked: list[Span | None]
+    if index is not None and listed and set(map(type, listed)) == _ONLY_STR:  # chunk ids alone: the chunking's
+        get = index.spans.get
+        ranked = list(map(get, ids[:shown]))
+        if len(ranked) < shown:
+            ranked += [None] * (shown - len(ranked))
+        # A cited id's span is the chunking's, whether it was retrieved or not.
+        return ranked, [span for span in map(get, citations) if span is not None]
+    ranked = [_span_at(rank, listed, ids, index) for rank in range(shown)]
     cited: list[Span] = []
     if citations:
-        by_id: dict[str, Span] = {}
-        for ident, span in zip(ids, ranked, strict=False):
-            if span is not None:
-                by_id.setdefault(ident, span)
         for ident in citations:
-            span = by_id.get(ident)
+            span = _first_span(ident, ids, ranked, listed, index)
             if span is None and index is not None:
                 span = index.span(ident)
             if span is not None:
                 cited.append(span)
     return ranked, cited
+
+
+_ONLY_STR: Final = {str}
+
+
+def _span_at(rank: int, listed: Sequence[object], ids: Sequence[str], index: ChunkIndex | None) -> Span | None:
+    """The span of the entry at ``rank``: its own, else that of its id in the chunking."""
+    span = None
+    if rank < len(listed):
+        entry = listed[rank]
+        if type(entry) is dict:  # the usual entry, {"id", "doc", "start", "end"}: read without entry_span
+            doc, start, end = entry.get("doc"), entry.get("start"), entry.get("end")
+            if type(doc) is str and doc and type(start) is int and type(end) is int and 0 <= start <= end:
+                return doc, start, end
+        span = entry_span(entry)
+    if span is None and index is not None and rank < len(ids):
+        span = index.span(ids[rank])
+    return span
+
+
+def _first_span(ident: str, ids: Sequence[str], ranked: list[Span | None], listed: Sequence[object],
+                index: ChunkIndex | None) -> Span | None:
+    """The span of the first retrieved entry that has id ``ident`` and a span (read from its entry when it ranks
+    below the spans listed in ``ranked``)."""
+    start = 0
+    while True:
+        try:
+            rank = ids.index(ident, start)
+        except ValueError:
+            return None
+        span = ranked[rank] if rank < len(ranked) else _span_at(rank, listed, ids, index)
+        if span is not None:
+            return span
+        start = rank + 1

@@ -233,14 +233,14 @@ def parse_gold_item(
             and "forbidden_substr" not in obj
             and "gold_chunks" not in obj
             and "gold_embeddings" not in obj
-            and "gold_spans" not in obj
+            and ((spans := get("gold_spans")) is None or (spans := _usual_spans(spans)) is not None)
         ):
             relevance, answers = get("gold_relevance"), get("gold_answers")
             if (
                 relevance is None
                 or (type(relevance) is dict and _INT_ONLY.issuperset(map(type, relevance.values())))
             ) and (answers is None or is_string_list(answers)):
-                kept = None if keep <= _ONLY_QUESTION else _kept(keep, obj, relevance, answers, None, None, None)
+                kept = None if keep <= _ONLY_QUESTION else _kept(keep, obj, relevance, answers, None, None, spans)
                 return tuple.__new__(GoldItem, (
                     qid, question if KEEP_QUESTION in keep else None, answerable,
                     tuple(cites) if cites else (), Rule.SUBSTR, (needle,), (), (), kept,
@@ -374,6 +374,24 @@ def _spans(f: _Fields, value: object) -> tuple[tuple[str, int, int, int], ...]:
         if type(grade) is not int or grade < 1:
             raise f.fail("gold_spans", f'expected "grade" of {where} to be a positive integer, got {describe(grade)}')
         out.append((str(doc), start, end, grade))
+    return tuple(out)
+
+
+def _usual_spans(value: object) -> tuple[tuple[str, int, int, int], ...] | None:
+    """``_spans`` of the usual gold spans (each ``{"doc": a string, "start", "end"}`` and perhaps a ``grade``), with a
+    few checks; None for anything else, which ``_spans`` reads (or refuses)."""
+    if type(value) is not list:
+        return None
+    out = []
+    for span in value:
+        if type(span) is not dict:
+            return None
+        get = span.get
+        doc, start, end, grade = get("doc"), get("start"), get("end"), get("grade", 1)
+        if not (type(doc) is str and doc and type(start) is int and type(end) is int and 0 <= start <= end
+                and type(grade) is int and grade >= 1 and (len(span) == 3 or len(span) == 4 and "grade" in span)):
+            return None
+        out.append((doc, start, end, grade))
     return tuple(out)
 
 

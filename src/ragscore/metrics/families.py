@@ -161,7 +161,8 @@ class EvidenceFamily(_MeanFamily):
         # here too, or its spans would count what every other metric and the note say was not retrieved.
         entries = None if trace.retrieved_bad else obj.get("retrieved_ids") if "retrieved_ids" in obj else obj.get(
             "chunks")
-        ranked, cited = trace_spans(entries, trace.retrieved, trace.citations if answered else (), self.chunks)
+        ranked, cited = trace_spans(entries, trace.retrieved, trace.citations if answered else (), self.chunks,
+                                    max(settings.cutoffs, default=0))  # no span below the deepest cutoff counts
         return evidence_row(gold, ranked, cited, settings.cutoffs)
 
 

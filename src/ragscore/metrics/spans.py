@@ -85,28 +85,98 @@ def evidence_row(gold: Sequence[Span], ranked: Sequence[Span | None], cited: Seq
     cutoff K of the union of the top K retrieved spans (``None``: a retrieved entry without a span, which covers
     nothing), then its precision, IoU and hit at each; then the recall and precision of the cited spans. A
     precision with nothing retrieved (or cited) is 0, as trec_eval's P@K is. None when the gold spans hold no
-    character."""
-    gold_union = union(gold)
-    gold_chars = sum(map(characters, gold_union.values()))
+    character.
+
+    The ranked spans are joined once, each added to the union of those above it (``_counts``), and the counts
+    read at each cutoff: not a union of the top K made afresh for each K."""
+    if len(gold) == 1:  # one gold span (of a question's usual one to three): its union is itself
+        document, start, end = gold[0]
+        gold_union = {document: [(start, end)]} if end > start else {}
+        gold_chars = max(end - start, 0)
+    else:
+        gold_union = union(gold)
+        gold_chars = sum(map(characters, gold_union.values()))
     if not gold_chars:
         return None
+    n = len(ranked)
+    stops = _STOPS.get((n, cutoffs)) if type(cutoffs) is tuple else None
+    if stops is None:
+        stops = [len(range(n)[:k]) for k in cutoffs]  # how many spans ranked[:k] holds, for any k
+        if type(cutoffs) is tuple and len(_STOPS) < 1024:
+            _STOPS[n, cutoffs] = stops
+    at = _counts(gold_union, ranked, stops)
     recall, precision, iou, hit = [], [], [], []
-    for k in cutoffs:
-        covered, retrieved = _covered(gold_union, [s for s in ranked[:k] if s is not None])
+    for covered, retrieved in at:
         recall.append(covered / gold_chars)
         precision.append(covered / retrieved if retrieved else 0.0)
         iou.append(covered / (gold_chars + retrieved - covered))
         hit.append(1.0 if covered else 0.0)
-    covered, retrieved = _covered(gold_union, cited)
+    covered, retrieved = _counts(gold_union, cited, [len(cited)])[0]
     return (*recall, *precision, *iou, *hit, covered / gold_chars, covered / retrieved if retrieved else 0.0)
 
 
-def _covered(gold_union: Mapping[str, list[tuple[int, int]]], spans: Iterable[Span]) -> tuple[int, int]:
-    """The gold characters among ``spans`` and the characters of their union."""
-    joined = union(spans)
-    covered = sum(shared(intervals, joined[document]) for document, intervals in gold_union.items()
-                  if document in joined)
-    return covered, sum(map(characters, joined.values()))
+_STOPS: dict[tuple[int, tuple[int, ...]], list[int]] = {}  # evidence_row's stops by (spans ranked, cutoffs)
+
+
+def _counts(gold_union: Mapping[str, list[tuple[int, int]]], spans: Sequence[Span | None], stops: Sequence[int]
+            ) -> list[tuple[int, int]]:
+    """For each of ``stops`` S, the gold characters among the first S spans and the characters of their union
+    (``None`` spans hold none). One pass: each span is joined to its document's union of the spans before it,
+    which adds its new characters to the count; a document's gold characters are counted again only when a span
+    adds characters to it."""
+    joined: dict[str, tuple[str, int, int] | list[tuple[int, int]]] = {}  # a document's only span, or the union
+    covered_in: dict[str, int] = {}  # the gold characters counted in each gold document
+    changed: list[str] = []  # the gold documents spans added characters to since the last stop
+    covered = retrieved = done = 0
+    at: dict[int, tuple[int, int]] = {}
+    for stop in sorted(set(stops)):
+        for span in spans[done:stop]:
+            if span is None:
+                continue
+            document, start, end = span
+            if end <= start:
+                continue
+            known = joined.get(document)
+            if known is None:
+                retrieved += end - start
+                if document not in gold_union:
+                    joined[document] = span  # a list only if the document comes again
+                    continue
+                joined[document] = [(start, end)]
+            else:
+                if type(known) is tuple:
+                    joined[document] = known = [(known[1], known[2])]
+                added = _join(known, start, end)  # type: ignore[arg-type]  # a list now
+                if not added:
+                    continue
+                retrieved += added
+                if document not in gold_union:
+                    continue
+            changed.append(document)
+        for document in changed:  # the gold characters of a changed gold document, counted again
+            now = shared(gold_union[document], joined[document])  # type: ignore[arg-type]  # a gold document's: a list
+            covered += now - covered_in.get(document, 0)
+            covered_in[document] = now
+        changed.clear()
+        done = stop
+        at[stop] = (covered, retrieved)
+    return [at[stop] for stop in stops]
+
+
+def _join(intervals: list[tuple[int, int]], start: int, end: int) -> int:
+    """Join a non-empty span to sorted, disjoint intervals that neither overlap nor touch, in place; return how
+    many characters it adds."""
+    i, n = 0, len(intervals)
+    while i < n and intervals[i][1] < start:
+        i += 1
+    j, low, high, inside = i, start, end, 0
+    while j < n and intervals[j][0] <= end:
+        s, e = intervals[j]
+        inside += e - s
+        low, high = min(low, s), max(high, e)
+        j += 1
+    intervals[i:j] = [(low, high)]
+    return high - low - inside
 
 
 GradedSpan = tuple[str, int, int, int]  # a gold span and its grade

@@ -106,7 +106,7 @@ def chunk_qrels(gold: str | os.PathLike[str], chunks: str | os.PathLike[str],
                 min_overlap: int | None = None) -> ChunkQrels:
     """Judge the chunks of a chunking against every answerable question's gold spans; raise ``InputError`` at the
     first problem of either file, or when no question gets a line."""
-    from ragscore.loaders.chunks import ChunksError, load_chunks
+    from ragscore.loaders.chunks import Chunk, ChunksError, load_chunks
     from ragscore.loaders.gold import KEEP_SPANS, line_of, load_gold
     from ragscore.loaders.jsonl import InputFile
     from ragscore.metrics.spans import relevant_chunks
@@ -120,7 +120,7 @@ def chunk_qrels(gold: str | os.PathLike[str], chunks: str | os.PathLike[str],
     gold_file, chunks_file = InputFile(gold_spec), InputFile(chunks_spec)
     gold_set = load_gold(gold_file, keep=frozenset({KEEP_SPANS}))
     index = load_chunks(chunks_file, id_problem)
-    chunk_of = index.by_id
+    chunk_of = {ident: Chunk(ident, *span) for ident, span in index.spans.items()}
     documents = {chunk.doc for chunk in chunk_of.values()}
     topics: dict[str, dict[str, int]] = {}
     unanswerable = without_spans = 0
