@@ -110,8 +110,9 @@ def test_each_shape_that_writes_offsets_is_read_as_a_span():
     langchain = {"id": None, "metadata": {"source": "fr.txt", "start_index": 44}, "page_content": "museums.",
                  "type": "Document"}
     assert entry_span(langchain) == ("fr.txt", 44, 52)
-    assert entry_span({**langchain, "metadata": {"source": "fr.txt", "id": "doc-1", "start_index": 0}}) == (
-        "doc-1", 0, 8)
+    assert entry_span({**langchain, "metadata": {"source": "fr.txt", "id": "chunk-1", "start_index": 0}}) == (
+        "fr.txt", 0, 8)  # metadata.id is the chunk's own id in the langchain preset
+    assert entry_span({**langchain, "metadata": {"id": "doc-1", "start_index": 0}}) == ("doc-1", 0, 8)
     assert entry_span({**langchain, "metadata": {"source": "fr.txt", "start_index": -1}}) is None  # not found
     for entry in ("c1", {"id": "c1"}, {"doc": "d", "start": 5, "end": 2}, {"doc": "d", "start": 1}, None,
                   {"metadata": {"start_index": 0}, "page_content": "x"}):

@@ -199,7 +199,7 @@ def _offsets(start: object, end: object) -> tuple[int, int] | None:
 def entry_span(entry: object) -> Span | None:
     """The span of its document a retrieved entry holds, when it says: ``doc`` (or ``doc_id``) with ``start`` and
     ``end``; LangChain's ``metadata.start_index`` (its text splitters' ``add_start_index``), its document from
-    ``metadata.id`` or ``metadata.source``, ending after its ``page_content``; llama-index's ``start_char_idx`` and
+    ``metadata.source`` or else ``metadata.id``, ending after its ``page_content``; llama-index's ``start_char_idx`` and
     ``end_char_idx`` of a node (or of a ``NodeWithScore``'s), its document the node's source
     (``relationships."1".node_id``, else ``ref_doc_id``). None when it says none of these."""
     if type(entry) is not dict:
@@ -211,7 +211,8 @@ def entry_span(entry: object) -> Span | None:
     metadata = get("metadata")
     if type(metadata) is dict and "start_index" in metadata:
         start, text = metadata.get("start_index"), get("page_content")
-        doc = _doc(metadata.get("id", metadata.get("source")))
+        # metadata.source names the file a loader read; metadata.id is the chunk's own id in the langchain preset
+        doc = _doc(metadata.get("source", metadata.get("id")))
         if doc is None or type(text) is not str or type(start) is not int or start < 0:  # -1: the splitter lost it
             return None
         return doc, start, start + len(text)
