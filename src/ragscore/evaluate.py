@@ -284,7 +284,8 @@ def score_traces(
 ) -> None:
     """Judge every trace line of this part against ``gold``; add the findings to ``result``; ``chunks``: the
     chunking the traces' chunk ids are spans of (``--chunks``)."""
-    corpus = open_corpus(traces, settings, part, parts, documents=span_documents(gold.items))
+    corpus = open_corpus(traces, settings, part, parts,
+                         documents=span_documents(gold.items) if settings.corpus is not None else frozenset())
     if corpus is not None:
         check_spans(gold, corpus.documents)
     judged = _judged(len(gold.items), settings, wants, parts, traces.rereadable, chunks)

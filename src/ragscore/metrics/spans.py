@@ -111,7 +111,12 @@ def evidence_row(gold: Sequence[Span], ranked: Sequence[Span | None], cited: Seq
         precision.append(covered / retrieved if retrieved else 0.0)
         iou.append(covered / (gold_chars + retrieved - covered))
         hit.append(1.0 if covered else 0.0)
-    covered, retrieved = _counts(gold_union, cited, [len(cited)])[0]
+    if len(cited) == 1:  # the usual answer cites one passage: no union to make
+        document, start, end = cited[0]
+        retrieved = max(end - start, 0)
+        covered = shared(gold_union[document], [(start, end)]) if retrieved and document in gold_union else 0
+    else:
+        covered, retrieved = _counts(gold_union, cited, [len(cited)])[0] if cited else (0, 0)
     return (*recall, *precision, *iou, *hit, covered / gold_chars, covered / retrieved if retrieved else 0.0)
 
 
