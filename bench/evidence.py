@@ -40,6 +40,8 @@ import time
 from bisect import bisect_left
 from pathlib import Path
 
+from grounding import peak_rss_mb  # bench/ is first on the path, as the scripts import each other
+
 HERE = Path(__file__).resolve().parent
 TARGET = 1.5
 RETRIEVED = 20
@@ -143,15 +145,6 @@ def timed(cmd: list[str]) -> tuple[float, float]:
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-
-
-def peak_rss_mb(cmd: list[str]) -> float:
-    """The peak resident memory of a run (of its largest process), measured in a process of its own: the
-    peak of a process's children is the largest of all it ever ran (GNU time is not needed: getrusage)."""
-    probe = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL, "
-             "stderr=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    out = subprocess.run([sys.executable, "-c", probe, *cmd], check=True, capture_output=True, text=True).stdout
-    return int(out) / 1024
 
 
 def commands(paths: dict[str, Path]) -> dict[str, tuple[list[str], list[str]]]:
