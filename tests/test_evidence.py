@@ -403,7 +403,7 @@ def test_the_chunking_is_an_input_of_the_report_of_its_parts_and_of_compare(tmp_
     assert same.status == 0 and "chunkings" not in same.err
     assert json.loads(same.out)["inputs"]["chunks"] == report["inputs"]["chunks"]
     other = ragscore("compare", *common, "--baseline-report", "base.json", "--no-fail")
-    assert ("the runs used different chunkings (--chunks): the baseline's chunks.jsonl (sha256 "
+    assert ("the runs used different chunkings (--chunks): the baseline's \"chunks.jsonl\" (sha256 "
             f"{report['inputs']['chunks']['sha256'][:12]}, 1 chunks), the candidate's none") in other.err
 
 

@@ -177,7 +177,10 @@ def _corpora(baseline: Any, candidate: Any, records: str = "documents") -> str |
     def shown(corpus: Any) -> str:
         if not isinstance(corpus, dict):
             return "none"
-        return f"{corpus.get('path')} (sha256 {str(corpus.get('sha256'))[:12]}, {corpus.get(records)} {records})"
+        from ragscore.quoting import quote  # a path from a report: quoted, escaped
+
+        return (f"{quote(corpus.get('path'))} (sha256 {quote(corpus.get('sha256'))[1:13]}, {corpus.get(records)} "
+                f"{records})")
 
     same = (baseline is None and candidate is None or isinstance(baseline, dict) and isinstance(candidate, dict)
             and baseline.get("sha256") == candidate.get("sha256"))

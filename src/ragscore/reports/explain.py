@@ -59,8 +59,8 @@ def render_explanation(explained: Explained, settings: Settings, traces: InputFi
     lines.append(f"label: {outcome.label.value}: {reason(outcome, gold)}")
     for number, (doc, start, end, grade) in enumerate(gold.spans or (), 1):
         text = "" if explained.span_texts is None else f": {quote(explained.span_texts[number - 1])}"
-        lines.append(f"gold span {number}: {doc} characters {start:,}-{end:,}" + (f", grade {grade}" if grade != 1
-                                                                                   else "") + text)
+        graded = f", grade {grade}" if grade != 1 else ""
+        lines.append(f"gold span {number}: {quote(doc)} characters {start:,}-{end:,}{graded}{text}")
     if trace is None:
         lines.append(f"trace: none in {trace_name}; scored as a refusal")
         return _lines(lines)
