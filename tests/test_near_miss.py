@@ -26,9 +26,10 @@ EXAMPLES_GOLD, EXAMPLES_TRACE = EXAMPLES / "gold.jsonl", EXAMPLES / "trace.jsonl
 def test_the_contracts():
     assert GOLD_FIELDS == CONTRACT_FIELDS == {
         "qid", "question", "q", "answerable", "gold_claim_substr", "gold_claim", "gold_citations", "gold_ids",
-        "gold_relevance", "gold_answers", "forbidden_substr", "gold_chunks", "gold_embeddings", "gold_spans"}
+        "gold_relevance", "gold_answers", "forbidden_substr", "gold_chunks", "gold_embeddings", "gold_spans",
+        "gold_tool_calls", "tool_match", "gold_arguments_match"}
     assert TRACE_FIELDS == {"qid", "q_id", "q", "question", "answer", "answer_json", "citations", "refused",
-                            "retrieved_ids", "chunks", "retrieved_chunks", "retrieved_embeddings", "scores"}
+                            "retrieved_ids", "chunks", "retrieved_chunks", "retrieved_embeddings", "scores", "tool_calls"}
 
 
 @pytest.mark.parametrize(("key", "field"), [
@@ -38,6 +39,7 @@ def test_the_contracts():
     ("gold_chunk", "gold_chunks"),
     ("gold_embedding", "gold_embeddings"),
     ("gold_span", "gold_spans"),
+    ("gold_tool_call", "gold_tool_calls"),
     ("gold_claims", "gold_claim"),
     ("gold_id", "gold_ids"),
     ("forbidden_subst", "forbidden_substr"),

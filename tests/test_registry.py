@@ -80,7 +80,8 @@ def test_the_families_take_their_names_from_the_registry():
     assert answer[-1] == "full_recall@4"
     assert metric_names(settings) == (
         answer + expand(METRICS.specs("retrieval") + METRICS.specs("similarity") + METRICS.specs("text")
-                               + METRICS.specs("grounding") + METRICS.specs("evidence"), (1, 3))
+                               + METRICS.specs("grounding") + METRICS.specs("evidence") + METRICS.specs("tools"),
+                               (1, 3))
         + METRICS.names("counts")
     )
     assert KNOWN == frozenset(METRICS.names("scores"))

@@ -38,7 +38,7 @@ def test_family_is_off_by_default_and_on_by_option_config_or_gate(ragscore, isol
 def test_unknown_family_is_a_usage_error(ragscore, isolated):
     run = ragscore("--gold", EXAMPLES / "gold.jsonl", "--trace", EXAMPLES / "trace.jsonl", "--metrics", "retreival")
     assert (run.status, run.err) == (
-        2, 'ragscore: error: --metrics: unknown metric family "retreival" (known: answer, retrieval, similarity, text, grounding, evidence, all); '
+        2, 'ragscore: error: --metrics: unknown metric family "retreival" (known: answer, retrieval, similarity, text, grounding, evidence, tools, all); '
            'did you mean "retrieval"?\n')
 
 

@@ -96,12 +96,12 @@ def test_schema_is_shipped_in_the_package() -> None:
 
 
 def test_required_keys_match_the_report_document() -> None:
-    """Require every key the report always has; only external scores, operations, grounding counts, slices and
+    """Require every key the report always has; only external scores, operations, grounding and tools counts, slices and
     questions are optional."""
     schema = load_schema()
     doc = json.loads((GOLDEN / "reference.json").read_text(encoding="utf-8"))
     assert schema["required"] == [key for key in doc if key != "questions"]
-    optional = ["repeats", "scores", "operations", "grounding", "scores_file", "slices", "questions"]
+    optional = ["repeats", "scores", "operations", "grounding", "tools", "scores_file", "slices", "questions"]
     assert list(schema["properties"]) == [key for key in doc if key != "questions"] + optional
 
 

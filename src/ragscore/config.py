@@ -530,17 +530,22 @@ def _written(metric: str, data: Mapping[str, object]) -> str:
 
 
 def for_gold(config: Config, gold: object) -> Config:
-    """The configuration a gold set is scored with: the evidence family on when it holds ``gold_spans`` (as far as
-    ``loaders.gold.has_spans`` can tell before reading it; else ``--metrics evidence`` turns it on)."""
-    from ragscore.loaders.gold import has_spans
+    """The configuration a gold set is scored with: the evidence family on when it holds ``gold_spans``, the tools
+    family when it holds ``gold_tool_calls`` (as far as ``loaders.gold.family_keys`` can tell before reading it;
+    else ``--metrics evidence`` or ``--metrics tools`` turns one on)."""
+    from ragscore.loaders.gold import family_keys
 
     settings = config.settings
-    if EVIDENCE in settings.families or not has_spans(gold, settings.gold_fields):  # type: ignore[arg-type]
+    if all(family in settings.families for family in BY_GOLD_KEY.values()):
         return config
-    return replace(config, settings=replace(settings, families=_in_order((*settings.families, EVIDENCE))))
+    wanted = [BY_GOLD_KEY[key] for key in family_keys(gold, settings.gold_fields)]  # type: ignore[arg-type]
+    if all(family in settings.families for family in wanted):
+        return config
+    return replace(config, settings=replace(settings, families=_in_order((*settings.families, *wanted))))
 
 
 EVIDENCE: Final = "evidence"  # the family gold spans turn on
+BY_GOLD_KEY: Final = {"gold_spans": EVIDENCE, "gold_tool_calls": "tools"}  # the family each gold key turns on
 
 
 def _in_order(names: tuple[str, ...]) -> tuple[str, ...]:

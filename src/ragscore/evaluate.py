@@ -481,7 +481,7 @@ def _summarise(
     result.operations = judged.operations.totals(result.tally.traced)
     result.tally.shares = by_position(judged.shares)
     result.scores = {name: ScoreTotals(by_position(column), nulls) for name, (column, nulls) in score_columns.items()}
-    result.columns = [c.totals(spread(family, settings), qids(c.owners), seed, resamples)
+    result.columns = [c.totals(spread(family, settings), qids(c.owners), seed, resamples, family.undefined)
                       for family, c in zip(judged.families, judged.columns, strict=True)]
 
 

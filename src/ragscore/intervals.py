@@ -87,7 +87,7 @@ def intervals_of(
             column = totals.columns[i]
             if kind == "rate" and not settings.sampled:
                 # A column of 0/1 values: its sum is the count, exactly.
-                out[name] = _rate_interval(round(column.fsum), totals.counted, settings.confidence)
+                out[name] = _rate_interval(round(column.fsum), column.n, settings.confidence)
             else:
                 out[name] = mean_interval(column, settings)
     return out

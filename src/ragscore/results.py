@@ -277,6 +277,13 @@ class Evaluation:
     corpus: CorpusUse | None = None       # --corpus: what was read of it, and what it lacked
     chunks: ChunksUse | None = None       # --chunks: the chunking read
 
+    def family_totals(self, name: str) -> Totals | None:
+        """The totals of the optional family of this name (None when it is off)."""
+        for family, totals in zip(enabled(self.settings.families), self.columns, strict=True):
+            if family.name == name:
+                return totals
+        return None
+
     def ids_read_elsewhere(self) -> dict[str, int]:
         """Where the trace format read retrieved objects' ids (path -> objects), when any came from a fallback: not
         the contract's own fields, nor the format's first place (LangChain's ``metadata.id``), but such as an

@@ -136,7 +136,8 @@ def build_slices(
                 c = Columns(family.width(settings))
                 for family_row in rows:
                     c.values.extend(family_row)
-                totals.append(c.totals(spread(family, settings), _keys(qids, resample), seed, resamples))
+                totals.append(c.totals(spread(family, settings), _keys(qids, resample), seed, resamples,
+                                            family.undefined))
             repeats = None
             if settings.sampled:  # the answer metrics are means over each question's samples
                 repeats = summarise_questions(group.sampled, group.qids, group.places, settings, resample)

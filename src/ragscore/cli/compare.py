@@ -69,7 +69,8 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
                         help="read [scoring] and [regression] from PATH instead of ./gates.toml")
     parser.add_argument("--metrics", metavar="FAMILIES",
                         help="optional metric families to compare as well (retrieval, similarity, text, grounding, "
-                             "evidence, all)")
+                             "evidence, tools, all; evidence and tools are on by themselves for gold_spans and "
+                             "gold_tool_calls)")
     parser.add_argument("--repeats", choices=REPEATS,
                         help="what several trace lines of one question are: the last counts (last, the default), or "
                              "each is a sample (samples: pass@k and pass^k compared question by question)")

@@ -147,7 +147,8 @@ def add_setting_options(gates: Any, *, no_fail: bool = True, scoring: bool = Tru
         return
     gates.add_argument("--metrics", metavar="FAMILIES",
                        help="optional metric families to compute as well: retrieval, similarity, text, grounding, "
-                            "evidence (on by itself for gold_spans), or all (comma-separated)")
+                            "evidence (on by itself for gold_spans), tools (on by itself for gold_tool_calls), or all "
+                            "(comma-separated)")
     gates.add_argument("--cutoffs", type=cutoff_list, metavar="K,K,...",
                        help="cutoffs of the retrieval metrics (default 1,3,5,10)")
     gates.add_argument("--k", type=count, metavar="N", help="the k of recall@k (default 5)")

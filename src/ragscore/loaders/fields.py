@@ -22,5 +22,8 @@ CONTRACT_FIELDS: Final = frozenset(
         "gold_chunks",
         "gold_embeddings",
         "gold_spans",
+        "gold_tool_calls",
+        "tool_match",
+        "gold_arguments_match",
     }
 )

@@ -25,6 +25,7 @@ from ragscore.loaders.jsonl import (
     objects_at,
 )
 from ragscore.loaders.records import Records
+from ragscore.loaders.tool_calls import GoldTools, gold_tools
 from ragscore.quoting import quote
 from ragscore.text import MIN_NEEDLE, Rule, containment_rule, normalise
 
@@ -36,6 +37,7 @@ KEEP_EXTRA: Final = "extra"
 KEEP_CHUNKS: Final = "chunks"
 KEEP_EMBEDDINGS: Final = "embeddings"
 KEEP_SPANS: Final = "spans"
+KEEP_TOOLS: Final = "tools"
 SPAN_KEYS: Final = ("doc", "start", "end", "grade")  # a gold span's keys (grade optional)
 _NO_KEEP: Final[frozenset[str]] = frozenset()
 _INT_ONLY: Final = frozenset({int})
@@ -114,6 +116,12 @@ class GoldItem(NamedTuple):
     def spans(self) -> tuple[tuple[str, int, int, int], ...] | None:
         """Return the gold evidence as spans of documents (``gold_spans``: document, start, end, grade), if kept."""
         return self.kept.get(KEEP_SPANS) if self.kept else None  # type: ignore[return-value]
+
+    @property
+    def tools(self) -> GoldTools | None:
+        """Return the expected tool calls and their rules (``gold_tool_calls``, ``tool_match``,
+        ``gold_arguments_match``), if kept."""
+        return self.kept.get(KEEP_TOOLS) if self.kept else None  # type: ignore[return-value]
 
     @property
     def extra(self) -> Mapping[str, object] | None:
@@ -234,6 +242,9 @@ def parse_gold_item(
             and "gold_chunks" not in obj
             and "gold_embeddings" not in obj
             and ((spans := get("gold_spans")) is None or (spans := _usual_spans(spans)) is not None)
+            and "gold_tool_calls" not in obj
+            and "tool_match" not in obj
+            and "gold_arguments_match" not in obj
         ):
             relevance, answers = get("gold_relevance"), get("gold_answers")
             if (
@@ -304,20 +315,23 @@ def parse_gold_item_checked(
     spans = obj.get("gold_spans")
     if spans is not None:
         spans = _spans(f, spans)
+    tools = None
+    if "gold_tool_calls" in obj or "tool_match" in obj or "gold_arguments_match" in obj:
+        tools = _tools(f, obj)
     rule, needles = containment_rule(None if substr is None else tuple(substr), claim)
     return tuple.__new__(GoldItem, (
         qid, question if KEEP_QUESTION in keep else None, answerable, tuple(citations), rule, needles,
-        tuple(forbidden), forbidden_norm, _kept(keep, obj, relevance, answers, chunks, embeddings, spans),
+        tuple(forbidden), forbidden_norm, _kept(keep, obj, relevance, answers, chunks, embeddings, spans, tools),
     ))
 
 
 def _kept(
     keep: frozenset[str], obj: dict[str, object], relevance: object, answers: object, chunks: object,
-    embeddings: object, spans: object,
+    embeddings: object, spans: object, tools: object = None,
 ) -> dict[str, object] | None:
     """Collect the optional fields asked for that the item has; None when there are none."""
     values = {KEEP_RELEVANCE: relevance, KEEP_ANSWERS: answers, KEEP_CHUNKS: chunks, KEEP_EMBEDDINGS: embeddings,
-              KEEP_SPANS: spans}
+              KEEP_SPANS: spans, KEEP_TOOLS: tools}
     kept = {name: value for name, value in values.items() if name in keep and value is not None}
     if KEEP_EXTRA in keep and (extra := {k: v for k, v in obj.items() if k not in CONTRACT_FIELDS}):
         kept[KEEP_EXTRA] = extra
@@ -393,6 +407,16 @@ def _usual_spans(value: object) -> tuple[tuple[str, int, int, int], ...] | None:
             return None
         out.append((doc, start, end, grade))
     return tuple(out)
+
+
+def _tools(f: _Fields, obj: Mapping[str, object]) -> GoldTools:
+    """Check an item's expected tool calls (``gold_tool_calls``: ``{"name", "arguments"}`` each, the arguments an
+    object or the JSON text of one, ``{}`` when absent) and its two rules."""
+    read = gold_tools(obj.get("gold_tool_calls"), obj.get("tool_match"), obj.get("gold_arguments_match"))
+    if isinstance(read, GoldTools):
+        return read
+    key, message = read
+    raise f.fail(key, message)
 
 
 def _relevance(f: _Fields, value: object) -> dict[str, int]:
@@ -483,34 +507,46 @@ def load_gold(
                    total=len(items) + others + sum(skipped))
 
 
-# The key, followed by its colon: a string "gold_spans" that is a value (a tag, the end of a question) is no key.
-_SPANS_KEY: Final = re.compile(rb'"gold_spans"[ \t\r\n]*:')
-_SPANS_TAIL: Final = 256  # bytes of a block kept for a key (and its colon) cut by the next block
+# A key, followed by its colon: a string "gold_spans" that is a value (a tag, the end of a question) is no key.
+FAMILY_KEYS: Final = ("gold_spans", "gold_tool_calls")  # the gold fields that turn a metric family on
+_KEYS: Final = {frozenset(keys): re.compile(rb'"(' + b"|".join(k.encode() for k in keys) + rb')"[ \t\r\n]*:')
+                for keys in (FAMILY_KEYS, *((k,) for k in FAMILY_KEYS))}
+_KEY_TAIL: Final = 256  # bytes of a block kept for a key (and its colon) cut by the next block
 
 
-def has_spans(spec: str | InputFile | Records, fields: tuple[tuple[str, str], ...] = ()) -> bool:
-    """Tell whether a gold set holds ``gold_spans`` (a mapping of it in ``[gold.fields]`` says so), as far as can be
-    told before it is read: a file that can be read again is searched for the key and its colon, byte by byte
-    (escaped in a string it does not match, nor as a value); standard input, a pipe and records cannot be, and say
-    no."""
-    if any(concept == "gold_spans" for concept, _ in fields):
-        return True
+def family_keys(spec: str | InputFile | Records, fields: tuple[tuple[str, str], ...] = ()) -> frozenset[str]:
+    """Tell which of ``FAMILY_KEYS`` a gold set holds (a mapping of one in ``[gold.fields]`` says so), as far as can
+    be told before it is read: a file that can be read again is searched for each key and its colon, byte by byte
+    (escaped in a string it does not match, nor as a value), once, until both are found; standard input, a pipe and
+    records cannot be, and say none."""
+    found = {concept for concept, _ in fields if concept in FAMILY_KEYS}
     file = spec if isinstance(spec, InputFile) else None if isinstance(spec, Records) else InputFile(spec)
-    if file is None or not file.rereadable:
-        return False
+    if file is None or not file.rereadable or len(found) == len(FAMILY_KEYS):
+        return frozenset(found)
     try:
         stream = InputFile(file.spec, hashed=False)._open()
         try:
             tail = b""
             while block := stream.read(1 << 20):
-                if _SPANS_KEY.search(tail + block[:_SPANS_TAIL]) or _SPANS_KEY.search(block):
-                    return True
-                tail = block[-_SPANS_TAIL:]
+                for window in (tail + block[:_KEY_TAIL], block):
+                    at = 0
+                    while len(found) < len(FAMILY_KEYS) and (
+                            match := _KEYS[frozenset(FAMILY_KEYS).difference(found)].search(window, at)):
+                        found.add(match.group(1).decode())
+                        at = match.end()
+                if len(found) == len(FAMILY_KEYS):
+                    break
+                tail = block[-_KEY_TAIL:]
         finally:
             stream.close()
     except Exception:  # noqa: BLE001 - a file that cannot be read: the gold set's own reading reports it, at its line
-        return False
-    return False
+        pass
+    return frozenset(found)
+
+
+def has_spans(spec: str | InputFile | Records, fields: tuple[tuple[str, str], ...] = ()) -> bool:
+    """Tell whether a gold set holds ``gold_spans``, as far as ``family_keys`` can tell before it is read."""
+    return "gold_spans" in family_keys(spec, fields)
 
 
 def span_documents(items: Iterable[GoldItem]) -> frozenset[str]:

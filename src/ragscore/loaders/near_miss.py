@@ -42,6 +42,7 @@ TRACE_FIELDS: Final[frozenset[str]] = frozenset(
         "retrieved_chunks",
         "retrieved_embeddings",
         "scores",
+        "tool_calls",
     }
 )
 

@@ -66,8 +66,9 @@ TRACE_CONCEPTS: Final = {
     "tokens_out": "output_tokens",
     "cost": "cost",
     "ts": "ts",  # when a trace ran (ragscore monitor's windows)
+    "tool_calls": "tool_calls",  # the calls an agent made (the tools family: loaders/tool_calls.py)
 }
-CONTAINERS: Final = frozenset({"citations", "retrieved_ids", "retrieved_chunks", "scores"})
+CONTAINERS: Final = frozenset({"citations", "retrieved_ids", "retrieved_chunks", "scores", "tool_calls"})
 # The native keys a mapped concept replaces (the built-in lookup is dropped, not mixed in).
 _REPLACES: Final = {
     "qid": ("qid", "q_id"),
@@ -78,6 +79,7 @@ _REPLACES: Final = {
     "refused": ("refused",),
     "retrieved_chunks": ("retrieved_chunks",),
     "scores": ("scores",),
+    "tool_calls": ("tool_calls",),
     "latency_ms": ("latency_ms", "latency", "duration_ms", "start_time", "end_time"),
     "tokens_in": ("input_tokens", "prompt_tokens"),
     "tokens_out": ("output_tokens", "completion_tokens"),

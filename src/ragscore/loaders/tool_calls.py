@@ -16,7 +16,18 @@ import json
 from collections.abc import Mapping
 from typing import Final, NamedTuple
 
+from ragscore.loaders.jsonl import describe
+from ragscore.quoting import quote
+from ragscore.suggest import did_you_mean
+
 RESPONSE_KEYS: Final = ("response", "raw_response")
+EXACT: Final = "exact"
+SUBSET: Final = "subset"
+ARGUMENT_RULES: Final = (EXACT, SUBSET)  # gold_arguments_match
+IN_ORDER: Final = "in_order"
+ANY_ORDER: Final = "any_order"
+TRAJECTORY_RULES: Final = (EXACT, IN_ORDER, ANY_ORDER)  # tool_match
+GOLD_CALL_KEYS: Final = ("name", "arguments")
 
 
 class _Invalid:
@@ -45,6 +56,57 @@ class ReadCalls(NamedTuple):
 
 
 NO_CALLS: Final = ReadCalls((), 0, False)
+
+
+class GoldTools(NamedTuple):
+    """A gold item's expected tool calls, in order, and the rules it is judged by."""
+
+    calls: tuple[Call, ...]
+    match: str = EXACT      # tool_match: the trajectory metric that says whether its tool use is correct
+    arguments: str = EXACT  # gold_arguments_match: how a call's arguments are compared with the gold ones
+
+
+def gold_tools(calls: object, match: object, arguments: object) -> GoldTools | tuple[str, str]:
+    """Read a gold item's ``gold_tool_calls``, ``tool_match`` and ``gold_arguments_match``: the ``GoldTools``, or
+    the field at fault and what was wrong with it."""
+    if calls is None:
+        key = "tool_match" if match is not None else "gold_arguments_match"
+        return key, f'"{key}" says how to judge the item\'s tool calls, but it has no "gold_tool_calls"'
+    if type(calls) is not list:
+        return "gold_tool_calls", ('expected "gold_tool_calls" to be a list of calls ({"name": N, "arguments": '
+                                   f'{{...}}}}), got {describe(calls)}')
+    out = []
+    for number, entry in enumerate(calls, 1):
+        where = f'"gold_tool_calls" entry {number}'
+        if type(entry) is not dict:
+            return "gold_tool_calls", f'expected {where} to be an object {{"name": N, "arguments": {{...}}}}, got ' \
+                                      f'{describe(entry)}'
+        for key in entry:
+            if key not in GOLD_CALL_KEYS:
+                return "gold_tool_calls", (f"unknown key {quote(key)} in {where} (a call has \"name\" and "
+                                           f"\"arguments\"){did_you_mean(key, list(GOLD_CALL_KEYS))}")
+        name = entry.get("name")
+        if type(name) is not str or not name:
+            return "gold_tool_calls", f'expected "name" of {where} to be a non-empty string, got {describe(name)}'
+        value = entry.get("arguments", {})
+        parsed = _arguments(value) if type(value) is str else value
+        if type(parsed) is not dict:
+            got = "text that is not JSON" if parsed is INVALID else describe(parsed)
+            return "gold_tool_calls", (f'expected "arguments" of {where} to be an object (or the JSON text of one), '
+                                       f"got {got}")
+        out.append(Call(name, parsed))
+    rules = []
+    for key, value, allowed in (("tool_match", match, TRAJECTORY_RULES),
+                                ("gold_arguments_match", arguments, ARGUMENT_RULES)):
+        if value is None:
+            rules.append(EXACT)
+        elif type(value) is str and value in allowed:
+            rules.append(value)
+        else:
+            hint = did_you_mean(value, list(allowed)) if type(value) is str else ""
+            choices = ", ".join(f'"{rule}"' for rule in allowed)
+            return key, f'expected "{key}" to be one of {choices}, got {describe(value)}{hint}'
+    return GoldTools(tuple(out), rules[0], rules[1])
 
 
 def _arguments(value: object) -> object:

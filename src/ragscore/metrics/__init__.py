@@ -140,6 +140,39 @@ EVIDENCE: Final = (  # the evidence family (metrics/spans.py): gold_spans, chara
                "gold characters inside the cited spans, over the characters of the cited spans (0 when none)"),
 )
 
+TOOLS: Final = (  # the tools family (metrics/tools.py): gold_tool_calls against the calls a trace made
+    MetricSpec("tool_name_precision", H, "tools",
+               "predicted calls whose name pairs with a gold call's (each paired once), over predicted calls; "
+               "questions that called nothing are left out"),
+    MetricSpec("tool_name_recall", H, "tools",
+               "gold calls whose name pairs with a predicted call's (each paired once), over gold calls; questions "
+               "with no gold call are left out"),
+    MetricSpec("tool_name_f1", H, "tools", "the harmonic mean of tool_name_precision and tool_name_recall, per "
+               "question (2 paired names over predicted and gold calls)"),
+    MetricSpec("tool_call_precision", H, "tools",
+               "predicted calls paired with a gold call of the same name and arguments (under the item's "
+               "gold_arguments_match), over predicted calls; questions that called nothing are left out"),
+    MetricSpec("tool_call_recall", H, "tools",
+               "gold calls paired with a predicted call of the same name and arguments, over gold calls; questions "
+               "with no gold call are left out"),
+    MetricSpec("trajectory_exact_match", H, "tools",
+               "questions whose calls are the gold calls in their order and nothing else, over questions with "
+               "gold_tool_calls", RATE),
+    MetricSpec("trajectory_in_order_match", H, "tools",
+               "questions whose calls hold the gold calls in their order (others may come between), over questions "
+               "with gold_tool_calls", RATE),
+    MetricSpec("trajectory_any_order_match", H, "tools",
+               "questions whose calls hold every gold call, in any order, over questions with gold_tool_calls", RATE),
+    MetricSpec("tool_use_accuracy", H, "tools",
+               "questions whose calls match the gold trajectory by the item's tool_match (exact unless it says "
+               "in_order or any_order), over questions with gold_tool_calls", RATE),
+    MetricSpec("tool_args_invalid_rate", L, "tools",
+               "calls whose arguments are not valid JSON, over a question's calls, averaged over questions that "
+               "called a tool"),
+    MetricSpec("tool_args_invalid", L, "tools",
+               "calls whose arguments are not valid JSON, of the questions with gold_tool_calls", "count"),
+)
+
 # The common names of scores from other evaluators (as LLM-judged evaluation frameworks call
 # them): known to gates before any input is read, and described in reports. Any other name a
 # score may have (ragscore.metrics.names.score_name_problem) works as well: see direction_of.
@@ -189,7 +222,7 @@ COUNTS: Final = (  # always reported, last
 ALIASES: Final = {"under": "under_refusal", "over": "over_refusal", "recall@k": "full_recall@K"}
 
 METRICS: Final = Registry(
-    (*ANSWER, *REPEATS, *RETRIEVAL, *SIMILARITY, *TEXT, *GROUNDING, *EVIDENCE, *EXTERNAL, *OPERATIONS, *MONITOR,
+    (*ANSWER, *REPEATS, *RETRIEVAL, *SIMILARITY, *TEXT, *GROUNDING, *EVIDENCE, *TOOLS, *EXTERNAL, *OPERATIONS, *MONITOR,
      *COUNTS),
     ALIASES
 )

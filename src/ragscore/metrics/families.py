@@ -14,9 +14,12 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
+from itertools import compress
+from operator import eq
 from typing import TYPE_CHECKING, Final, Protocol
 
 from ragscore.loaders.chunks import ChunkIndex, trace_spans
+from ragscore.loaders.tool_calls import NO_CALLS, trace_calls
 from ragscore.metrics import METRICS
 from ragscore.metrics.moments import Moments, exact_mean, summarise
 from ragscore.metrics.names import lookup
@@ -28,6 +31,8 @@ from ragscore.metrics.retrieval import (
     text_relevance,
 )
 from ragscore.metrics.spans import evidence_row, relevant_chunks
+from ragscore.metrics.tools import ROW as TOOLS_ROW
+from ragscore.metrics.tools import tools_row
 
 if TYPE_CHECKING:
     from ragscore.loaders.gold import GoldItem
@@ -49,6 +54,11 @@ class Family(Protocol):
     def names(self, settings: Settings) -> tuple[str, ...]:
         """Name the metrics, in report order."""
 
+    @property
+    def undefined(self) -> bool:
+        """Tell whether a row may leave some of its values undefined (NaN): each metric is then a mean over the
+        questions that define it."""
+
     def width(self, settings: Settings) -> int:
         """Count the floats ``values`` stores per question."""
 
@@ -67,6 +77,8 @@ class Family(Protocol):
 
 class _MeanFamily:
     """A family whose stored row is its metrics, each reported as a mean over counted questions."""
+
+    undefined = False
 
     def names(self, settings: Settings) -> tuple[str, ...]:
         raise NotImplementedError
@@ -166,6 +178,67 @@ class EvidenceFamily(_MeanFamily):
         return evidence_row(gold, ranked, cited, settings.cutoffs)
 
 
+@dataclass(frozen=True, slots=True)
+class ToolsFamily:
+    """The tool calls a trace made against the item's ``gold_tool_calls`` (metrics/tools.py), for every question that
+    has them (an empty list too). A row holds the metrics, NaN where a question leaves one undefined (a precision
+    when nothing was called, a recall when nothing was expected), then what the notes and the report's ``tools``
+    counts say: the calls read, whether the trace said nothing of tool calls and its line, and the entries of its
+    ``tool_calls`` list that are no call and its line (NaN: none)."""
+
+    name: str = "tools"
+    keep: frozenset[str] = frozenset({"tools"})
+    undefined = True
+
+    def names(self, settings: Settings) -> tuple[str, ...]:
+        """Name the tool metrics."""
+        return METRICS.names("tools")
+
+    def width(self, settings: Settings) -> int:
+        """Store the metrics and the five counts of the notes."""
+        return len(TOOLS_ROW) + len(TOOLS_COUNTS)
+
+    def values(
+        self, item: GoldItem, trace: TraceView | None, obj: Mapping[str, object] | None, answered: bool,
+        settings: Settings,
+    ) -> tuple[float, ...] | None:
+        """Judge the calls of a question that has gold tool calls (no trace: nothing called)."""
+        gold = item.tools
+        if gold is None:
+            return None
+        read = trace_calls(obj) if trace is not None and obj is not None else NO_CALLS
+        unsaid = trace is not None and not read.found
+        line = float(trace.line) if trace is not None else math.nan
+        return (*tools_row(read.calls, gold), float(len(read.calls)), float(unsaid), line if unsaid else math.nan,
+                float(read.unreadable), line if read.unreadable else math.nan)
+
+    def summarise(self, columns: Totals, settings: Settings) -> dict[str, float | None]:
+        """Average each metric over the questions that define it; count the invalid calls."""
+        means = columns.means()
+        out = dict(zip(TOOLS_ROW, means[: len(TOOLS_ROW)], strict=True))
+        out["tool_args_invalid"] = round(columns.columns[TOOLS_ROW.index("tool_args_invalid")].fsum)
+        return out
+
+    def question_metrics(self, row: Sequence[float] | None, settings: Settings) -> dict[str, float | None]:
+        """Give one question's values (None where it leaves one undefined, or has no gold tool calls)."""
+        if row is None:
+            return dict.fromkeys(TOOLS_ROW)
+        return {name: value if value == value else None for name, value in zip(TOOLS_ROW, row)}  # noqa: B905
+
+
+TOOLS_COUNTS: Final = ("calls", "unsaid", "unsaid_line", "unreadable", "unreadable_line")  # after the metrics
+
+
+def tools_counts(columns: Totals) -> dict[str, int]:
+    """The tools family's counts over a run: questions with gold tool calls, the calls read, the traces that said
+    nothing of tool calls and the entries that were no call (each with its first trace line, 0: none)."""
+    at = dict(zip(TOOLS_COUNTS, columns.columns[len(TOOLS_ROW):], strict=True))
+    return {"questions": columns.counted, "calls": round(at["calls"].fsum), "unsaid": round(at["unsaid"].fsum),
+            "unsaid_line": round(at["unsaid_line"].low) if at["unsaid_line"].n else 0,
+            "unreadable": round(at["unreadable"].fsum),
+            "unreadable_line": round(at["unreadable_line"].low) if at["unreadable_line"].n else 0}
+
+
 def _vectors(value: object) -> list[list[float]] | None:
     """Read a list of equal-length number lists; None when it is anything else."""
     if type(value) is not list:
@@ -228,6 +301,7 @@ class TextFamily:
     (integer counts, exact as floats), which add up to the corpus scores.
     """
 
+    undefined = False
     name: str = "text"
     keep: frozenset[str] = frozenset({"answers"})
 
@@ -285,6 +359,7 @@ class GroundingFamily:
     then its provider citations (metrics/provider_citations.py): all, valid, misplaced, invalid and
     retrieved; the counts add up to the run's rates."""
 
+    undefined = False
     name: str = "grounding"
     keep: frozenset[str] = frozenset({"question"})
 
@@ -349,7 +424,8 @@ def grounding_rates(counts: Sequence[int]) -> dict[str, float | None]:
 
 
 FAMILIES: Final[dict[str, Family]] = {
-    f.name: f for f in (RetrievalFamily(), SimilarityFamily(), TextFamily(), GroundingFamily(), EvidenceFamily())}
+    f.name: f for f in (RetrievalFamily(), SimilarityFamily(), TextFamily(), GroundingFamily(), EvidenceFamily(),
+                       ToolsFamily())}
 ANSWER: Final = "answer"  # the core family, always on (metrics/answer.py)
 
 
@@ -405,11 +481,25 @@ class Columns:
         """Count the questions with a row."""
         return len(self.values) // self.width
 
-    def totals(self, spread: Sequence[bool], keys: Sequence[str] | None, seed: str, resamples: int) -> Totals:
-        """Summarise every column (``metrics.moments.summarise``; ``keys``: the qids of the rows, in order)."""
+    def totals(self, spread: Sequence[bool], keys: Sequence[str] | None, seed: str, resamples: int,
+               undefined: bool = False) -> Totals:
+        """Summarise every column (``metrics.moments.summarise``; ``keys``: the qids of the rows, in order).
+
+        ``undefined``: the family leaves some of a row's values undefined (NaN): each column is summarised over
+        the rows that define it, so its mean, interval and count are over those questions alone."""
         w = self.width
-        return Totals(w, self.counted, tuple(summarise([self.values[i::w] for i in range(w)], spread, keys, seed,
-                                                       resamples)))
+        columns = [self.values[i::w] for i in range(w)]
+        if not undefined:
+            return Totals(w, self.counted, tuple(summarise(columns, spread, keys, seed, resamples)))
+        out = []
+        for column, wide in zip(columns, spread, strict=True):
+            defined = list(map(eq, column, column))  # NaN is not equal to itself
+            chosen = keys
+            if not all(defined):
+                column = array("d", compress(column, defined))
+                chosen = None if keys is None else list(compress(keys, defined))
+            out.extend(summarise([column], [wide], chosen, seed, resamples))
+        return Totals(w, self.counted, tuple(out))
 
 
 @dataclass(slots=True)
@@ -446,9 +536,17 @@ class SampleColumns:
         w, values = self.width, self.values
         for position, indices in rows.items():
             samples = [values[i * w : (i + 1) * w] for i in indices]
-            out.put(position, tuple(exact_mean(column) if mean else math.fsum(column)
+            out.put(position, tuple(_defined_mean(column) if mean else math.fsum(column)
                                     for column, mean in zip(zip(*samples, strict=True), averaged, strict=True)))
         return out
+
+
+def _defined_mean(values: Sequence[float]) -> float:
+    """The exact mean of the samples' values that are defined (NaN when none is)."""
+    if all(map(eq, values, values)):
+        return exact_mean(values)
+    defined = list(compress(values, map(eq, values, values)))
+    return exact_mean(defined) if defined else math.nan
 
 
 def averaged(family: Family, settings: Settings) -> tuple[bool, ...]:
@@ -471,11 +569,9 @@ class Totals:
     columns: tuple[Moments, ...]
 
     def means(self) -> list[float | None]:
-        """Average each column over the counted questions (None when none is), as ``math.fsum(column) / n``."""
-        n = self.counted
-        if not n:
-            return [None] * self.width
-        return [m.fsum / n for m in self.columns]
+        """Average each column over the questions that define it (every counted one, but in a family that leaves
+        some values undefined), as ``math.fsum(column) / n``; None when none does."""
+        return [m.fsum / m.n if m.n else None for m in self.columns]
 
     @classmethod
     def total(cls, parts: Sequence[Totals]) -> Totals:

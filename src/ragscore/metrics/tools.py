@@ -12,18 +12,15 @@ call, so no value passes 1.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from typing import Final
 
-from ragscore.loaders.tool_calls import INVALID, Call
+from ragscore.loaders.tool_calls import ANY_ORDER, EXACT, IN_ORDER, INVALID, SUBSET, Call, GoldTools
 
-EXACT: Final = "exact"
-SUBSET: Final = "subset"
-ARGUMENT_RULES: Final = (EXACT, SUBSET)
-IN_ORDER: Final = "in_order"
-ANY_ORDER: Final = "any_order"
-TRAJECTORY_RULES: Final = (EXACT, IN_ORDER, ANY_ORDER)
+__all__ = ["ANY_ORDER", "EXACT", "IN_ORDER", "SUBSET", "in_order", "json_equal", "matched_calls", "matched_names",
+           "matches", "tool_values", "tools_row"]
 
 
 def json_equal(a: object, b: object) -> bool:
@@ -113,3 +110,20 @@ def tool_values(predicted: Sequence[Call], gold: Sequence[Call], rule: str = EXA
         "trajectory_any_order_match": float(anywhere),
         "tool_args_invalid_rate": invalid / n_pred if n_pred else None,
     }
+
+
+def tools_row(predicted: Sequence[Call], gold: GoldTools) -> tuple[float, ...]:
+    """One question's tool metrics in the order of ``METRICS.names("tools")`` (NaN where undefined): those of
+    ``tool_values`` under the item's arguments rule, with ``tool_use_accuracy`` (the trajectory metric its
+    ``tool_match`` names) before the invalid rate, then the count of calls with invalid arguments."""
+    values = tool_values(predicted, gold.calls, gold.arguments)
+    values["tool_use_accuracy"] = values[_DECIDES[gold.match]]
+    values["tool_args_invalid"] = float(sum(1 for call in predicted if call.arguments is INVALID))
+    return tuple(math.nan if (value := values[name]) is None else value for name in ROW)
+
+
+_DECIDES: Final = {EXACT: "trajectory_exact_match", IN_ORDER: "trajectory_in_order_match",
+                   ANY_ORDER: "trajectory_any_order_match"}
+ROW: Final = ("tool_name_precision", "tool_name_recall", "tool_name_f1", "tool_call_precision", "tool_call_recall",
+              "trajectory_exact_match", "trajectory_in_order_match", "trajectory_any_order_match",
+              "tool_use_accuracy", "tool_args_invalid_rate", "tool_args_invalid")

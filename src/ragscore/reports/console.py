@@ -10,6 +10,7 @@ from ragscore.gates import GateResult, Status
 from ragscore.loaders.gold import KEY_SAMPLE_LINES
 from ragscore.loaders.shards import Shards
 from ragscore.metrics.answer import CITING, answer_metric_names
+from ragscore.metrics.families import tools_counts
 from ragscore.metrics.names import lookup
 from ragscore.metrics.repeats import RepeatTotals
 from ragscore.quoting import quote, shorten
@@ -129,7 +130,7 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
             f"answers; counts.unreadable): {ev.traces.where(line)}: "
             f"{unreadable_hint(example, ev.settings.trace_format)}"
         )
-    notes += _retrieval_notes(ev) + _corpus_notes(ev)
+    notes += _retrieval_notes(ev) + _corpus_notes(ev) + _tools_notes(ev)
     if ev.tally.cites_nothing:
         notes.append(no_citations_note(ev.settings, ev.repeats is not None))
     if acc.bad_refused:
@@ -168,6 +169,29 @@ def _retrieval_notes(ev: Evaluation) -> list[str]:
             f"--map document_id=PATH inside objects) or the --trace-format that writes them; texts without ids "
             f"count only against gold_chunks (--metrics retrieval)"
         )
+    return notes
+
+
+def _tools_notes(ev: Evaluation) -> list[str]:
+    """Say which traces of questions with gold tool calls said nothing of tool calls, and which listed entries
+    that are no call."""
+    totals = ev.family_totals("tools")
+    if totals is None:
+        return []
+    counts = tools_counts(totals)
+    notes = []
+    if counts["unsaid"]:
+        notes.append(f"{plural(counts['unsaid'], 'trace', 'traces')} of questions with gold_tool_calls "
+                     f"{'holds' if counts['unsaid'] == 1 else 'hold'} no tool calls in a shape ragscore reads (no "
+                     f"\"tool_calls\" list, no provider response under \"response\"): scored as calling no tool; "
+                     f"write \"tool_calls\": [] for a trace that called none, or --map tool_calls=PATH: "
+                     f"{lines_of(ev.traces, [counts['unsaid_line']], counts['unsaid'])}")
+    if counts["unreadable"]:
+        notes.append(f"{plural(counts['unreadable'], 'entry', 'entries')} of \"tool_calls\" lists "
+                     f"{'is' if counts['unreadable'] == 1 else 'are'} no call in a shape ragscore reads (left out; a "
+                     f"call is {{\"name\", \"arguments\"}}, OpenAI's {{\"function\": {{\"name\", \"arguments\"}}}}, "
+                     f"an Anthropic tool_use block or a Responses function_call): "
+                     f"{lines_of(ev.traces, [counts['unreadable_line']], counts['unreadable'])}")
     return notes
 
 

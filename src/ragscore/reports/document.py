@@ -13,7 +13,7 @@ from ragscore.intervals import Interval
 from ragscore.loaders.jsonl import InputFile
 from ragscore.loaders.shards import Shards
 from ragscore.metrics.answer import CITING, LABEL_ORDER, PASSING_LABELS, answer_metric_names, outcome_values
-from ragscore.metrics.families import enabled
+from ragscore.metrics.families import enabled, tools_counts
 from ragscore.metrics.grounding import Findings
 from ragscore.metrics.repeats import RepeatTotals, repeat_metric_names
 from ragscore.reports.common import gate_table
@@ -219,6 +219,9 @@ def build_document(
     grounding = grounding_counts(ev)
     if grounding is not None:
         doc["grounding"] = grounding
+    tools = ev.family_totals("tools")
+    if tools is not None:
+        doc["tools"] = tools_counts(tools)
     if scores_file is not None:
         doc["scores_file"] = {
             "path": display_path(InputFile(scores_file.source)),
