@@ -83,7 +83,8 @@ def test_the_langchain_shape_of_the_issue_is_an_error_when_read_as_native(ragsco
     run = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--trace-format", "native")
     assert run.status == 2 and run.out == ""
     assert run.err == ('ragscore: error: t.jsonl:1: 3 of 3 traces have nothing ragscore reads (no claim, refusal, '
-                       'retrieved list or scores; read as native format): its keys are "question", "result", '
+                       'retrieved list, scores or tool calls; read as native format): its keys are "question", '
+                       '"result", '
                        '"source_documents": did you mean --trace-format langchain?\n')
     auto = ragscore("--gold", "g.jsonl", "--trace", "t.jsonl", "--no-fail", "--per-question")
     assert auto.status == 0

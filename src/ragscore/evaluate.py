@@ -46,6 +46,7 @@ from ragscore.loaders.near_miss import TRACE_FIELDS, near_misses
 from ragscore.loaders.provider_responses import ProviderResponse, provider_response
 from ragscore.loaders.records import Records
 from ragscore.loaders.shapes import TraceShape, open_records
+from ragscore.loaders.tool_calls import ReadCalls, trace_calls
 from ragscore.loaders.trace import DOCUMENT_ID_PATHS, TraceView, parse_trace
 from ragscore.metrics import METRICS
 from ragscore.metrics.answer import (
@@ -245,6 +246,7 @@ class _Judged:
     passages: dict[int, tuple[str, ...]] = field(default_factory=dict)  # ... and its passages' texts
     documents: Mapping[str, str] | None = None  # the texts of the gold spans' documents (--corpus)
     responses: dict[int, ProviderResponse | None] = field(default_factory=dict)  # ... and its provider response
+    tool_calls: dict[int, ReadCalls] = field(default_factory=dict)  # ... and its tool calls
     seen: dict[int, int] = field(default_factory=dict)         # ... and how many lines they had
     shape: TraceShape | None = None       # how a mapped trace format is read (None: the contract)
     repeats: Repeats | None = None        # each question's samples (repeats = "samples")
@@ -413,6 +415,7 @@ def _join(
             views[position] = view
             judged.passages[position] = tuple(passage_texts(obj))  # type: ignore[arg-type]  # a dict
             judged.responses[position] = provider_response(obj)  # type: ignore[arg-type]
+            judged.tool_calls[position] = trace_calls(obj)  # type: ignore[arg-type]  # a dict
             seen[position] = seen.get(position, 0) + 1
         if repeats is not None:  # a sample of the question: its answer metrics add to the question's
             repeats.add(position, codes[position], outcome.cite_share)
@@ -516,7 +519,8 @@ def _rows_and_explained(
                                                    None if sampled is None else sampled[position],
                                                    judged.passages.get(position, ()),
                                                    judged.responses.get(position),
-                                                   _span_texts(item, judged.documents))
+                                                   _span_texts(item, judged.documents),
+                                                   judged.tool_calls.get(position))
     if rows is not None:
         result.rows = rows.finish()
 

@@ -138,8 +138,8 @@ def finish(
         line, example = next(((n, e) for n, e in examples if e.bare), examples[0])
         raise traces.located(InputError(
             traces.name, f"{accounting.unreadable_bare:,} of {accounting.lines:,} traces have nothing ragscore reads "
-                         f"(no claim, refusal, retrieved list or scores; read as {settings.trace_format} format): "
-                         f"{unreadable_hint(example, settings.trace_format)}", line))
+                         f"(no claim, refusal, retrieved list, scores or tool calls; read as {settings.trace_format} "
+                         f"format): {unreadable_hint(example, settings.trace_format)}", line))
     check_name_count([part.score_lines], wants.scores.names if wants.scores else (), traces.name)
     unmatched: list[tuple[int, str]] = []
     if wants.scores is not None:

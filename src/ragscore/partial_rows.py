@@ -3,6 +3,7 @@ row checked, in C where there are a million of them, each one's error naming its
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Sequence
 from functools import partial
@@ -31,6 +32,7 @@ class RowReader:
     def __init__(self, settings: Settings, wants: Wants, rows: Node, columns: Sequence[Totals],
                  scores: dict[str, ScoreTotals]) -> None:
         self.widths = tuple(family.width(settings) for family in enabled(settings.families))
+        self.undefined = tuple(family.undefined for family in enabled(settings.families))  # null: NaN, undefined
         # A row's values are among those its family's summary counted: from its least to its greatest.
         self.lows = [[m.low for m in totals.columns] for totals in columns]
         self.highs = [[m.high for m in totals.columns] for totals in columns]
@@ -87,6 +89,12 @@ class RowReader:
             if type(row) is not list or len(row) != width:
                 raise self.bad(n, row, f"null or a list of {width} numbers", 7, index)
             lows, highs = self.lows[index], self.highs[index]
+            if self.undefined[index] and None in row:  # a value the question leaves undefined: NaN, unbounded
+                if not all(x is None or type(x) in _NUMBERS and low <= x <= high
+                           for x, low, high in zip(row, lows, highs, strict=True)):
+                    raise self._out_of_bounds(n, index, row)
+                values.append(tuple(math.nan if x is None else float(x) for x in row))
+                continue
             # In C, as there are a million rows: numbers (no true or false), each within its column's bounds.
             if not _NUMBERS.issuperset(map(type, row)) or not all(map(le, lows, row)) or not all(map(le, row, highs)):
                 raise self._out_of_bounds(n, index, row)
@@ -157,6 +165,8 @@ class RowReader:
         """Say which value of a family's row is not a number, or not among those its family counted."""
         node = self.at(n, 7, index)
         for column, (x, low, high) in enumerate(zip(row, self.lows[index], self.highs[index], strict=True)):
+            if x is None and self.undefined[index]:
+                continue
             value = read_number(x, Node(x, node, column))
             if not low <= value <= high:
                 return Node(x, node, column).fail(f"({shown(x)}) is not among the values its family's summary "

@@ -209,7 +209,10 @@ def _statistics_from(family: Family, settings: Settings) -> int:
     return len(text_metric_names())
 
 
-def _totals(node: Node, resamples: int, spread: tuple[bool, ...], questions: int, counts_from: int) -> Totals:
+def _totals(node: Node, resamples: int, spread: tuple[bool, ...], questions: int, counts_from: int,
+            undefined: bool = False) -> Totals:
+    """Read one family's totals (``undefined``: the family leaves some values undefined, so a column may count fewer
+    questions than the family)."""
     f = node.fields(("width", "counted", "columns"))
     width, counted = f["width"].count(), f["counted"].count(questions)
     columns = f["columns"].items()
@@ -217,7 +220,7 @@ def _totals(node: Node, resamples: int, spread: tuple[bool, ...], questions: int
         raise node.fail(f"holds {len(columns)} columns of width {width}, for {len(spread)} values per question")
     summaries = tuple(_moments(c, resamples, s) for c, s in zip(columns, spread, strict=True))
     for index, (column, summary) in enumerate(zip(columns, summaries, strict=True)):
-        if summary.n != counted:
+        if summary.n > counted if undefined else summary.n != counted:
             raise column.fail(f"counts {summary.n:,} questions, not its family's {counted:,}")
         if index >= counts_from and summary.n and summary.low < 0:
             raise column.fail(f"sums counts from {summary.low!r}: a count is never negative")
@@ -473,8 +476,8 @@ def _result(node: Node, settings: Settings, wants: Wants, spill: SpillFolder | N
     columns = r["columns"].items()
     if len(columns) != len(families):
         raise r["columns"].fail(f"holds {len(columns)} families' totals, for the {len(families)} of the settings")
-    totals = [_totals(c, settings.bootstrap, spread(family, settings), questions, _statistics_from(family, settings))
-              for c, family in zip(columns, families, strict=True)]
+    totals = [_totals(c, settings.bootstrap, spread(family, settings), questions, _statistics_from(family, settings),
+                      family.undefined) for c, family in zip(columns, families, strict=True)]
     scores = {name: _score_totals(t, settings.bootstrap, questions) for name, t in r["scores"].mapping()}
     missing = r["missing_ids"].items(min(ACCOUNTING_EXAMPLES, tally.missing))
     result = PartResult(

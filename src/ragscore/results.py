@@ -20,6 +20,7 @@ from ragscore.loaders.provider_responses import ProviderResponse
 from ragscore.loaders.records import Records
 from ragscore.loaders.shapes import PRESETS
 from ragscore.loaders.shards import Shards
+from ragscore.loaders.tool_calls import ReadCalls
 from ragscore.loaders.trace import OWN_ID_PATHS, TraceView
 from ragscore.metrics import METRICS
 from ragscore.metrics.answer import CITING, AnswerTally, Outcome, answer_metric_names
@@ -79,6 +80,10 @@ class Explained(NamedTuple):
     passages: tuple[str, ...] = ()  # the texts of the trace's retrieved passages (--metrics grounding's findings)
     response: ProviderResponse | None = None  # the provider response the trace keeps (its citations judged)
     span_texts: tuple[str, ...] | None = None  # the text of each gold span, from --corpus (None: no corpus)
+    tool_calls: ReadCalls | None = None  # the tool calls the trace made (None: no trace)
+
+
+_READ_KEYS: Final = ("retrieved_ids", "chunks", "scores", "tool_calls")  # what a trace without a claim may give
 
 
 class Unreadable(NamedTuple):
@@ -123,7 +128,7 @@ class Accounting:
     def note_unreadable(self, view: TraceView, record: object, native: object) -> None:
         """Count a trace that has no claim and no refusal field (scored as an empty answer)."""
         self.unreadable += 1
-        bare = type(native) is dict and not any(key in native for key in ("retrieved_ids", "chunks", "scores"))
+        bare = type(native) is dict and not any(key in native for key in _READ_KEYS)
         self.unreadable_bare += bare
         if len(self.unreadable_examples) < EXAMPLES:
             keys = tuple(record) if type(record) is dict else ()

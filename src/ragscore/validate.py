@@ -352,7 +352,7 @@ def _validate_traces(
             problems.append(_error(exc))
             continue
         if view.claim_from is None and view.refused_from is None:
-            if type(obj) is dict and not any(key in obj for key in ("retrieved_ids", "chunks", "scores")):
+            if type(obj) is dict and not any(key in obj for key in ("retrieved_ids", "chunks", "scores", "tool_calls")):
                 bare.append((line, record))
             problems.append(Problem(file.name, line, None, WARNING, "no claim or refusal field: scored as an empty "
                                     "answer" + (f" (read as {shape.name})" if shape is not None else "")))
@@ -393,8 +393,8 @@ def _validate_traces(
         fmt = "native" if shape is None else shape.name
         example = Unreadable(tuple(record) if type(record) is dict else (), True, detect(record))
         problems.append(Problem(file.name, line, None, ERROR, f"{len(bare):,} of {len(records):,} traces have nothing "
-                                f"ragscore reads (no claim, refusal, retrieved list or scores; read as {fmt} format): "
-                                + unreadable_hint(example, fmt)))
+                                "ragscore reads (no claim, refusal, retrieved list, scores or tool calls; read as "
+                                f"{fmt} format): " + unreadable_hint(example, fmt)))
     problems += near_misses.problems()
     if items and not seen and (keys["qid"] or keys["question"] or not any(p.severity == ERROR for p in problems)):
         problems.append(Problem(file.name, None, None, ERROR, _nothing_joins(keys, items, by_question)))

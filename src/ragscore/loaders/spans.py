@@ -5,6 +5,7 @@ or the OpenTelemetry GenAI conventions' retrieval and inference spans (``--trace
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any, Final, TypedDict, TypeGuard
 
@@ -96,7 +97,10 @@ def phoenix_span(obj: dict[str, object], source: str, line: int) -> Span:
     if type(attributes) is not dict:  # a spans dataframe written as JSON: "attributes.input.value" columns
         attributes = {key[len("attributes."):]: value for key, value in obj.items()
                       if key.startswith("attributes.") and value is not None}
-    attributes = unflatten(attributes)
+    # OpenInference's dotted keys are nested, as the OTLP reader nests them; GenAI's stay as written (the GenAI
+    # reader and --map name them quoted: "gen_ai.operation.name").
+    if "openinference.span.kind" in attributes or not any(key.startswith("gen_ai.") for key in attributes):
+        attributes = unflatten(attributes)
     kind = obj.get("span_kind")
     if not isinstance(kind, str):
         kind = lookup(attributes, parse_path("openinference.span.kind"))
@@ -295,9 +299,74 @@ def openinference_trace(spans: list[Span]) -> dict[str, object]:
         record["answer"] = _text_value(claim, _JSON_OUTPUT_KEYS)
     if retriever is not None:
         record.update(_documents(_attr(retriever, "retrieval.documents", True), "document.content"))
+    calls = _openinference_calls(spans, llms)
+    if calls is not None:
+        record["tool_calls"] = calls
     _operations(record, spans, {"input_tokens": _sum_tokens(llms, ("llm.token_count.prompt",)),
                                 "output_tokens": _sum_tokens(llms, ("llm.token_count.completion",))})
     return record
+
+
+def _started(spans: list[Span]) -> list[Span]:
+    """Spans in the order they started (one with no start time after those with one, in the order read)."""
+    return sorted(spans, key=lambda s: (s["start"] is None, s["start"] or 0))
+
+
+def _openinference_calls(spans: list[Span], llms: list[Span]) -> list[object] | None:
+    """The tool calls of an OpenInference run, in the order made: those the LLM spans' output messages hold
+    (``llm.output_messages.N.message.tool_calls.M.tool_call.function``: the name and the arguments' JSON text),
+    else one per TOOL span (``tool.name``; the arguments are ``input.value``, JSON text when ``input.mime_type`` is
+    ``application/json``, else a single argument's bare value, read as that JSON value); None when no span says
+    anything of tool calls."""
+    calls: list[object] = []
+    said = False
+    for llm in _started(llms):
+        messages = _attr(llm, "llm.output_messages", True)
+        if type(messages) is not list:
+            continue
+        said = True
+        for message in messages:
+            listed = message.get("message", {}).get("tool_calls") if type(message) is dict else None
+            if type(listed) is list:
+                calls += [c.get("tool_call") if type(c) is dict else c for c in listed]
+    if calls:
+        return calls
+    tools = _started([s for s in spans if s["kind"] == "TOOL"])
+    for tool in tools:
+        value = _attr(tool, "input.value")
+        json_text = _attr(tool, "input.mime_type") == "application/json" and isinstance(value, str)
+        calls.append({"name": _attr(tool, "tool.name"),
+                      "arguments": value if json_text else json.dumps(value) if value is not None else "{}"})
+    return calls if calls or said or tools else None
+
+
+def _genai_calls(spans: list[Span], inference: list[Span]) -> list[object] | None:
+    """The tool calls of a GenAI run, in the order made: one per ``execute_tool`` span (``gen_ai.tool.name``,
+    ``gen_ai.tool.call.arguments``: JSON text), else the ``tool_call`` parts of the inference spans' output
+    messages; None when no span says anything of tool calls (no tool span, no output messages)."""
+    tools = [s for s in spans if _attr(s, '"gen_ai.operation.name"') == "execute_tool"
+             and _attr(s, '"gen_ai.tool.name"') is not None]
+    if tools:
+        return [{"name": _attr(s, '"gen_ai.tool.name"'),
+                 "arguments": _raw(s, '"gen_ai.tool.call.arguments"', "{}")} for s in _started(tools)]
+    calls: list[object] = []
+    said = False
+    for span in _started(inference):
+        messages = _attr(span, '"gen_ai.output.messages"', True)
+        if type(messages) is not list:
+            continue
+        said = True
+        for message in messages:
+            parts = message.get("parts") if type(message) is dict else None
+            if type(parts) is list:
+                calls += [p for p in parts if type(p) is dict and p.get("type") == "tool_call"]
+    return calls if said else None
+
+
+def _raw(span: Span, path: str, default: object) -> object:
+    """An attribute as written (a JSON text left as text), else ``default``."""
+    value = _attr(span, path)
+    return default if value is None else value
 
 
 def _all_strings(values: list[Any]) -> TypeGuard[list[str]]:
@@ -331,6 +400,9 @@ def genai_trace(spans: list[Span]) -> dict[str, object]:
     question = _attr(retrieval, '"gen_ai.retrieval.query.text"') if retrieval else None
     if question is None and inference:
         question = _message_text(_attr(inference[-1], '"gen_ai.input.messages"', True), "user")
+    if question is None:  # no output messages (Traceloop's chat spans): the first span that holds input messages
+        asking = next((s for s in _started(spans) if "gen_ai.input.messages" in s["attributes"]), None)
+        question = _message_text(_attr(asking, '"gen_ai.input.messages"', True), "user") if asking else None
     if question is not None:
         record["question"] = question
     if inference:
@@ -342,6 +414,9 @@ def genai_trace(spans: list[Span]) -> dict[str, object]:
             record["answer"] = claim
     if retrieval is not None:
         record.update(_documents(_attr(retrieval, '"gen_ai.retrieval.documents"', True), "content"))
+    calls = _genai_calls(spans, inference)
+    if calls is not None:
+        record["tool_calls"] = calls
     _operations(record, spans, {"input_tokens": _sum_tokens(spans, ('"gen_ai.usage.input_tokens"',)),
                                 "output_tokens": _sum_tokens(spans, ('"gen_ai.usage.output_tokens"',))})
     return record

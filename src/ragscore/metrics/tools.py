@@ -12,6 +12,7 @@ call, so no value passes 1.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -55,20 +56,8 @@ def matched_names(predicted: Sequence[Call], gold: Sequence[Call]) -> int:
 
 def matched_calls(predicted: Sequence[Call], gold: Sequence[Call], rule: str = EXACT) -> int:
     """The most predicted calls that can each be paired with a distinct gold call they match (a maximum bipartite
-    matching, by augmenting paths: under ``subset`` one call may match several)."""
-    edges = [[j for j, g in enumerate(gold) if matches(p, g, rule)] for p in predicted]
-    owner: list[int] = [-1] * len(gold)  # the predicted call each gold call is paired with
-
-    def augment(i: int, seen: list[bool]) -> bool:
-        for j in edges[i]:
-            if not seen[j]:
-                seen[j] = True
-                if owner[j] < 0 or augment(owner[j], seen):
-                    owner[j] = i
-                    return True
-        return False
-
-    return sum(augment(i, [False] * len(gold)) for i in range(len(predicted)) if edges[i])
+    matching, ``pairing``: under ``subset`` one call may match several)."""
+    return sum(1 for i in pairing(predicted, gold, rule) if i >= 0)
 
 
 def in_order(predicted: Sequence[Call], gold: Sequence[Call], rule: str = EXACT) -> bool:
@@ -127,3 +116,51 @@ _DECIDES: Final = {EXACT: "trajectory_exact_match", IN_ORDER: "trajectory_in_ord
 ROW: Final = ("tool_name_precision", "tool_name_recall", "tool_name_f1", "tool_call_precision", "tool_call_recall",
               "trajectory_exact_match", "trajectory_in_order_match", "trajectory_any_order_match",
               "tool_use_accuracy", "tool_args_invalid_rate", "tool_args_invalid")
+
+
+def pairing(predicted: Sequence[Call], gold: Sequence[Call], rule: str = EXACT) -> list[int]:
+    """For each gold call, the index of the predicted call a maximum bipartite matching pairs it with (-1: none), by
+    augmenting paths from each predicted call in order."""
+    owner = [-1] * len(gold)
+    edges = [[j for j, g in enumerate(gold) if matches(p, g, rule)] for p in predicted]
+
+    def augment(i: int, seen: list[bool]) -> bool:
+        for j in edges[i]:
+            if not seen[j]:
+                seen[j] = True
+                if owner[j] < 0 or augment(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+
+    for i in range(len(predicted)):
+        if edges[i]:
+            augment(i, [False] * len(gold))
+    return owner
+
+
+def describe_calls(predicted: Sequence[Call], gold: Sequence[Call], rule: str = EXACT) -> list[str]:
+    """One line per gold call (the predicted call paired with it, or missed) and per predicted call left unpaired
+    (extra, or with arguments that are not JSON), for ``--explain``."""
+    owner = pairing(predicted, gold, rule)
+    out = []
+    for j, (g, i) in enumerate(zip(gold, owner, strict=True), 1):
+        found = f"matched by call {i + 1}" if i >= 0 else "missed"
+        out.append(f"gold call {j}: {show_call(g)}: {found}")
+    paired = set(owner)
+    for i, p in enumerate(predicted):
+        if i not in paired:
+            why = "its arguments are not valid JSON" if p.arguments is INVALID else (
+                "a gold call of that name is paired with another call or wants other arguments"
+                if any(g.name == p.name for g in gold) else "no gold call has that name")
+            out.append(f"call {i + 1}: {show_call(p)}: extra ({why})")
+    return out
+
+
+def show_call(call: Call) -> str:
+    """A call as the explanation shows it: its name and its arguments as compact JSON."""
+    from ragscore.quoting import quote
+
+    arguments = "(arguments not valid JSON)" if call.arguments is INVALID else json.dumps(
+        call.arguments, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return f"{quote(call.name)} {arguments}"

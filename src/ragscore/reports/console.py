@@ -185,14 +185,19 @@ def _tools_notes(ev: Evaluation) -> list[str]:
                      f"{'holds' if counts['unsaid'] == 1 else 'hold'} no tool calls in a shape ragscore reads (no "
                      f"\"tool_calls\" list, no provider response under \"response\"): scored as calling no tool; "
                      f"write \"tool_calls\": [] for a trace that called none, or --map tool_calls=PATH: "
-                     f"{lines_of(ev.traces, [counts['unsaid_line']], counts['unsaid'])}")
+                     f"{_first(ev, counts['unsaid_line'], counts['unsaid'])}")
     if counts["unreadable"]:
         notes.append(f"{plural(counts['unreadable'], 'entry', 'entries')} of \"tool_calls\" lists "
                      f"{'is' if counts['unreadable'] == 1 else 'are'} no call in a shape ragscore reads (left out; a "
                      f"call is {{\"name\", \"arguments\"}}, OpenAI's {{\"function\": {{\"name\", \"arguments\"}}}}, "
                      f"an Anthropic tool_use block or a Responses function_call): "
-                     f"{lines_of(ev.traces, [counts['unreadable_line']], counts['unreadable'])}")
+                     f"{_first(ev, counts['unreadable_line'], counts['unreadable'])}")
     return notes
+
+
+def _first(ev: Evaluation, line: int, total: int) -> str:
+    """Where the first of ``total`` findings is (a run keeps no other line of them)."""
+    return ("" if total == 1 else "the first at ") + lines_of(ev.traces, [line], 1)
 
 
 def _corpus_notes(ev: Evaluation) -> list[str]:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from ragscore.loaders.jsonl import InputFile
 from ragscore.loaders.provider_responses import ProviderResponse
 from ragscore.loaders.records import Records
+from ragscore.loaders.tool_calls import GoldTools, ReadCalls
 from ragscore.loaders.trace import Cites
 from ragscore.metrics.answer import LABEL_ORDER, Outcome
 from ragscore.quoting import visible
@@ -63,6 +64,8 @@ def render_explanation(explained: Explained, settings: Settings, traces: InputFi
         lines.append(f"gold span {number}: {quote(doc)} characters {start:,}-{end:,}{graded}{text}")
     if trace is None:
         lines.append(f"trace: none in {trace_name}; scored as a refusal")
+        if gold.tools is not None:
+            lines += tool_lines(gold.tools, None)
         return _lines(lines)
     if samples is not None:
         later = f" (sample {samples.n} of {samples.n})"
@@ -113,7 +116,31 @@ def render_explanation(explained: Explained, settings: Settings, traces: InputFi
             lines += grounding_lines(trace.claim, trace.retrieved, trace.citations, explained.passages,
                                      trace.question if trace.question is not None else gold.question)
             lines += provider_lines(explained.response, trace.retrieved, explained.passages)
+    if gold.tools is not None:
+        lines += tool_lines(gold.tools, explained.tool_calls)
     return _lines(lines)
+
+
+def tool_lines(gold: GoldTools, read: ReadCalls | None) -> list[str]:
+    """The tool calls of one question: each gold call, paired with the predicted call that matches it or missed;
+    each predicted call no gold call pairs with (extra, or its arguments not JSON); the trajectory verdicts."""
+    from ragscore.metrics.tools import describe_calls, tools_row
+
+    predicted = read.calls if read is not None else ()
+    rule = f"arguments {gold.arguments}, trajectory {gold.match}"
+    out = [f"tool calls: {len(gold.calls)} expected, {len(predicted)} made ({rule})"]
+    if read is not None and not read.found:
+        out.append("tool calls: the trace holds none in a shape ragscore reads (no \"tool_calls\" list, no provider "
+                   "response): scored as calling no tool")
+    if read is not None and read.unreadable:
+        out.append(f"tool calls: {read.unreadable} entr{'y' if read.unreadable == 1 else 'ies'} of \"tool_calls\" "
+                   "no call in a shape ragscore reads (left out)")
+    out += describe_calls(predicted, gold.calls, gold.arguments)
+    row = dict(zip(("exact", "in_order", "any_order"), tools_row(predicted, gold)[5:8], strict=True))
+    verdicts = ", ".join(f"{name} {'yes' if value else 'no'}" for name, value in row.items())
+    correct = "correct" if row[gold.match] else "not correct"
+    out.append(f"trajectory: {verdicts}; tool use {correct} by tool_match {gold.match}")
+    return out
 
 
 def grounding_lines(claim: str, ids: Sequence[str], cited: Sequence[str], passages: Sequence[str],
