@@ -30,6 +30,7 @@ VALUES: dict[str, object] = {
     "tokens_out": 4,
     "cost": 0.01,
     "ts": 1_700_000_000,
+    "tool_calls": [{"name": "search", "arguments": {"q": "refunds"}}],
 }
 
 

@@ -154,7 +154,8 @@ def test_near_miss_keys_are_noted_by_score(ragscore, isolated):
     ("claim=result..x", "--map \"claim=result..x\": expected a key, got '.' (quote keys that hold dots, brackets or "
                         "spaces: \"a.b\"), at character 8 of the path \"result..x\""),
     ("clam=result", '--map "clam=result": unknown concept "clam" (known: qid, question, claim, citations, '
-                    'retrieved_ids, refused, retrieved_chunks, scores, document_id, latency_ms, tokens_in, tokens_out, cost, ts); did you mean "claim"?'),
+                    'retrieved_ids, refused, retrieved_chunks, scores, document_id, latency_ms, tokens_in, tokens_out, cost, ts, '
+                    'tool_calls); did you mean "claim"?'),
     ("result", '--map "result": expected CONCEPT=PATH, such as claim=result or '
                "retrieved_ids=source_documents[*].metadata.id"),
 ])
@@ -177,7 +178,8 @@ def test_a_concept_mapped_twice_is_a_usage_error(ragscore, isolated):
      '"docs[*"'),
     ('[trace.fields]\nclaims = "result"\n',
      'gates.toml:2: [trace.fields] unknown concept "claims" (known: qid, question, claim, citations, retrieved_ids, '
-     'refused, retrieved_chunks, scores, document_id, latency_ms, tokens_in, tokens_out, cost, ts); did you mean "claim"?'),
+     'refused, retrieved_chunks, scores, document_id, latency_ms, tokens_in, tokens_out, cost, ts, tool_calls); did '
+     'you mean "claim"?'),
     ('[trace]\nformat = "langchian"\n',
      "gates.toml:2: [trace] expected one of auto, native, ragas, openinference, otel-genai, langchain, llamaindex, "
      "mlflow, got "
@@ -334,9 +336,9 @@ def test_validate_refuses_what_score_refuses(ragscore, isolated):
     write(isolated / "t.jsonl", [{"question": g["question"], "result": "x"} for g in GOLD])
     run = ragscore("validate", "--gold", "g.jsonl", "--trace", "t.jsonl", "--trace-format", "native")
     assert run.status == 2
-    assert ('t.jsonl:1: error: 3 of 3 traces have nothing ragscore reads (no claim, refusal, retrieved list or '
-            'scores; read as native format): its keys are "question", "result": did you mean --map claim=result?\n'
-            ) in run.out
+    assert ('t.jsonl:1: error: 3 of 3 traces have nothing ragscore reads (no claim, refusal, retrieved list, scores '
+            'or tool calls; read as native format): its keys are "question", "result": did you mean --map '
+            'claim=result?\n') in run.out
     assert ragscore("validate", "--gold", "g.jsonl", "--trace", "t.jsonl", "--map", "claim=result").status == 0
 
 
