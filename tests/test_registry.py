@@ -87,7 +87,11 @@ def test_the_families_take_their_names_from_the_registry():
     assert KNOWN == frozenset(METRICS.names("scores"))
     sampled = replace(settings, repeats="samples", pass_k=(1, 3))  # the metrics of repeated samples
     assert metric_names(sampled) == answer + METRICS.names("repeats", (1, 3)) + metric_names(settings)[len(answer):]
-    every = set(metric_names(sampled)) | KNOWN | set(METRICS.names("operations")) | set(METRICS.names("monitor"))
+    in_sessions = replace(sampled, session="session_id")  # sessions: their metrics before the counts
+    assert metric_names(in_sessions) == (metric_names(sampled)[:-3] + METRICS.names("sessions", (1, 3))
+                                         + METRICS.names("counts"))
+    every = (set(metric_names(in_sessions)) | KNOWN | set(METRICS.names("operations"))
+             | set(METRICS.names("monitor")))
     assert every == {name for spec in METRICS for name in expand((spec,), (4,) if spec.family == "answer" else (1, 3))}
 
 

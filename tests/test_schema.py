@@ -101,7 +101,8 @@ def test_required_keys_match_the_report_document() -> None:
     schema = load_schema()
     doc = json.loads((GOLDEN / "reference.json").read_text(encoding="utf-8"))
     assert schema["required"] == [key for key in doc if key != "questions"]
-    optional = ["repeats", "scores", "operations", "grounding", "tools", "scores_file", "slices", "questions"]
+    optional = ["repeats", "scores", "operations", "grounding", "tools", "sessions", "scores_file", "slices",
+                "questions"]
     assert list(schema["properties"]) == [key for key in doc if key != "questions"] + optional
 
 

@@ -79,13 +79,14 @@ class Overrides:
     correction: str | None = None  # ... and correction (--correction)
     corpus: str | None = None      # --corpus, over [inputs] corpus
     chunks: str | None = None      # --chunks, over [inputs] chunks
+    session: str | None = None     # --session, over [scoring] session
 
 
 def scored_with(s: Settings) -> Overrides:
     """Give the overrides that score as ``s`` does (a merge reads its gates over its partials' settings)."""
     return Overrides(k=s.k, cutoffs=s.cutoffs, families=s.families, confidence=s.confidence, bootstrap=s.bootstrap,
                      seed=s.seed, strict=s.strict, trace_format=s.trace_format, trace_fields=s.trace_fields,
-                     repeats=s.repeats, pass_k=s.pass_k if s.sampled else None)
+                     repeats=s.repeats, pass_k=s.pass_k if s.sampled else None, session=s.session)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +164,7 @@ def apply_scoring(settings: Settings, table: SettingsTable) -> Settings:
         "stemmer": lambda key: _bool(table, key),
         "text_tokenizer": lambda key: _choice(table, key, TEXT_TOKENIZERS),
         "repeats": lambda key: _choice(table, key, REPEATS),
+        "session": lambda key: _session(table, key),
         "pass_k": lambda key: _cutoffs(table, key),
         "confidence": lambda key: _number(table, key, 0.0, 1.0, low_open=True, high_open=True),
         "bootstrap": lambda key: _positive_int(table, key, table.data[key]),
@@ -214,6 +216,16 @@ def _choice(table: SettingsTable, key: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise table.error(key, f'expected "{key}" to be one of {", ".join(map(repr, choices))}, got {value!r}')
     return value
+
+
+def _session(table: SettingsTable, key: str) -> str:
+    from ragscore.settings import session_problem
+
+    value = table.data[key]
+    problem = session_problem(value)
+    if problem is not None:
+        raise table.error(key, f'expected "{key}" to be {problem}, got {show_value(value)}')
+    return value  # type: ignore[return-value]  # checked: a field path
 
 
 def _bad_seed(table: SettingsTable, key: str) -> str:
@@ -405,6 +417,7 @@ def _scoring_settings(files: list[dict[str, SettingsTable]], overrides: Override
         pass_k=overrides.pass_k or settings.pass_k,
         corpus=overrides.corpus or settings.corpus,
         chunks=overrides.chunks or settings.chunks,
+        session=overrides.session or settings.session,
     )
     if overrides.pass_k and not settings.sampled:  # [scoring] pass_k may wait for a run with samples
         raise ConfigError("--pass-k", 'pass@k and pass^k need repeated samples: add --repeats samples (or '
@@ -531,17 +544,21 @@ def _written(metric: str, data: Mapping[str, object]) -> str:
 
 def for_gold(config: Config, gold: object) -> Config:
     """The configuration a gold set is scored with: the evidence family on when it holds ``gold_spans``, the tools
-    family when it holds ``gold_tool_calls`` (as far as ``loaders.gold.family_keys`` can tell before reading it;
-    else ``--metrics evidence`` or ``--metrics tools`` turns one on)."""
+    family when it holds ``gold_tool_calls``, sessions read from ``session_id`` when it holds that and no other
+    field is named (as far as ``loaders.gold.family_keys`` can tell before reading it; else ``--metrics evidence``,
+    ``--metrics tools`` or ``--session session_id`` does)."""
     from ragscore.loaders.gold import family_keys
 
     settings = config.settings
-    if all(family in settings.families for family in BY_GOLD_KEY.values()):
+    if all(family in settings.families for family in BY_GOLD_KEY.values()) and settings.session is not None:
         return config
-    wanted = [BY_GOLD_KEY[key] for key in family_keys(gold, settings.gold_fields)]  # type: ignore[arg-type]
-    if all(family in settings.families for family in wanted):
+    keys = family_keys(gold, settings.gold_fields)  # type: ignore[arg-type]
+    wanted = [BY_GOLD_KEY[key] for key in keys if key in BY_GOLD_KEY]
+    session = settings.session if settings.session is not None or "session_id" not in keys else "session_id"
+    if all(family in settings.families for family in wanted) and session == settings.session:
         return config
-    return replace(config, settings=replace(settings, families=_in_order((*settings.families, *wanted))))
+    return replace(config, settings=replace(settings, families=_in_order((*settings.families, *wanted)),
+                                            session=session))
 
 
 EVIDENCE: Final = "evidence"  # the family gold spans turn on

@@ -33,15 +33,17 @@ from ragscore.loaders.gold import (
     KEEP_EXTRA,
     KEEP_QUESTION,
     KEY_SAMPLE_LINES,
+    NONE,
     GoldItem,
     GoldSet,
     check_spans,
+    line_of,
     load_gold,
     questions_at,
     slice_labels,
     span_documents,
 )
-from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, is_mine, objects_at, owner
+from ragscore.loaders.jsonl import InputFile, NeedsOneProcess, describe, is_mine, objects_at, owner
 from ragscore.loaders.near_miss import TRACE_FIELDS, near_misses
 from ragscore.loaders.provider_responses import ProviderResponse, provider_response
 from ragscore.loaders.records import Records
@@ -55,6 +57,8 @@ from ragscore.metrics.answer import (
     Label,
     Outcome,
     answer_metric_names,
+    code_passes,
+    code_values,
     judge_for,
     missing_outcome,
     pack,
@@ -76,7 +80,9 @@ from ragscore.metrics.families import (
 from ragscore.metrics.grounding import Findings, grounding_findings
 from ragscore.metrics.moments import Moments, summarise
 from ragscore.metrics.repeats import QuestionSamples, Repeats, repeat_metric_names, summarise_questions
+from ragscore.metrics.sessions import Turn
 from ragscore.metrics.stats import resampling_is_cheap
+from ragscore.metrics.tools import ROW as TOOLS_ROW
 from ragscore.operations import RECORD_KEYS as OPERATION_KEYS
 from ragscore.operations import OperationColumns
 from ragscore.quoting import quote
@@ -131,7 +137,7 @@ def load_part_gold(gold_file: InputFile | Records, settings: Settings, wants: Wa
     # the gold set cannot be read again (records, standard input).
     if parts == 1 or wants.rows or wants.explain or not gold_file.rereadable:
         keep |= {KEEP_QUESTION}
-    if wants.by:
+    if wants.by or settings.session is not None:  # slices and sessions read gold fields beyond the contract
         keep |= {KEEP_EXTRA}
     return load_gold(gold_file, part=part, parts=parts, keep=keep, fields=settings.gold_fields,
                      trace_format=settings.trace_format)
@@ -247,6 +253,11 @@ class _Judged:
     documents: Mapping[str, str] | None = None  # the texts of the gold spans' documents (--corpus)
     responses: dict[int, ProviderResponse | None] = field(default_factory=dict)  # ... and its provider response
     tool_calls: dict[int, ReadCalls] = field(default_factory=dict)  # ... and its tool calls
+    # --session: a question's session named by its trace (when its gold item names none), and with samples the
+    # samples whose label and tool use were both correct, and all of them.
+    sessions: dict[int, str] = field(default_factory=dict)
+    turn_passed: array[int] | None = None
+    turn_samples: array[int] | None = None
     seen: dict[int, int] = field(default_factory=dict)         # ... and how many lines they had
     shape: TraceShape | None = None       # how a mapped trace format is read (None: the contract)
     repeats: Repeats | None = None        # each question's samples (repeats = "samples")
@@ -277,6 +288,8 @@ def _judged(questions: int, settings: Settings, wants: Wants, parts: int, reread
         findings=[None] * questions if wants.rows and "grounding" in settings.families else None,
         repeats=Repeats.of(questions, settings) if settings.sampled else None,
         sampled_columns=sampled_columns,
+        turn_passed=array("q", [0]) * questions if settings.session is not None and settings.sampled else None,
+        turn_samples=array("q", [0]) * questions if settings.session is not None and settings.sampled else None,
     )
 
 
@@ -298,6 +311,8 @@ def score_traces(
     if corpus is not None:
         result.corpus = corpus.use
     _judge_missing(gold, judged, settings, result)
+    if settings.session is not None:
+        result.turns = _turns(gold, judged, settings.session)
     _tally(judged, result.tally)
     sampled = _finish_samples(gold, judged, settings) if judged.repeats is not None else None
     if wants.scores is not None:
@@ -314,8 +329,9 @@ def score_traces(
     _summarise(gold, judged, score_columns, settings, result)
     if sampled is not None:
         resample = resampling_is_cheap(gold.total, settings.bootstrap)
+        keys = None if settings.session is None else _session_keys(gold, judged, settings.session)
         result.repeats = summarise_questions(sampled, [item.qid for item in gold.items], gold.places, settings,
-                                             resample)
+                                             resample, keys)  # with sessions: resampled whole
     if judged.shape is not None:
         result.mapped_found = {concept: judged.shape.found.get(concept, 0) for concept in judged.shape.mapped}
         result.document_ids = dict(sorted(judged.shape.document_ids.items()))
@@ -344,6 +360,7 @@ def _join(
     explain_at = {by_qid[q] for q in wants.explain if q in by_qid}
     document_id = DOCUMENT_ID_PATHS if shape is None else shape.document_id
     resolve = corpus.resolve if corpus is not None else None
+    session = settings.session
     for line, _column, record, obj, key in records:
         view = parse_trace(obj, name, line, document_id)
         if shape is not None and shape.sources:
@@ -411,6 +428,8 @@ def _join(
         # Once per trace line: no strict= keyword (it costs every call); columns has one entry per family.
         for family, c in zip(families, columns):  # noqa: B905
             c.put(position, family.values(item, view, obj, outcome.answered, settings))  # type: ignore[arg-type]
+        if session is not None:
+            _session_turn(judged, position, item, obj, session, codes[position], families, columns)
         if position in explain_at:
             views[position] = view
             judged.passages[position] = tuple(passage_texts(obj))  # type: ignore[arg-type]  # a dict
@@ -419,6 +438,75 @@ def _join(
             seen[position] = seen.get(position, 0) + 1
         if repeats is not None:  # a sample of the question: its answer metrics add to the question's
             repeats.add(position, codes[position], outcome.cite_share)
+
+
+def _session_turn(judged: _Judged, position: int, item: GoldItem, obj: object, session: str, code: int,
+                  families: Sequence[Family], columns: Sequence[Columns | SampleColumns]) -> None:
+    """Note a trace line's part in its question's session: the session its trace names (when the gold item names
+    none) and, with samples, whether this sample's label and tool use were both correct."""
+    if slice_labels(item, session) == (NONE,):
+        named = _field(obj, session)
+        if named is not None:
+            judged.sessions[position] = named
+    if judged.turn_passed is not None and judged.turn_samples is not None:
+        judged.turn_samples[position] += 1
+        judged.turn_passed[position] += code_passes(code) and _tools_correct(item, families, columns, position,
+                                                                             last=True)
+
+
+def _field(obj: object, path: str) -> str | None:
+    """A trace's value at a dotted path, as a session key (text, or an integer written as text)."""
+    value = obj
+    for key in path.split("."):
+        value = value.get(key) if type(value) is dict else None
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def _tools_correct(item: GoldItem, families: Sequence[Family], columns: Sequence[Columns | SampleColumns],
+                   position: int, last: bool = False) -> bool:
+    """Whether a question's tool use is correct: no gold tool calls, or its trajectory matches by tool_match (the
+    tools family's ``tool_use_accuracy``; ``last``: of the sample just added)."""
+    if item.tools is None:
+        return True
+    for family, c in zip(families, columns, strict=True):
+        if family.name == "tools":
+            row: Sequence[float] | None
+            if last and isinstance(c, SampleColumns):
+                row = c.values[len(c.values) - c.width:]
+            else:
+                row = c.row(position) if isinstance(c, Columns) else None
+            return row is not None and row[TOOL_USE] == 1.0
+    return True  # the family is off: tool use is not judged
+
+
+TOOL_USE: Final = TOOLS_ROW.index("tool_use_accuracy")  # where a tools row says whether the tool use is correct
+
+
+def _turns(gold: GoldSet, judged: _Judged, session: str) -> list[Turn]:
+    """Each question of this part that has a session, as a turn of it (metrics/sessions.py)."""
+    out = []
+    for position, item in enumerate(gold.items):
+        labels = slice_labels(item, session)
+        key = labels[0] if labels != (NONE,) else judged.sessions.get(position)
+        if key is None:
+            continue
+        turn = (item.extra or {}).get("turn")
+        if turn is not None and type(turn) is not int:
+            raise InputError(gold.source.name, f'expected "turn" to be an integer (the question\'s turn in its '
+                                               f'session), got {describe(turn)}', line_of(gold.places[position]))
+        number = turn
+        if judged.turn_samples is not None and judged.turn_passed is not None and judged.turn_samples[position]:
+            total, passed = judged.turn_samples[position], judged.turn_passed[position]
+        else:  # the question's one judgement (a question without a trace: as missing)
+            total = 1
+            passed = int(code_passes(judged.codes[position]) and _tools_correct(item, judged.families,
+                                                                                 judged.columns, position))
+        out.append(Turn(gold.places[position], key, number, passed, total))
+    return out
 
 
 def _judge_missing(gold: GoldSet, judged: _Judged, settings: Settings, result: PartResult) -> None:
@@ -472,9 +560,13 @@ def _summarise(
     items, seed, resamples = gold.items, settings.seed, settings.bootstrap
     # Every part decides alike, by the whole gold set: a run of few enough questions is resampled.
     resample = resampling_is_cheap(gold.total, resamples)
+    # With sessions, a question's bootstrap weights are its session's: whole sessions are resampled.
+    keyed = _session_keys(gold, judged, settings.session) if settings.session is not None else None
 
     def qids(positions: Iterable[int]) -> list[str] | None:
-        return [items[p].qid for p in positions] if resample else None
+        if not resample:
+            return None
+        return [items[p].qid for p in positions] if keyed is None else [keyed[p] for p in positions]
 
     def by_position(column: array[float]) -> Moments:
         values = array("d", compress(column, map(eq, column, column)))  # NaN: the question has no value
@@ -486,6 +578,24 @@ def _summarise(
     result.scores = {name: ScoreTotals(by_position(column), nulls) for name, (column, nulls) in score_columns.items()}
     result.columns = [c.totals(spread(family, settings), qids(c.owners), seed, resamples, family.undefined)
                       for family, c in zip(judged.families, judged.columns, strict=True)]
+    if keyed is not None and resample and judged.repeats is None:
+        # Each answer metric's per-question values (then precision's by the claims alone, for a run that cites
+        # nothing), so that its interval resamples sessions too (a rate's Wilson interval takes turns as
+        # independent).
+        rows = [(*code_values(code, settings), float(code >> 13 & 1) if code >> 3 & 1 else None)
+                for code in judged.codes]
+        result.answer_moments = [by_position(array("d", (math.nan if v is None else v for v in column)))
+                                 for column in zip(*rows, strict=True)] if rows else []
+
+
+def _session_keys(gold: GoldSet, judged: _Judged, session: str) -> list[str]:
+    """Each question's bootstrap key: its session (as the gold item or its trace names it), else its own qid."""
+    out = []
+    for position, item in enumerate(gold.items):
+        labels = slice_labels(item, session)
+        key = labels[0] if labels != (NONE,) else judged.sessions.get(position)
+        out.append(("session:" + key) if key is not None else ("qid:" + item.qid))
+    return out
 
 
 def _rows_and_explained(

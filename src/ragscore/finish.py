@@ -19,8 +19,10 @@ from ragscore.loaders.records import Records, no_trace_records
 from ragscore.loaders.trace import path_key
 from ragscore.metrics.answer import AnswerTally
 from ragscore.metrics.families import Totals
+from ragscore.metrics.moments import Moments
 from ragscore.metrics.names import lookup
 from ragscore.metrics.repeats import RepeatTotals
+from ragscore.metrics.sessions import sessions
 from ragscore.operations import Operations
 from ragscore.quoting import quote
 from ragscore.results import (
@@ -103,6 +105,11 @@ def combine(parts: Sequence[PartResult]) -> PartResult:
     uses = [p.corpus for p in parts if p.corpus is not None]
     out.corpus = reduce(add, uses) if uses else None
     out.chunks = next((p.chunks for p in parts if p.chunks is not None), None)  # every part read the same file
+    if any(p.turns is not None for p in parts):
+        out.turns = sorted(chain.from_iterable(p.turns or () for p in parts))
+    if all(p.answer_moments is not None for p in parts):
+        out.answer_moments = [Moments.total_of(column) for column in zip(*(p.answer_moments or () for p in parts),
+                                                                         strict=True)]
     out.gold_keys = _first_lines(p.gold_keys for p in parts)
     out.trace_keys = _first_lines(p.trace_keys for p in parts)
     return out
@@ -157,6 +164,8 @@ def finish(
         part.scores, unmatched, gold_keys=part.gold_keys, trace_keys=part.trace_keys, mapped_found=part.mapped_found,
         document_ids=part.document_ids, gold_ragas=part.gold_ragas, operations=part.operations, repeats=part.repeats,
         corpus=part.corpus, chunks=part.chunks,
+        sessions=None if part.turns is None else sessions(part.turns, settings.pass_k if settings.sampled else ()),
+        answer_moments=part.answer_moments,
     )
 
 

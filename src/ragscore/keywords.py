@@ -16,7 +16,7 @@ from ragscore.errors import UsageError
 # Keyword settings and what they set (see Overrides).
 SETTINGS: Final = ("k", "cutoffs", "refusal_tokens", "refusal_patterns", "require_claim", "scope_citations", "strict",
                    "gates", "metrics", "confidence", "bootstrap", "seed", "trace_format", "fields", "repeats",
-                   "pass_k", "test", "correction", "corpus", "chunks")
+                   "pass_k", "test", "correction", "corpus", "chunks", "session")
 
 
 def load_config(path: str | os.PathLike[str] | None = None, *, cwd: str | os.PathLike[str] | None = None,
@@ -100,6 +100,10 @@ def checked(name: str, value: Any) -> Any:
 
         choices = PAIRED_TESTS if name == "test" else tuple(CORRECTIONS)
         problem = None if value in choices else f"one of {', '.join(choices)}"
+    elif name == "session":
+        from ragscore.settings import session_problem
+
+        problem = session_problem(value)
     elif name in ("corpus", "chunks"):
         problem = None if isinstance(value, (str, os.PathLike)) and os.fspath(value) else "a path"
         value = os.fspath(value) if problem is None else value

@@ -32,6 +32,7 @@ from ragscore.metrics.families import Family, Totals, enabled, spread
 from ragscore.metrics.moments import Moments, Replicates
 from ragscore.metrics.registry import Direction
 from ragscore.metrics.repeats import EXAMPLES, Below, RepeatTotals, column_names
+from ragscore.metrics.sessions import Turn
 from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.operations import CONCEPTS as OPERATION_CONCEPTS
 from ragscore.operations import Operations, Sketch
@@ -89,7 +90,7 @@ def _settings(node: Node) -> Settings:
     """Read the settings as a settings file's ``[scoring]``, ``[trace]`` and ``[gold.fields]`` are
     read, then check that they are written as ragscore writes them."""
     written = Settings().as_dict()
-    fields = node.fields(list(written), ("repeats", "pass_k"))
+    fields = node.fields(list(written), ("repeats", "pass_k", "session"))
     data: dict[str, Any] = node.value
     source = "<partial>"
     scoring = {key: value for key, value in data.items() if key not in ("trace_format", "trace_fields", "gold_fields")}
@@ -465,7 +466,7 @@ def decode(data: Any, spill: SpillFolder | None = None, rows: bool = True) -> De
 
 
 def _result(node: Node, settings: Settings, wants: Wants, spill: SpillFolder | None) -> PartResult:
-    r = node.fields(_RESULT, ("repeats", "corpus", "chunks"))
+    r = node.fields(_RESULT, ("repeats", "corpus", "chunks", "turns", "answer_moments"))
     questions = r["questions"].count()
     tally, counts = _tally(r["tally"], settings.bootstrap)
     repeats = _repeats(r.get("repeats"), settings, questions)
@@ -500,7 +501,14 @@ def _result(node: Node, settings: Settings, wants: Wants, spill: SpillFolder | N
         repeats=repeats,
         corpus=_corpus(r["corpus"]) if "corpus" in r else None,
         chunks=_chunks(r["chunks"]) if "chunks" in r else None,
+        turns=_turns(r, settings, questions),
+        answer_moments=[_moments(m, settings.bootstrap, True) for m in r["answer_moments"].items(
+            len(answer_metric_names(settings)) + 1)] if "answer_moments" in r else None,
     )
+    if result.answer_moments is not None and (settings.session is None or len(result.answer_moments) != len(
+            answer_metric_names(settings)) + 1):
+        raise r["answer_moments"].fail("are written only with a session field, one for each answer metric and "
+                                       "one for precision by the claims alone")
     if wants.rows:  # last, as they may be many (and go to disk): a merge that lists no question reads none
         result.rows = read_rows(r["rows"], spill, RowReader(settings, wants, r["rows"], totals, scores))
         if len(result.rows) != questions:
@@ -515,6 +523,28 @@ def _corpus(node: Node) -> CorpusUse:
                      f["unmatched"].count(),
                      [n.count() for n in f["unmatched_lines"].items(ACCOUNTING_EXAMPLES)], f["untexted"].count(),
                      [n.count() for n in f["untexted_lines"].items(ACCOUNTING_EXAMPLES)])
+
+
+def _turns(r: dict[str, Node], settings: Settings, questions: int) -> list[Turn] | None:
+    """Read a part's turns (--session): each question of it that has a session, in file order."""
+    if settings.session is None:
+        if "turns" in r:
+            raise r["turns"].fail("are written only with a session field (settings.session)")
+        return None
+    if "turns" not in r:
+        raise Node(None, None, "result.turns").fail("is missing (settings.session is given)")
+    out = []
+    for node in r["turns"].items(questions):
+        place, session, turn, passed, total = node.record(Turn._fields, "a turn")
+        number = None if turn.value is None else turn.count()
+        samples = total.count()
+        right = passed.count(samples)
+        if not samples:
+            raise total.expected("a count of samples of at least 1")
+        out.append(Turn(place.count(), session.text(), number, right, samples))
+    if [t.place for t in out] != sorted({t.place for t in out}):
+        raise r["turns"].fail("are not in file order, each place once")
+    return out
 
 
 def _chunks(node: Node) -> ChunksUse:

@@ -335,6 +335,8 @@ def _encode(p: Partial) -> dict[str, Any]:
             **({"repeats": _repeats(r.repeats)} if r.repeats is not None else {}),
             **({"corpus": _corpus(r.corpus)} if r.corpus is not None else {}),
             **({"chunks": r.chunks._asdict()} if r.chunks is not None else {}),
+            **({"turns": [list(turn) for turn in r.turns]} if r.turns is not None else {}),
+            **({"answer_moments": list(map(_moments, r.answer_moments))} if r.answer_moments is not None else {}),
         },
     }
 

@@ -25,8 +25,10 @@ from ragscore.loaders.trace import OWN_ID_PATHS, TraceView
 from ragscore.metrics import METRICS
 from ragscore.metrics.answer import CITING, AnswerTally, Outcome, answer_metric_names
 from ragscore.metrics.families import Totals, enabled
+from ragscore.metrics.moments import Moments
 from ragscore.metrics.registry import Direction
 from ragscore.metrics.repeats import QuestionSamples, RepeatTotals, repeat_metric_names
+from ragscore.metrics.sessions import Session, Turn, session_metric_names, session_values
 from ragscore.operations import Operations
 from ragscore.rows import RowFile, Rows
 from ragscore.settings import Settings
@@ -52,7 +54,8 @@ CLAIM_PICKS: Final = "precision/claims"
 def metric_names(settings: Settings) -> tuple[str, ...]:
     """Name the metrics a run with these settings computes (known before any input is read)."""
     optional = tuple(name for family in enabled(settings.families) for name in family.names(settings))
-    return answer_metric_names(settings) + repeat_metric_names(settings) + optional + COUNT_METRICS
+    return (answer_metric_names(settings) + repeat_metric_names(settings) + optional + session_metric_names(settings)
+            + COUNT_METRICS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +253,10 @@ class PartResult:
     repeats: RepeatTotals | None = None   # the questions' samples (repeats = "samples")
     corpus: CorpusUse | None = None       # --corpus: what was read of it, and what it lacked
     chunks: ChunksUse | None = None       # --chunks: the chunking read
+    turns: list[Turn] | None = None       # --session: each question that has a session, as a turn of it
+    # --session, few enough questions to resample: each answer metric's values summarised with each question's
+    # bootstrap weights drawn by its session (then precision by the claims alone)
+    answer_moments: list[Moments] | None = None
 
 
 @dataclass(slots=True)
@@ -281,6 +288,8 @@ class Evaluation:
     repeats: RepeatTotals | None = None   # the questions' samples (repeats = "samples")
     corpus: CorpusUse | None = None       # --corpus: what was read of it, and what it lacked
     chunks: ChunksUse | None = None       # --chunks: the chunking read
+    sessions: list[Session] | None = None  # --session: each session judged whole
+    answer_moments: list[Moments] | None = None  # --session: see PartResult
 
     def family_totals(self, name: str) -> Totals | None:
         """The totals of the optional family of this name (None when it is off)."""
@@ -314,6 +323,8 @@ class Evaluation:
             values[name] = score.mean
         if self.operations is not None:
             values.update(self.operations.metrics())
+        if self.sessions is not None:
+            values.update(session_values(self.sessions, self.settings))
         values["missing"] = self.tally.missing
         values["unknown_traces"] = self.accounting.unknown
         values["duplicate_traces"] = self.accounting.duplicates

@@ -16,8 +16,8 @@ from typing import Final
 CHARACTERS: Final = "letters, digits and _ . @ : / -"
 FIRST: Final = "a letter, digit or _"
 PATTERN: Final = r"[A-Za-z0-9_][A-Za-z0-9_.@:/-]*"
-# The report schema's pattern for metric names: a score's spelling, or pass^K (repeated samples).
-METRIC_PATTERN: Final = PATTERN + r"|pass\^[1-9][0-9]*"
+# The report schema's pattern for metric names: a score's spelling, or pass^K and session_pass^K (repeated samples).
+METRIC_PATTERN: Final = PATTERN + r"|(?:session_)?pass\^[1-9][0-9]*"
 _NAME_RE: Final = re.compile(PATTERN)
 _CHARACTER_RE: Final = re.compile(r"[A-Za-z0-9_.@:/-]")
 

@@ -60,6 +60,13 @@ REPEATS: Final = (LAST, SAMPLES)
 _PLAIN_CLAIM: Final = "the answer is 42, as [doc-1] says."
 
 
+def session_problem(value: object) -> str | None:
+    """Say what is wrong with a ``session`` setting (None: nothing): a field path, keys joined by dots."""
+    if not isinstance(value, str) or not value or not all(value.split(".")) or value != value.strip():
+        return 'a field name (keys joined by dots, as --by takes them: "session_id", "meta.session")'
+    return None
+
+
 def cutoff_problem(values: Collection[int]) -> str | None:
     """Say what is wrong with a set of cutoffs (positive integers), or return None."""
     if len(values) > MAX_CUTOFFS:
@@ -159,6 +166,9 @@ class Settings:
     corpus: str | None = None
     # --chunks ([inputs] chunks): one chunking of the documents, chunk id -> span. An input as corpus is.
     chunks: str | None = None
+    # --session FIELD ([scoring] session): the gold field (else the trace's) naming each question's session, whose
+    # questions are its turns (metrics/sessions.py); "session_id" when the gold file holds one.
+    session: str | None = None
 
     @property
     def sampled(self) -> bool:
@@ -198,6 +208,7 @@ class Settings:
             "gold_fields": dict(self.gold_fields),
             # Only when not as in 0.1, whose reports stay byte for byte as they were.
             **({"repeats": self.repeats, "pass_k": list(self.pass_k)} if self.sampled else {}),
+            **({"session": self.session} if self.session is not None else {}),
         }
 
     def signature(self) -> str:
@@ -221,6 +232,8 @@ class Settings:
             optional.append("gold_fields:" + signed(dict(self.gold_fields)))
         if self.sampled:
             optional.append("repeats:samples,pass_k:" + ",".join(map(str, self.pass_k)))
+        if self.session is not None:
+            optional.append("session:" + signed(self.session))
         return "|".join(
             [
                 f"ragscore:{__version__}",

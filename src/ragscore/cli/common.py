@@ -159,6 +159,16 @@ def cutoff_list(text: str) -> tuple[int, ...]:
     return cutoffs
 
 
+def session_field(text: str) -> str:
+    """Read ``--session FIELD``: a field name, keys joined by dots."""
+    from ragscore.settings import session_problem
+
+    problem = session_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"expected {problem}, got {show_value(text)}")
+    return text
+
+
 def count(text: str) -> int:
     """Read a count option (``--k``, ``--bootstrap``): a positive integer up to MAX_CUTOFF, as in [scoring]."""
     value = positive_int(text)

@@ -19,6 +19,7 @@ from ragscore.cli.common import (
     note_capped_jobs,
     positive_int,
     report_and_exit,
+    session_field,
 )
 from ragscore.comparing.api import compare, compare_several
 from ragscore.config import PAIRED_TESTS, Config, Overrides, load_config, parse_families
@@ -71,6 +72,9 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
                         help="optional metric families to compare as well (retrieval, similarity, text, grounding, "
                              "evidence, tools, all; evidence and tools are on by themselves for gold_spans and "
                              "gold_tool_calls)")
+    parser.add_argument("--session", type=session_field, metavar="FIELD",
+                        help="the gold field (else the trace's) that names each question's session (session_id when "
+                             "the gold file has it)")
     parser.add_argument("--repeats", choices=REPEATS,
                         help="what several trace lines of one question are: the last counts (last, the default), or "
                              "each is a sample (samples: pass@k and pass^k compared question by question)")
@@ -111,7 +115,7 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     overrides = Overrides(families=families, confidence=args.confidence, bootstrap=args.bootstrap, seed=args.seed,
                           trace_format=args.trace_format, trace_fields=map_options(args.map), repeats=args.repeats,
                           test=args.test, correction=args.correction, corpus=args.corpus,
-                          chunks=args.chunks)
+                          chunks=args.chunks, session=args.session)
     config = load_config(overrides, args.gates_file).with_origin(args.gates_file, None, overrides)
     note_capped_jobs(args, streams)
     if args.runs:

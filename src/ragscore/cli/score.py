@@ -24,6 +24,7 @@ from ragscore.cli.common import (
     lists_questions,
     note_capped_jobs,
     positive_int,
+    session_field,
     standard_output,
     write_requested_reports,
 )
@@ -157,6 +158,10 @@ def add_setting_options(gates: Any, *, no_fail: bool = True, scoring: bool = Tru
                             "or each is a sample (samples: pass@k, pass^k, consistency)")
     gates.add_argument("--pass-k", type=cutoff_list, metavar="K,K,...",
                        help="the k of pass@k and pass^k with --repeats samples (default 1,3,5)")
+    gates.add_argument("--session", type=session_field, metavar="FIELD",
+                       help="the gold field (else the trace's) that names each question's session: its questions "
+                            "are turns, judged whole (session_pass_rate, turns_to_first_error); session_id when the "
+                            "gold file has it")
     gates.add_argument("--confidence", type=confidence_level, metavar="C",
                        help="confidence of the intervals (default 0.95)")
     gates.add_argument("--bootstrap", type=count, metavar="N",
@@ -195,6 +200,7 @@ def overrides_of(args: argparse.Namespace) -> Overrides:
         pass_k=args.pass_k,
         corpus=args.corpus,
         chunks=args.chunks,
+        session=args.session,
     )
 
 

@@ -7,6 +7,7 @@ import re
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from itertools import chain
 from typing import Final, NamedTuple
 
@@ -508,9 +509,8 @@ def load_gold(
 
 
 # A key, followed by its colon: a string "gold_spans" that is a value (a tag, the end of a question) is no key.
-FAMILY_KEYS: Final = ("gold_spans", "gold_tool_calls")  # the gold fields that turn a metric family on
-_KEYS: Final = {frozenset(keys): re.compile(rb'"(' + b"|".join(k.encode() for k in keys) + rb')"[ \t\r\n]*:')
-                for keys in (FAMILY_KEYS, *((k,) for k in FAMILY_KEYS))}
+# The gold fields that turn something on: a metric family, or sessions (--session session_id).
+FAMILY_KEYS: Final = ("gold_spans", "gold_tool_calls", "session_id")
 _KEY_TAIL: Final = 256  # bytes of a block kept for a key (and its colon) cut by the next block
 
 
@@ -531,7 +531,7 @@ def family_keys(spec: str | InputFile | Records, fields: tuple[tuple[str, str], 
                 for window in (tail + block[:_KEY_TAIL], block):
                     at = 0
                     while len(found) < len(FAMILY_KEYS) and (
-                            match := _KEYS[frozenset(FAMILY_KEYS).difference(found)].search(window, at)):
+                            match := _key_pattern(frozenset(FAMILY_KEYS).difference(found)).search(window, at)):
                         found.add(match.group(1).decode())
                         at = match.end()
                 if len(found) == len(FAMILY_KEYS):
@@ -542,6 +542,12 @@ def family_keys(spec: str | InputFile | Records, fields: tuple[tuple[str, str], 
     except Exception:  # noqa: BLE001 - a file that cannot be read: the gold set's own reading reports it, at its line
         pass
     return frozenset(found)
+
+
+@cache
+def _key_pattern(keys: frozenset[str]) -> re.Pattern[bytes]:
+    """Any of the keys, followed by its colon."""
+    return re.compile(rb'"(' + b"|".join(sorted(k.encode() for k in keys)) + rb')"[ \t\r\n]*:')
 
 
 def has_spans(spec: str | InputFile | Records, fields: tuple[tuple[str, str], ...] = ()) -> bool:

@@ -173,6 +173,18 @@ TOOLS: Final = (  # the tools family (metrics/tools.py): gold_tool_calls against
                "calls whose arguments are not valid JSON, of the questions with gold_tool_calls", "count"),
 )
 
+SESSIONS: Final = (  # --session (metrics/sessions.py): the questions that share a session are its turns
+    MetricSpec("session_pass_rate", H, "sessions",
+               "sessions whose every turn is correct (OK or REFUSAL_OK, and its tool use where it has gold tool "
+               "calls), over sessions (with samples: each session's chance that one sample of every turn is)", RATE),
+    MetricSpec("turns_to_first_error", H, "sessions",
+               "the number (from 1) of a failed session's first turn that is not correct, averaged over failed "
+               "sessions"),
+    MetricSpec("session_pass^K", H, "sessions",
+               "with samples: each session's chance that K samples of every turn are all correct, averaged over "
+               "sessions whose every turn has at least K samples"),
+)
+
 # The common names of scores from other evaluators (as LLM-judged evaluation frameworks call
 # them): known to gates before any input is read, and described in reports. Any other name a
 # score may have (ragscore.metrics.names.score_name_problem) works as well: see direction_of.
@@ -222,8 +234,8 @@ COUNTS: Final = (  # always reported, last
 ALIASES: Final = {"under": "under_refusal", "over": "over_refusal", "recall@k": "full_recall@K"}
 
 METRICS: Final = Registry(
-    (*ANSWER, *REPEATS, *RETRIEVAL, *SIMILARITY, *TEXT, *GROUNDING, *EVIDENCE, *TOOLS, *EXTERNAL, *OPERATIONS, *MONITOR,
-     *COUNTS),
+    (*ANSWER, *REPEATS, *RETRIEVAL, *SIMILARITY, *TEXT, *GROUNDING, *EVIDENCE, *TOOLS, *SESSIONS, *EXTERNAL,
+     *OPERATIONS, *MONITOR, *COUNTS),
     ALIASES
 )
 

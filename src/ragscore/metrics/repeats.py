@@ -254,9 +254,10 @@ def column_names(settings: Settings, answer_names: Sequence[str]) -> tuple[str, 
 
 def summarise_questions(
     questions: Sequence[QuestionSamples], qids: Sequence[str], places: Sequence[int], settings: Settings,
-    resample: bool,
+    resample: bool, keys: Sequence[str] | None = None,
 ) -> RepeatTotals:
-    """Summarise questions' samples (in gold order; ``resample``: keep the bootstrap replicates)."""
+    """Summarise questions' samples (in gold order; ``resample``: keep the bootstrap replicates, each question's
+    weights drawn by its ``keys`` entry, else by its qid)."""
     width = len(column_names(settings, answer_metric_names(settings)))
     sizes = Counter(q.n for q in questions)
     samples = sum(n * times for n, times in sizes.items())
@@ -277,7 +278,7 @@ def summarise_questions(
     columns = zip(*((*q.answer, *q.repeats) for q in questions), strict=True) if questions else [()] * width
     for column in columns:
         present = [v is not None for v in column]  # None: the question has no value
-        keys = list(compress(qids, present)) if resample else None
-        moments.append(summarise([array("d", compress(column, present))], (True,), keys, seed, resamples)[0])
+        drawn = list(compress(keys if keys is not None else qids, present)) if resample else None
+        moments.append(summarise([array("d", compress(column, present))], (True,), drawn, seed, resamples)[0])
     rates = {pair: (counts[pair], tuple(first[pair])) for pair in sorted(counts)}
     return RepeatTotals(tuple(moments), len(questions), samples, tuple(short), single, rates)

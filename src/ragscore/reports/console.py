@@ -13,6 +13,7 @@ from ragscore.metrics.answer import CITING, answer_metric_names
 from ragscore.metrics.families import tools_counts
 from ragscore.metrics.names import lookup
 from ragscore.metrics.repeats import RepeatTotals
+from ragscore.metrics.stats import RESAMPLING_BUDGET
 from ragscore.quoting import quote, shorten
 from ragscore.reports.common import clean, fmt, gate_bound
 from ragscore.results import EXAMPLES, Evaluation
@@ -130,7 +131,7 @@ def accounting_notes(ev: Evaluation, scores: ScoreFile | None = None) -> list[st
             f"answers; counts.unreadable): {ev.traces.where(line)}: "
             f"{unreadable_hint(example, ev.settings.trace_format)}"
         )
-    notes += _retrieval_notes(ev) + _corpus_notes(ev) + _tools_notes(ev)
+    notes += _retrieval_notes(ev) + _corpus_notes(ev) + _tools_notes(ev) + _session_notes(ev)
     if ev.tally.cites_nothing:
         notes.append(no_citations_note(ev.settings, ev.repeats is not None))
     if acc.bad_refused:
@@ -192,6 +193,23 @@ def _tools_notes(ev: Evaluation) -> list[str]:
                      f"call is {{\"name\", \"arguments\"}}, OpenAI's {{\"function\": {{\"name\", \"arguments\"}}}}, "
                      f"an Anthropic tool_use block or a Responses function_call): "
                      f"{_first(ev, counts['unreadable_line'], counts['unreadable'])}")
+    return notes
+
+
+def _session_notes(ev: Evaluation) -> list[str]:
+    """Say when no question names a session, and when the intervals could not resample whole sessions."""
+    if ev.sessions is None:
+        return []
+    field = quote(ev.settings.session or "")
+    notes = []
+    if not ev.sessions:
+        notes.append(f"no gold item or trace names a session in {field}: the session metrics are n/a (give "
+                     f"--session FIELD, the field that holds each question's session)")
+    if ev.repeats is None and ev.answer_moments is None:
+        notes.append(f"the intervals take the turns of a session as independent (too narrow when they are not): "
+                     f"{ev.questions:,} questions × {ev.settings.bootstrap:,} resamples is past the bootstrap's "
+                     f"budget of {RESAMPLING_BUDGET:,}; --bootstrap {max(RESAMPLING_BUDGET // ev.questions, 1):,} "
+                     f"or fewer resamples whole sessions")
     return notes
 
 

@@ -222,6 +222,10 @@ def build_document(
     tools = ev.family_totals("tools")
     if tools is not None:
         doc["tools"] = tools_counts(tools)
+    if ev.sessions is not None:
+        doc["sessions"] = {"field": ev.settings.session, "sessions": len(ev.sessions),
+                           "passed": sum(s.first_error is None for s in ev.sessions),
+                           "turns": sum(s.turns for s in ev.sessions)}
     if scores_file is not None:
         doc["scores_file"] = {
             "path": display_path(InputFile(scores_file.source)),
