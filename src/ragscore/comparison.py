@@ -55,6 +55,9 @@ class Paired:
     # Rates of the runs' counts (the grounding family's): each question's (count, denominator) in both runs,
     # in gold order, when resampling is cheap.
     ratios: Mapping[str, tuple[Sequence[Fraction], Sequence[Fraction]]] | None = None
+    # With sessions: the questions (indices into the columns) of each session; the tests resample and pair whole
+    # sessions (a question without a session is one of its own).
+    groups: tuple[tuple[int, ...], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +154,18 @@ def pair_runs(
     )
 
 
+def session_differences(base: Sequence[float | None], cand: Sequence[float | None],
+                        groups: Sequence[Sequence[int]]) -> list[float]:
+    """Each session's mean difference candidate − baseline over its questions that both runs have a value for: the
+    paired tests' units when the questions of a session are not independent."""
+    out = []
+    for group in groups:
+        d = differences([base[i] for i in group], [cand[i] for i in group])
+        if d:
+            out.append(math.fsum(d) / len(d))
+    return out
+
+
 def _check_baseline_holds(baseline: Run, qids: Sequence[str], names: Sequence[str]) -> None:
     """Raise InputError at the first question of ``qids`` the baseline lacks, or lacks one of ``names`` for."""
     source = baseline.source or "baseline"
@@ -202,12 +217,12 @@ def compare_runs(
             # A rate of the run's counts: the questions resampled, the rate of the resample's sums (every test).
             base_pairs, cand_pairs = paired.ratios[name]
             interval, p_value = paired_bootstrap(base_pairs, cand_pairs, _ratio, settings.confidence,
-                                                 settings.bootstrap, f"{settings.seed}:{name}")
+                                                 settings.bootstrap, f"{settings.seed}:{name}", paired.groups)
             method = BOOTSTRAP
         elif paired.n and name in paired.sums and test != "bootstrap":
             assert paired.columns is not None  # pair_runs keeps them for these tests
             base, cand = paired.columns[name]
-            d = differences(base, cand)
+            d = differences(base, cand) if paired.groups is None else session_differences(base, cand, paired.groups)
             result = permutation(d, f"{settings.seed}:{name}") if test == "permutation" else TESTS[test](d)
             p_value = result.p_value
             method = f"{test} ({result.method})" if test in ("wilcoxon", "permutation") else test
@@ -215,7 +230,8 @@ def compare_runs(
             if paired.columns is not None:
                 base, cand = paired.columns[name]
                 interval, p_value = paired_bootstrap(
-                    base, cand, _mean, settings.confidence, settings.bootstrap, f"{settings.seed}:{name}"
+                    base, cand, _mean, settings.confidence, settings.bootstrap, f"{settings.seed}:{name}",
+                    paired.groups,
                 )
                 method = BOOTSTRAP
             elif delta is not None:  # too many questions to resample in pure Python

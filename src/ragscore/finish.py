@@ -165,7 +165,7 @@ def finish(
         document_ids=part.document_ids, gold_ragas=part.gold_ragas, operations=part.operations, repeats=part.repeats,
         corpus=part.corpus, chunks=part.chunks,
         sessions=None if part.turns is None else sessions(part.turns, settings.pass_k if settings.sampled else ()),
-        answer_moments=part.answer_moments,
+        answer_moments=part.answer_moments, turns=part.turns,
     )
 
 

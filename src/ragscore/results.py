@@ -290,6 +290,7 @@ class Evaluation:
     chunks: ChunksUse | None = None       # --chunks: the chunking read
     sessions: list[Session] | None = None  # --session: each session judged whole
     answer_moments: list[Moments] | None = None  # --session: see PartResult
+    turns: list[Turn] | None = None  # --session: each question that has a session (its slices resample them)
 
     def family_totals(self, name: str) -> Totals | None:
         """The totals of the optional family of this name (None when it is off)."""

@@ -13,19 +13,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Final
 
 from ragscore.errors import UsageError
 from ragscore.gates import Gate, GateResult, Status, evaluate_gates
 from ragscore.intervals import Interval, intervals_of, mean_interval
 from ragscore.loaders.gold import NONE
-from ragscore.metrics.answer import CITING, AnswerTally, answer_metric_names, claim_bit, pack
+from ragscore.metrics.answer import CITING, AnswerTally, answer_metric_names, claim_bit, outcome_values, pack
 from ragscore.metrics.families import Columns, enabled, spread
-from ragscore.metrics.moments import summarise
+from ragscore.metrics.moments import Moments, summarise
 from ragscore.metrics.repeats import QuestionSamples, summarise_questions
 from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.quoting import quote
 from ragscore.results import Evaluation
+from ragscore.settings import Settings
 
 # Distinct values of one --by field. A slice costs a few kilobytes of report and memory whatever
 # its size, so a field with a value per question (an id) would cost as much as a report per
@@ -46,6 +48,8 @@ class Slice:
     scores: dict[str, tuple[list[float], list[str]]] = field(default_factory=dict)  # external scores, by name
     sampled: list[QuestionSamples] = field(default_factory=list)  # repeated samples: each question's
     places: list[int] = field(default_factory=list)               # ... and its place in the gold set
+    keys: list[str] = field(default_factory=list)  # each question's bootstrap key (its session's, with sessions)
+    answers: list[tuple[float | None, ...]] = field(default_factory=list)  # with sessions: each answer metric's value
 
     @property
     def n(self) -> int:
@@ -78,6 +82,13 @@ def check_slice_count(path: str, labels: Iterable[str], before: int = 0) -> int:
     return distinct
 
 
+def _moments_of(column: Sequence[float | None], keys: Sequence[str], settings: Settings) -> Moments:
+    """A slice's values of one answer metric summarised (None: not counted), each weighed by its key."""
+    present = [v is not None for v in column]
+    return summarise([[v for v in column if v is not None]], (True,), list(compress(keys, present)), settings.seed,
+                     settings.bootstrap)[0]
+
+
 def _keys(qids: list[str], resample: bool) -> list[str] | None:
     """Give the qids to resample a slice by (None: the field's slices get the normal approximation)."""
     return qids if resample else None
@@ -91,6 +102,9 @@ def build_slices(
     families = list(enabled(settings.families))
     gates = tuple(gates)
     cites = not ev.tally.cites_nothing  # decided by the whole run, not by each slice
+    # With sessions a question's bootstrap weights are its session's (as in the run's intervals): whole sessions
+    # are resampled, and so are the answer rates (their Wilson intervals would take the turns as independent).
+    session_of = {t.place: t.session for t in ev.turns} if ev.turns is not None else None
     total = 0
     for index, path in enumerate(paths):  # every field is counted before any slice is built
         total += check_slice_count(path, (label for row in ev.rows or () for label in row.slices[index]), total)
@@ -105,6 +119,14 @@ def build_slices(
                     group = groups[label] = Slice(family_rows=[[] for _ in families],
                                                   family_qids=[[] for _ in families])
                 group.qids.append(row.qid)
+                key = row.qid
+                if session_of is not None:
+                    named = session_of.get(row.place)
+                    key = f"session:{named}" if named is not None else f"qid:{row.qid}"
+                    if row.sampled is None:
+                        judged = outcome_values(row.outcome, row.answerable, settings, cites)
+                        group.answers.append((*judged, judged[0]))  # then precision as the run counts it
+                group.keys.append(key)
                 group.tally.add_packed(pack(row.outcome, row.answerable)
                                        | claim_bit(row.outcome, row.answerable, settings))
                 if row.sampled is not None:
@@ -112,15 +134,15 @@ def build_slices(
                     group.places.append(row.place)
                 if share is not None:
                     group.shares.append(share)
-                    group.share_qids.append(row.qid)
+                    group.share_qids.append(key)
                 for rows, qids, family_row in zip(group.family_rows, group.family_qids, row.family_rows, strict=True):
                     if family_row is not None:
                         rows.append(family_row)
-                        qids.append(row.qid)
+                        qids.append(key)
                 for name, value in row.scores.items():
-                    values, qids = group.scores.setdefault(name, ([], []))
-                    values.append(value)
-                    qids.append(row.qid)
+                    scored, qids = group.scores.setdefault(name, ([], []))
+                    scored.append(value)
+                    qids.append(key)
         # The slices of a field share the run's resampling budget: they bootstrap their means only
         # when all of them together stay within it, else each gets the normal approximation. So
         # a slice costs in proportion to its questions, never a fixed count of resamples.
@@ -140,7 +162,8 @@ def build_slices(
                                             family.undefined))
             repeats = None
             if settings.sampled:  # the answer metrics are means over each question's samples
-                repeats = summarise_questions(group.sampled, group.qids, group.places, settings, resample)
+                repeats = summarise_questions(group.sampled, group.qids, group.places, settings, resample,
+                                              group.keys)
                 metrics = repeats.metrics(settings, answer_metric_names(settings))
                 if not cites:
                     metrics.update(dict.fromkeys((*CITING, "precision")))
@@ -148,7 +171,11 @@ def build_slices(
                 metrics = group.tally.metrics(settings, cites)
             for family, t in zip(families, totals, strict=True):
                 metrics.update(family.summarise(t, settings))
-            intervals = intervals_of(settings, group.tally, totals, repeats, cites)
+            answer_moments = None
+            if group.answers and resample:
+                answer_moments = [_moments_of(column, group.keys, settings) for column in zip(*group.answers,
+                                                                                            strict=True)]
+            intervals = intervals_of(settings, group.tally, totals, repeats, cites, answer_moments)
             for name in ev.scores:  # scores from other evaluators, in the run's order
                 values, qids = group.scores.get(name, ([], []))
                 moments = summarise([values], (True,), _keys(qids, resample), seed, resamples)[0]

@@ -14,7 +14,8 @@ import heapq
 import math
 from array import array
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from functools import partial
 from itertools import chain
 
@@ -26,6 +27,7 @@ from ragscore.loaders.chunks import load_scoring_chunks
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess
 from ragscore.loaders.records import Records
 from ragscore.metrics.answer import answer_metric_names, code_passes, code_values
+from ragscore.metrics.sessions import Turn
 from ragscore.metrics.stats import PairSums, resampling_is_cheap
 from ragscore.parallel import run_parts
 from ragscore.results import Evaluation, Packed, PartResult, Spec, Wants
@@ -127,7 +129,23 @@ def score_pair(
     candidate = merge([p.candidate for p in parts], gold, trace_file, settings, _WANTS, (digests[0], digests[2]))
     baseline = merge([p.baseline for p in parts], gold, baseline_file, settings, _WANTS, (digests[0], digests[1]))
     cites = (not baseline.tally.cites_nothing, not candidate.tally.cites_nothing)
-    return baseline, candidate, _pair(parts, settings, keep_columns, cites)
+    # With sessions the tests resample whole sessions: each metric's values are kept, however many questions.
+    paired = _pair(parts, settings, keep_columns or settings.session is not None, cites)
+    if candidate.turns is not None:
+        places = sorted(place for p in parts for place in p.places)
+        paired = replace(paired, groups=session_groups(places, candidate.turns))
+    return baseline, candidate, paired
+
+
+def session_groups(places: Sequence[int], turns: Sequence[Turn]) -> tuple[tuple[int, ...], ...]:
+    """The indices (into questions at ``places``, in order) of each session's questions, in the order of its first
+    question; a question without a session is one of its own."""
+    session_of = {t.place: t.session for t in turns}
+    groups: dict[object, list[int]] = {}
+    for index, place in enumerate(places):
+        named = session_of.get(place)
+        groups.setdefault(("session", named) if named is not None else ("place", place), []).append(index)
+    return tuple(tuple(g) for g in groups.values())
 
 
 def _pair(

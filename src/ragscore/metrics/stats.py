@@ -216,8 +216,10 @@ def paired_bootstrap(
     confidence: float,
     resamples: int,
     seed: str,
+    groups: Sequence[Sequence[int]] | None = None,
 ) -> tuple[tuple[float, float] | None, float | None]:
-    """Return the percentile interval and two-sided p-value of statistic(candidate) - statistic(baseline)."""
+    """Return the percentile interval and two-sided p-value of statistic(candidate) - statistic(baseline);
+    ``groups`` (indices of the values, each value in one): whole groups are resampled, as sessions are."""
     n = len(baseline)
     if n != len(candidate):
         raise ValueError(f"baseline and candidate differ in length: {n} != {len(candidate)}")
@@ -230,7 +232,10 @@ def paired_bootstrap(
     deltas: list[float] = []
     for _ in range(resamples):
         # The same question indices for both runs: that pairing is what makes the test paired.
-        sample = rng.choices(indices, k=n)
+        if groups is None:
+            sample = rng.choices(indices, k=n)
+        else:
+            sample = [i for g in rng.choices(groups, k=len(groups)) for i in g]
         before = statistic([baseline[i] for i in sample])
         after = statistic([candidate[i] for i in sample])
         # A statistic can be undefined on a resample (e.g. no relevant item drawn); skip it.
