@@ -101,3 +101,59 @@ def test_nothing_expected_is_right_exactly_when_nothing_was_called():
     values = tool_values([Call("calc", INVALID)], [])
     assert values["trajectory_any_order_match"] == 0.0 and values["tool_args_invalid_rate"] == 1.0
     assert {IN_ORDER, ANY_ORDER, EXACT} == {"in_order", "any_order", "exact"}
+
+
+@given(CALLS, CALLS, st.sampled_from([EXACT, SUBSET]))
+@settings(max_examples=2000, deadline=None)
+def test_the_pairing_explain_shows_is_a_maximum_matching(predicted, gold, rule):
+    from ragscore.metrics.tools import pairing
+
+    owner = pairing(predicted, gold, rule)
+    used = [i for i in owner if i >= 0]
+    assert len(used) == len(set(used)) == _matching_by_brute_force(predicted, gold, rule)
+    assert all(matches(predicted[i], gold[j], rule) for j, i in enumerate(owner) if i >= 0)
+
+
+def test_thousands_of_equal_calls_and_deep_arguments_neither_recurse_nor_crawl():
+    from ragscore.loaders.tool_calls import MAX_DEPTH, read_call
+    from ragscore.metrics.tools import matched_calls, pairing
+
+    many = [Call("f", {})] * 1500
+    assert matched_calls(many, many) == matched_calls(many, many, SUBSET) == 1500
+    assert sum(i >= 0 for i in pairing(many, many, SUBSET)) == 1500
+    deep: object = 1
+    for _ in range(MAX_DEPTH + 1):
+        deep = [deep]
+    assert read_call({"name": "f", "arguments": {"x": deep}}).arguments is INVALID
+    shallower = deep[0][0]  # type: ignore[index]  # MAX_DEPTH deep with the object around it
+    assert read_call({"name": "f", "arguments": {"x": shallower}}).arguments == {"x": shallower}
+
+
+@pytest.mark.parametrize(("entry", "call"), [
+    ({"name": "f", "args": {"x": 1}, "id": "c1", "type": "tool_call"}, Call("f", {"x": 1})),  # LangChain's ToolCall
+    ({"name": "f", "args": {"x": 1}, "id": "c1"}, None),  # no type: no call (counted), never a call with {}
+    ({"name": "f", "argument": '{"x": 1}'}, None),
+    ({"type": "tool_use", "name": "f", "arguments": {"x": 1}}, None),  # Anthropic's block holds "input"
+    ({"type": "tool_use", "name": "f", "parameters": {"x": 1}}, None),
+    ({"name": "f", "parameters": {"x": 1}}, None),
+    ({"type": "function", "function": {"name": "f", "argumnets": "{}"}}, None),
+    ({"name": "f", "id": "c1", "type": "function"}, Call("f", {})),  # a call with no arguments at all
+    ({"name": "f", "arguments": None}, Call("f", None)),  # null is JSON: no object, but not invalid
+])
+def test_a_call_whose_arguments_are_not_found_is_no_call(entry, call):
+    from ragscore.loaders.tool_calls import read_call
+
+    assert read_call(entry) == call
+
+
+def test_a_provider_response_s_unreadable_calls_are_counted_and_legacy_function_calls_read():
+    from ragscore.loaders.tool_calls import trace_calls
+
+    completion = {"object": "chat.completion", "choices": [{"message": {"tool_calls": [
+        {"type": "custom", "custom": {"name": "grep", "input": "x"}},
+        {"type": "function", "function": {"name": "f", "arguments": "{}"}}]}}]}
+    read = trace_calls({"response": completion})
+    assert read.calls == (Call("f", {}),) and read.unreadable == 1
+    legacy = {"object": "chat.completion", "choices": [{"message": {"function_call": {"name": "f",
+                                                                                       "arguments": '{"a": 1}'}}}]}
+    assert trace_calls({"response": legacy}).calls == (Call("f", {"a": 1}),)

@@ -180,10 +180,10 @@ def _check_baseline_holds(baseline: Run, qids: Sequence[str], names: Sequence[st
 
 
 def _of_counts(name: str) -> bool:
-    """Whether a metric is a rate of the run's counts over the questions (its questions' values do not average
-    to it)."""
+    """Whether a metric is a rate of the run's counts over the questions, or a count (its questions' values do not
+    average to it)."""
     spec = lookup(name)
-    return spec is not None and spec.family == "grounding"
+    return spec is not None and (spec.family == "grounding" or spec.kind in ("count", "corpus"))
 
 
 def _ratio(pairs: Sequence[Fraction]) -> float | None:

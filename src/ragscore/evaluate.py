@@ -73,6 +73,7 @@ from ragscore.metrics.families import (
     SampleColumns,
     averaged,
     enabled,
+    first_lines,
     grounding_fractions,
     spread,
     with_chunks,
@@ -543,7 +544,7 @@ def _finish_samples(gold: GoldSet, judged: _Judged, settings: Settings) -> list[
     assert judged.repeats is not None and judged.sampled_columns is not None
     questions = len(gold.items)
     sampled = judged.repeats.questions()
-    judged.columns = [c.finish(averaged(family, settings), questions)
+    judged.columns = [c.finish(averaged(family, settings), questions, first_lines(family))
                       for family, c in zip(judged.families, judged.sampled_columns, strict=True)]
     judged.external.average()
     share_at = answer_metric_names(settings).index("citation_precision")

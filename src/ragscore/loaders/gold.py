@@ -317,7 +317,8 @@ def parse_gold_item_checked(
     if spans is not None:
         spans = _spans(f, spans)
     tools = None
-    if "gold_tool_calls" in obj or "tool_match" in obj or "gold_arguments_match" in obj:
+    if (obj.get("gold_tool_calls") is not None or obj.get("tool_match") is not None
+            or obj.get("gold_arguments_match") is not None):  # null is absent, as for every optional field
         tools = _tools(f, obj)
     rule, needles = containment_rule(None if substr is None else tuple(substr), claim)
     return tuple.__new__(GoldItem, (

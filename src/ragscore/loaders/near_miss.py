@@ -93,6 +93,11 @@ def near_miss(key: str, known: Collection[str]) -> str | None:
     return close[0] if len(close) == 1 else None
 
 
+# Names other tools give a field, more than one edit away from it: a gold item's "tool_calls" (the trace's key),
+# "expected_tool_calls" (as some agent evaluators name them).
+_NAMED_OTHERWISE: Final = {"tool_calls": "gold_tool_calls", "expected_tool_calls": "gold_tool_calls",
+                           "reference_tool_calls": "gold_tool_calls"}
+
 # A field given under another name. A key one edit or a plural away from a field is not a typo
 # when the record has the field already (a trace's "score" beside its "scores" is a field of its
 # own); one that differs only in case, white space or "-" always is.
@@ -113,7 +118,8 @@ def missed_field(key: str, record: Mapping[str, object], known: frozenset[str]) 
     """The contract field ``key`` of ``record`` is a typo of, when the record lacks that field; else None."""
     if key in known:
         return None
-    suggestion = _verdict(key, known)
+    named = _NAMED_OTHERWISE.get(key)
+    suggestion = named if named in known else _verdict(key, known)
     if suggestion is None:
         return None
     same_field = _SAME_FIELD.get(suggestion, (suggestion,))

@@ -97,10 +97,7 @@ def phoenix_span(obj: dict[str, object], source: str, line: int) -> Span:
     if type(attributes) is not dict:  # a spans dataframe written as JSON: "attributes.input.value" columns
         attributes = {key[len("attributes."):]: value for key, value in obj.items()
                       if key.startswith("attributes.") and value is not None}
-    # OpenInference's dotted keys are nested, as the OTLP reader nests them; GenAI's stay as written (the GenAI
-    # reader and --map name them quoted: "gen_ai.operation.name").
-    if "openinference.span.kind" in attributes or not any(key.startswith("gen_ai.") for key in attributes):
-        attributes = unflatten(attributes)
+    attributes = unflatten(attributes)
     kind = obj.get("span_kind")
     if not isinstance(kind, str):
         kind = lookup(attributes, parse_path("openinference.span.kind"))
@@ -236,8 +233,17 @@ def _text_value(value: object, keys: tuple[str, ...]) -> object:
 
 
 def _attr(span: Span, path: str, container: bool = False) -> object:
+    """An attribute of a span; a quoted dotted key (``"gen_ai.tool.name"``, as OTLP keeps GenAI's keys) is found
+    nested too (as a console exporter's span is read: every dotted key nested)."""
     value = lookup(span["attributes"], parse_path(path), container)
+    if value is MISSING and path.startswith('"') and path.endswith('"'):
+        value = lookup(span["attributes"], parse_path(path[1:-1]), container)
     return None if value is MISSING else value
+
+
+def _has(span: Span, key: str) -> bool:
+    """Whether a span holds an attribute, as written or nested."""
+    return key in span["attributes"] or _attr(span, f'"{key}"') is not None
 
 
 def _sum_tokens(spans: list[Span], paths: tuple[str, ...]) -> int | None:
@@ -346,9 +352,10 @@ def _genai_calls(spans: list[Span], inference: list[Span]) -> list[object] | Non
     messages; None when no span says anything of tool calls (no tool span, no output messages)."""
     tools = [s for s in spans if _attr(s, '"gen_ai.operation.name"') == "execute_tool"
              and _attr(s, '"gen_ai.tool.name"') is not None]
-    if tools:
-        return [{"name": _attr(s, '"gen_ai.tool.name"'),
-                 "arguments": _raw(s, '"gen_ai.tool.call.arguments"', "{}")} for s in _started(tools)]
+    if tools:  # the arguments are recorded only with content capture on: a span without them is no call, counted
+        return [{"name": _attr(s, '"gen_ai.tool.name"'), "arguments": arguments}
+                if (arguments := _attr(s, '"gen_ai.tool.call.arguments"')) is not None
+                else {"type": "execute_tool", "name": _attr(s, '"gen_ai.tool.name"')} for s in _started(tools)]
     calls: list[object] = []
     said = False
     for span in _started(inference):
@@ -361,12 +368,6 @@ def _genai_calls(spans: list[Span], inference: list[Span]) -> list[object] | Non
             if type(parts) is list:
                 calls += [p for p in parts if type(p) is dict and p.get("type") == "tool_call"]
     return calls if said else None
-
-
-def _raw(span: Span, path: str, default: object) -> object:
-    """An attribute as written (a JSON text left as text), else ``default``."""
-    value = _attr(span, path)
-    return default if value is None else value
 
 
 def _all_strings(values: list[Any]) -> TypeGuard[list[str]]:
@@ -392,16 +393,15 @@ def _message_text(messages: object, role: str) -> str | None:
 def genai_trace(spans: list[Span]) -> dict[str, object]:
     """One pipeline run from OpenTelemetry GenAI spans: the retrieval span's query and documents, the
     last inference span's output message."""
-    retrieval = next((s for s in spans if "gen_ai.retrieval.documents" in s["attributes"]
+    retrieval = next((s for s in spans if _has(s, "gen_ai.retrieval.documents")
                       or _attr(s, '"gen_ai.operation.name"') == "retrieval"), None)
-    inference = [s for s in spans if "gen_ai.output.messages" in s["attributes"]
-                 or "gen_ai.completion" in s["attributes"]]
+    inference = [s for s in spans if _has(s, "gen_ai.output.messages") or _has(s, "gen_ai.completion")]
     record: dict[str, object] = {}
     question = _attr(retrieval, '"gen_ai.retrieval.query.text"') if retrieval else None
     if question is None and inference:
         question = _message_text(_attr(inference[-1], '"gen_ai.input.messages"', True), "user")
     if question is None:  # no output messages (Traceloop's chat spans): the first span that holds input messages
-        asking = next((s for s in _started(spans) if "gen_ai.input.messages" in s["attributes"]), None)
+        asking = next((s for s in _started(spans) if _has(s, "gen_ai.input.messages")), None)
         question = _message_text(_attr(asking, '"gen_ai.input.messages"', True), "user") if asking else None
     if question is not None:
         record["question"] = question

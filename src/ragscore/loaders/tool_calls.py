@@ -69,7 +69,7 @@ class GoldTools(NamedTuple):
 def gold_tools(calls: object, match: object, arguments: object) -> GoldTools | tuple[str, str]:
     """Read a gold item's ``gold_tool_calls``, ``tool_match`` and ``gold_arguments_match``: the ``GoldTools``, or
     the field at fault and what was wrong with it."""
-    if calls is None:
+    if calls is None:  # absent, or null
         key = "tool_match" if match is not None else "gold_arguments_match"
         return key, f'"{key}" says how to judge the item\'s tool calls, but it has no "gold_tool_calls"'
     if type(calls) is not list:
@@ -89,9 +89,10 @@ def gold_tools(calls: object, match: object, arguments: object) -> GoldTools | t
         if type(name) is not str or not name:
             return "gold_tool_calls", f'expected "name" of {where} to be a non-empty string, got {describe(name)}'
         value = entry.get("arguments", {})
-        parsed = _arguments(value) if type(value) is str else value
+        parsed = _arguments(value)
         if type(parsed) is not dict:
-            got = "text that is not JSON" if parsed is INVALID else describe(parsed)
+            got = (describe(parsed) if parsed is not INVALID else "text that is not JSON" if type(value) is str
+                   else f"arguments nested more than {MAX_DEPTH} deep")
             return "gold_tool_calls", (f'expected "arguments" of {where} to be an object (or the JSON text of one), '
                                        f"got {got}")
         out.append(Call(name, parsed))
@@ -110,15 +111,39 @@ def gold_tools(calls: object, match: object, arguments: object) -> GoldTools | t
 
 
 def _arguments(value: object) -> object:
-    """Parse arguments written as a JSON string; an object or array is taken as it is; anything else is invalid."""
+    """Parse arguments written as JSON text; any other JSON value is taken as it is (an object, usually). Text that
+    is not valid JSON, or a value nested deeper than ``MAX_DEPTH``, is invalid."""
     if type(value) is str:
         try:
-            return json.loads(value)
+            value = json.loads(value)
         except (ValueError, RecursionError):
             return INVALID
-    if type(value) in (dict, list):
-        return value
-    return INVALID
+    return value if _depth_within(value) else INVALID
+
+
+MAX_DEPTH: Final = 64  # arguments nested deeper are invalid: comparing them would recurse past any sense
+
+
+def _depth_within(value: object, limit: int = MAX_DEPTH) -> bool:
+    """Whether a parsed JSON value nests at most ``limit`` arrays and objects deep (walked without recursion)."""
+    level: list[object] = [value]
+    for _ in range(limit + 1):
+        inner: list[object] = []
+        for node in level:
+            if type(node) is dict:
+                inner.extend(node.values())
+            elif type(node) is list:
+                inner.extend(node)
+        if not inner:
+            return True
+        level = inner
+    return False
+
+
+# The keys a call may have beside its name and arguments (ids, kinds, status); any other key in a call whose
+# arguments ragscore does not find (``args``, ``parameters``, a misspelt ``argument``) makes it no call, counted,
+# rather than a call read with no arguments.
+_CALL_KEYS: Final = frozenset({"name", "type", "id", "call_id", "status", "index"})
 
 
 def read_call(entry: object) -> Call | None:
@@ -127,16 +152,24 @@ def read_call(entry: object) -> Call | None:
         return None
     kind = entry.get("type")
     function = entry.get("function")
-    if type(function) is dict and type(function.get("name")) is str:  # OpenAI chat completions
+    if type(function) is dict and type(function.get("name")) is str:  # OpenAI chat completions (and legacy)
+        if "arguments" not in function and not _CALL_KEYS.issuperset(function):
+            return None
         return Call(function["name"], _arguments(function.get("arguments", "{}")))
     name = entry.get("name")
     if type(name) is not str or not name:
         return None
     if kind == "tool_use":  # Anthropic
+        if "input" not in entry and not _CALL_KEYS.issuperset(entry):
+            return None
         return Call(name, _arguments(entry.get("input", {})))
     if "arguments" in entry:  # OpenAI Responses' function_call, or the plain shape
         return Call(name, _arguments(entry["arguments"]))
-    return Call(name, {}) if kind in (None, "function_call", "function") else None
+    if kind == "tool_call" and "args" in entry:  # LangChain's ToolCall
+        return Call(name, _arguments(entry["args"]))
+    if kind in (None, "function_call", "function") and _CALL_KEYS.issuperset(entry):
+        return Call(name, {})  # a call with no arguments
+    return None
 
 
 def trace_calls(obj: Mapping[str, object]) -> ReadCalls:
@@ -156,7 +189,7 @@ def trace_calls(obj: Mapping[str, object]) -> ReadCalls:
             entries = _response_entries(response)
             if entries is not None:
                 calls = [read_call(entry) for entry in entries]
-                return ReadCalls(tuple(c for c in calls if c is not None), 0, True)
+                return ReadCalls(tuple(c for c in calls if c is not None), sum(c is None for c in calls), True)
     return NO_CALLS
 
 
@@ -170,5 +203,8 @@ def _response_entries(response: dict[str, object]) -> list[object] | None:
     if response.get("object") == "chat.completion" and type(choices) is list:  # OpenAI chat completions
         message = choices[0].get("message") if choices and type(choices[0]) is dict else None
         calls = message.get("tool_calls") if type(message) is dict else None
-        return calls if type(calls) is list else []
+        if type(calls) is list:
+            return calls
+        legacy = message.get("function_call") if type(message) is dict else None  # the API's function calling
+        return [{"function": legacy}] if type(legacy) is dict else []
     return None

@@ -526,8 +526,9 @@ class SampleColumns:
             self.values.extend(row)
             self.owners.append(position)
 
-    def finish(self, averaged: Sequence[bool], questions: int) -> Columns:
-        """Give each counted question's row: the mean of the ``averaged`` columns, the sum of the others."""
+    def finish(self, averaged: Sequence[bool], questions: int, firsts: Sequence[int] = ()) -> Columns:
+        """Give each counted question's row: the mean of the ``averaged`` columns, the least defined value of the
+        ``firsts`` (a trace line: the first sample's that has one), the sum of the others."""
         rows: dict[int, list[int]] = {}
         for index, position in enumerate(self.owners):
             rows.setdefault(position, []).append(index)
@@ -536,9 +537,23 @@ class SampleColumns:
         w, values = self.width, self.values
         for position, indices in rows.items():
             samples = [values[i * w : (i + 1) * w] for i in indices]
-            out.put(position, tuple(_defined_mean(column) if mean else math.fsum(column)
-                                    for column, mean in zip(zip(*samples, strict=True), averaged, strict=True)))
+            out.put(position, tuple(_defined_mean(column) if mean else _least(column) if j in firsts else
+                                    math.fsum(column) for j, (column, mean) in enumerate(
+                                        zip(zip(*samples, strict=True), averaged, strict=True))))
         return out
+
+
+def _least(values: Sequence[float]) -> float:
+    """The least of the defined values (NaN when none is)."""
+    defined = [v for v in values if v == v]
+    return min(defined) if defined else math.nan
+
+
+def first_lines(family: Family) -> tuple[int, ...]:
+    """The columns of a family's row that hold a trace line (the tools family's notes), least over samples."""
+    if family.name != "tools":
+        return ()
+    return tuple(len(TOOLS_ROW) + i for i, name in enumerate(TOOLS_COUNTS) if name.endswith("_line"))
 
 
 def _defined_mean(values: Sequence[float]) -> float:

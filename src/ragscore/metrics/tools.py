@@ -16,6 +16,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Final
 
 from ragscore.loaders.tool_calls import ANY_ORDER, EXACT, IN_ORDER, INVALID, SUBSET, Call, GoldTools
@@ -56,8 +57,31 @@ def matched_names(predicted: Sequence[Call], gold: Sequence[Call]) -> int:
 
 def matched_calls(predicted: Sequence[Call], gold: Sequence[Call], rule: str = EXACT) -> int:
     """The most predicted calls that can each be paired with a distinct gold call they match (a maximum bipartite
-    matching, ``pairing``: under ``subset`` one call may match several)."""
+    matching, ``pairing``: under ``subset`` one call may match several). Under ``exact`` matching is equality of
+    canonical forms, so the count is a multiset intersection."""
+    if rule == EXACT:
+        made = Counter(_canonical(c) for c in predicted if c.arguments is not INVALID)
+        return sum((made & Counter(_canonical(c) for c in gold)).values())
     return sum(1 for i in pairing(predicted, gold, rule) if i >= 0)
+
+
+def _canonical(call: Call) -> object:
+    """A call as a hashable value that two calls share exactly when ``matches`` pairs them under ``exact``."""
+    return call.name, _form(call.arguments)
+
+
+def _form(value: object) -> object:
+    """A parsed JSON value made hashable with ``json_equal``'s equality: numbers by value (``1`` is ``1.0``),
+    ``true`` and ``false`` apart from numbers, objects whatever their keys' order, arrays in order."""
+    if type(value) is bool:
+        return "bool", value
+    if isinstance(value, (int, float)):
+        return ("number", Fraction(value)) if math.isfinite(value) else ("number", repr(value))
+    if type(value) is dict:
+        return "object", frozenset((key, _form(item)) for key, item in value.items())
+    if type(value) is list:
+        return "array", tuple(_form(item) for item in value)
+    return type(value).__name__, value
 
 
 def in_order(predicted: Sequence[Call], gold: Sequence[Call], rule: str = EXACT) -> bool:
@@ -119,23 +143,41 @@ ROW: Final = ("tool_name_precision", "tool_name_recall", "tool_name_f1", "tool_c
 
 
 def pairing(predicted: Sequence[Call], gold: Sequence[Call], rule: str = EXACT) -> list[int]:
-    """For each gold call, the index of the predicted call a maximum bipartite matching pairs it with (-1: none), by
-    augmenting paths from each predicted call in order."""
-    owner = [-1] * len(gold)
+    """For each gold call, the index of the predicted call a maximum bipartite matching pairs it with (-1: none):
+    each predicted call first takes the first free gold call it matches, then each one left out looks for an
+    augmenting path (a depth-first search with a stack of its own, however many calls there are)."""
     edges = [[j for j, g in enumerate(gold) if matches(p, g, rule)] for p in predicted]
-
-    def augment(i: int, seen: list[bool]) -> bool:
-        for j in edges[i]:
-            if not seen[j]:
-                seen[j] = True
-                if owner[j] < 0 or augment(owner[j], seen):
-                    owner[j] = i
-                    return True
-        return False
-
-    for i in range(len(predicted)):
-        if edges[i]:
-            augment(i, [False] * len(gold))
+    owner = [-1] * len(gold)      # the predicted call each gold call is paired with
+    paired = [-1] * len(predicted)  # the gold call each predicted call is paired with
+    for i, reach in enumerate(edges):
+        free = next((j for j in reach if owner[j] < 0), -1)
+        if free >= 0:
+            owner[free], paired[i] = i, free
+    for i, reach in enumerate(edges):
+        if paired[i] >= 0 or not reach:
+            continue
+        seen = [False] * len(gold)
+        came: dict[int, int] = {}  # gold call -> the predicted call the search reached it from
+        stack, end = [(i, 0)], -1
+        while stack and end < 0:
+            at, k = stack[-1]
+            if k == len(edges[at]):
+                stack.pop()
+                continue
+            stack[-1] = (at, k + 1)
+            j = edges[at][k]
+            if seen[j]:
+                continue
+            seen[j], came[j] = True, at
+            if owner[j] < 0:
+                end = j
+            else:
+                stack.append((owner[j], 0))
+        while end >= 0:  # turn the path: each gold call on it to the call that reached it
+            at = came[end]
+            previous = paired[at]
+            owner[end], paired[at] = at, end
+            end = previous
     return owner
 
 
