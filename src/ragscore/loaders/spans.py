@@ -6,7 +6,7 @@ or the OpenTelemetry GenAI conventions' retrieval and inference spans (``--trace
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Final, TypedDict, TypeGuard
 
 from ragscore.errors import InputError
@@ -324,17 +324,7 @@ def _openinference_calls(spans: list[Span], llms: list[Span]) -> list[object] | 
     else one per TOOL span (``tool.name``; the arguments are ``input.value``, JSON text when ``input.mime_type`` is
     ``application/json``, else a single argument's bare value, read as that JSON value); None when no span says
     anything of tool calls."""
-    calls: list[object] = []
-    said = False
-    for llm in _started(llms):
-        messages = _attr(llm, "llm.output_messages", True)
-        if type(messages) is not list:
-            continue
-        said = True
-        for message in messages:
-            listed = message.get("message", {}).get("tool_calls") if type(message) is dict else None
-            if type(listed) is list:
-                calls += [c.get("tool_call") if type(c) is dict else c for c in listed]
+    calls, said = _output_calls(llms, "llm.output_messages", _openinference_message_calls)
     if calls:
         return calls
     tools = _started([s for s in spans if s["kind"] == "TOOL"])
@@ -356,18 +346,35 @@ def _genai_calls(spans: list[Span], inference: list[Span]) -> list[object] | Non
         return [{"name": _attr(s, '"gen_ai.tool.name"'), "arguments": arguments}
                 if (arguments := _attr(s, '"gen_ai.tool.call.arguments"')) is not None
                 else {"type": "execute_tool", "name": _attr(s, '"gen_ai.tool.name"')} for s in _started(tools)]
+    calls, said = _output_calls(inference, '"gen_ai.output.messages"', _genai_message_calls)
+    return calls if said else None
+
+
+def _output_calls(spans: list[Span], path: str, calls_of: Callable[[object], list[object]]
+                  ) -> tuple[list[object], bool]:
+    """The calls the output messages of spans hold, in the order the spans started, and whether any span holds
+    output messages at all."""
     calls: list[object] = []
     said = False
-    for span in _started(inference):
-        messages = _attr(span, '"gen_ai.output.messages"', True)
-        if type(messages) is not list:
-            continue
-        said = True
-        for message in messages:
-            parts = message.get("parts") if type(message) is dict else None
-            if type(parts) is list:
-                calls += [p for p in parts if type(p) is dict and p.get("type") == "tool_call"]
-    return calls if said else None
+    for span in _started(spans):
+        messages = _attr(span, path, True)
+        if type(messages) is list:
+            said = True
+            for message in messages:
+                calls += calls_of(message)
+    return calls, said
+
+
+def _openinference_message_calls(message: object) -> list[object]:
+    """An OpenInference output message's calls (``message.tool_calls.N.tool_call``)."""
+    listed = message.get("message", {}).get("tool_calls") if type(message) is dict else None
+    return [c.get("tool_call") if type(c) is dict else c for c in listed] if type(listed) is list else []
+
+
+def _genai_message_calls(message: object) -> list[object]:
+    """A GenAI output message's ``tool_call`` parts."""
+    parts = message.get("parts") if type(message) is dict else None
+    return [p for p in parts if type(p) is dict and p.get("type") == "tool_call"] if type(parts) is list else []
 
 
 def _all_strings(values: list[Any]) -> TypeGuard[list[str]]:
