@@ -4,6 +4,7 @@ resample whole sessions, as the turns of one session are not independent (the co
 
 from __future__ import annotations
 
+import json
 import random
 from fractions import Fraction
 from math import comb
@@ -207,3 +208,48 @@ def test_the_reported_interval_is_the_session_keyed_one(tmp_path, ragscore):
         values.append(1.0 if question["label"] == "OK" else 0.0)
     want = poisson_interval(summarise([values], (True,), keys, "0", 1000)[0], 0.95)
     assert report["intervals"]["precision"] == list(want)
+
+
+def _two_runs(tmp_path, sessions: bool = True):
+    rng = random.Random(9)
+    gold, base, cand = [], [], []
+    for s in range(25):
+        p = rng.choice((0.2, 0.9))
+        for t in range(4):
+            qid = f"s{s}t{t}"
+            item = {"qid": qid, "answerable": True, "gold_claim_substr": ["right answer"]}
+            if sessions:
+                item.update(session_id=f"S{s}", turn=t + 1)
+            gold.append(item)
+            base.append({"qid": qid, "answer": "right answer" if rng.random() < p else "nope"})
+            cand.append({"qid": qid, "answer": "right answer" if rng.random() < min(1, p + 0.1) else "nope"})
+    for name, rows in (("gold.jsonl", gold), ("base.jsonl", base), ("cand.jsonl", cand)):
+        write(tmp_path / name, rows)
+    return gold
+
+
+def test_compare_pairs_whole_sessions(tmp_path, ragscore, monkeypatch):
+    """The paired bootstrap resamples sessions (as a direct call with the sessions' groups does), from the traces
+    or from a baseline report alike; the t test takes one pair per session."""
+    from ragscore.comparison import _mean
+    from ragscore.metrics.stats import paired_bootstrap
+
+    monkeypatch.chdir(tmp_path)
+    _two_runs(tmp_path)
+    common = ("--gold", "gold.jsonl", "--format", "json", "--no-fail")
+    traces = ragscore("compare", *common, "--baseline", "base.jsonl", "--trace", "cand.jsonl")
+    assert traces.status == 0, traces.err
+    by_traces = json.loads(traces.out)["metrics"]["precision"]
+    base = ragscore(*common, "--trace", "base.jsonl", "--per-question").json()
+    cand = ragscore(*common, "--trace", "cand.jsonl", "--per-question").json()
+    (tmp_path / "base.json").write_text(json.dumps(base), encoding="utf-8")
+    by_report = json.loads(ragscore("compare", *common, "--baseline-report", "base.json", "--trace",
+                                                  "cand.jsonl").out)["metrics"]["precision"]
+    assert by_report["delta_interval"] == by_traces["delta_interval"] and by_report["p_value"] == by_traces["p_value"]
+    columns = [[float(q["label"] == "OK") for q in run["questions"]] for run in (base, cand)]
+    groups = [tuple(range(4 * s, 4 * s + 4)) for s in range(25)]
+    want = paired_bootstrap(columns[0], columns[1], _mean, 0.95, 1000, "0:precision", groups)
+    assert by_traces["delta_interval"] == list(want[0]) and by_traces["p_value"] == want[1]
+    t = json.loads(ragscore("compare", *common, "--baseline", "base.jsonl", "--trace", "cand.jsonl",
+                                          "--test", "t").out)["metrics"]["precision"]
+    assert t["pairs"] == 25 and t["method"] == "t"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
@@ -192,6 +192,7 @@ def _against_report(config: Config, gold_in: Any, candidate_in: Any, baseline_re
     """Score the candidate with its per-question rows and pair it with a committed baseline report, checked to be
     of the same gold set and scoring: the candidate's evaluation, the baseline's metrics and input, the pairs, and
     the baseline's inputs (its report's ``inputs``: ``corpus`` and ``chunks`` when it read them)."""
+    from ragscore.comparing.paired import session_groups
     from ragscore.comparison import pair_runs, run_from_evaluation, run_from_report
     from ragscore.loaders.report import load_report
     from ragscore.parallel import choose_jobs
@@ -213,8 +214,11 @@ def _against_report(config: Config, gold_in: Any, candidate_in: Any, baseline_re
     if lacking:
         raise InputError(report.name, f"the baseline report lacks {', '.join(lacking)}, which [regression] gates: "
                                       "remake it with the same --metrics")
-    paired = pair_runs(baseline_run, candidate_run, [row.qid for row in candidate_ev.rows or ()], run_settings,
-                       config.test != "bootstrap")
+    rows = list(candidate_ev.rows or ())
+    paired = pair_runs(baseline_run, candidate_run, [row.qid for row in rows], run_settings,
+                       config.test != "bootstrap" or candidate_ev.turns is not None)
+    if candidate_ev.turns is not None:  # the tests pair whole sessions
+        paired = replace(paired, groups=session_groups([row.place for row in rows], candidate_ev.turns))
     return (candidate_ev, baseline_run.metrics, {"path": display_path(report), "sha256": report.sha256}, paired,
             doc["inputs"])
 
@@ -296,6 +300,7 @@ def compare_several(
     """Compare several runs on one gold set, every pair as ``compare`` compares a baseline and a
     candidate (``test=`` and ``correction=`` as there), in a table of ``columns`` (default:
     precision, chr, under_refusal, over_refusal)."""
+    from ragscore.comparing.paired import session_groups
     from ragscore.comparing.several import DEFAULT_COLUMNS, MAX_RUNS
     from ragscore.comparing.several import compare_several as compare_pairs
     from ragscore.comparing.several_report import build_several_document
@@ -325,9 +330,11 @@ def compare_several(
         from ragscore.suggest import did_you_mean
 
         raise UsageError(f"compare: the runs report no metric {unknown[0]!r}{did_you_mean(unknown[0], list(metrics))}")
-    qids = [row.qid for row in evaluations[0].rows or ()]
-    pairs = compare_pairs([run_from_evaluation(ev) for ev in evaluations], qids, config.settings, chosen,
-                          config.test, config.correction)
+    rows = list(evaluations[0].rows or ())
+    turns = evaluations[0].turns
+    pairs = compare_pairs([run_from_evaluation(ev) for ev in evaluations], [row.qid for row in rows],
+                          config.settings, chosen, config.test, config.correction,
+                          None if turns is None else session_groups([row.place for row in rows], turns))
     described = [{"name": name, **_input_of(ev.traces, ev.digests[1]), "metrics": ev.metrics()}
                  for name, ev in zip(shown, evaluations, strict=True)]
     doc = build_several_document(config.settings, _input_of(evaluations[0].gold, evaluations[0].digests[0]),

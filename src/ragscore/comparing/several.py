@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import string
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from ragscore.comparison import Delta, Run, compare_runs, pair_runs
@@ -47,13 +47,17 @@ def better_of(a: int, b: int, name: str, delta: Delta, alpha: float) -> int | No
 
 def compare_several(
     runs: Sequence[Run], qids: Sequence[str], settings: Settings, columns: Sequence[str], test: str, correction: str,
+    groups: tuple[tuple[int, ...], ...] | None = None,
 ) -> list[PairResult]:
-    """Compare every pair of runs as ``compare`` would (run ``a`` the baseline, ``b`` the candidate)."""
+    """Compare every pair of runs as ``compare`` would (run ``a`` the baseline, ``b`` the candidate; ``groups``: the
+    questions of each session, which the tests pair whole)."""
     alpha = 1 - settings.confidence
     out = []
     for a in range(len(runs)):
         for b in range(a + 1, len(runs)):
-            paired = pair_runs(runs[a], runs[b], qids, settings, test != "bootstrap")
+            paired = pair_runs(runs[a], runs[b], qids, settings, test != "bootstrap" or groups is not None)
+            if groups is not None:
+                paired = replace(paired, groups=groups)
             deltas = compare_runs(runs[a].metrics, runs[b].metrics, paired, settings, test, correction)
             better = {name: better_of(a, b, name, d, alpha) for name, d in deltas.items()}
             chosen = [better.get(name) for name in columns]
