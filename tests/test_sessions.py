@@ -142,7 +142,8 @@ def test_a_turn_that_is_not_an_integer_is_an_error_at_its_line(tmp_path, ragscor
     write(tmp_path / "trace.jsonl", [{"qid": "a", "answer": "x"}])
     run = ragscore("--gold", tmp_path / "gold.jsonl", "--trace", tmp_path / "trace.jsonl", "--no-fail")
     assert run.status == 2 and run.err == (f"ragscore: error: {tmp_path / 'gold.jsonl'}:2: expected \"turn\" to be "
-                                           "an integer (the question's turn in its session), got \"2\"\n")
+                                           "a whole number of at least 0 (the question's turn in its session), got "
+                                           "\"2\"\n")
 
 
 def test_a_session_field_nobody_names_is_noted_and_a_bad_one_refused(tmp_path, ragscore):
@@ -253,3 +254,40 @@ def test_compare_pairs_whole_sessions(tmp_path, ragscore, monkeypatch):
     t = json.loads(ragscore("compare", *common, "--baseline", "base.jsonl", "--trace", "cand.jsonl",
                                           "--test", "t").out)["metrics"]["precision"]
     assert t["pairs"] == 25 and t["method"] == "t"
+
+
+@pytest.mark.parametrize(("gold", "trace", "where", "error"), [
+    ({"session_id": "S", "turn": -3}, {}, "gold.jsonl:1", 'expected "turn" to be a whole number of at least 0'),
+    ({"session_id": "S", "turn": True}, {}, "gold.jsonl:1", 'expected "turn" to be a whole number'),
+    ({"session_id": ["A", "B"]}, {}, "gold.jsonl:1",
+     'expected "session_id" to name a session (text or an integer), got an array'),
+    ({"session_id": ""}, {}, "gold.jsonl:1", 'expected "session_id" to name a session'),
+    ({"turn": 1}, {"session_id": 1.5}, "trace.jsonl:1", 'expected "session_id" to name a session'),
+])
+def test_a_value_that_names_no_session_or_turn_is_an_error_at_its_line(gold, trace, where, error, tmp_path, ragscore):
+    write(tmp_path / "gold.jsonl", [{"qid": "a", "answerable": True, "gold_claim_substr": ["right"], **gold}])
+    write(tmp_path / "trace.jsonl", [{"qid": "a", "answer": "right", **trace}])
+    run = ragscore("--gold", tmp_path / "gold.jsonl", "--trace", tmp_path / "trace.jsonl", "--no-fail",
+                   "--session", "session_id")
+    assert run.status == 2 and f"{tmp_path / where}: {error}" in run.err and "Traceback" not in run.err
+
+
+def test_a_part_without_questions_and_gates_on_session_metrics(tmp_path, ragscore, monkeypatch):
+    """One question in two processes (a part holds none); a gate on a session metric of sessions that turned on by
+    themselves; rates of the families resampled by session; --session none turns them off."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "gold.jsonl", [{"qid": "a1", "answerable": True, "gold_claim_substr": ["answer a1"],
+                                     "session_id": "A", "turn": 1, "gold_tool_calls": [{"name": "f"}]}])
+    write(tmp_path / "trace.jsonl", [{"qid": "a1", "answer": "answer a1", "tool_calls": [{"name": "f"}]}])
+    common = ("--gold", "gold.jsonl", "--trace", "trace.jsonl", "--format", "json", "--no-fail")
+    one = ragscore(*common, "--gates", "session_pass_rate>=0.5").json()
+    two = ragscore(*common, "--gates", "session_pass_rate>=0.5", "--jobs", "2").json()
+    assert one["metrics"]["session_pass_rate"] == 1.0 and two["metrics"] == one["metrics"]
+    assert one["gates"]["session_pass_rate"]["status"] == "pass"
+    assert one["interval_methods"]["trajectory_exact_match"] == "poisson_bootstrap"
+    for index in (1, 2):
+        assert ragscore("partial", "--gold", "gold.jsonl", "--trace", "trace.jsonl", "--part", f"{index}/2", "-o",
+                        f"p{index}.json").status == 0
+    assert ragscore("merge", "p1.json", "p2.json", "--format", "json", "--no-fail").json()["metrics"] == one["metrics"]
+    off = ragscore(*common, "--session", "none").json()
+    assert "sessions" not in off and off["interval_methods"]["trajectory_exact_match"] == "wilson"

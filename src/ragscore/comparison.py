@@ -226,6 +226,12 @@ def compare_runs(
             result = permutation(d, f"{settings.seed}:{name}") if test == "permutation" else TESTS[test](d)
             p_value = result.p_value
             method = f"{test} ({result.method})" if test in ("wilcoxon", "permutation") else test
+        elif paired.n and name in paired.sums and paired.groups is not None and paired.columns is not None and (
+                not resampling_is_cheap(paired.n, settings.bootstrap)):
+            # Sessions, too many questions to resample in pure Python: a t test over the sessions' mean differences.
+            base, cand = paired.columns[name]
+            result = TESTS["t"](session_differences(base, cand, paired.groups))
+            p_value, method = result.p_value, "t"
         elif paired.n and name in paired.sums:
             if paired.columns is not None:
                 base, cand = paired.columns[name]

@@ -358,7 +358,8 @@ def load_config(overrides: Overrides, gates_file: str | None = None, cwd: Path |
     files = _files(cwd or Path.cwd(), gates_file)
     settings = _scoring_settings(files, overrides)
     diagnosis_rules, samples = builtin_rules(), DEFAULT_SAMPLES
-    every_metric = metric_names(replace(settings, families=tuple(FAMILIES)))
+    # Every family's, and the session metrics (sessions may turn on only when the gold set is looked into).
+    every_metric = metric_names(replace(settings, families=tuple(FAMILIES), session=settings.session or "session_id"))
     for tables in files:
         if "diagnose" in tables:
             diagnosis_rules, samples = _diagnose(tables["diagnose"], diagnosis_rules, samples, every_metric, settings.k)
@@ -550,11 +551,19 @@ def for_gold(config: Config, gold: object) -> Config:
     from ragscore.loaders.gold import family_keys
 
     settings = config.settings
-    if all(family in settings.families for family in BY_GOLD_KEY.values()) and settings.session is not None:
+    if settings.session == NO_SESSION:  # sessions turned off: session_id is a field like any other
+        settings = replace(settings, session=None)
+        config = replace(config, settings=settings)
+        if all(family in settings.families for family in BY_GOLD_KEY.values()):
+            return config
+        automatic = False
+    else:
+        automatic = settings.session is None
+    if all(family in settings.families for family in BY_GOLD_KEY.values()) and not automatic:
         return config
     keys = family_keys(gold, settings.gold_fields)  # type: ignore[arg-type]
     wanted = [BY_GOLD_KEY[key] for key in keys if key in BY_GOLD_KEY]
-    session = settings.session if settings.session is not None or "session_id" not in keys else "session_id"
+    session = "session_id" if automatic and "session_id" in keys else settings.session
     if all(family in settings.families for family in wanted) and session == settings.session:
         return config
     return replace(config, settings=replace(settings, families=_in_order((*settings.families, *wanted)),
@@ -563,6 +572,7 @@ def for_gold(config: Config, gold: object) -> Config:
 
 EVIDENCE: Final = "evidence"  # the family gold spans turn on
 BY_GOLD_KEY: Final = {"gold_spans": EVIDENCE, "gold_tool_calls": "tools"}  # the family each gold key turns on
+NO_SESSION: Final = "none"  # --session none: no sessions, even when the gold file holds session_id
 
 
 def _in_order(names: tuple[str, ...]) -> tuple[str, ...]:

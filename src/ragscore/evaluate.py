@@ -33,7 +33,6 @@ from ragscore.loaders.gold import (
     KEEP_EXTRA,
     KEEP_QUESTION,
     KEY_SAMPLE_LINES,
-    NONE,
     GoldItem,
     GoldSet,
     check_spans,
@@ -81,7 +80,7 @@ from ragscore.metrics.families import (
 from ragscore.metrics.grounding import Findings, grounding_findings
 from ragscore.metrics.moments import Moments, summarise
 from ragscore.metrics.repeats import QuestionSamples, Repeats, repeat_metric_names, summarise_questions
-from ragscore.metrics.sessions import Turn
+from ragscore.metrics.sessions import BAD_SESSION, Turn, session_key
 from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.metrics.tools import ROW as TOOLS_ROW
 from ragscore.operations import RECORD_KEYS as OPERATION_KEYS
@@ -430,7 +429,7 @@ def _join(
         for family, c in zip(families, columns):  # noqa: B905
             c.put(position, family.values(item, view, obj, outcome.answered, settings))  # type: ignore[arg-type]
         if session is not None:
-            _session_turn(judged, position, item, obj, session, codes[position], families, columns)
+            _session_turn(judged, position, item, obj, session, codes[position], families, columns, name, line)
         if position in explain_at:
             views[position] = view
             judged.passages[position] = tuple(passage_texts(obj))  # type: ignore[arg-type]  # a dict
@@ -442,29 +441,35 @@ def _join(
 
 
 def _session_turn(judged: _Judged, position: int, item: GoldItem, obj: object, session: str, code: int,
-                  families: Sequence[Family], columns: Sequence[Columns | SampleColumns]) -> None:
+                  families: Sequence[Family], columns: Sequence[Columns | SampleColumns], source: str,
+                  line: int) -> None:
     """Note a trace line's part in its question's session: the session its trace names (when the gold item names
     none) and, with samples, whether this sample's label and tool use were both correct."""
-    if slice_labels(item, session) == (NONE,):
-        named = _field(obj, session)
+    if _gold_session(item, session) is None:
+        named = session_key(_field(obj, session))
+        if named is BAD_SESSION:
+            raise InputError(source, f"expected {quote(session)} to name a session (text or an integer), got "
+                                     f"{describe(_field(obj, session))}", line)
         if named is not None:
-            judged.sessions[position] = named
+            judged.sessions[position] = named  # type: ignore[assignment]  # text
     if judged.turn_passed is not None and judged.turn_samples is not None:
         judged.turn_samples[position] += 1
         judged.turn_passed[position] += code_passes(code) and _tools_correct(item, families, columns, position,
                                                                              last=True)
 
 
-def _field(obj: object, path: str) -> str | None:
-    """A trace's value at a dotted path, as a session key (text, or an integer written as text)."""
+def _field(obj: object, path: str) -> object:
+    """A record's value at a dotted path (None: none there)."""
     value = obj
     for key in path.split("."):
         value = value.get(key) if type(value) is dict else None
-    if isinstance(value, str) and value:
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return None
+    return value
+
+
+def _gold_session(item: GoldItem, path: str) -> str | None:
+    """The session a gold item names (read at ``_turns``, which refuses a value that names none)."""
+    named = session_key(_field(item.extra or {}, path))
+    return named if isinstance(named, str) else None
 
 
 def _tools_correct(item: GoldItem, families: Sequence[Family], columns: Sequence[Columns | SampleColumns],
@@ -488,25 +493,31 @@ TOOL_USE: Final = TOOLS_ROW.index("tool_use_accuracy")  # where a tools row says
 
 
 def _turns(gold: GoldSet, judged: _Judged, session: str) -> list[Turn]:
-    """Each question of this part that has a session, as a turn of it (metrics/sessions.py)."""
+    """Each question of this part that has a session, as a turn of it (metrics/sessions.py); a session or a
+    ``turn`` that is neither is an error at its gold line."""
     out = []
     for position, item in enumerate(gold.items):
-        labels = slice_labels(item, session)
-        key = labels[0] if labels != (NONE,) else judged.sessions.get(position)
+        extra = item.extra or {}
+        value = _field(extra, session)
+        key = session_key(value)
+        turn = extra.get("turn")
+        bad = (f"expected {quote(session)} to name a session (text or an integer), got {describe(value)}"
+               if key is BAD_SESSION else
+               f'expected "turn" to be a whole number of at least 0 (the question\'s turn in its session), got '
+               f"{describe(turn)}" if turn is not None and (type(turn) is not int or turn < 0) else None)
+        if bad is not None:
+            raise InputError(gold.source.name, bad, line_of(gold.places[position]))
+        if key is None:
+            key = judged.sessions.get(position)
         if key is None:
             continue
-        turn = (item.extra or {}).get("turn")
-        if turn is not None and type(turn) is not int:
-            raise InputError(gold.source.name, f'expected "turn" to be an integer (the question\'s turn in its '
-                                               f'session), got {describe(turn)}', line_of(gold.places[position]))
-        number = turn
         if judged.turn_samples is not None and judged.turn_passed is not None and judged.turn_samples[position]:
             total, passed = judged.turn_samples[position], judged.turn_passed[position]
         else:  # the question's one judgement (a question without a trace: as missing)
             total = 1
             passed = int(code_passes(judged.codes[position]) and _tools_correct(item, judged.families,
                                                                                  judged.columns, position))
-        out.append(Turn(gold.places[position], key, number, passed, total))
+        out.append(Turn(gold.places[position], key, turn, passed, total))  # type: ignore[arg-type]  # text
     return out
 
 
@@ -585,16 +596,16 @@ def _summarise(
         # independent).
         rows = [(*code_values(code, settings), float(code >> 13 & 1) if code >> 3 & 1 else None)
                 for code in judged.codes]
+        width = len(answer_metric_names(settings)) + 1  # a part without questions: as many empty summaries
         result.answer_moments = [by_position(array("d", (math.nan if v is None else v for v in column)))
-                                 for column in zip(*rows, strict=True)] if rows else []
+                                 for column in zip(*rows, strict=True)] if rows else [Moments()] * width
 
 
 def _session_keys(gold: GoldSet, judged: _Judged, session: str) -> list[str]:
     """Each question's bootstrap key: its session (as the gold item or its trace names it), else its own qid."""
     out = []
     for position, item in enumerate(gold.items):
-        labels = slice_labels(item, session)
-        key = labels[0] if labels != (NONE,) else judged.sessions.get(position)
+        key = _gold_session(item, session) or judged.sessions.get(position)
         out.append(("session:" + key) if key is not None else ("qid:" + item.qid))
     return out
 

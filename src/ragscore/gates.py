@@ -99,7 +99,7 @@ def resolve_metric(
             how = "it needs a gold set: a metric of ragscore score, not of monitor"
         elif spec.family == "monitor":
             how = "it is a metric of ragscore monitor (production traces without gold)"
-        elif spec.family == "repeats":
+        elif spec.family == "repeats" or spec.family == "sessions":
             sampled = any((other := lookup(n)) is not None and other.family == "repeats" for n in names)
             how = (f"add {cutoff} to pass_k (--pass-k)" if sampled
                    else 'it needs repeated samples: set repeats = "samples" in [scoring] (--repeats samples)')

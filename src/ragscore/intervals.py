@@ -113,7 +113,7 @@ def intervals_of(
             if kind in ("count", "corpus"):
                 continue
             column = totals.columns[i]
-            if kind == "rate" and not settings.sampled:
+            if kind == "rate" and not settings.sampled and settings.session is None:
                 # A column of 0/1 values: its sum is the count, exactly.
                 out[name] = _rate_interval(round(column.fsum), column.n, settings.confidence)
             else:

@@ -539,8 +539,9 @@ def _turns(r: dict[str, Node], settings: Settings, questions: int) -> list[Turn]
         number = None if turn.value is None else turn.count()
         samples = total.count()
         right = passed.count(samples)
-        if not samples:
-            raise total.expected("a count of samples of at least 1")
+        if not samples or samples != 1 and settings.repeats != SAMPLES:
+            raise total.expected("a count of samples of at least 1" if settings.repeats == SAMPLES
+                                 else "1 (without repeated samples a question is judged once)")
         out.append(Turn(place.count(), session.text(), number, right, samples))
     if [t.place for t in out] != sorted({t.place for t in out}):
         raise r["turns"].fail("are not in file order, each place once")

@@ -131,9 +131,9 @@ def score_pair(
     cites = (not baseline.tally.cites_nothing, not candidate.tally.cites_nothing)
     # With sessions the tests resample whole sessions: each metric's values are kept, however many questions.
     paired = _pair(parts, settings, keep_columns or settings.session is not None, cites)
-    if candidate.turns is not None:
+    if candidate.turns is not None:  # a session either run's traces name (the candidate's first)
         places = sorted(place for p in parts for place in p.places)
-        paired = replace(paired, groups=session_groups(places, candidate.turns))
+        paired = replace(paired, groups=session_groups(places, [*(baseline.turns or ()), *candidate.turns]))
     return baseline, candidate, paired
 
 

@@ -597,8 +597,9 @@ class Totals:
 
 def spread(family: Family, settings: Settings) -> tuple[bool, ...]:
     """Say which of a family's stored columns are means with an interval (the others need only
-    their sum); with repeated samples a rate's per-question values are shares, so it is one."""
-    kinds = ("mean", "rate") if settings.sampled else ("mean",)
+    their sum); with repeated samples a rate's per-question values are shares, so it is one, and with sessions a
+    rate's interval resamples sessions as a mean's does (a Wilson interval takes the turns as independent)."""
+    kinds = ("mean", "rate") if settings.sampled or settings.session is not None else ("mean",)
     names = family.names(settings)
     out = [False] * family.width(settings)
     for i, name in enumerate(names):

@@ -20,11 +20,25 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from math import comb
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from ragscore.metrics import METRICS
 from ragscore.metrics.moments import exact_mean
 from ragscore.settings import Settings
+
+BAD_SESSION: Final = object()  # a value that names no session (a list, an object, true, a fraction, "")
+
+
+def session_key(value: object) -> str | object | None:
+    """The session a field's value names: text, or an integer written as text; None for no value (null, absent);
+    ``BAD_SESSION`` for anything else, which names none."""
+    if value is None:
+        return None
+    if type(value) is str and value:
+        return value
+    if type(value) is int:
+        return str(value)
+    return BAD_SESSION
 
 
 class Turn(NamedTuple):

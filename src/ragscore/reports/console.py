@@ -13,7 +13,7 @@ from ragscore.metrics.answer import CITING, answer_metric_names
 from ragscore.metrics.families import tools_counts
 from ragscore.metrics.names import lookup
 from ragscore.metrics.repeats import RepeatTotals
-from ragscore.metrics.stats import RESAMPLING_BUDGET
+from ragscore.metrics.stats import RESAMPLING_BUDGET, resampling_is_cheap
 from ragscore.quoting import quote, shorten
 from ragscore.reports.common import clean, fmt, gate_bound
 from ragscore.results import EXAMPLES, Evaluation
@@ -205,7 +205,7 @@ def _session_notes(ev: Evaluation) -> list[str]:
     if not ev.sessions:
         notes.append(f"no gold item or trace names a session in {field}: the session metrics are n/a (give "
                      f"--session FIELD, the field that holds each question's session)")
-    if ev.repeats is None and ev.answer_moments is None:
+    if not resampling_is_cheap(ev.questions, ev.settings.bootstrap):
         notes.append(f"the intervals take the turns of a session as independent (too narrow when they are not): "
                      f"{ev.questions:,} questions × {ev.settings.bootstrap:,} resamples is past the bootstrap's "
                      f"budget of {RESAMPLING_BUDGET:,}; --bootstrap {max(RESAMPLING_BUDGET // ev.questions, 1):,} "
