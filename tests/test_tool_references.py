@@ -309,7 +309,7 @@ def test_ragscore_s_own_invariants_on_every_case(rule: str):
 def test_the_references_still_give_the_committed_cases(tmp_path: Path):
     missing = [name for name in ("ragas", "deepeval") if importlib.util.find_spec(name) is None]
     if missing:
-        pytest.skip(f"{' and '.join(missing)} not installed (pip install -e '.[ragas]' deepeval): "
+        pytest.skip(f"{' and '.join(missing)} not installed (pip install -e '.[ragas]'): "
                     "cases.json not regenerated")
     subprocess.run([sys.executable, str(HERE / "make_references.py"), str(tmp_path)], check=True, timeout=600,
                    cwd=tmp_path)  # about 5 s
