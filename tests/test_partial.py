@@ -481,3 +481,22 @@ def test_finalize_takes_gates_not_scoring_settings(isolated):
     for setting in ({"k": 3}, {"metrics": "all"}, {"seed": "7"}):
         with pytest.raises(UsageError, match="is a scoring setting: the partials were scored with theirs"):
             ragscore.finalize(merged, **setting)
+
+
+def test_grounding_findings_of_repeated_samples_merge(ragscore, isolated):
+    """With samples a row's grounding findings are its last sample's (a refusal: none) and its counts every answered
+    sample's: a partial of such rows merges into the one-process report."""
+    write(isolated / "g.jsonl", [{"qid": "q", "answerable": True, "gold_claim_substr": ["thirty days"]}])
+    answered = {"qid": "q", "answer": 'Refunds: "accepted within thirty days of purchase" [d1].',
+                "retrieved_ids": ["d1"], "retrieved_chunks": ["Refunds are accepted within thirty days of purchase."],
+                "citations": ["d1"]}
+    write(isolated / "t.jsonl", [answered, {"qid": "q", "answer": "not in context", "retrieved_ids": ["d1"],
+                                            "retrieved_chunks": ["Refunds are accepted within thirty days."]}])
+    common = ("--gold", "g.jsonl", "--trace", "t.jsonl", "--metrics", "grounding", "--repeats", "samples",
+              "--per-question")
+    assert ragscore("partial", *common, "--part", "1/1", "-o", "p.json").status == 0
+    merged = ragscore("merge", "p.json", "--format", "json", "--no-fail", "--per-question").json()
+    whole = ragscore(*common, "--format", "json", "--no-fail").json()
+    merged.pop("inputs")
+    whole.pop("inputs")
+    assert merged == whole and whole["grounding"]["quotes_judged"] == 1

@@ -128,9 +128,11 @@ class RowReader:
 
     def _findings(self, n: int, v: Any, at: int, counts: Sequence[float] | None) -> Findings | None:
         """Read a row's grounding findings (null: the question was not answered), each of its kind's verdicts,
-        as many quotes and unsupported numbers as the family's counts of the row."""
+        as many quotes and unsupported numbers as the family's counts of the row. With repeated samples the findings
+        are the last sample's and the counts every answered sample's: the last may be a refusal, and the counts
+        hold more than its findings."""
         if v is None:
-            if counts is not None:
+            if counts is not None and not self.repeats:
                 raise Node(v, self.at(n), at, "a row's grounding findings").expected(
                     "the findings of an answered question (its grounding counts are there)")
             return None
@@ -154,7 +156,7 @@ class RowReader:
                 raise node.expected(f"a {item[0]} finding with one of its verdicts ({', '.join(_VERDICTS[item[0]])})"
                                     + (" and a kind of leak" if item[0] == "leak" else ""))
             found.append(Finding(*item))
-        if counts is not None:
+        if counts is not None and not self.repeats:
             quotes = sum(f.kind == "quote" for f in found)
             unsupported = sum(f.kind == "number" for f in found)
             if quotes != round(counts[0] + counts[4]) or unsupported != round(counts[6]) or numbers != round(counts[5]):
