@@ -80,7 +80,7 @@ from ragscore.metrics.families import (
 from ragscore.metrics.grounding import Findings, grounding_findings
 from ragscore.metrics.moments import Moments, summarise
 from ragscore.metrics.repeats import QuestionSamples, Repeats, repeat_metric_names, summarise_questions
-from ragscore.metrics.sessions import BAD_SESSION, Turn, session_key
+from ragscore.metrics.sessions import BAD_SESSION, Turn, bootstrap_key, session_key
 from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.metrics.tools import ROW as TOOLS_ROW
 from ragscore.operations import RECORD_KEYS as OPERATION_KEYS
@@ -606,7 +606,7 @@ def _session_keys(gold: GoldSet, judged: _Judged, session: str) -> list[str]:
     out = []
     for position, item in enumerate(gold.items):
         key = _gold_session(item, session) or judged.sessions.get(position)
-        out.append(("session:" + key) if key is not None else ("qid:" + item.qid))
+        out.append(bootstrap_key(key, item.qid))
     return out
 
 

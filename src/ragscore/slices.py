@@ -24,6 +24,7 @@ from ragscore.metrics.answer import CITING, AnswerTally, answer_metric_names, cl
 from ragscore.metrics.families import Columns, enabled, spread
 from ragscore.metrics.moments import Moments, summarise
 from ragscore.metrics.repeats import QuestionSamples, summarise_questions
+from ragscore.metrics.sessions import bootstrap_key
 from ragscore.metrics.stats import resampling_is_cheap
 from ragscore.quoting import quote
 from ragscore.results import Evaluation
@@ -121,8 +122,7 @@ def build_slices(
                 group.qids.append(row.qid)
                 key = row.qid
                 if session_of is not None:
-                    named = session_of.get(row.place)
-                    key = f"session:{named}" if named is not None else f"qid:{row.qid}"
+                    key = bootstrap_key(session_of.get(row.place), row.qid)
                     if row.sampled is None:
                         judged = outcome_values(row.outcome, row.answerable, settings, cites)
                         group.answers.append((*judged, judged[0]))  # then precision as the run counts it

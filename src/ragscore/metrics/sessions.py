@@ -41,6 +41,11 @@ def session_key(value: object) -> str | object | None:
     return BAD_SESSION
 
 
+def bootstrap_key(session: str | None, qid: str) -> str:
+    """A question's key for its bootstrap weights with sessions: its session's, else its own (never the same)."""
+    return f"session:{session}" if session is not None else f"qid:{qid}"
+
+
 class Turn(NamedTuple):
     """One question of a session."""
 
