@@ -7,6 +7,10 @@ A scores file has one row (CSV) or object (JSON Lines) per question: a join key 
 ``NaN``) is kept as None and counted; an infinite one is an error. A CSV header without rows is
 read as a file no question has a score in (its known columns are scores without values); more
 than ``MAX_NAMES`` score columns is an error before any row is kept.
+
+A JSON Lines file ``ragscore judge`` wrote opens with a header record, ``{"ragscore_judge": {"endpoint",
+"model", "rubric", "criteria"}}``: the judge that gave the scores (the endpoint's host, the model, the
+rubric's sha256, each criterion's scale), which the run's settings signature then names (``ScoreFile.judge``).
 """
 
 from __future__ import annotations
@@ -53,6 +57,24 @@ class ScoreRow(NamedTuple):
     values: dict[str, float | None]  # score name -> finite float, or None for null / NaN / empty cell
 
 
+JUDGE_KEY: Final = "ragscore_judge"  # the header record of a scores file ``ragscore judge`` wrote
+SCALES: Final = ("0-1", "1-5", "pass/fail")  # a judge criterion's scale
+_JUDGE_FIELDS: Final = ("endpoint", "model", "rubric", "criteria")
+
+
+class Judge(NamedTuple):
+    """Who gave a scores file's scores: ``ragscore judge``'s header record."""
+
+    endpoint: str               # the endpoint's host (never its path, query or credentials)
+    model: str                  # the model asked
+    rubric: str                 # the rubric file's sha256
+    criteria: dict[str, str]    # each criterion's scale, by score name
+
+    def signed(self) -> dict[str, str]:
+        """The judge as the settings signature names it (the scales are the rubric's: its sha256 holds them)."""
+        return {"endpoint": self.endpoint, "model": self.model, "rubric": self.rubric}
+
+
 class ScoreFile(NamedTuple):
     """Every question's scores, by join key."""
 
@@ -62,6 +84,7 @@ class ScoreFile(NamedTuple):
     rows: dict[str, ScoreRow]  # by key; a later row for the same key replaces the earlier
     duplicates: list[tuple[int, str]]  # (line, key) of each row that a later row replaced, in file order
     skipped: dict[str, int]  # per score name: how many of the kept rows have no value
+    judge: Judge | None = None  # the judge that gave the scores (ragscore judge's header record), if any
 
 
 class _NotFinite(ValueError):
@@ -156,7 +179,8 @@ def _check_name(source: str, name: str, line: int, what: str) -> None:
 
 
 def _finish(
-    source: str, join: str, names: list[str], rows: Iterable[tuple[int, str, dict[str, float | None]]]
+    source: str, join: str, names: list[str], rows: Iterable[tuple[int, str, dict[str, float | None]]],
+    judge: Judge | None = None,
 ) -> ScoreFile:
     """Index the rows by key (a later row wins), listing the replaced ones and counting missing values."""
     by_key: dict[str, ScoreRow] = {}
@@ -169,7 +193,7 @@ def _finish(
     duplicates.sort()
     skipped = {score: sum(score in row.values and row.values[score] is None for row in by_key.values())
                for score in names}
-    return ScoreFile(source, _JOIN_AS[join], tuple(names), by_key, duplicates, skipped)
+    return ScoreFile(source, _JOIN_AS[join], tuple(names), by_key, duplicates, skipped, judge)
 
 
 # CSV ------------------------------------------------------------------------------------------
@@ -391,8 +415,27 @@ def _json_key(source: str, line: int, join: str, obj: dict[str, object]) -> str:
     raise InputError(source, f'expected "{join}" to be a non-empty string or an integer, got {describe(value)}', line)
 
 
+def _judge(source: str, line: int, value: object) -> Judge:
+    """Read ``ragscore judge``'s header record, each field checked."""
+    shape = ('expected "ragscore_judge" to be an object of "endpoint", "model" and "rubric" (text) and "criteria" '
+             '(each criterion\'s scale): the header ragscore judge writes')
+    if type(value) is not dict or sorted(value) != sorted(_JUDGE_FIELDS):
+        raise InputError(source, shape, line)
+    criteria = value["criteria"]
+    if (not all(type(value[k]) is str and value[k] for k in ("endpoint", "model", "rubric"))
+            or type(criteria) is not dict or not criteria):
+        raise InputError(source, shape, line)
+    for name, scale in criteria.items():
+        if scale not in SCALES:
+            raise InputError(source, f"the criterion {json.dumps(name)} has the scale {describe(scale)}: expected "
+                                     + ", ".join(SCALES), line)
+        _check_name(source, name, line, "field")
+    return Judge(value["endpoint"], value["model"], value["rubric"], dict(criteria))
+
+
 def _load_jsonl(source: str, lines: Iterable[bytes], known: frozenset[str]) -> ScoreFile:
     records: list[tuple[int, dict[str, object]]] = []
+    judge: Judge | None = None
     first_seen: dict[str, int] = {}  # every field, in order of first appearance, with its line
     numeric: set[str] = set()
     for number, raw in enumerate(lines, 1):
@@ -401,6 +444,13 @@ def _load_jsonl(source: str, lines: Iterable[bytes], known: frozenset[str]) -> S
             continue
         if type(obj) is not dict:
             raise InputError(source, f"expected a JSON object, got {describe(obj)}", number)
+        if JUDGE_KEY in obj:
+            if records or judge is not None or len(obj) > 1:
+                raise InputError(source, f'a "{JUDGE_KEY}" header record may only open the file, alone', number)
+            judge = _judge(source, number, obj[JUDGE_KEY])
+            known = known | frozenset(judge.criteria)
+            first_seen.update((name, number) for name in judge.criteria)
+            continue
         for field, value in obj.items():
             first_seen.setdefault(field, number)
             if _is_number(value) or (type(value) is float and math.isinf(value)):
@@ -427,7 +477,7 @@ def _load_jsonl(source: str, lines: Iterable[bytes], known: frozenset[str]) -> S
             # A field the line does not have is no value from this row (not a null).
             yield line, key, {field: _json_score(source, line, field, get(field)) for field in names if field in obj}
 
-    return _finish(source, join, names, rows())
+    return _finish(source, join, names, rows(), judge)
 
 
-__all__ = ["MAX_NAMES", "ScoreFile", "ScoreRow", "load_scores"]
+__all__ = ["JUDGE_KEY", "MAX_NAMES", "SCALES", "Judge", "ScoreFile", "ScoreRow", "load_scores"]
