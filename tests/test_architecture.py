@@ -27,7 +27,7 @@ LAYERS = ("foundation", "loaders", "metrics", "engine", "reports", "commands", "
 FOUNDATION = frozenset({
     "ragscore.version", "ragscore.errors", "ragscore.quoting", "ragscore.numbers", "ragscore.text",
     "ragscore.score_names", "ragscore.backtracking", "ragscore.json_paths", "ragscore.progress", "ragscore.suggest",
-    "ragscore.labels", "ragscore.settings", "ragscore.schema", "ragscore.starter", "ragscore.tables",
+    "ragscore.labels", "ragscore.settings", "ragscore.schema", "ragscore.starter", "ragscore.tables", "ragscore.appending",
 })
 ENGINE = frozenset({
     "ragscore.evaluate", "ragscore.results", "ragscore.rows", "ragscore.operations", "ragscore.external",
@@ -35,7 +35,7 @@ ENGINE = frozenset({
     "ragscore.input_config", "ragscore.keywords", "ragscore.parallel", "ragscore.partials", "ragscore.partial_schema",
     "ragscore.comparison", "ragscore.validate", "ragscore.finish", "ragscore.partial_rows",
 })
-WINGS = ("comparing", "monitoring", "goldset", "stages", "trec")
+WINGS = ("comparing", "monitoring", "goldset", "stages", "trec", "judging")
 
 
 def layer(module: str) -> str:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragscore.config import Config, for_gold, scored_with
 from ragscore.config import load_config as _load_config
-from ragscore.errors import InputError, UsageError
+from ragscore.errors import UsageError
 from ragscore.keywords import check_jobs, configured, keyword_overrides, slice_paths
 from ragscore.keywords import load_config as load_config  # the public API's home for it
 from ragscore.loaders.records import Records, Source, TraceSource, as_input, as_traces, no_trace_records
@@ -206,6 +206,7 @@ def score(
     per_question = per_question or only_failures
     by = slice_paths(by)
     scores_file = _scores(scores, config) if scores is not None else None
+    config = _judged(config, scores_file)
     wants = _wants(config, per_question or bool(by) or keep_rows, by, scores_file, frozenset(explain))
     # A mistyped qid is worth an error before the run, not after it (unless the gold set can be
     # read only once: a pipe, standard input, records).
@@ -273,17 +274,16 @@ def _rereadable(spec: str) -> bool:
 
 def _scores(path: str | os.PathLike[str], config: Config) -> ScoreFile:
     """Load a --scores file; names gated or given a rule must hold numbers."""
-    from ragscore.external import KNOWN as KNOWN_SCORES
-    from ragscore.external import name_problem
-    from ragscore.loaders.scores import load_scores
+    from ragscore.config import load_run_scores
 
-    named = KNOWN_SCORES | frozenset(config.rules) | {g.metric for g in (*config.gates, *config.slice_gates)}
-    scores_file = load_scores(os.fspath(path), frozenset(named))  # at most MAX_NAMES columns: the loader refuses more
-    for name in scores_file.names:
-        problem = name_problem(name, config.settings.sampled)
-        if problem is not None:
-            raise InputError(scores_file.source, problem)
-    return scores_file
+    return load_run_scores(path, config)
+
+
+def _judged(config: Config, scores_file: ScoreFile | None) -> Config:
+    """The configuration naming the judge of the --scores file (``ragscore.config.judged``)."""
+    from ragscore.config import judged
+
+    return judged(config, scores_file)
 
 
 # --- partials: a run scored part by part (on several machines), then merged ----------------------------
@@ -341,6 +341,7 @@ def partial(
     config = for_gold(configured(config, settings), gold_in)
     by = slice_paths(by)
     scores_file = _scores(scores, config) if scores is not None else None
+    config = _judged(config, scores_file)
     wants = _wants(config, per_question or bool(by) or keep_rows, by, scores_file)
     gold_file, trace_file = open_input(gold_in), open_input(trace_in)
     result = score_files(gold_file, trace_file, config.settings,
@@ -428,6 +429,7 @@ def finalize(
     scores_file = None
     if scores is not None:
         scores_file = _scores(scores, config)
+        config = _judged(config, scores_file)
         assert merged.scores is not None
         if InputFile(os.fspath(scores)).digest_whole() != merged.scores.sha256:
             raise UsageError(f"merge: {os.fspath(scores)} is not the --scores file the partials were made with "

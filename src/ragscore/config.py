@@ -9,10 +9,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ragscore.diagnose.rules import DEFAULT_SAMPLES, Rule, builtin_rules, parse_rules
-from ragscore.errors import ConfigError
+from ragscore.errors import ConfigError, InputError
 from ragscore.external import KNOWN as KNOWN_SCORES
 from ragscore.gates import (
     ALIASES,
@@ -32,6 +32,10 @@ from ragscore.quoting import quote, show_value
 from ragscore.results import metric_names
 from ragscore.settings import MAX_CUTOFF, REPEATS, Settings, cutoff_problem, refusal_pattern_problem
 from ragscore.suggest import closest, did_you_mean
+
+if TYPE_CHECKING:
+    from ragscore.loaders.scores import ScoreFile
+
 from ragscore.tables import (
     SettingsTable,
     read_toml,
@@ -578,3 +582,25 @@ NO_SESSION: Final = "none"  # --session none: no sessions, even when the gold fi
 def _in_order(names: tuple[str, ...]) -> tuple[str, ...]:
     """Keep the optional families named, once each, in their fixed order."""
     return tuple(f for f in FAMILIES if f in names)
+
+
+def load_run_scores(path: str | os.PathLike[str], config: Config) -> ScoreFile:
+    """Load a run's --scores file; names gated or given a rule must hold numbers."""
+    from ragscore.external import name_problem
+    from ragscore.loaders.scores import load_scores
+
+    named = KNOWN_SCORES | frozenset(config.rules) | {g.metric for g in (*config.gates, *config.slice_gates)}
+    scores_file = load_scores(os.fspath(path), frozenset(named))  # at most MAX_NAMES columns: the loader refuses more
+    for name in scores_file.names:
+        problem = name_problem(name, config.settings.sampled)
+        if problem is not None:
+            raise InputError(scores_file.source, problem)
+    return scores_file
+
+
+def judged(config: Config, scores_file: ScoreFile | None) -> Config:
+    """The run's configuration, its settings naming the LLM judge whose scores the --scores file holds (when
+    ragscore judge wrote it), so that the signature tells runs judged differently apart."""
+    if scores_file is None or scores_file.judge is None:
+        return config
+    return replace(config, settings=replace(config.settings, judge=tuple(scores_file.judge.signed().items())))

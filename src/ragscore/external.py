@@ -189,3 +189,4 @@ def merge_totals(parts: Sequence[Mapping[str, ScoreTotals]]) -> dict[str, ScoreT
         for name, t in part.items():
             merged[name] = merged[name] + t if name in merged else t
     return dict(sorted(merged.items()))
+

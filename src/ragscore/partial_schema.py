@@ -90,10 +90,15 @@ def _settings(node: Node) -> Settings:
     """Read the settings as a settings file's ``[scoring]``, ``[trace]`` and ``[gold.fields]`` are
     read, then check that they are written as ragscore writes them."""
     written = Settings().as_dict()
-    fields = node.fields(list(written), ("repeats", "pass_k", "session"))
+    fields = node.fields(list(written), ("repeats", "pass_k", "session", "judge"))
     data: dict[str, Any] = node.value
     source = "<partial>"
-    scoring = {key: value for key, value in data.items() if key not in ("trace_format", "trace_fields", "gold_fields")}
+    scoring = {key: value for key, value in data.items()
+               if key not in ("trace_format", "trace_fields", "gold_fields", "judge")}
+    judge = None
+    if "judge" in fields:
+        parts = fields["judge"].fields(("endpoint", "model", "rubric"))
+        judge = tuple((key, parts[key].text()) for key in ("endpoint", "model", "rubric"))
     try:
         settings = apply_scoring(Settings(), SettingsTable(scoring, source, "", "settings"))
         fmt = trace_format(data["trace_format"], lambda message: ConfigError(source, f'[settings] "trace_format": '
@@ -112,7 +117,7 @@ def _settings(node: Node) -> Settings:
     if settings.repeats == SAMPLES and "pass_k" not in data:
         raise Node(None, node, "pass_k").fail('is missing (repeats = "samples")')
     settings = replace(settings, trace_format=fmt, trace_fields=mapped["trace_fields"],
-                       gold_fields=mapped["gold_fields"])
+                       gold_fields=mapped["gold_fields"], judge=judge)
     canonical = settings.as_dict()
     for key, field in fields.items():
         if canonical.get(key) != field.value:  # "metrics": ["all"], cutoffs out of order, a seed as a number

@@ -169,6 +169,9 @@ class Settings:
     # --session FIELD ([scoring] session): the gold field (else the trace's) naming each question's session, whose
     # questions are its turns (metrics/sessions.py); "session_id" when the gold file holds one.
     session: str | None = None
+    # The LLM judge whose scores a --scores file holds (ragscore judge's header): its endpoint's host, its model and
+    # its rubric's sha256, as (name, value) pairs. Set from the scores file, never by an option.
+    judge: tuple[tuple[str, str], ...] | None = None
 
     @property
     def sampled(self) -> bool:
@@ -209,6 +212,7 @@ class Settings:
             # Only when not as in 0.1, whose reports stay byte for byte as they were.
             **({"repeats": self.repeats, "pass_k": list(self.pass_k)} if self.sampled else {}),
             **({"session": self.session} if self.session is not None else {}),
+            **({"judge": dict(self.judge)} if self.judge is not None else {}),
         }
 
     def signature(self) -> str:
@@ -234,6 +238,8 @@ class Settings:
             optional.append("repeats:samples,pass_k:" + ",".join(map(str, self.pass_k)))
         if self.session is not None:
             optional.append("session:" + signed(self.session))
+        if self.judge is not None:
+            optional.append("judge:" + signed(dict(self.judge)))
         return "|".join(
             [
                 f"ragscore:{__version__}",

@@ -106,6 +106,12 @@ def _agree() -> Command:
     return agree_parser, run_agree
 
 
+def _judge() -> Command:
+    from ragscore.cli.judge import judge_parser, run_judge
+
+    return judge_parser, run_judge
+
+
 def _split() -> Command:
     from ragscore.cli.gold import run_split, split_parser
 
@@ -144,6 +150,7 @@ _HOMES: Final[dict[str, Callable[[], Command]]] = {
     "partial": _partial,
     "merge": _merge,
     "monitor": _monitor,
+    "judge": _judge,
     "agree": _agree,
     "split": _split,
     "power": _power,

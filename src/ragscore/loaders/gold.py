@@ -39,6 +39,7 @@ KEEP_CHUNKS: Final = "chunks"
 KEEP_EMBEDDINGS: Final = "embeddings"
 KEEP_SPANS: Final = "spans"
 KEEP_TOOLS: Final = "tools"
+KEEP_REFERENCE: Final = "reference"  # the first gold_answers entry, else gold_claim (ragscore judge's {reference})
 SPAN_KEYS: Final = ("doc", "start", "end", "grade")  # a gold span's keys (grade optional)
 _NO_KEEP: Final[frozenset[str]] = frozenset()
 _INT_ONLY: Final = frozenset({int})
@@ -123,6 +124,11 @@ class GoldItem(NamedTuple):
         """Return the expected tool calls and their rules (``gold_tool_calls``, ``tool_match``,
         ``gold_arguments_match``), if kept."""
         return self.kept.get(KEEP_TOOLS) if self.kept else None  # type: ignore[return-value]
+
+    @property
+    def reference(self) -> str | None:
+        """Return the reference answer (the first ``gold_answers`` entry, else ``gold_claim``), if kept."""
+        return self.kept.get(KEEP_REFERENCE) if self.kept else None  # type: ignore[return-value]
 
     @property
     def extra(self) -> Mapping[str, object] | None:
@@ -252,7 +258,8 @@ def parse_gold_item(
                 relevance is None
                 or (type(relevance) is dict and _INT_ONLY.issuperset(map(type, relevance.values())))
             ) and (answers is None or is_string_list(answers)):
-                kept = None if keep <= _ONLY_QUESTION else _kept(keep, obj, relevance, answers, None, None, spans)
+                kept = None if keep <= _ONLY_QUESTION else _kept(keep, obj, relevance, answers, None, None, spans,
+                                                                  reference=answers[0] if answers else None)
                 return tuple.__new__(GoldItem, (
                     qid, question if KEEP_QUESTION in keep else None, answerable,
                     tuple(cites) if cites else (), Rule.SUBSTR, (needle,), (), (), kept,
@@ -323,17 +330,18 @@ def parse_gold_item_checked(
     rule, needles = containment_rule(None if substr is None else tuple(substr), claim)
     return tuple.__new__(GoldItem, (
         qid, question if KEEP_QUESTION in keep else None, answerable, tuple(citations), rule, needles,
-        tuple(forbidden), forbidden_norm, _kept(keep, obj, relevance, answers, chunks, embeddings, spans, tools),
+        tuple(forbidden), forbidden_norm, _kept(keep, obj, relevance, answers, chunks, embeddings, spans, tools,
+                                                answers[0] if answers else claim),
     ))
 
 
 def _kept(
     keep: frozenset[str], obj: dict[str, object], relevance: object, answers: object, chunks: object,
-    embeddings: object, spans: object, tools: object = None,
+    embeddings: object, spans: object, tools: object = None, reference: object = None,
 ) -> dict[str, object] | None:
     """Collect the optional fields asked for that the item has; None when there are none."""
     values = {KEEP_RELEVANCE: relevance, KEEP_ANSWERS: answers, KEEP_CHUNKS: chunks, KEEP_EMBEDDINGS: embeddings,
-              KEEP_SPANS: spans, KEEP_TOOLS: tools}
+              KEEP_SPANS: spans, KEEP_TOOLS: tools, KEEP_REFERENCE: reference}
     kept = {name: value for name, value in values.items() if name in keep and value is not None}
     if KEEP_EXTRA in keep and (extra := {k: v for k, v in obj.items() if k not in CONTRACT_FIELDS}):
         kept[KEEP_EXTRA] = extra

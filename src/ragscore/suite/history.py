@@ -4,9 +4,8 @@ Each line holds a version label, the time the caller gave (``--time`` or ``SOURC
 never the clock: the same run writes the same line), the suite's and every task's settings
 signature, the inputs' sha256 and every task's figures (``suite.tasks.Figures``).
 
-An append is one ``write`` of the whole line to a file opened for appending, under an exclusive
-lock where the system has one, then ``fsync``: a run that is killed leaves either its whole line
-or a torn one at the end, without a newline. Reading reports and skips such a last line; the next
+An append is atomic as ``ragscore.appending`` makes it: a run that is killed leaves either its whole
+line or a torn one at the end, without a newline. Reading reports and skips such a last line; the next
 append cuts it off before writing its own (a last line that is whole JSON but lacks its newline
 gets one instead). A line Python's JSON reader cannot read (nested too deeply, an integer of more
 digits than it converts) counts as not JSON. Any other line that is not a history record (a merge
@@ -25,8 +24,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from ragscore import appending
 from ragscore.errors import InputError, UsageError
-from ragscore.quoting import json_safe, quote
+from ragscore.quoting import quote
 from ragscore.version import __version__
 
 if TYPE_CHECKING:
@@ -121,58 +121,12 @@ def check_appendable(path: str | os.PathLike[str]) -> list[str]:
 
 def encode(record: Mapping[str, Any]) -> bytes:
     """One history line: compact JSON (no NaN), UTF-8, ending in a newline."""
-    return (json_safe(json.dumps(record, ensure_ascii=False, allow_nan=False, separators=(",", ":"))) + "\n").encode()
+    return appending.encode(record)
 
 
 def append(path: str | os.PathLike[str], record: Mapping[str, Any]) -> None:
-    """Append one record to the history at ``path`` (created if missing), atomically as the module says."""
-    line = encode(record)
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise UsageError(f"--history {quote(os.fspath(path))}: cannot open: {exc.strerror or exc}") from None
-    try:
-        _lock(fd)
-        data = _after_tail(fd) + line
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    except OSError as exc:
-        raise UsageError(f"--history {quote(os.fspath(path))}: cannot write: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-
-
-def _after_tail(fd: int) -> bytes:
-    """Deal with a last line that has no newline, before appending: a whole record gets its newline;
-    the start of one a killed run left is cut off (it holds nothing that can be read)."""
-    size = os.fstat(fd).st_size
-    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
-        return b""
-    start = size
-    while start > 0:  # back to the end of the last whole line
-        chunk = os.pread(fd, min(start, 65536), max(start - 65536, 0))
-        cut = chunk.rfind(b"\n")
-        if cut >= 0:
-            start = start - len(chunk) + cut + 1
-            break
-        start -= len(chunk)
-    tail = os.pread(fd, size - start, start)
-    try:
-        json.loads(tail)
-        return b"\n"
-    except (ValueError, RecursionError):  # as read() skips it: not JSON, or JSON it cannot read
-        os.ftruncate(fd, start)
-        return b""
-
-
-def _lock(fd: int) -> None:
-    try:
-        import fcntl
-    except ImportError:  # no advisory locks here: appends are still one write each
-        return
-    fcntl.flock(fd, fcntl.LOCK_EX)
+    """Append one record to the history at ``path`` (created if missing), atomically (``ragscore.appending``)."""
+    appending.append(path, encode(record), "--history")
 
 
 @dataclass

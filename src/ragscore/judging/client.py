@@ -1,0 +1,195 @@
+"""Calls to an OpenAI-compatible chat completions endpoint, with the standard library alone.
+
+``POST {endpoint}/chat/completions`` with a JSON body, the key (``RAGSCORE_JUDGE_API_KEY``, else
+``OPENAI_API_KEY``; none for a local server that needs none) as a bearer token. A call is tried again
+after a 429, a 5xx, a refused or reset connection or a timeout, up to ``retries`` more times: after the
+``Retry-After`` the server gave (seconds or an HTTP date, at most ``MAX_WAIT``), else after 1, 2, 4, ...
+seconds. A 401 or 403 (the key), a 404 (the endpoint or the model) stop the whole run (``EndpointError``);
+another 4xx, a reply that is not a chat completion, and the tries running out fail that one judgment
+(``CallFailed``). The key is never written anywhere: every text taken from a reply is scrubbed of it.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import math
+import os
+import re
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ragscore.errors import UsageError
+from ragscore.quoting import quote, shorten
+from ragscore.version import __version__
+
+KEY_VARIABLES: Final = ("RAGSCORE_JUDGE_API_KEY", "OPENAI_API_KEY")
+DEFAULT_ENDPOINT: Final = "https://api.openai.com/v1"
+MAX_WAIT: Final = 120.0  # seconds: a longer Retry-After is waited this long
+MAX_REPLY: Final = 16 * 1024 * 1024
+_RETRIED: Final = frozenset({408, 409, 425, 429})  # and every 5xx
+_STOPPING: Final = {401: "the endpoint refused the key", 403: "the endpoint refused the key",
+                    404: "no such endpoint or model"}
+
+
+class EndpointError(UsageError):
+    """The endpoint refuses every call (the key, the address, the model): the run stops."""
+
+
+class CallFailed(Exception):
+    """One judgment could not be had: why (scrubbed of the key)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A chat completion: its text, the model the server says answered, the token usage, the seconds taken."""
+
+    text: str
+    model: str | None
+    usage: dict[str, Any] | None
+    seconds: float
+
+
+def base_url(endpoint: str) -> str:
+    """The endpoint as a judgment's key and the requests use it: http(s), no credentials or query, no final /."""
+    parsed = urllib.parse.urlsplit(endpoint.strip())
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise UsageError(f"--endpoint {quote(endpoint)}: expected an http:// or https:// URL such as "
+                         f"{DEFAULT_ENDPOINT}")
+    if parsed.username is not None or parsed.password is not None or parsed.query or parsed.fragment:
+        raise UsageError("--endpoint: give the URL without credentials, query or fragment (the key goes in "
+                         f"{KEY_VARIABLES[0]})")
+    try:
+        parsed.port  # noqa: B018  (a port that is no number raises here)
+    except ValueError:
+        raise UsageError(f"--endpoint {quote(endpoint)}: the port is not a number") from None
+    return urllib.parse.urlunsplit((parsed.scheme, parsed.netloc, parsed.path.rstrip("/"), "", ""))
+
+
+def host_of(base: str) -> str:
+    """The endpoint's host (and port, when given), as the scores file and the settings signature name the judge."""
+    return urllib.parse.urlsplit(base).netloc
+
+
+def api_key(environ: Mapping[str, str] = os.environ) -> str | None:
+    """The key from the environment (None: send none)."""
+    for name in KEY_VARIABLES:
+        value = environ.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
+class Client:
+    """Calls one endpoint; safe to share between threads (each call opens its own connection)."""
+
+    def __init__(self, base: str, key: str | None, *, timeout: float, retries: int,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.url = base + "/chat/completions"
+        self._key = key
+        self.timeout = timeout
+        self.retries = retries
+        self._sleep = sleep
+
+    def scrub(self, text: str) -> str:
+        """The text without the key (a server may echo it in an error)."""
+        return text.replace(self._key, "[key]") if self._key else text
+
+    def complete(self, body: Mapping[str, Any]) -> Reply:
+        """One chat completion, tried again as the module says."""
+        data = json.dumps(body, ensure_ascii=False, allow_nan=False).encode()
+        headers = {"Content-Type": "application/json", "Accept": "application/json",
+                   "User-Agent": f"ragscore/{__version__}"}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        tries = 0
+        while True:
+            tries += 1
+            request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
+            start = time.monotonic()
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 (http(s) only)
+                    raw = response.read(MAX_REPLY + 1)
+                return self._reply(raw, time.monotonic() - start)
+            except urllib.error.HTTPError as exc:
+                status, wait = exc.code, retry_after(exc.headers.get("Retry-After") if exc.headers else None)
+                detail = self._detail(exc)
+                exc.close()
+                if status in _STOPPING:
+                    raise EndpointError(f"--endpoint {self.url}: {_STOPPING[status]} (HTTP {status}{detail})") from None
+                if status not in _RETRIED and status < 500:
+                    raise CallFailed(f"HTTP {status}{detail}") from None
+                why = f"HTTP {status}{detail}"
+            except TimeoutError:
+                wait, why = None, f"no reply within {self.timeout:g} s"
+            except urllib.error.URLError as exc:
+                reason = exc.reason
+                if isinstance(reason, TimeoutError):
+                    wait, why = None, f"no reply within {self.timeout:g} s"
+                else:
+                    wait, why = None, f"cannot connect: {self.scrub(str(reason))}"
+            except (ConnectionError, OSError) as exc:  # reset mid-reply, a closed connection
+                wait, why = None, f"the connection failed: {self.scrub(exc.strerror or str(exc))}"
+            if tries > self.retries:
+                raise CallFailed(f"{why} ({tries} tries)")
+            self._sleep(min(wait if wait is not None else 2.0 ** (tries - 1), MAX_WAIT))
+
+    def _detail(self, exc: urllib.error.HTTPError) -> str:
+        """The server's message in an error reply, shortened and scrubbed (empty when it gave none)."""
+        try:
+            raw = exc.read(4096)
+        except (OSError, ValueError):
+            return ""
+        text = raw.decode("utf-8", "replace")
+        try:
+            parsed = json.loads(text)
+            error = parsed.get("error") if isinstance(parsed, dict) else None
+            message = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else None
+            if isinstance(message, str):
+                text = message
+        except ValueError:
+            pass
+        text = " ".join(self.scrub(text).split())
+        return f": {shorten(text, 200)}" if text else ""
+
+    def _reply(self, raw: bytes, seconds: float) -> Reply:
+        """Read a chat completion's text, model and usage; CallFailed when the reply is not one."""
+        if len(raw) > MAX_REPLY:
+            raise CallFailed(f"a reply longer than {MAX_REPLY:,} bytes")
+        try:
+            body = json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError):
+            raise CallFailed("the reply is not JSON: " + shorten(self.scrub(raw[:200].decode("utf-8", "replace")),
+                                                                  120)) from None
+        choices = body.get("choices") if isinstance(body, dict) else None
+        first = choices[0] if isinstance(choices, list) and choices else None
+        message = first.get("message") if isinstance(first, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, str):
+            raise CallFailed("the reply is not a chat completion with a message's text (choices[0].message.content)")
+        model = body.get("model")
+        usage = body.get("usage")
+        return Reply(self.scrub(content), model if isinstance(model, str) else None,
+                     usage if isinstance(usage, dict) else None, round(seconds, 3))
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (seconds, or an HTTP date); None when absent or unreadable."""
+    if value is None:
+        return None
+    value = value.strip()
+    if re.fullmatch(r"\d+(?:\.\d+)?", value):
+        return float(value)
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if moment is None or moment.tzinfo is None:
+        return None
+    wait = moment.timestamp() - time.time()
+    return max(0.0, wait) if math.isfinite(wait) else None

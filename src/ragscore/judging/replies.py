@@ -1,0 +1,72 @@
+"""A judge's reply read as a score on its criterion's scale.
+
+With ``json_field`` the reply is a JSON object (a Markdown code fence around it is allowed) and the score
+is that field; without, the score is the reply's last number (on the pass/fail scale, its last "pass",
+"fail" or number). The scales: ``0-1`` a number from 0 to 1; ``1-5`` a whole number from 1 to 5;
+``pass/fail`` pass (1) or fail (0), written as true/false, "pass"/"fail" or 1/0. Anything else is no
+score, and the reason says why: a reply is never guessed at.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Final
+
+from ragscore.quoting import quote
+
+_NUMBER_RE: Final = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d+)?|\.\d+)(?![\w.])")
+_VERDICT_RE: Final = re.compile(r"(?<![\w.])(?:pass|fail|[-+]?(?:\d+(?:\.\d+)?|\.\d+))(?![\w.])", re.IGNORECASE)
+_FENCE_RE: Final = re.compile(r"\A\s*```[A-Za-z]*\s*\n?(.*?)\n?\s*```\s*\Z", re.DOTALL)
+
+
+def read_score(reply: str, scale: str, json_field: str | None) -> tuple[float | None, str | None]:
+    """The score a reply gives on ``scale``, or None and why not."""
+    if json_field is not None:
+        text = reply.strip()
+        fenced = _FENCE_RE.match(text)
+        if fenced:
+            text = fenced.group(1).strip()
+        try:
+            parsed = json.loads(text)
+        except (ValueError, RecursionError):
+            return None, "the reply is not a JSON object"
+        if not isinstance(parsed, dict):
+            return None, "the reply is not a JSON object"
+        if json_field not in parsed:
+            return None, f"the reply's JSON object has no field {quote(json_field)}"
+        return on_scale(parsed[json_field], scale)
+    found = (_VERDICT_RE if scale == "pass/fail" else _NUMBER_RE).findall(reply)
+    if not found:
+        return None, "the reply holds no " + ("pass, fail or number" if scale == "pass/fail" else "number")
+    last = found[-1]
+    return on_scale(last if last.lower() in ("pass", "fail") else float(last), scale)
+
+
+def on_scale(value: object, scale: str) -> tuple[float | None, str | None]:
+    """A value read from a reply as a score on ``scale``, or None and why not."""
+    if scale == "pass/fail":
+        if value is True or (isinstance(value, str) and value.strip().lower() == "pass"):
+            return 1.0, None
+        if value is False or (isinstance(value, str) and value.strip().lower() == "fail"):
+            return 0.0, None
+        if type(value) in (int, float) and value in (0, 1):
+            return float(value), None
+        return None, f"{_shown(value)} is not pass or fail"
+    if type(value) not in (int, float) or not math.isfinite(value):  # type: ignore[arg-type]
+        return None, f"{_shown(value)} is not a number"
+    number = float(value)  # type: ignore[arg-type]
+    if scale == "1-5":
+        if number not in (1.0, 2.0, 3.0, 4.0, 5.0):
+            return None, f"{_shown(value)} is outside the scale 1-5 (a whole number from 1 to 5)"
+        return number, None
+    if not 0.0 <= number <= 1.0:
+        return None, f"{_shown(value)} is outside the scale 0-1"
+    return number, None
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return json.dumps(value, ensure_ascii=False)[:60] if not isinstance(value, str) else quote(value, 60)
