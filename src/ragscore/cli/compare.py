@@ -56,6 +56,14 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
                           help="the baseline run's traces (repeatable, a quoted glob or a folder: read as one)")
     baseline.add_argument("--baseline-report", type=INPUT_PATH, metavar="PATH",
                           help="a committed JSON report of the baseline, made with --per-question")
+    parser.add_argument("--scores", type=INPUT_PATH, metavar="PATH",
+                        help="the candidate's per-question scores from other evaluators (as score --scores takes "
+                             "them; ragscore judge writes one)")
+    parser.add_argument("--baseline-scores", type=INPUT_PATH, metavar="PATH",
+                        help="the baseline's, with --baseline (a baseline report holds its own)")
+    parser.add_argument("--allow-judge-change", action="store_true",
+                        help="compare runs whose scores two different LLM judges gave (endpoint, model or rubric), "
+                             "with a note, instead of refusing")
     add_trace_options(parser, "how both runs' traces are written",
                       "read a trace concept from another path of each record, in both runs (repeatable; see "
                       "score --help)")
@@ -119,6 +127,8 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     config = load_config(overrides, args.gates_file).with_origin(args.gates_file, None, overrides)
     note_capped_jobs(args, streams)
     if args.runs:
+        if args.scores or args.baseline_scores:
+            raise UsageError("compare: --scores and --baseline-scores go with --trace and --baseline, not several RUNs")
         return _several(args, streams, config)
     if not args.trace or not (args.baseline or args.baseline_report):
         raise UsageError("compare: give --trace and --baseline (or --baseline-report), or several RUNs")
@@ -127,6 +137,9 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     traces = expand(args.trace)
     baseline = expand(args.baseline, "--baseline") if args.baseline else None
     inputs = (args.gold, traces) if baseline is None else (args.gold, baseline, traces)
+    if args.baseline_scores and not args.baseline:
+        raise UsageError("compare: --baseline-scores goes with --baseline (a baseline report holds its own scores)")
     comparison = compare(args.gold, baseline, traces, baseline_report=args.baseline_report, config=config,
-                         jobs=choose_jobs(args.jobs, *inputs))
+                         jobs=choose_jobs(args.jobs, *inputs), scores=args.scores, baseline_scores=args.baseline_scores,
+                         allow_judge_change=args.allow_judge_change)
     return report_and_exit(args, streams, comparison)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from ragscore.comparing.power_report import render_power_markdown
 from ragscore.comparing.several_report import render_several_html, render_several_markdown
-from ragscore.config import Config, for_gold
+from ragscore.config import Config, for_gold, judged, load_run_scores
 from ragscore.errors import InputError, UsageError
 from ragscore.keywords import check_jobs, configured
 from ragscore.loaders.records import Records, Source, TraceSource, as_input, as_traces
@@ -22,6 +22,7 @@ from ragscore.results import Evaluation, Wants
 
 if TYPE_CHECKING:
     from ragscore.comparison import Paired
+    from ragscore.loaders.scores import ScoreFile
 
 
 @dataclass
@@ -38,6 +39,7 @@ class Comparison:
     confidence: float = 0.95  # of the intervals and tests: 1 - confidence is their significance level
     corpora: str | None = None  # how the two runs' corpora differ (a baseline report made with another --corpus)
     chunkings: str | None = None  # ... and their chunkings (a baseline report made with another --chunks)
+    judges: str | None = None  # how the runs' LLM judges differ (compared all the same: allow_judge_change)
 
     @property
     def passed(self) -> bool:
@@ -87,8 +89,11 @@ class Comparison:
             notes.append(f"the runs used different chunkings (--chunks): {self.chunkings}; the metrics that read chunk "
                          "ids as spans (evidence, and retrieval judged by gold spans) compare different data, not only "
                          "different runs")
-        differing = [what for what, note in (("corpora", self.corpora), ("chunkings", self.chunkings))
-                     if note is not None]
+        if self.judges is not None:
+            notes.append(f"the runs were judged differently: {self.judges} (--allow-judge-change); the judge's scores "
+                         "compare different judges, not only different runs")
+        differing = [what for what, note in (("corpora", self.corpora), ("chunkings", self.chunkings),
+                                             ("judges", self.judges)) if note is not None]
         differ = f" (the {' and the '.join(differing)} differ)" if differing else ""
         notes += [f"REGRESSION {r.metric}: worse by {fmt(r.worse_by)} (allowed {r.allowed:g}){differ}"
                   for r in self.regressions if r.status == "fail"]
@@ -109,11 +114,16 @@ def compare(
     baseline_report: str | os.PathLike[str] | None = None,
     config: Config | None = None,
     jobs: int | None = None,
+    scores: str | os.PathLike[str] | None = None,
+    baseline_scores: str | os.PathLike[str] | None = None,
+    allow_judge_change: bool = False,
     **settings: Any,
 ) -> Comparison:
     """Compare a candidate run with a baseline run (traces) or a baseline report (``baseline_report``,
     a JSON report made with per-question results): paired tests per metric, McNemar on per-question
-    correctness, and the ``[regression]`` gates."""
+    correctness, and the ``[regression]`` gates. ``scores`` and ``baseline_scores`` are each run's --scores file
+    (the baseline report holds its own); two runs judged by different LLM judges (``ragscore judge``: endpoint,
+    model or rubric) are refused unless ``allow_judge_change``."""
     from ragscore.comparing.paired import score_pair
     from ragscore.comparing.report import build_compare_document
     from ragscore.comparison import (
@@ -127,8 +137,14 @@ def compare(
     check_jobs(jobs)
     if (baseline is None) == (baseline_report is None):
         raise UsageError("compare: give the baseline's traces or its report (baseline_report=), not both")
+    if baseline_scores is not None and baseline is None:
+        raise UsageError("compare: baseline_scores goes with the baseline's traces (a baseline report holds its own "
+                         "scores)")
     gold_in, candidate_in = as_input(gold, "gold"), as_traces(candidate)
     config = for_gold(configured(config, settings), gold_in)
+    files = tuple(None if path is None else load_run_scores(path, config) for path in (baseline_scores, scores))
+    judges = _judges(files[0], files[1], allow_judge_change) if baseline is not None else None
+    config = judged(config, files[1])
     run_settings = config.settings
     read_as = None
     baseline_inputs: dict[str, Any] = {}
@@ -138,15 +154,16 @@ def compare(
         count = choose_jobs(jobs, *specs) if len(specs) == 3 else 1
         # Both runs in one pass over the gold set, question by question, without per-question rows.
         baseline_ev, candidate_ev, paired = score_pair(gold_in, baseline_in, candidate_in, run_settings, count,
-                                                       config.test != "bootstrap")
+                                                       config.test != "bootstrap", files)  # type: ignore[arg-type]
         _check_regression_names(config, candidate_ev.metrics())
         baseline_metrics = baseline_ev.metrics()
         baseline_input = _input_of(baseline_ev.traces, baseline_ev.digests[1])
         if baseline_ev.settings.trace_format != candidate_ev.settings.trace_format:
             read_as = (baseline_ev.settings.trace_format, candidate_ev.settings.trace_format)
     else:
-        candidate_ev, baseline_metrics, baseline_input, paired, baseline_inputs = _against_report(
-            config, gold_in, candidate_in, os.fspath(baseline_report), jobs)  # type: ignore[arg-type]
+        candidate_ev, baseline_metrics, baseline_input, paired, baseline_inputs, judges = _against_report(
+            config, gold_in, candidate_in, os.fspath(baseline_report), jobs,  # type: ignore[arg-type]
+            files[1], allow_judge_change)
         baseline_ev = None
     deltas = compare_runs(baseline_metrics, candidate_ev.metrics(), paired, run_settings, config.test,
                           config.correction)
@@ -168,7 +185,32 @@ def compare(
     doc = build_compare_document(inputs, run_settings, deltas, test, regressions, config.test, config.correction,
                                  power)
     return Comparison(doc, baseline_ev, candidate_ev, regressions, test.fixed if test else [],
-                      test.broken if test else [], read_as, run_settings.confidence, corpora, chunkings)
+                      test.broken if test else [], read_as, run_settings.confidence, corpora, chunkings, judges)
+
+
+def _judge_shown(judge: Mapping[str, str] | None) -> str:
+    """A judge as a note names it: its model at its endpoint, its rubric's sha256 (shortened)."""
+    from ragscore.quoting import quote
+
+    if not judge:
+        return "none"
+    return (f"{quote(judge.get('model'))} at {quote(judge.get('endpoint'))} (rubric sha256 "
+            f"{quote(judge.get('rubric'))[1:13]})")
+
+
+def _judges(baseline: ScoreFile | None, candidate: ScoreFile | None, allowed: bool) -> str | None:
+    """How the two runs' judges differ (None: they do not, or a run's scores name no judge); refused unless
+    ``allowed``."""
+    if baseline is None or candidate is None or baseline.judge is None or candidate.judge is None:
+        return None
+    before, after = baseline.judge.signed(), candidate.judge.signed()
+    if before == after:
+        return None
+    note = f"the baseline's {_judge_shown(before)}, the candidate's {_judge_shown(after)}"
+    if not allowed:
+        raise UsageError(f"compare: the runs' scores were judged differently ({note}): a changed judge shifts every "
+                         "score; rejudge both with one judge, or give --allow-judge-change to compare them anyway")
+    return note
 
 
 def _corpora(baseline: Any, candidate: Any, records: str = "documents") -> str | None:
@@ -187,11 +229,13 @@ def _corpora(baseline: Any, candidate: Any, records: str = "documents") -> str |
     return None if same else f"the baseline's {shown(baseline)}, the candidate's {shown(candidate)}"
 
 
-def _against_report(config: Config, gold_in: Any, candidate_in: Any, baseline_report: str, jobs: int | None
-                    ) -> tuple[Evaluation, dict[str, float | None], dict[str, Any], Paired, dict[str, Any]]:
-    """Score the candidate with its per-question rows and pair it with a committed baseline report, checked to be
-    of the same gold set and scoring: the candidate's evaluation, the baseline's metrics and input, the pairs, and
-    the baseline's inputs (its report's ``inputs``: ``corpus`` and ``chunks`` when it read them)."""
+def _against_report(config: Config, gold_in: Any, candidate_in: Any, baseline_report: str, jobs: int | None,
+                    scores: ScoreFile | None = None, allow_judge_change: bool = False,
+                    ) -> tuple[Evaluation, dict[str, float | None], dict[str, Any], Paired, dict[str, Any], str | None]:
+    """Score the candidate with its per-question rows (and its --scores file) and pair it with a committed baseline
+    report, checked to be of the same gold set and scoring: the candidate's evaluation, the baseline's metrics and
+    input, the pairs, the baseline's inputs (its report's ``inputs``: ``corpus`` and ``chunks`` when it read them),
+    and how the runs' judges differ (allowed)."""
     from ragscore.comparing.paired import session_groups
     from ragscore.comparison import pair_runs, run_from_evaluation, run_from_report
     from ragscore.loaders.report import load_report
@@ -202,13 +246,23 @@ def _against_report(config: Config, gold_in: Any, candidate_in: Any, baseline_re
     run_settings = config.settings
     specs = [x for x in (gold_in, candidate_in) if not isinstance(x, Records)]
     count = choose_jobs(jobs, *specs) if len(specs) == 2 else 1
-    candidate_ev = score_parts(gold_in, candidate_in, run_settings, Wants(rows=True), count)
+    candidate_ev = score_parts(gold_in, candidate_in, run_settings, Wants(rows=True, scores=scores), count)
     _check_regression_names(config, candidate_ev.metrics())
     candidate_run = run_from_evaluation(candidate_ev)
     report, doc = load_report(baseline_report)
     if doc["inputs"]["gold"]["sha256"] != candidate_ev.digests[0]:
         raise InputError(report.name, "the baseline report was not made with this gold set (its gold sha256 differs)")
-    _check_same_scoring(doc["signature"], candidate_ev.settings.signature(), report.name)
+    before = doc["settings"].get("judge") if isinstance(doc.get("settings"), dict) else None
+    after = dict(run_settings.judge) if run_settings.judge is not None else None
+    judges = None
+    if isinstance(before, dict) and after is not None and before != after:
+        judges = f"the baseline's {_judge_shown(before)}, the candidate's {_judge_shown(after)}"
+        if not allow_judge_change:
+            raise InputError(report.name, f"the baseline report's scores were judged differently ({judges}): a "
+                                          "changed judge shifts every score; rejudge with one judge, or give "
+                                          "--allow-judge-change to compare them anyway")
+    _check_same_scoring(doc["signature"], candidate_ev.settings.signature(), report.name,
+                        ("judge",) if judges is not None else ())
     baseline_run = run_from_report(doc, report.name)
     lacking = [metric for metric in config.regression if metric not in baseline_run.metrics]
     if lacking:
@@ -220,7 +274,7 @@ def _against_report(config: Config, gold_in: Any, candidate_in: Any, baseline_re
     if candidate_ev.turns is not None:  # the tests pair whole sessions
         paired = replace(paired, groups=session_groups([row.place for row in rows], candidate_ev.turns))
     return (candidate_ev, baseline_run.metrics, {"path": display_path(report), "sha256": report.sha256}, paired,
-            doc["inputs"])
+            doc["inputs"], judges)
 
 
 def _input_of(file: Any, digest: str) -> dict[str, Any]:
@@ -249,13 +303,15 @@ _READ_AS_CONTRACT: Final = {"trace": "native", "trace_fields": "{}", "gold_field
                              "repeats": "last"}
 
 
-def _check_same_scoring(baseline: str, candidate: str, source: str) -> None:
-    """Refuse a baseline report scored with other settings (k, refusal tokens, cutoffs, ...)."""
+def _check_same_scoring(baseline: str, candidate: str, source: str, allowed: tuple[str, ...] = ()) -> None:
+    """Refuse a baseline report scored with other settings (k, refusal tokens, cutoffs, ...), but the ``allowed``
+    parts."""
     from ragscore.quoting import shorten, visible
 
     def parts(signature: str) -> dict[str, str]:
         pairs = (part.partition(":") for part in signature.split("|"))
-        return {**_READ_AS_CONTRACT, **{key: value for key, _, value in pairs if key not in _NOT_SCORING}}
+        return {**_READ_AS_CONTRACT, **{key: value for key, _, value in pairs
+                                         if key not in _NOT_SCORING and key not in allowed}}
 
     before, after = parts(baseline), parts(candidate)
     differing = sorted(key for key in before.keys() & after.keys() if before[key] != after[key])

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from itertools import chain
+from typing import Final
 
 from ragscore.comparison import Paired
 from ragscore.errors import InputError, SideInputError
@@ -26,6 +27,7 @@ from ragscore.finish import merge
 from ragscore.loaders.chunks import load_scoring_chunks
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess
 from ragscore.loaders.records import Records
+from ragscore.loaders.scores import ScoreFile
 from ragscore.metrics.answer import answer_metric_names, code_passes, code_values
 from ragscore.metrics.sessions import Turn
 from ragscore.metrics.stats import PairSums, resampling_is_cheap
@@ -49,35 +51,51 @@ class PairedPart:
     digests: tuple[str, str, str] | None = None  # gold, baseline, candidate: when read whole
 
 
+Scores = tuple[ScoreFile | None, ScoreFile | None]  # each run's --scores file: the baseline's, the candidate's
+NO_SCORES: Final[Scores] = (None, None)
+
+
+def run_wants(scores: Scores) -> tuple[Wants, Wants]:
+    """What each run's part keeps: its packed values, its --scores file joined (the baseline's, the candidate's)."""
+    return (_WANTS if scores[0] is None else Wants(packed=True, scores=scores[0]),
+            _WANTS if scores[1] is None else Wants(packed=True, scores=scores[1]))
+
+
 def compare_part(
-    gold_spec: Spec, baseline_spec: Spec, trace_spec: Spec, settings: Settings, part: int = 0, parts: int = 1
+    gold_spec: Spec, baseline_spec: Spec, trace_spec: Spec, settings: Settings, part: int = 0, parts: int = 1,
+    scores: Scores = NO_SCORES,
 ) -> PairedPart:
     """Judge worker ``part``'s questions in both runs; input errors come back as data."""
     hashed = parts == 1  # with several parts the parent hashes the inputs
     files = (open_input(gold_spec, hashed), open_input(baseline_spec, hashed), open_input(trace_spec, hashed))
-    return compare_files(*files, settings, part, parts)
+    return compare_files(*files, settings, part, parts, scores)
 
 
 def compare_files(
     gold_file: InputFile | Records, baseline_file: InputFile | Records, trace_file: InputFile | Records,
-    settings: Settings, part: int = 0, parts: int = 1,
+    settings: Settings, part: int = 0, parts: int = 1, scores: Scores = NO_SCORES,
 ) -> PairedPart:
     """Judge part ``part`` of the questions in both runs, from inputs opened for it (see ``compare_part``)."""
     out = PairedPart()
     hashed = parts == 1
-    runs = ((out.candidate, trace_file), (out.baseline, baseline_file))
+    base_wants, cand_wants = run_wants(scores)
+    runs = ((out.candidate, trace_file, cand_wants), (out.baseline, baseline_file, base_wants))
     phase = 0
     try:
+        if parts > 1 and any(s is not None and s.join == "question" for s in scores):
+            raise NeedsOneProcess  # scores joined by question text: one process holds every question
         with no_cycle_collection():
-            gold = load_part_gold(gold_file, settings, _WANTS, part, parts)
-            for result, _ in runs:
+            joined = next((w for w in (cand_wants, base_wants) if w.scores is not None and w.scores.join == "question"),
+                          cand_wants)
+            gold = load_part_gold(gold_file, settings, joined, part, parts)
+            for result, _, _ in runs:
                 result.questions = len(gold.items)
             chunks = load_scoring_chunks(settings.chunks) if settings.chunks is not None else None
-            for result, _ in runs:
+            for result, _, _ in runs:
                 result.chunks = chunks.use if chunks is not None else None
             # The candidate first: its errors are reported before the baseline's.
-            for phase, (result, trace_file) in enumerate(runs, 1):  # noqa: B007 - the except clause reads phase
-                score_traces(gold, trace_file, settings, _WANTS, part, parts, result, chunks=chunks)
+            for phase, (result, trace_file, wants) in enumerate(runs, 1):  # noqa: B007 - the except reads phase
+                score_traces(gold, trace_file, settings, wants, part, parts, result, chunks=chunks)
     except NeedsOneProcess:
         out.one_process = True
         return out
@@ -102,23 +120,24 @@ def compare_files(
 
 def score_pair(
     gold_spec: Spec, baseline_spec: Spec, trace_spec: Spec, settings: Settings, jobs: int,
-    keep_columns: bool = False,
+    keep_columns: bool = False, scores: Scores = NO_SCORES,
 ) -> tuple[Evaluation, Evaluation, Paired]:
     """Score both runs (with ``jobs`` processes) and line them up question by question
-    (``keep_columns``: keep each metric's per-question values however many questions there are)."""
+    (``keep_columns``: keep each metric's per-question values however many questions there are; ``scores``: each
+    run's --scores file, the baseline's and the candidate's)."""
     specs = (gold_spec, baseline_spec, trace_spec)
     paths = [spec for spec in specs if not isinstance(spec, Records)]  # workers split files, not records in memory
     parts: list[PairedPart] = []
     files: tuple[InputFile | Records, ...] | None = None
     if jobs > 1 and len(paths) == len(specs):
-        parts, read = run_parts(partial(compare_part, *specs, settings, parts=jobs), jobs, paths)
+        parts, read = run_parts(partial(compare_part, *specs, settings, parts=jobs, scores=scores), jobs, paths)
         files = read
         if any(p.one_process for p in parts):  # a trace joins by question text: one process holds all
             parts, files = [], None
     # No digests only when a part stopped at an input error, which the merges below raise.
     if not parts:
         files = (open_input(gold_spec), open_input(baseline_spec), open_input(trace_spec))
-        parts = [compare_files(*files, settings)]
+        parts = [compare_files(*files, settings, scores=scores)]
         digests = parts[0].digests or ("", "", "")
     elif files is not None:
         digests = (files[0].sha256, files[1].sha256, files[2].sha256)
@@ -126,8 +145,9 @@ def score_pair(
         files, digests = (open_input(gold_spec), open_input(baseline_spec), open_input(trace_spec)), ("", "", "")
     gold, baseline_file, trace_file = files
     # Errors surface here, the candidate's (and the gold set's) first.
-    candidate = merge([p.candidate for p in parts], gold, trace_file, settings, _WANTS, (digests[0], digests[2]))
-    baseline = merge([p.baseline for p in parts], gold, baseline_file, settings, _WANTS, (digests[0], digests[1]))
+    base_wants, cand_wants = run_wants(scores)
+    candidate = merge([p.candidate for p in parts], gold, trace_file, settings, cand_wants, (digests[0], digests[2]))
+    baseline = merge([p.baseline for p in parts], gold, baseline_file, settings, base_wants, (digests[0], digests[1]))
     cites = (not baseline.tally.cites_nothing, not candidate.tally.cites_nothing)
     # With sessions the tests resample whole sessions: each metric's values are kept, however many questions.
     paired = _pair(parts, settings, keep_columns or settings.session is not None, cites)
