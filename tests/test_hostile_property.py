@@ -162,6 +162,10 @@ def _write(folder: Path, case: dict[str, Any]) -> None:
         f"[tasks.{_toml(case['task'])}]\ncommand = \"score\"\ngold = \"gold.jsonl\"\ntrace = \"t.jsonl\"\n"
         "[tasks.retrieval]\ncommand = \"trec\"\nqrels = \"qrels\"\nruns = \"run1\"\n"
         "[tasks.ner]\ngold = \"ner_gold.jsonl\"\npred = \"ner_pred.jsonl\"\n", encoding="utf-8")
+    (folder / "rubric.toml").write_text(  # a judge's rubric whose template holds hostile text (braces doubled)
+        '[judge]\nmodel = "m"\n[criteria.faithful]\ntemplate = '
+        + _toml(case["refusal"].replace("{", "{{").replace("}", "}}") + " {answer} {contexts}") + '\nscale = "0-1"\n',
+        encoding="utf-8")
     # The history's suite: its name hostile, its task's a name the suite takes.
     (folder / "history.toml").write_text(f"name = {_toml(case['suite_name'])}\n[tasks.qa]\ncommand = \"score\"\n"
                                          "gold = \"gold.jsonl\"\ntrace = \"t.jsonl\"\n", encoding="utf-8")
@@ -229,6 +233,8 @@ INVOCATIONS: dict[str, dict[str, Way]] = {
     "merge": {"": Way(_merge, runs=3)},
     "monitor": {"": Way(lambda case: ([], ["monitor", "--trace", "t.jsonl", "--baseline", "t.jsonl", "--window", "1d",
                                            "--min-n", "1", "--refusal-token", case["refusal"]]))},
+    "judge": {"": Way(lambda case: ([], ["judge", "--gold", case["gold_name"], "--trace", "t.jsonl", "--rubric",
+                                         "rubric.toml", "--ledger", "l.jsonl", "--replay", "-o", "judged.jsonl"]))},
     "agree": {"": Way(lambda case: ([], ["agree", case["gold_name"], "annotator.jsonl", "--field", "category",
                                          "--gates", "kappa=0.99"]))},
     "split": {"": Way(lambda case: ([], ["split", "--gold", case["gold_name"], "--by", "category",

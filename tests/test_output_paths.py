@@ -26,7 +26,7 @@ from ragscore.cli.common import INPUT, OUTPUT, PathArg, path_actions
 # Metavars of the values that name a file (each such option must be a PathArg), and of those that do not.
 PATH_METAVARS = {"PATH", "DIR", "GOLD", "RUN", "QRELS", "PARTIAL", "SUITE", "HISTORY"}
 VALUE_METAVARS = {"N", "NAME", "FIELD", "QID", "SPEC", "FAMILIES", "K,K,...", "C", "TEXT", "REGEX", "CONCEPT=PATH",
-                  "NAME,NAME,...", "METRIC,METRIC,...", "I/N", "CHANGE", "P", "WIDTH", "TIME", "R,R,...", "FORMAT"}
+                  "NAME,NAME,...", "METRIC,METRIC,...", "I/N", "CHANGE", "P", "WIDTH", "TIME", "R,R,...", "FORMAT", "URL", "SECONDS"}
 
 # A command line of each command that runs to completion on the files `template` makes, outputs left out.
 COMMAND_LINES: dict[str, list[list[str]]] = {
@@ -48,17 +48,31 @@ COMMAND_LINES: dict[str, list[list[str]]] = {
                  "--gates-file", "gates.toml", "--part", "1/1"]],
     "merge": [["part.json", "--scores", "scores.jsonl", "--gates-file", "gates.toml"]],
     "monitor": [["--trace", "today.jsonl", "--baseline", "baseline.jsonl", "--gates-file", "gates.toml"]],
+    "judge": [["--gold", "gold.jsonl", "--trace", "trace.jsonl", "--rubric", "rubric.toml", "--replay"]],
     "agree": [["gold.jsonl", "gold2.jsonl"]],
     "split": [["--gold", "train.jsonl"]],
     "power": [["--gold", "several.jsonl", "--trace", "v1.jsonl", "--gates-file", "gates.toml"]],
     "run": [["suite.toml"]],
     "dashboard": [["history.jsonl"]],
 }
+# An output a command needs to run (not argparse-required, as it also runs with that one alone): given with every
+# other output tested.
+NEEDED_OUTPUTS = {"judge": ("--ledger", "ledger.jsonl")}
+
+
+def needed(command: str, output: str) -> list[str]:
+    """The outputs a command line needs besides ``output`` (the one tested)."""
+    pair = NEEDED_OUTPUTS.get(command)
+    return list(pair) if pair is not None and pair[0] != output else []
+
+
 # What the message of a refused output says it never does.
 REPORT_RULE = "a report never overwrites an input or another report"
 RULES = {("run", "--history"): "a history never overwrites an input or a report",
          ("split", "--out"): "a split never overwrites an input",
-         ("qrels", "--output"): "the qrels never overwrite an input"}
+         ("qrels", "--output"): "the qrels never overwrite an input",
+         ("judge", "--ledger"): "the ledger is never an input or the scores file",
+         ("judge", "--output"): "the scores file never overwrites an input or the ledger"}
 # How a test names an input or an output again; each makes its files and returns the path to give.
 KINDS = ("same", "dot", "dotdot", "new-folder", "hard-link", "symlink", "fifo")
 
@@ -86,6 +100,8 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copy(EXAMPLES / "suite" / "history.jsonl", folder / "history.jsonl")
     write(folder / "scores.jsonl", [{"qid": qid, "judge": 0.5} for qid in ("A0001", "A0002", "A0003")])
     write(folder / "gates.toml", "")
+    write(folder / "rubric.toml", '[judge]\nmodel = "m"\n\n[criteria.faithful]\ntemplate = "{question} {answer}"\n'
+                                  'scale = "0-1"\n')
     write(folder / "spans.jsonl", [{"qid": "q1", "answerable": True, "gold_spans": [{"doc": "d", "start": 2, "end": 9}]}])
     write(folder / "chunks.jsonl", [{"id": "c1", "doc": "d", "start": 0, "end": 10}])
     write(folder / "suite.toml", '[tasks.qa]\ncommand = "score"\ngold = "gold.jsonl"\ntrace = "trace.jsonl"\n')
@@ -215,9 +231,9 @@ def test_no_output_of_any_command_overwrites_an_input(
         monkeypatch.setenv("GITHUB_ACTIONS", "true")
         monkeypatch.setenv("GITHUB_STEP_SUMMARY", target)
         required = [a for a in outputs_of(command) if a.required]
-        line += [arg for action in required for arg in (option_name(action), "out")]
+        line += [arg for action in required for arg in (option_name(action), "out")] + needed(command, output)
     else:
-        line += [output, target]
+        line += [output, target, *needed(command, output)]
     written = os.path.join(target, Path(path).name) if folder else target
     run = ragscore(command, *line)
     rule = RULES.get((command, output), REPORT_RULE)
@@ -245,6 +261,7 @@ NOT_DEVNULL = {
     ("split", "--out"): 'ragscore: error: --out "/dev/null": not a folder; split writes NAME.jsonl files in the '
                         "folder it names (made when missing)\n",
     ("run", "--history"): 'ragscore: error: --history "/dev/null": is not a regular file\n',
+    ("judge", "--ledger"): 'ragscore: error: --ledger "/dev/null": is not a regular file\n',
 }
 
 
@@ -256,7 +273,8 @@ def test_the_null_device_may_be_any_output(template: Path, tmp_path: Path, monke
     monkeypatch.chdir(work)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     before = {p.name: p.read_bytes() for p in work.iterdir()}
-    line = [*COMMAND_LINES[command][number], *([output] if output.startswith("-") else []), "/dev/null"]
+    line = [*COMMAND_LINES[command][number], *([output] if output.startswith("-") else []), "/dev/null",
+            *needed(command, output)]
     quiet = any("--quiet" in action.option_strings for action in parser_of(command)._actions)
     run = ragscore(command, *line, *(["--quiet"] if quiet else []))
     if (command, output) in NOT_DEVNULL:

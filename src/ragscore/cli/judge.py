@@ -62,7 +62,7 @@ def judge_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--rubric", type=INPUT_PATH, metavar="PATH",
                         help="the rubric (TOML): [judge] sampling parameters and [criteria.NAME] tables of template, "
                              "scale and json_field")
-    parser.add_argument("--ledger", required=True, type=LEDGER_PATH, metavar="PATH",
+    parser.add_argument("--ledger", type=LEDGER_PATH, metavar="PATH",
                         help="the judgments, JSON Lines appended as each comes back (made when missing; commit it)")
     parser.add_argument("--endpoint", metavar="URL", help="the OpenAI-compatible API's base URL (default: the "
                         "rubric's endpoint, else https://api.openai.com/v1)")
@@ -93,6 +93,8 @@ def run_judge(args: argparse.Namespace, streams: Streams) -> Exit:
     """Judge (or replay), write the scores, print the counts."""
     from ragscore.judging.api import compact, judge
 
+    if not args.ledger:
+        raise UsageError("judge: give --ledger (the judgments' file: made when missing)")
     if args.compact:
         given = [name for name in ("gold", "trace", "rubric", "output", "endpoint", "model") if getattr(args, name)]
         if given:

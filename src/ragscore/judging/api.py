@@ -235,32 +235,30 @@ def _call_all(client: Client, pending: Sequence[_Task], rubric: Rubric, ledger: 
     back (a run stopped midway keeps what came back); return how many were asked."""
     criteria = {c.name: c for c in rubric.criteria}
     appender = Appender(ledger)
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    running: dict[Future[Reply], _Task] = {}
     done = 0
     try:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            running: dict[Future[Reply], _Task] = {}
-            queue = iter(pending)
-            for task in queue:
-                running[pool.submit(client.complete, task.body)] = task
-                if len(running) >= jobs * 2:
-                    break
-            try:
-                while running:
-                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        task = running.pop(future)
-                        _take(future, task, criteria[task.criterion], appender, judgments, why)
-                        done += 1
-                        if progress is not None:
-                            progress(done, len(pending))
-                        following = next(queue, None)
-                        if following is not None:
-                            running[pool.submit(client.complete, following.body)] = following
-            except BaseException:
-                for future in running:
-                    future.cancel()
-                raise
+        queue = iter(pending)
+        for task in queue:
+            running[pool.submit(client.complete, task.body)] = task
+            if len(running) >= jobs * 2:
+                break
+        while running:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                task = running.pop(future)
+                _take(future, task, criteria[task.criterion], appender, judgments, why)
+                done += 1
+                if progress is not None:
+                    progress(done, len(pending))
+                following = next(queue, None)
+                if following is not None:
+                    running[pool.submit(client.complete, following.body)] = following
     finally:
+        # Stopped (an endpoint refusing every call, Ctrl-C): the calls under way are not waited for; what came
+        # back is in the ledger already.
+        pool.shutdown(wait=not running, cancel_futures=True)
         appender.close()
     return done
 

@@ -174,7 +174,9 @@ class Client:
             raise CallFailed("the reply is not a chat completion with a message's text (choices[0].message.content)")
         model = body.get("model")
         usage = body.get("usage")
-        return Reply(self.scrub(content), model if isinstance(model, str) else None,
+        if isinstance(usage, dict) and self._key:  # what a server writes is scrubbed wherever it may echo the key
+            usage = json.loads(self.scrub(json.dumps(usage)))
+        return Reply(self.scrub(content), self.scrub(model) if isinstance(model, str) else None,
                      usage if isinstance(usage, dict) else None, round(seconds, 3))
 
 

@@ -2,9 +2,10 @@
 
 With ``json_field`` the reply is a JSON object (a Markdown code fence around it is allowed) and the score
 is that field; without, the score is the reply's last number (on the pass/fail scale, its last "pass",
-"fail" or number). The scales: ``0-1`` a number from 0 to 1; ``1-5`` a whole number from 1 to 5;
-``pass/fail`` pass (1) or fail (0), written as true/false, "pass"/"fail" or 1/0. Anything else is no
-score, and the reason says why: a reply is never guessed at.
+"fail" or number; a fraction's denominator, the 5 of "4/5", is not one). The scales: ``0-1`` a number
+from 0 to 1; ``1-5`` a whole number from 1 to 5; ``pass/fail`` pass (1) or fail (0), written as
+true/false, "pass"/"fail" or 1/0. Anything else is no score, and the reason says why: a reply is never
+guessed at.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from typing import Final
 
 from ragscore.quoting import quote
 
-_NUMBER_RE: Final = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d+)?|\.\d+)(?![\w.])")
-_VERDICT_RE: Final = re.compile(r"(?<![\w.])(?:pass|fail|[-+]?(?:\d+(?:\.\d+)?|\.\d+))(?![\w.])", re.IGNORECASE)
+# A number that stands alone: not part of a word (v2), of another number (1.5), nor a denominator (the 5 of 4/5).
+_NUMBER = r"[-+]?(?:\d+(?:\.\d+)?|\.\d+)"
+_NUMBER_RE: Final = re.compile(rf"(?<![\w./]){_NUMBER}(?!\w)(?!\.\d)")
+_VERDICT_RE: Final = re.compile(rf"(?<![\w./])(?:pass|fail|{_NUMBER})(?!\w)(?!\.\d)", re.IGNORECASE)
 _FENCE_RE: Final = re.compile(r"\A\s*```[A-Za-z]*\s*\n?(.*?)\n?\s*```\s*\Z", re.DOTALL)
 
 
