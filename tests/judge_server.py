@@ -65,7 +65,7 @@ def scored(rule: Callable[[str], object]) -> Script:
 class JudgeServer:
     """The stub server, in a thread; ``requests`` holds every request's body and headers, in order."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, port: int = 0) -> None:
         self.script = script
         self.requests: list[tuple[dict[str, Any], dict[str, str]]] = []
         self.lock = threading.Lock()
@@ -96,7 +96,7 @@ class JudgeServer:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 

@@ -486,3 +486,15 @@ def test_a_ledger_line_of_another_shape_is_an_error_at_its_line(inputs: Path, ra
                    "--ledger", "ledger.jsonl", "--replay")
     assert (run.status, run.err) == (2, "ragscore: error: ledger.jsonl:1: a ledger record's key must be a sha256 in "
                                         "hex\n")
+
+
+def test_the_example_ledger_replays_to_the_example_scores(ragscore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    run = ragscore("judge", "--gold", "examples/judge/gold.jsonl", "--trace", "examples/judge/trace.jsonl",
+                   "--rubric", "examples/judge/rubric.toml", "--ledger", "examples/judge/ledger.jsonl", "--replay",
+                   "--strict")
+    assert run.status == 0, run.err
+    assert run.out == (ROOT / "examples" / "judge" / "scores.jsonl").read_text(encoding="utf-8")
+    # Compacted: recording it again gives the same records, in key order.
+    lines = (ROOT / "examples" / "judge" / "ledger.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["key"] for line in lines] == sorted(json.loads(line)["key"] for line in lines)

@@ -24,6 +24,7 @@ __all__ = [
     "ConfigError",
     "Dashboard",
     "InputError",
+    "Judgments",
     "MonitorRun",
     "Partial",
     "PowerReport",
@@ -41,6 +42,7 @@ __all__ = [
     "compare_several",
     "dashboard",
     "finalize",
+    "judge",
     "link",
     "load_config",
     "monitor",
@@ -61,6 +63,7 @@ if TYPE_CHECKING:
     from ragscore.config import Config
     from ragscore.errors import ConfigError, InputError, RagscoreError, UsageError
     from ragscore.goldset.api import Agreement, agree, split
+    from ragscore.judging.api import Judgments, judge
     from ragscore.monitoring.api import MonitorRun, monitor
     from ragscore.partials import Partial
     from ragscore.stages.api import StageRun, classify, link, ner
@@ -76,6 +79,7 @@ _HOMES = {
         ("ragscore.goldset.api", ("Agreement", "agree", "split")),
         ("ragscore.comparing.api", ("Comparison", "RunsTable", "PowerReport", "compare", "compare_several", "power")),
         ("ragscore.monitoring.api", ("MonitorRun", "monitor")),
+        ("ragscore.judging.api", ("Judgments", "judge")),
         ("ragscore.stages.api", ("StageRun", "ner", "classify", "link")),
         ("ragscore.trec.api", ("TrecRun", "score_trec", "ChunkQrels", "qrels")),
         ("ragscore.suite.run", ("SuiteRun", "run_suite")),

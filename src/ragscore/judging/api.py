@@ -81,12 +81,15 @@ class Judgments:
 
     def notes(self) -> list[str]:
         """What the command line prints on standard error: the counts, then what was not judged and why."""
+        from ragscore.reports.console import plural
+
         c = self.counts
         asked = f"{c['called']:,} asked of {self.judge.model} at {self.judge.endpoint}" if self.mode == RECORD else (
             "replayed: no call made")
         notes = [*self.ledger_notes,
-                 f"judged {c['questions'] - c['untraced']:,} of {c['questions']:,} questions on "
-                 f"{len(self.judge.criteria)} criteria ({c['judgments']:,} judgments): {c['from_ledger']:,} from the "
+                 f"judged {c['questions'] - c['untraced']:,} of {plural(c['questions'], 'question', 'questions')} on "
+                 f"{plural(len(self.judge.criteria), 'criterion', 'criteria')} "
+                 f"({plural(c['judgments'], 'judgment', 'judgments')}): {c['from_ledger']:,} from the "
                  f"ledger, {asked}; {c['failed']:,} failed, {c['unjudged']:,} unjudged"]
         if self.untraced:
             notes.append(f"{len(self.untraced):,} questions have no trace (null scores): "
