@@ -498,3 +498,35 @@ def test_the_example_ledger_replays_to_the_example_scores(ragscore, monkeypatch:
     # Compacted: recording it again gives the same records, in key order.
     lines = (ROOT / "examples" / "judge" / "ledger.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["key"] for line in lines] == sorted(json.loads(line)["key"] for line in lines)
+
+
+def test_production_traces_judged_without_gold_and_monitored(isolated: Path, ragscore) -> None:
+    today = [json.loads(line) for line in (ROOT / "examples" / "monitor" / "today.jsonl").read_text().splitlines()]
+    traces = [{**trace, "qid": f"t{n}"} for n, trace in enumerate(today[:60])] + [today[60]]  # the last: no qid
+    write_lines(isolated / "today.jsonl", traces)
+    (isolated / "rubric.toml").write_text('[judge]\nmodel = "judge-small"\n[criteria.helpful]\ntemplate = '
+                                          '"{question}|{answer}|{contexts}"\nscale = "0-1"\njson_field = "score"\n',
+                                          encoding="utf-8")
+    with JudgeServer(scored(lambda prompt: 0.0 if "not in context" in prompt else 1.0)) as server:
+        run = ragscore("judge", "--trace", "today.jsonl", "--rubric", "rubric.toml", "--ledger", "ledger.jsonl",
+                       "--endpoint", server.url, "--record", "-o", "scores.jsonl")
+        # One call per distinct prompt: traces that give the same texts share their judgment.
+        prompts = {f"|{t['answer_json']['claim'].strip()}|" for t in traces[:60]}
+        assert len(server.requests) == len(prompts) < 60, run.err
+    assert run.status == 0 and "1 trace has no qid: not judged" in run.err
+    rows = [json.loads(line) for line in Path("scores.jsonl").read_text().splitlines()[1:]]
+    assert [row["qid"] for row in rows] == [f"t{n}" for n in range(60)]
+    expected = [0.0 if trace["answer_json"]["claim"] == "not in context" else 1.0 for trace in traces[:60]]
+    assert [row["helpful"] for row in rows] == expected
+    monitored = ragscore("monitor", "--trace", "today.jsonl", "--scores", "scores.jsonl", "--window", "1d",
+                         "--gates", "helpful>=0.99")
+    report = json.loads(monitored.out)
+    assert report["metrics"]["helpful"] == pytest.approx(sum(expected) / 60)
+    assert report["settings"]["judge"]["model"] == "judge-small"
+    assert report["counts"]["unscored"] == 1 and "has no row in the --scores file" in monitored.err
+    assert report["gates"]["helpful"]["status"] == "fail" and monitored.status == 1
+    for window in report["windows"]:
+        assert "helpful" in window["metrics"]
+    metrics = ragscore("monitor", "--trace", "today.jsonl", "--scores", "scores.jsonl", "--format", "openmetrics",
+                       "--no-fail")
+    assert f'ragscore_monitor_score{{name="helpful",scope="period"}} {sum(expected) / 60!r}' in metrics.out

@@ -56,7 +56,8 @@ def judge_parser(prog: str) -> argparse.ArgumentParser:
         "RAGSCORE_JUDGE_API_KEY, else OPENAI_API_KEY.",
     )
     parser.add_argument("--gold", type=INPUT_PATH, metavar="PATH", help="the gold set (for each question's text "
-                        "and reference answer)")
+                        "and reference answer); without it, every qid of the traces is judged (production traces, "
+                        "for monitor --scores)")
     parser.add_argument("--trace", action="append", type=INPUT_PATH, metavar="PATH",
                         help="the traces to judge (repeatable, a quoted glob or a folder: read as one)")
     parser.add_argument("--rubric", type=INPUT_PATH, metavar="PATH",
@@ -103,7 +104,7 @@ def run_judge(args: argparse.Namespace, streams: Streams) -> Exit:
         if not args.quiet:
             streams.note(f"{args.ledger}: {before:,} records compacted to {after:,}, one per judgment, in key order")
         return Exit.OK
-    missing = [name for name in ("gold", "trace", "rubric") if not getattr(args, name)]
+    missing = [name for name in ("trace", "rubric") if not getattr(args, name)]
     if missing:
         raise UsageError("judge: give --" + ", --".join(missing))
     if [args.gold, *args.trace].count("-") > 1:

@@ -54,6 +54,9 @@ def monitor_parser(prog: str) -> argparse.ArgumentParser:
                         help="grounding: also each answer's quotes, numbers and leaks against its passages' texts, "
                              "per window (the rates drift is tested on too); a gate on one turns it on")
     add_corpus_option(parser)
+    parser.add_argument("--scores", type=INPUT_PATH, metavar="PATH",
+                        help="per-question scores from other evaluators (ragscore judge writes one), joined to the "
+                             "traces by qid: each score's mean per window and for the period, gated as a metric")
     parser.add_argument("--refusal-token", action="append", default=[], metavar="TEXT",
                         help="another claim that counts as a refusal (repeatable)")
     parser.add_argument("--refusal-pattern", action="append", default=[], metavar="REGEX",
@@ -85,5 +88,5 @@ def run_monitor(args: argparse.Namespace, streams: Streams) -> Exit:
     config = load_config(overrides, args.gates_file).with_origin(args.gates_file, None, overrides)
     baseline = expand(args.baseline, "--baseline") if args.baseline else None
     run = monitor(expand(args.trace), baseline, window=args.window, min_n=args.min_n, gates=args.gates,
-                  strict=args.strict, config=config)
+                  strict=args.strict, config=config, scores=args.scores)
     return report_and_exit(args, streams, run)

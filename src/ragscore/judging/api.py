@@ -121,7 +121,7 @@ def in_ci(environ: Mapping[str, str] = os.environ) -> bool:
 
 
 def judge(
-    gold: Source,
+    gold: Source | None,
     traces: TraceSource,
     *,
     rubric: str | os.PathLike[str],
@@ -139,7 +139,8 @@ def judge(
     sleep: Callable[[float], None] = time.sleep,
     **settings: Any,
 ) -> Judgments:
-    """Judge every traced question on every criterion of ``rubric``, from ``ledger`` where it holds the judgment,
+    """Judge every traced question on every criterion of ``rubric`` (``gold`` None: every qid of the traces, as
+    production traces are judged for ``monitor --scores``), from ``ledger`` where it holds the judgment,
     else (``mode`` "record", or None outside CI) by asking the endpoint and appending each judgment to the
     ledger as it comes back; ``mode`` "replay" (None in CI) asks nothing. ``progress(done, total)`` is called as
     the calls come back. ``settings`` as ``ragscore.score`` takes them (trace_format, trace_fields, corpus)."""
@@ -156,7 +157,8 @@ def judge(
     ledger_path = os.fspath(ledger)
     check_ledger_path(ledger_path)
     known = read_ledger(ledger_path)
-    questions = _questions(gold, traces, config, settings)
+    questions, unnamed = (_questions(gold, traces, config, settings) if gold is not None
+                          else _trace_questions(traces, config, settings))
     tasks, per_question = _tasks(questions, chosen, base, name)
     judgments: dict[str, float | None] = {}
     why: dict[str, str] = {}
@@ -175,12 +177,16 @@ def judge(
     if pending:
         client = Client(base, api_key(environ), timeout=timeout, retries=retries, sleep=sleep)
         called = _call_all(client, pending, chosen, ledger_path, jobs, judgments, why, progress)
+    notes = known.notes()
+    if unnamed:
+        notes.append(f"{unnamed:,} {'trace has' if unnamed == 1 else 'traces have'} no qid: not judged (a scores file "
+                     "joins on qid)")
     return _finish(chosen, base, name, questions, tasks, per_question, judgments, why, from_ledger, called,
-                   REPLAY if replaying else RECORD, strict, known.notes())
+                   REPLAY if replaying else RECORD, strict, notes)
 
 
 def _questions(gold: Source, traces: TraceSource, config: Config | None, settings: Mapping[str, Any]
-               ) -> list[tuple[str, dict[str, str] | None]]:
+               ) -> tuple[list[tuple[str, dict[str, str] | None]], int]:
     """Every gold question in gold order, with the four texts its judgments fill in (None: it has no trace)."""
     from ragscore.loaders.gold import KEEP_QUESTION, KEEP_REFERENCE, load_gold
     from ragscore.parallel import choose_jobs
@@ -206,7 +212,44 @@ def _questions(gold: Source, traces: TraceSource, config: Config | None, setting
         out.append((item.qid, {"question": item.question or view.question or "",
                                "answer": view.claim if view.claim_from is not None else "",
                                "contexts": contexts, "reference": item.reference or ""}))
-    return out
+    return out, 0
+
+
+def _trace_questions(traces: TraceSource, config: Config | None, settings: Mapping[str, Any]
+                     ) -> tuple[list[tuple[str, dict[str, str] | None]], int]:
+    """Without a gold set: each qid of the traces in the order they first come, with the texts of its last trace
+    (no reference); and how many traces have no qid."""
+    from ragscore.evaluate import open_corpus, open_input
+    from ragscore.loaders.corpus import passage_texts
+    from ragscore.loaders.records import no_trace_records
+    from ragscore.loaders.shapes import open_records
+    from ragscore.loaders.trace import DOCUMENT_ID_PATHS, parse_trace
+
+    run = configured(config, dict(settings)).settings
+    source = open_input(as_traces(traces))
+    corpus = open_corpus(source, run, 0, 1, joined=False)
+    _, shape, records = open_records(source, run.trace_format, run.trace_fields)
+    document_id = DOCUMENT_ID_PATHS if shape is None else shape.document_id
+    found: dict[str, dict[str, str]] = {}
+    unnamed = lines = 0
+    for line, _column, _record, obj, _key in records:
+        lines += 1
+        if type(obj) is dict and not any(type(obj.get(key)) in (str, int) and obj.get(key) != ""
+                                         for key in ("qid", "q_id")):
+            unnamed += 1  # nothing to join its scores on
+            continue
+        view = parse_trace(obj, source.name, line, document_id)
+        if corpus is not None:
+            view, obj = corpus.resolve(view, obj)  # type: ignore[arg-type]  # parse_trace checked: a dict
+        if view.qid is None:
+            unnamed += 1
+            continue
+        contexts = "\n\n".join(f"[{n}] {text}" for n, text in enumerate(passage_texts(obj), 1))  # type: ignore[arg-type]
+        found[view.qid] = {"question": view.question or "", "answer": view.claim if view.claim_from is not None else "",
+                           "contexts": contexts, "reference": ""}
+    if not lines:
+        raise no_trace_records(source, "--trace")
+    return list(found.items()), unnamed
 
 
 def _tasks(questions: Sequence[tuple[str, dict[str, str] | None]], rubric: Rubric, base: str, model: str

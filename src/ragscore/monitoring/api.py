@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ragscore.config import Config
+from ragscore.config import Config, judged, load_run_scores
 from ragscore.keywords import configured, gate_spec
 from ragscore.loaders.records import TraceSource, as_traces
 from ragscore.loaders.shards import input_notes
@@ -47,12 +48,15 @@ def monitor(
     gates: str | Mapping[str, Any] | None = None,
     strict: bool | None = None,
     config: Config | None = None,
+    scores: str | os.PathLike[str] | None = None,
     **settings: Any,
 ) -> MonitorRun:
     """Watch production traces without gold: the gold-free metrics per time window and for the whole
     period, the gates on each, and (with ``baseline``, traces of an earlier period) each rate's
     drift. ``settings`` are those of ``score`` that read traces (refusal tokens and patterns,
-    trace_format, fields); ``[monitor]`` in the settings files gives the window, gates and drift bounds."""
+    trace_format, fields); ``[monitor]`` in the settings files gives the window, gates and drift bounds.
+    ``scores``: a --scores file (``ragscore judge`` writes one), joined to the traces by qid: each score is a
+    metric, its mean over the traces that have it, per window and for the period (gated; not drift-tested)."""
     from ragscore.monitoring.notes import monitor_notes
     from ragscore.monitoring.report import build_monitor_document, monitor_verdict
     from ragscore.monitoring.windows import (
@@ -66,22 +70,31 @@ def monitor(
     from ragscore.reports.document import input_entry, shown_path
 
     config = configured(config, settings)
+    scores_file = load_run_scores(scores, config) if scores is not None else None
+    config = judged(config, scores_file)
+    score_names = scores_file.names if scores_file is not None else ()
     watching = load_monitor_config(config.cwd or Path.cwd(), config.gates_file, window, min_n,
-                                   None if gates is None else gate_spec(gates), strict)
+                                   None if gates is None else gate_spec(gates), strict, score_names)
     width = window_seconds(watching.window)
     s = config.settings
     if "grounding" not in s.families and any(name in GROUNDING for name in (*(g.metric for g in watching.gates),
                                                                             *watching.drift)):
         s = replace(s, families=(*s.families, "grounding"))  # a gate or a drift bound on one turns the family on
-    current = watch(as_traces(traces), s, width)
+    current = watch(as_traces(traces), s, width, scores=scores_file)
     # The baseline period is one window: only its rates are compared.
-    before = watch(as_traces(baseline, "baseline"), s, width, False, "--baseline") if baseline is not None else None
+    before = (watch(as_traces(baseline, "baseline"), s, width, False, "--baseline", scores_file)
+              if baseline is not None else None)
     base = before.total() if before is not None else None
     seen = observe(current, base, watching, s.confidence)
     assert current.source is not None
     inputs = {"trace": input_entry(current.source, current.source.sha256),
               "baseline": None if before is None or before.source is None else input_entry(before.source,
                                                                                            before.source.sha256)}
+    if scores is not None:
+        from ragscore.loaders.jsonl import InputFile
+
+        scores_input = InputFile(os.fspath(scores), hashed=False)
+        inputs["scores"] = {"path": shown_path(scores_input.name), "sha256": scores_input.digest_whole()}
     if current.corpus is not None:
         inputs["corpus"] = {"path": shown_path(current.corpus.path), "sha256": current.corpus.sha256,
                             "documents": current.corpus.documents}
@@ -91,6 +104,7 @@ def monitor(
         "bad_time": current.bad_time.count, "unreadable": current.unreadable.count,
         "unreadable_retrieved": current.bad_retrieved.count, "bad_refused": current.bad_refused.count,
         "bad_operations": total.bad,
+        **({"unscored": current.unscored.count} if scores_file is not None else {}),
     }
     document_settings = {
         "window": watching.window, "window_seconds": width, "min_n": watching.min_n, "strict": watching.strict,
@@ -98,9 +112,10 @@ def monitor(
         "refusal_tokens": list(s.refusal_tokens), "refusal_patterns": list(s.refusal_patterns),
         "trace_format": current.trace_format, "trace_fields": dict(s.trace_fields),
         **({"metrics": ["grounding"]} if current.grounded else {}),
+        **({"judge": dict(s.judge)} if s.judge is not None else {}),
     }
     baseline_doc = None if base is None else {"traces": base.traces,
-                                              "metrics": base.metrics(base.citing > 0, current.grounded)}
+                                              "metrics": base.metrics(base.citing > 0, current.grounded, score_names)}
     doc = build_monitor_document(document_settings, inputs, counts, seen.metrics, seen.gates, seen.windows,
                                  seen.drift, baseline_doc, seen.passed,
                                  monitor_signature(watching, s, current.trace_format))

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from ragscore.metrics.names import lookup
-from ragscore.monitoring.report import monitor_verdict, window_status
+from ragscore.monitoring.report import monitor_verdict, score_names, window_status
 from ragscore.monitoring.windows import NAMES
 from ragscore.reports.charts import Plot, broken_line
 from ragscore.reports.common import fmt, gate_rule, verdict
@@ -88,7 +88,7 @@ def render_monitor_html(doc: Mapping[str, Any]) -> Iterator[str]:
     baseline = (doc.get("baseline") or {}).get("metrics", {})
     yield '<h2>Per window</h2>\n<p class="note">The solid red line is the gate, the dashed grey line the ' \
           "baseline period's value; times are window starts in UTC.</p>\n"
-    for name in NAMES:
+    for name in (*NAMES, *score_names(doc)):
         points = [(w["start"], w["metrics"].get(name)) for w in doc["windows"]]
         if not any(value is not None for _, value in points):
             continue

@@ -33,6 +33,7 @@ def monitor_notes(watched: Watched, baseline: Watched | None, seen: Observed, mi
             (run.unreadable, "no claim or refusal field (read as empty answers)"),
             (run.bad_retrieved, "a retrieved list with an entry that gives no id (read as nothing retrieved)"),
             (run.bad_refused, 'a "refused" field that is neither true nor false (read as absent: the claim decides)'),
+            (run.unscored, "no row in the --scores file (joined by qid; left out of the scores' means)"),
         ):
             if tally.count and (run is watched or tally is not run.no_time):
                 notes.append(f"{where}{plural(tally.count, 'trace has', 'traces have')} {what}: "

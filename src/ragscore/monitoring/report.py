@@ -119,6 +119,11 @@ def window_status(window: Mapping[str, Any]) -> str:
     return "skipped (few traces)" if statuses else ""
 
 
+def score_names(doc: Mapping[str, Any]) -> list[str]:
+    """The metrics of a monitor report that are scores from a --scores file (each a mean over the traces)."""
+    return [name for name in doc["metrics"] if name not in NAMES]
+
+
 def _sample(name: str, labels: Mapping[str, str], value: float) -> str:
     family = name if name.startswith(PREFIX) else PREFIX + name
     shown = ",".join(f'{key}="{_escape(v)}"' for key, v in labels.items())
@@ -159,6 +164,15 @@ def render_openmetrics(doc: Mapping[str, Any]) -> Iterator[str]:
     """
     last = doc["windows"][-1] if doc["windows"] else None
     scopes = [("period", doc["metrics"])] + ([("last_window", last["metrics"])] if last else [])
+    scores = score_names(doc)
+    if scores:  # --scores: one family, a series per score (a score's name may hold what a metric name may not)
+        yield (f"# TYPE {PREFIX}score gauge\n# HELP {PREFIX}score the mean of a score from the --scores file over the "
+               "traces that have it\n")
+        for name in scores:
+            for scope, metrics in scopes:
+                value = metrics.get(name)
+                if value is not None:
+                    yield _sample("score", {"name": name, "scope": scope}, value)
     for name in NAMES:
         spec = lookup(name)
         family, unit, divisor = exposed(name)

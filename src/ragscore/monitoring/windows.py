@@ -48,6 +48,7 @@ from ragscore.settings import Settings, is_refusal_token, refusal_screen
 if TYPE_CHECKING:
     from ragscore.loaders.jsonl import InputFile
     from ragscore.loaders.records import Records
+    from ragscore.loaders.scores import ScoreFile
     from ragscore.tables import SettingsTable
 
 # The rates a window is tested on against the baseline (count over count), then the means; with
@@ -95,6 +96,23 @@ class Window:
     sums: tuple[Moments, ...] = tuple(Moments() for _ in CONCEPTS)
     sketch: Sketch = field(default_factory=Sketch)
     pending: list[list[float]] = field(default_factory=lambda: [[] for _ in CONCEPTS])
+    scores: dict[str, Moments] = field(default_factory=dict)  # --scores: each score's exact sum over the traces
+    score_pending: dict[str, list[float]] = field(default_factory=dict)  # ... and the values waiting to be summed
+
+    def add_scores(self, values: Mapping[str, float | None]) -> None:
+        """Count a trace's scores (from --scores: its question's row; None: no value)."""
+        for name, value in values.items():
+            if value is not None:
+                waiting = self.score_pending.setdefault(name, [])
+                waiting.append(value)
+                if len(waiting) >= _BUFFER:
+                    self._fold(name)
+
+    def _fold(self, name: str) -> None:
+        waiting = self.score_pending.pop(name, None)
+        if waiting:
+            summed = summarise([waiting], (False,))[0]
+            self.scores[name] = self.scores[name] + summed if name in self.scores else summed
 
     def add_operations(self, record: Mapping[str, object]) -> None:
         """Count a trace's latency, tokens and cost."""
@@ -108,6 +126,8 @@ class Window:
 
     def flush(self) -> None:
         """Fold the values waiting into the exact sums and the sketch."""
+        for name in list(self.score_pending):
+            self._fold(name)
         if not any(self.pending):
             return
         self.sums = tuple(m + summarise([column], (False,))[0] for m, column in zip(self.sums, self.pending,
@@ -127,6 +147,8 @@ class Window:
             else self.grounding or other.grounding,
             tuple(a + b for a, b in zip(self.sums, other.sums, strict=True)),
             self.sketch + other.sketch,
+            scores={name: self.scores[name] + other.scores[name] if name in self.scores and name in other.scores
+                    else self.scores.get(name) or other.scores[name] for name in (*self.scores, *other.scores)},
         )
 
     def rates(self, cites: bool = True, grounded: bool = False) -> dict[str, tuple[int, int]]:
@@ -148,8 +170,10 @@ class Window:
         self.flush()
         return Operations(self.traces, self.bad, self.sums, None, self.sketch)
 
-    def metrics(self, cites: bool = True, grounded: bool = False) -> dict[str, float | None]:
-        """Every metric of the window (None where nothing is counted; ``cites``, ``grounded``: see ``rates``)."""
+    def metrics(self, cites: bool = True, grounded: bool = False, scores: Sequence[str] = ()
+                ) -> dict[str, float | None]:
+        """Every metric of the window (None where nothing is counted; ``cites``, ``grounded``: see ``rates``), then
+        the mean of each of ``scores`` over the window's traces that have one."""
         out: dict[str, float | None] = {"traces": self.traces}
         rates = self.rates(cites, grounded)
         out.update((name, count / total if total else None) for name, (count, total) in rates.items()
@@ -159,6 +183,10 @@ class Window:
         out.update(self.operations().metrics())
         out.update((name, count / total if total else None) for name, (count, total) in rates.items()
                    if name not in RATES)
+        self.flush()
+        for name in scores:
+            summed = self.scores.get(name)
+            out[name] = summed.mean() if summed is not None else None
         return out
 
 
@@ -193,6 +221,8 @@ class Watched:
     source: InputFile | Records | None = None  # the traces read (their name, lines and sha256)
     grounded: bool = False                      # --metrics grounding: each window counts its answers' findings
     corpus: CorpusUse | None = None             # --corpus: what was read of it
+    scores: tuple[str, ...] = ()                # --scores: the score names, each a metric
+    unscored: Tally = field(default_factory=Tally)  # traces whose qid the scores file lacks (or with no qid)
 
     def total(self) -> Window:
         """The whole period: every window and the traces without a timestamp."""
@@ -213,12 +243,15 @@ JOIN_KEYS: Final = ("qid", "q_id", "q", "question")
 LATEST: Final = 1e11  # later than this (year 5138), a number is epoch milliseconds or worse: unreadable
 
 
-def watch(spec: Spec, settings: Settings, width: int, windowed: bool = True, what: str = "--trace") -> Watched:
+def watch(spec: Spec, settings: Settings, width: int, windowed: bool = True, what: str = "--trace",
+          scores: ScoreFile | None = None) -> Watched:
     """Read every trace of ``spec`` once and count it in its window (``windowed=False``: all in one,
-    as a baseline period is); an input without a trace is an error."""
+    as a baseline period is); an input without a trace is an error. ``scores``: a --scores file joined to the
+    traces by their qid, each score a metric (the mean over the traces that have it)."""
     traces = open_input(spec)
     grounded = "grounding" in settings.families
-    out = Watched(width, source=traces, grounded=grounded)
+    out = Watched(width, source=traces, grounded=grounded, scores=scores.names if scores is not None else ())
+    rows = scores.rows if scores is not None else None
     corpus = open_corpus(traces, settings, 0, 1, joined=False)
     resolve = corpus.resolve if corpus is not None else None
     out.trace_format, shape, records = open_records(traces, settings.trace_format, settings.trace_fields)
@@ -232,8 +265,13 @@ def watch(spec: Spec, settings: Settings, width: int, windowed: bool = True, wha
     for line, _column, record, obj, _key in records:
         out.lines += 1
         question = ""
+        scored = None
         if type(obj) is dict:  # production traces are joined to nothing: their join keys are not read
             question = next((q for key in ("question", "q") if type(q := obj.get(key)) is str), "")
+            if rows is not None:  # ... but to the scores file, by qid
+                qid = obj.get("qid")
+                found = rows.get(str(qid)) if type(qid) is str or type(qid) is int else None
+                scored = found.values if found is not None else None
             obj = {key: value for key, value in obj.items() if key not in JOIN_KEYS}
             obj["question"] = ""
         view = parse_trace(obj, traces.name, line, document_id)
@@ -268,6 +306,11 @@ def watch(spec: Spec, settings: Settings, width: int, windowed: bool = True, wha
                                                            strict=True)]
         if type(obj) is dict and not RECORD_KEYS.isdisjoint(obj):
             window.add_operations(obj)
+        if rows is not None:
+            if scored is None:
+                out.unscored.note(line)
+            else:
+                window.add_scores(scored)
     if not out.lines:
         raise no_trace_records(traces, what)
     if corpus is not None:
@@ -413,11 +456,12 @@ class WindowResult:
 
 
 def check_gates(window: Window, gates: Sequence[Gate], min_n: int, strict: bool, cites: bool,
-                grounded: bool = False) -> tuple[dict[str, float | None], list[GateResult], bool]:
+                grounded: bool = False, scores: Sequence[str] = ()
+                ) -> tuple[dict[str, float | None], list[GateResult], bool]:
     """Give a window (or the period) its metrics and gates; below ``min_n`` traces every gate is
     skipped but those on ``traces`` (a quiet hour is what they look for). ``cites``, ``grounded``: see
     ``Window.rates``."""
-    metrics = window.metrics(cites, grounded)
+    metrics = window.metrics(cites, grounded, scores)
     results = evaluate_gates(gates, metrics, strict)
     small = window.traces < min_n
     if small:
@@ -430,7 +474,7 @@ def check_windows(watched: Watched, gates: Sequence[Gate], min_n: int, strict: b
     """Give every window from the first to the last its metrics and check the gates on it."""
     out = []
     for start, window in watched.ordered():
-        metrics, results, small = check_gates(window, gates, min_n, strict, cites, watched.grounded)
+        metrics, results, small = check_gates(window, gates, min_n, strict, cites, watched.grounded, watched.scores)
         out.append(WindowResult(start, window.traces, metrics, results, small))
     return out
 
@@ -455,7 +499,8 @@ def observe(current: Watched, baseline: Window | None, config: MonitorConfig, co
     total = current.total()
     cites = total.citing > 0  # the whole period decides, as a whole run does in score
     windows = check_windows(current, config.gates, config.min_n, config.strict, cites)
-    metrics, results, small = check_gates(total, config.gates, config.min_n, config.strict, cites, current.grounded)
+    metrics, results, small = check_gates(total, config.gates, config.min_n, config.strict, cites, current.grounded,
+                                          current.scores)
     drift = None
     if baseline is not None:
         scopes = [("all", total), *((window_label(start), w) for start, w in current.ordered())]
@@ -482,6 +527,8 @@ def monitor_signature(config: MonitorConfig, settings: Settings, trace_format: s
         parts.append("trace_fields:" + signed(dict(settings.trace_fields)))
     if "grounding" in settings.families:
         parts.append("metrics:grounding")
+    if settings.judge is not None:
+        parts.append("judge:" + signed(dict(settings.judge)))
     if config.drift:
         parts.append("drift:" + signed(dict(sorted(config.drift.items()))))
     parts.append(f"ci:{settings.confidence:g}")
@@ -504,10 +551,10 @@ class MonitorConfig:
 
 def load_monitor_config(
     cwd: Path, gates_file: str | None, window: str | None = None, min_n: int | None = None,
-    gates: str | None = None, strict: bool | None = None,
+    gates: str | None = None, strict: bool | None = None, scores: Sequence[str] = (),
 ) -> MonitorConfig:
     """Read ``[tool.ragscore.monitor]`` of ./pyproject.toml, then ``[monitor]`` of the gates file, then
-    the options given (which win)."""
+    the options given (which win); ``scores``: the --scores file's names, which gates may name too."""
     from ragscore.gates import finite_number, parse_gate_option, parse_gate_table
     from ragscore.quoting import show_value
     from ragscore.suggest import did_you_mean
@@ -536,7 +583,7 @@ def load_monitor_config(
             config = replace(config, strict=data["strict"])
         if "gates" in data:
             sub = subtable(table, "gates")
-            found.update(parse_gate_table(sub.data, NAMES, 5, sub.source, sub.line_of))
+            found.update(parse_gate_table(sub.data, (*NAMES, *scores), 5, sub.source, sub.line_of))
         if "drift" in data:
             sub = subtable(table, "drift")
             bounds = dict(config.drift)
@@ -551,7 +598,7 @@ def load_monitor_config(
                 bounds[key] = number
             config = replace(config, drift=bounds)
     if gates is not None:
-        found.update(parse_gate_option(gates, NAMES, 5))
+        found.update(parse_gate_option(gates, (*NAMES, *scores), 5))
     if window is not None:
         window_seconds(window)
         config = replace(config, window=window)
