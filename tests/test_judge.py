@@ -530,3 +530,20 @@ def test_production_traces_judged_without_gold_and_monitored(isolated: Path, rag
     metrics = ragscore("monitor", "--trace", "today.jsonl", "--scores", "scores.jsonl", "--format", "openmetrics",
                        "--no-fail")
     assert f'ragscore_monitor_score{{name="helpful",scope="period"}} {sum(expected) / 60!r}' in metrics.out
+
+
+def test_a_suite_compares_judged_runs(inputs: Path, ragscore) -> None:
+    with JudgeServer(scored(supported)) as server:
+        common = ["judge", "--gold", "gold.jsonl", "--trace", "trace.jsonl", "--rubric", "rubric.toml", "--ledger",
+                  "ledger.jsonl", "--endpoint", server.url, "--record"]
+        assert ragscore(*common, "-o", "small.jsonl").status == 0
+        assert ragscore(*common, "--model", "judge-large", "-o", "large.jsonl").status == 0
+    task = ('[tasks.release]\ncommand = "compare"\ngold = "gold.jsonl"\ntrace = "trace.jsonl"\nbaseline = '
+            '"trace.jsonl"\nscores = "large.jsonl"\nbaseline_scores = "small.jsonl"\n')
+    Path("suite.toml").write_text(task, encoding="utf-8")
+    refused = ragscore("run", "suite.toml", "--format", "json")
+    summary = json.loads(refused.out)["summary"][0]
+    assert refused.status == 2 and summary["status"] == "error" and "judged differently" in summary["error"]
+    Path("suite.toml").write_text(task + "allow_judge_change = true\n", encoding="utf-8")
+    allowed = ragscore("run", "suite.toml", "--format", "json")
+    assert json.loads(allowed.out)["tasks"]["release"]["status"] == "pass", allowed.err

@@ -271,7 +271,8 @@ COMMAND_OPTIONS: Final[dict[str, dict[str, Kind]]] = {  # each command's task op
               "pass_k": _ints, "refusal_token": _texts, "refusal_pattern": _patterns, "require_claim": _flag,
               "scope_citations": _flag, **_SCORED},
     "compare": {"gold": _path, "trace": _paths, "baseline": _paths, "baseline_report": _path, "runs": _paths,
-                "names": _names, "columns": _names, "test": _choice(PAIRED_TESTS),
+                "names": _names, "columns": _names, "test": _choice(PAIRED_TESTS), "scores": _path,
+                "baseline_scores": _path, "allow_judge_change": _flag,
                 "correction": _choice(tuple(CORRECTIONS)), **_SCORED},
     "trec": {"qrels": _path, "runs": _paths, "measures": _MEASURES, "per_query": _flag, "complete": _flag,
              "max_docs": _count, "level": _integer, "gates": _GATES, "gates_file": _path, "confidence": _confidence,
@@ -281,7 +282,8 @@ COMMAND_OPTIONS: Final[dict[str, dict[str, Kind]]] = {  # each command's task op
     "link": {**_STAGE, "cutoffs": _ints},
 }
 # The keys that name files a task reads.
-INPUT_KEYS: Final = ("gold", "trace", "baseline", "baseline_report", "runs", "pred", "qrels", "scores", "gates_file")
+INPUT_KEYS: Final = ("gold", "trace", "baseline", "baseline_report", "runs", "pred", "qrels", "scores",
+                     "baseline_scores", "gates_file")
 # Keys every task takes besides its command's options.
 TASK_KEYS: Final[dict[str, Kind]] = {"command": _text, "no_fail": _flag, "key_metrics": _names}
 REQUIRED: Final = {"score": ("gold", "trace"), "compare": ("gold",), "trec": ("qrels", "runs"),

@@ -72,7 +72,9 @@ def execute(task: Task) -> Result:
             return comparing.compare_several(o["gold"], [[run] for run in o["runs"]], names=o.get("names"),
                                              columns=o.get("columns"), config=config, jobs=o.get("jobs"))
         return comparing.compare(o["gold"], o.get("baseline"), o["trace"], baseline_report=o.get("baseline_report"),
-                                 config=config, jobs=o.get("jobs"))
+                                 config=config, jobs=o.get("jobs"), scores=o.get("scores"),
+                                 baseline_scores=o.get("baseline_scores"),
+                                 allow_judge_change=o.get("allow_judge_change", False))
     if task.command == "trec":
         from ragscore.trec.api import score_trec
 
