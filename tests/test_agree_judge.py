@@ -217,6 +217,11 @@ def test_a_judge_file_without_header_takes_scale_options(ragscore, isolated):
                                 "--scale", "ok=0-1").out)
     assert again["criteria"]["ok"]["scale"] == "0-1"
     assert again["metrics"]["kappa_ok"] == doc["metrics"]["kappa_ok"]
+    # A CSV's value off its scale is an error at its line (a blank line counted).
+    write(isolated / "h.csv", "qid,relevance,ok\nq1,4,1\n\nq2,3.5,1\n")
+    _usage_error(ragscore("agree", "--judge", "j.csv", "--human", "h.csv", "--scale", "relevance=1-5", "--scale",
+                          "ok=pass/fail"),
+                 'h.csv:4: "relevance" is on the 1-5 scale: expected an integer from 1 to 5, got 3.5')
 
 
 def test_scale_overrides_the_header(ragscore, isolated):
@@ -226,6 +231,13 @@ def test_scale_overrides_the_header(ragscore, isolated):
                                  {"qid": "b", "faithfulness": 1, "relevance": 5, "grounded": 0}])
     doc = json.loads(ragscore("agree", "--judge", "j.jsonl", "--human", "h.jsonl", "--scale",
                               "faithfulness=pass/fail").out)
+    # A labels file with a header of its own: its scales where the judge's header gives none, else the same.
+    labels = {**HEADER["ragscore_judge"], "criteria": {"faithfulness": "pass/fail", "relevance": "1-5"}}
+    write(isolated / "h2.jsonl", [{"ragscore_judge": labels}, *_rows(isolated / "h.jsonl")])
+    _usage_error(ragscore("agree", "--judge", "j.jsonl", "--human", "h2.jsonl"),
+                 'agree: the files\' headers give "faithfulness" two scales (0-1 in "j.jsonl", pass/fail in "h2.jsonl"): '
+                 "--scale faithfulness=SCALE chooses one")
+    assert ragscore("agree", "--judge", "j.jsonl", "--human", "h2.jsonl", "--scale", "faithfulness=0-1").status == 0
     assert doc["criteria"]["faithfulness"]["scale"] == "pass/fail"
     assert doc["criteria"]["relevance"]["scale"] == "1-5"  # the header's
     # Values on the header's scale may be off the one given.
