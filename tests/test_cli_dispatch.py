@@ -51,7 +51,6 @@ def test_every_command_and_the_options_of_score_still_dispatch(ragscore, isolate
     (["trec", "q.txt", "r.txt", "--format", "pdf"], "ragscore trec",
      "argument --format: invalid choice: 'pdf' (choose from 'text', 'json', 'markdown', 'html', 'none')"),
     (["split", "--gold", "g.jsonl"], "ragscore split", "the following arguments are required: --out"),
-    (["agree"], "ragscore agree", "the following arguments are required: GOLD"),
     (["--gold", "g", "--trace", "t", "--k", "0"], "ragscore", 'argument --k: expected a positive integer, got "0"'),
     # An integer is ASCII digits: Python's int() reads "1_0" as 10 (trec_eval's atol reads 1) and other scripts' digits.
     (["--gold", "g", "--trace", "t", "--k", "1_0"], "ragscore", 'argument --k: expected a positive integer, got "1_0"'),

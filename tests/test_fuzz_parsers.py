@@ -90,6 +90,8 @@ MONITOR_GATES = _example("monitor/gates.toml")
 TODAY = _example("monitor/today.jsonl", 40)
 BASELINE = _example("monitor/baseline.jsonl", 40)
 HISTORY = _example("suite/history.jsonl", 2)
+JUDGE_SCORES = _example("judge/calibration.jsonl")  # ragscore judge's header, then a record per question
+JUDGE_LABELS = _example("judge/labels.jsonl")
 SPANS_GOLD = (DATA / "qrels" / "gold.jsonl").read_bytes()
 QRELS_CHUNKS = (DATA / "qrels" / "chunks.jsonl").read_bytes()
 
@@ -335,6 +337,12 @@ PARSERS: list[Parser] = [
            {}, JSON, examples=30),
     Parser("agree", ("agree", "a.jsonl", "b.jsonl", "--field", "category", "--format", "json", "-q"), "b.jsonl",
            PRODUCT_GOLD, {"a.jsonl": PRODUCT_GOLD}, JSON, examples=40),
+    # A judge's scores (its header: the scales) and human labels, as agree --judge reads them.
+    Parser("agree-judge", ("agree", "--judge", "j.jsonl", "--human", "h.jsonl", "--gates", "kappa_relevance=0.5",
+                           "--format", "markdown", "--json", "out.json"), "j.jsonl", JUDGE_SCORES,
+           {"h.jsonl": JUDGE_LABELS}, JSON, examples=40),
+    Parser("agree-labels", ("agree", "--judge", "j.jsonl", "--human", "h.jsonl", "--format", "json", "-q"), "h.jsonl",
+           JUDGE_LABELS, {"j.jsonl": JUDGE_SCORES}, JSON, examples=40),
 ]
 
 

@@ -91,6 +91,9 @@ def hostile_inputs(draw: Any) -> dict[str, Any]:
         "scores": [(qids[0], "0.5")] + [(draw(st.sampled_from([*qids, f"s{draw(hostile_text)}"])),
                                           draw(st.sampled_from(["0.25", "", "nan"]))) for _ in range(draw(st.integers(0, 3)))],
         "score_name": draw(score_name),
+        # Human labels of the scores' criterion, on its 0-1 scale (agree --judge): the same qids and some others.
+        "human": [(q, draw(st.sampled_from(["0", "1", "0.75", ""]))) for q in [qids[0], f"h{draw(hostile_text)}",
+                                                                            *draw(st.lists(st.sampled_from(qids)))]],
         "refusal": "refused " + draw(hostile_text),
         "seed": draw(hostile_text),
         "cause": "cause " + draw(hostile_text),
@@ -147,6 +150,8 @@ def _write(folder: Path, case: dict[str, Any]) -> None:
         _lines(folder / f"{name}.jsonl", case[name])
     with open(folder / "s.csv", "w", encoding="utf-8", newline="") as scores:  # no NUL: a file with one is binary
         csv.writer(scores).writerows([("qid", case["score_name"]), *((q.replace("\x00", ""), v) for q, v in case["scores"])])
+    with open(folder / "h.csv", "w", encoding="utf-8", newline="") as human:
+        csv.writer(human).writerows([("qid", case["score_name"]), *((q.replace("\x00", ""), v) for q, v in case["human"])])
     (folder / "qrels").write_text("".join(f"{t} 0 {d} {g}\n" for t, d, g in case["qrels"]), encoding="utf-8")
     for n, (tag, ranked) in enumerate(case["runs"], 1):
         (folder / f"run{n}").write_text("".join(f"{topic} Q0 {doc} {r} {1 / r} {tag}\n" for topic, docs in ranked.items()
@@ -236,7 +241,10 @@ INVOCATIONS: dict[str, dict[str, Way]] = {
     "judge": {"": Way(lambda case: ([], ["judge", "--gold", case["gold_name"], "--trace", "t.jsonl", "--rubric",
                                          "rubric.toml", "--ledger", "l.jsonl", "--replay", "-o", "judged.jsonl"]))},
     "agree": {"": Way(lambda case: ([], ["agree", case["gold_name"], "annotator.jsonl", "--field", "category",
-                                         "--gates", "kappa=0.99"]))},
+                                         "--gates", "kappa=0.99"])),
+              "judge": Way(lambda case: ([], ["agree", "--judge", "s.csv", "--human", "h.csv", "--scale",
+                                              f"{case['score_name']}=0-1", "--gates",
+                                              f"alpha_{case['score_name']}=0.99"]))},
     "split": {"": Way(lambda case: ([], ["split", "--gold", case["gold_name"], "--by", "category",
                                          f"--seed={case['seed']}", "--out", case["out_name"]]))},
     "power": {"": Way(lambda case: ([], ["power", "--gold", case["gold_name"], "--trace", "t.jsonl"]))},

@@ -24,9 +24,10 @@ from ragscore.cli import COMMANDS, main
 from ragscore.cli.common import INPUT, OUTPUT, PathArg, path_actions
 
 # Metavars of the values that name a file (each such option must be a PathArg), and of those that do not.
-PATH_METAVARS = {"PATH", "DIR", "GOLD", "RUN", "QRELS", "PARTIAL", "SUITE", "HISTORY"}
+PATH_METAVARS = {"PATH", "DIR", "GOLD", "RUN", "QRELS", "PARTIAL", "SUITE", "HISTORY", "SCORES", "LABELS"}
 VALUE_METAVARS = {"N", "NAME", "FIELD", "QID", "SPEC", "FAMILIES", "K,K,...", "C", "TEXT", "REGEX", "CONCEPT=PATH",
-                  "NAME,NAME,...", "METRIC,METRIC,...", "I/N", "CHANGE", "P", "WIDTH", "TIME", "R,R,...", "FORMAT", "URL", "SECONDS"}
+                  "NAME,NAME,...", "METRIC,METRIC,...", "I/N", "CHANGE", "P", "WIDTH", "TIME", "R,R,...", "FORMAT",
+                  "URL", "SECONDS", "NAME=SCALE"}
 
 # A command line of each command that runs to completion on the files `template` makes, outputs left out.
 COMMAND_LINES: dict[str, list[list[str]]] = {
@@ -49,7 +50,7 @@ COMMAND_LINES: dict[str, list[list[str]]] = {
     "merge": [["part.json", "--scores", "scores.jsonl", "--gates-file", "gates.toml"]],
     "monitor": [["--trace", "today.jsonl", "--baseline", "baseline.jsonl", "--gates-file", "gates.toml"]],
     "judge": [["--gold", "gold.jsonl", "--trace", "trace.jsonl", "--rubric", "rubric.toml", "--replay"]],
-    "agree": [["gold.jsonl", "gold2.jsonl"]],
+    "agree": [["gold.jsonl", "gold2.jsonl"], ["--judge", "judge.jsonl", "--human", "labels.jsonl"]],
     "split": [["--gold", "train.jsonl"]],
     "power": [["--gold", "several.jsonl", "--trace", "v1.jsonl", "--gates-file", "gates.toml"]],
     "run": [["suite.toml"]],
@@ -98,6 +99,8 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copy(EXAMPLES / "monitor" / "today.jsonl", folder / "today.jsonl")
     shutil.copy(EXAMPLES / "monitor" / "baseline.jsonl", folder / "baseline.jsonl")
     shutil.copy(EXAMPLES / "suite" / "history.jsonl", folder / "history.jsonl")
+    shutil.copy(EXAMPLES / "judge" / "calibration.jsonl", folder / "judge.jsonl")
+    shutil.copy(EXAMPLES / "judge" / "labels.jsonl", folder / "labels.jsonl")
     write(folder / "scores.jsonl", [{"qid": qid, "judge": 0.5} for qid in ("A0001", "A0002", "A0003")])
     write(folder / "gates.toml", "")
     write(folder / "rubric.toml", '[judge]\nmodel = "m"\n\n[criteria.faithful]\ntemplate = "{question} {answer}"\n'
@@ -188,7 +191,7 @@ def test_the_table_covers_every_output_and_every_kind_of_input() -> None:
             if command != "init":  # init reads nothing
                 assert any(r.values[0] == command and r.values[2] == option_name(action) for r in rows), command
     labels = {(r.values[0], r.values[4]) for r in rows}
-    assert {("agree", 'GOLD "gold2.jsonl"'), ("merge", 'PARTIAL "part.json"'), ("trec", 'RUN "run2.txt"'),
+    assert {("agree", 'GOLD "gold2.jsonl"'), ("agree", "--judge"), ("agree", "--human"), ("merge", 'PARTIAL "part.json"'), ("trec", 'RUN "run2.txt"'),
             ("compare", 'RUN "v2.jsonl"'), ("run", 'SUITE "suite.toml"'), ("dashboard", 'HISTORY "history.jsonl"'),
             ("compare", "--baseline-report"), ("merge", "--scores"), ("split", "--gold")} <= labels
 

@@ -37,6 +37,7 @@ __all__ = [
     "UsageError",
     "__version__",
     "agree",
+    "agree_judge",
     "classify",
     "compare",
     "compare_several",
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
     from ragscore.comparing.api import Comparison, PowerReport, RunsTable, compare, compare_several, power
     from ragscore.config import Config
     from ragscore.errors import ConfigError, InputError, RagscoreError, UsageError
-    from ragscore.goldset.api import Agreement, agree, split
+    from ragscore.goldset.api import Agreement, agree, agree_judge, split
     from ragscore.judging.api import Judgments, judge
     from ragscore.monitoring.api import MonitorRun, monitor
     from ragscore.partials import Partial
@@ -76,7 +77,7 @@ _HOMES = {
     name: home
     for home, names in (
         ("ragscore.api", ("Run", "finalize", "load_config", "owner", "partial", "score")),
-        ("ragscore.goldset.api", ("Agreement", "agree", "split")),
+        ("ragscore.goldset.api", ("Agreement", "agree", "agree_judge", "split")),
         ("ragscore.comparing.api", ("Comparison", "RunsTable", "PowerReport", "compare", "compare_several", "power")),
         ("ragscore.monitoring.api", ("MonitorRun", "monitor")),
         ("ragscore.judging.api", ("Judgments", "judge")),

@@ -60,7 +60,7 @@ commands:
   partial    score one part of a run (ragscore.owner(qid, N)) and write a partial result
   merge      merge every part's partial result into the run's reports, as score writes them
   monitor    production traces per time window: gates, drift from a baseline, OpenMetrics
-  agree      agreement between annotators of a gold set (kappa, alpha, citation overlap)
+  agree      agreement between annotators of a gold set, or an LLM judge and human labels (kappa, alpha)
   split      split a gold set into stratified parts (train/dev/test) with a seed
   power      how many questions a comparison needs, or what change it can detect
   run        run every task of a suite (ragscore.toml) and report them together; append to a history

@@ -8,6 +8,9 @@ Agreement, over the qids every file has (a qid in some files only is counted and
 - Krippendorff's alpha, nominal (the ``krippendorff`` package): 1 − observed / expected
   disagreement over every pair of values a question has, any number of annotators, a missing
   value skipped.
+- For a judge's scores against human labels (``ragscore.goldset.calibration``): Cohen's kappa with
+  quadratic weights (``cohen_kappa_score(a, b, weights="quadratic")``), and Krippendorff's alpha of
+  numbers, ordinal or interval (the package's ``level_of_measurement``).
 - On ``gold_citations``: the mean Jaccard similarity of two annotators' sets (1 when both are
   empty) and the share of questions whose sets are equal, over every pair of annotators.
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from collections import Counter
 from collections.abc import Hashable, Sequence
@@ -65,6 +69,56 @@ def krippendorff_alpha(units: Sequence[Sequence[Hashable | None]]) -> float | No
     if expected == 0:
         return None
     return 1.0 - observed / expected
+
+
+def quadratic_kappa(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """Cohen's kappa with quadratic weights of two raters' ordered labels of the same items, as
+    ``sklearn.metrics.cohen_kappa_score(a, b, weights="quadratic")``: the categories are the labels
+    either rater gives, in order, and a pair of labels costs the square of how many categories apart
+    they are. As in scikit-learn, a category neither rater gives is no step: with 1, 2, 4 and 5 given
+    (and no 3), 2 and 4 are one category apart. None when no disagreement is expected by chance (one
+    label in all), as scikit-learn's NaN."""
+    rank = {label: index for index, label in enumerate(sorted(set(a) | set(b)))}
+    x, y = [rank[label] for label in a], [rank[label] for label in b]
+    n = len(x)
+    # Observed over expected weighted disagreement, both times n: integers, so exact until the one division.
+    observed = n * sum((p - q) ** 2 for p, q in zip(x, y, strict=True))
+    expected = n * (sum(p * p for p in x) + sum(q * q for q in y)) - 2 * sum(x) * sum(y)
+    return 1.0 - observed / expected if expected else None
+
+
+LEVELS: Final = ("nominal", "ordinal", "interval")  # the levels of measurement alpha_at takes
+
+
+def alpha_at(units: Sequence[Sequence[float | None]], level: str) -> float | None:
+    """Krippendorff's alpha of numbers at a level of measurement, as the ``krippendorff`` package's
+    ``alpha(reliability_data, level_of_measurement=level)``: ``units[i]`` holds item i's value from each
+    rater (None: missing); an item with fewer than two values is left out. Two values differ (nominal),
+    or are as far apart as the square of the pairable values between them, each end counted half
+    (ordinal: the distance of their mid-ranks), or of their difference (interval). None when undefined:
+    fewer than two distinct pairable values."""
+    if level == "nominal":
+        return krippendorff_alpha(units)
+    pairable = [values for values in ([v for v in unit if v is not None] for unit in units) if len(values) >= 2]
+    totals: Counter[float] = Counter(v for values in pairable for v in values)
+    if len(totals) < 2:
+        return None
+    place = {value: value for value in totals}  # interval: the value itself
+    if level == "ordinal":  # n_c / 2 past every value below c: the ordinal distance is the square of the gap
+        below = 0
+        for value in sorted(totals):
+            place[value], below = below + totals[value] / 2, below + totals[value]
+    n = sum(totals.values())
+    mean = math.fsum(place[value] * count for value, count in totals.items()) / n
+    # Expected disagreement times n - 1: every ordered pair of pairable values, 2n Σ n_c (place_c - mean)².
+    expected = 2 * n * math.fsum(count * (place[value] - mean) ** 2 for value, count in totals.items())
+    # Observed: within each item, every ordered pair, 2m Σ (place - the item's mean)², over m - 1.
+    observed = 0.0
+    for values in pairable:
+        m, at = len(values), [place[v] for v in values]
+        centre = math.fsum(at) / m
+        observed += 2 * m * math.fsum((p - centre) ** 2 for p in at) / (m - 1)
+    return 1.0 - (n - 1) * observed / expected if expected else None
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -1,4 +1,4 @@
-"""ragscore agree and split from Python: ``agree`` and ``split``, and the agreement's result."""
+"""ragscore agree and split from Python: ``agree``, ``agree_judge`` and ``split``, and the agreement's result."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragscore.errors import UsageError
-from ragscore.goldset.report import render_agree_markdown
+from ragscore.goldset.report import render_markdown
 from ragscore.keywords import gate_spec, slice_paths
 from ragscore.reports.reported import Renderer, Reported
 
@@ -19,12 +19,14 @@ if TYPE_CHECKING:
 
 @dataclass
 class Agreement(Reported):
-    """How far annotators' gold sets agree: kappa, alpha, citation overlap, the disagreeing qids, gates."""
+    """How far annotators' gold sets agree (kappa, alpha, citation overlap), or a judge's scores and human labels
+    (kappa and alpha per criterion): the disagreeing questions, gates."""
 
     gate_results: list[GateResult] = field(default_factory=list, repr=False)
+    read_notes: list[str] = field(default_factory=list, repr=False)  # what reading the files found (judge mode)
     KIND: ClassVar[str] = "agreement"
     RENDERERS: ClassVar[dict[str, Renderer]] = {
-        "markdown": render_agree_markdown}
+        "markdown": render_markdown}
 
     @property
     def metrics(self) -> dict[str, float | None]:
@@ -33,8 +35,10 @@ class Agreement(Reported):
 
     def notes(self) -> list[str]:
         """What the command line prints on standard error: disagreements, then the gates' verdict."""
-        from ragscore.goldset.report import agree_notes
+        from ragscore.goldset.report import agree_notes, judge_notes
 
+        if "criteria" in self.document:
+            return judge_notes(self.document, self.gate_results, self.read_notes)
         return agree_notes(self.document, self.gate_results)
 
 
@@ -72,6 +76,47 @@ def agree(
     doc = build_agree_document(inputs, list(fields), shared, partial, metrics, disagreeing, results,
                                gates_pass(results))
     return Agreement(doc, results)
+
+
+def agree_judge(
+    judge: str | os.PathLike[str], human: str | os.PathLike[str], *, scales: Mapping[str, str] | None = None,
+    gates: str | Mapping[str, Any] | None = None, strict: bool = False,
+) -> Agreement:
+    """Calibrate an LLM judge against human labels: two scores files (CSV or JSON Lines, joined by qid),
+    the judge's (``ragscore judge`` writes one, its header giving each criterion's scale) and the humans'.
+    On every criterion both have, over the questions both give a value: Cohen's kappa and Krippendorff's
+    alpha as the criterion's scale says (``ragscore.goldset.calibration``), and the questions they
+    disagree on, worst first. ``scales`` gives or overrides a criterion's scale (``{"relevance": "1-5"}``:
+    ``0-1``, ``1-5`` or ``pass/fail``); ``gates`` as ``--gates`` (``"kappa_faithfulness=0.6"``)."""
+    from ragscore.gates import evaluate_gates, gates_pass, parse_gate_option
+    from ragscore.goldset.calibration import calibrate
+    from ragscore.goldset.report import build_judge_document
+    from ragscore.loaders.scores import load_scores
+    from ragscore.metrics.registry import Direction
+    from ragscore.quoting import quote
+    from ragscore.reports.document import shown_path
+    from ragscore.reports.files import file_identity
+
+    paths = os.fspath(judge), os.fspath(human)
+    if file_identity(paths[0])[0] == file_identity(paths[1])[0]:
+        raise UsageError(f"agree: --judge {quote(paths[0])} and --human {quote(paths[1])} are the same file: the "
+                         "judge's scores and the human labels are two files")
+    if scales is not None and not isinstance(scales, Mapping):
+        raise UsageError(f"scales: expected a mapping of criterion names to scales, got {type(scales).__name__}")
+    given = dict(scales or {})
+    judge_file = load_scores(paths[0], frozenset(given), hashed=True)
+    header = frozenset(judge_file.judge.criteria) if judge_file.judge is not None else frozenset()
+    human_file = load_scores(paths[1], frozenset(given) | header, hashed=True)
+    calibration = calibrate(judge_file, human_file, given)
+    metrics = calibration.metrics
+    spec = None if gates is None else gate_spec(gates)
+    higher = dict.fromkeys(metrics, Direction.HIGHER)  # agreement: more is better, whatever a criterion is called
+    parsed = parse_gate_option(spec, list(metrics), 5, higher) if spec else {}
+    results = evaluate_gates([g for g in parsed.values() if g is not None], metrics, strict)
+    inputs = [{"path": shown_path(path), "sha256": file.sha256} for path, file in zip(paths, (judge_file, human_file),
+                                                                                      strict=True)]
+    doc = build_judge_document(inputs, judge_file.judge, calibration, results, gates_pass(results))
+    return Agreement(doc, results, calibration.notes)
 
 
 def split(

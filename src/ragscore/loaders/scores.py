@@ -85,6 +85,7 @@ class ScoreFile(NamedTuple):
     duplicates: list[tuple[int, str]]  # (line, key) of each row that a later row replaced, in file order
     skipped: dict[str, int]  # per score name: how many of the kept rows have no value
     judge: Judge | None = None  # the judge that gave the scores (ragscore judge's header record), if any
+    sha256: str | None = None  # the sha256 of the bytes read (decompressed), when loaded ``hashed``
 
 
 class _NotFinite(ValueError):
@@ -111,13 +112,14 @@ def too_large(value: float) -> str:
     return f"at most {MAX_SCORE:g} in magnitude, got {value:g}"
 
 
-def load_scores(spec: str, known: frozenset[str] = frozenset()) -> ScoreFile:
+def load_scores(spec: str, known: frozenset[str] = frozenset(), *, hashed: bool = False) -> ScoreFile:
     """Read a scores file (CSV or JSON Lines; ``-`` for standard input); raise at the first problem.
 
     ``known`` names fields that are scores whatever they hold: a value there that is not a number
-    is an error rather than a sign that the field holds text.
+    is an error rather than a sign that the field holds text. ``hashed``: keep the sha256 of the
+    bytes read (``ScoreFile.sha256``), the file read once (standard input too).
     """
-    file = InputFile(spec, hashed=False)
+    file = InputFile(spec, hashed=hashed)
     name = file.name
     data = bytearray()  # the bytes alone: a list of lines kept ~40 bytes a line, millions of blank ones too
     for raw in file.raw_lines():
@@ -142,8 +144,10 @@ def load_scores(spec: str, known: frozenset[str] = frozenset()) -> ScoreFile:
                 '(pandas writes JSON Lines with to_json(orient="records", lines=True))',
                 _first_nonblank(_lines(data)),
             )
-        return _load_jsonl(name, _lines(data), known)
-    return _load_csv(name, decode_text(bytes(data), name, 1), known)
+        loaded = _load_jsonl(name, _lines(data), known)
+    else:
+        loaded = _load_csv(name, decode_text(bytes(data), name, 1), known)
+    return loaded._replace(sha256=file.sha256) if hashed else loaded
 
 
 def _lines(data: bytearray) -> Iterator[bytes]:
