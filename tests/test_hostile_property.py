@@ -188,7 +188,7 @@ class Way(NamedTuple):
 
     build: Callable[[dict[str, Any]], Invocation]
     formats: bool = True  # run in each --format (False: a mode that prints something else instead)
-    without: tuple[str, ...] = ()  # report options this way refuses
+    without: tuple[str, ...] = ()  # report options and formats this way refuses
     runs: int = 1  # the commands it runs (its setup's too): fewer examples where one costs more
 
 
@@ -221,7 +221,7 @@ INVOCATIONS: dict[str, dict[str, Way]] = {
     "schema": {"": Way(lambda case: ([], ["schema", case["schema"]]))},
     "compare": {"": Way(lambda case: ([], ["compare", "--gold", case["gold_name"], "t.jsonl", "t.jsonl", "--names",
                                            ",".join(f"{n}{label.replace(',', '')}" for n, label in enumerate(case["labels"])),
-                                           "--bootstrap", "20"])),
+                                           "--bootstrap", "20"]), without=("pr-comment",)),
                 "baseline": Way(lambda case: ([], ["compare", "--gold", case["gold_name"], "--baseline", "t.jsonl",
                                                    "--trace", "t.jsonl", "--bootstrap", "20"]), without=("html",))},
     "ner": _stage("ner"),
@@ -282,7 +282,8 @@ def _rows() -> list[tuple[str, str, str | None]]:
     rows = []
     for command in COMMANDS:
         for name, way in INVOCATIONS.get(command, {"": None}).items():
-            rows += [(command, name, fmt) for fmt in (formats(command) if way is None or way.formats else [None])]
+            rows += [(command, name, fmt) for fmt in (formats(command) if way is None or way.formats else [None])
+                     if way is None or fmt not in way.without]  # a format this way refuses (several RUNs' comment)
     return rows
 
 

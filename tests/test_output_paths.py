@@ -27,7 +27,7 @@ from ragscore.cli.common import INPUT, OUTPUT, PathArg, path_actions
 PATH_METAVARS = {"PATH", "DIR", "GOLD", "RUN", "QRELS", "PARTIAL", "SUITE", "HISTORY", "SCORES", "LABELS"}
 VALUE_METAVARS = {"N", "NAME", "FIELD", "QID", "SPEC", "FAMILIES", "K,K,...", "C", "TEXT", "REGEX", "CONCEPT=PATH",
                   "NAME,NAME,...", "METRIC,METRIC,...", "I/N", "CHANGE", "P", "WIDTH", "TIME", "R,R,...", "FORMAT",
-                  "URL", "SECONDS", "NAME=SCALE"}
+                  "URL", "SECONDS", "NAME=SCALE", "KEY", "METRIC"}
 
 # A command line of each command that runs to completion on the files `template` makes, outputs left out.
 COMMAND_LINES: dict[str, list[list[str]]] = {
@@ -254,6 +254,8 @@ def devnull_rows() -> Iterator[object]:
             for action in outputs_of(command):
                 if command == "compare" and action.dest == "html" and "--trace" in line:
                     continue  # compare --html is for several RUNs only
+                if command == "compare" and action.dest in ("pr_comment", "badge") and "--trace" not in line:
+                    continue  # ... and its comment and badge for two runs only
                 name = option_name(action)
                 yield pytest.param(command, number, name, id=f"{command}{number or ''}-{name}")
 

@@ -107,11 +107,31 @@ class Run:
         doc = self.document
         return doc if self.per_question else {key: value for key, value in doc.items() if key != "questions"}
 
+    def comment(self, key: str | None = None) -> Iterator[str]:
+        """Yield the run as a pull-request comment (``--format pr-comment``); ``key``: its marker's key, else the gold
+        file's name without its extensions."""
+        from ragscore.reports.pr_comment import render_score_comment
+
+        return render_score_comment(self.document, key)
+
+    def badge(self, metric: str | None = None) -> Iterator[str]:
+        """Yield a shields.io endpoint badge (JSON) of the verdict, or of ``metric`` coloured by its gate."""
+        from ragscore.reports.badge import gate_statuses, metric_badge, verdict_badge
+
+        if metric is None:
+            return verdict_badge(self.passed)
+        return metric_badge(metric, self.document["metrics"], gate_statuses(self.document["gates"]))
+
     def render(self, format: str = "json", *, colour: bool = False, html_rows: int | None = None) -> Iterator[str]:
         """Yield the report in ``format`` piece by piece, exactly as the command line writes it (``html_rows``: the
-        questions of each label the HTML report lists, else the run's ``html_rows``)."""
+        questions of each label the HTML report lists, else the run's ``html_rows``); ``pr-comment`` and ``badge``
+        as ``comment()`` and ``badge()`` give them."""
+        if format == "pr-comment":
+            return self.comment()
+        if format == "badge":
+            return self.badge()
         if format not in FORMATS:
-            raise UsageError(f"unknown report format {format!r} (formats: {', '.join(FORMATS)})")
+            raise UsageError(f"unknown report format {format!r} (formats: {', '.join(FORMATS)}, pr-comment, badge)")
         if format in ("markdown", "html") and self.evaluation.rows is None:
             raise UsageError(f"a {format} report lists the questions: score with keep_rows=True")
         if format == "json":

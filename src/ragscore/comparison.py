@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from ragscore.errors import InputError
 from ragscore.intervals import BOOTSTRAP, NORMAL
+from ragscore.labels import LABEL_MEANINGS
 from ragscore.metrics.answer import CITING, PASSING_LABELS, Label, answer_metric_names, outcome_values
 from ragscore.metrics.families import enabled
 from ragscore.metrics.names import direction_of, lookup
@@ -58,6 +59,9 @@ class Paired:
     # With sessions: the questions (indices into the columns) of each session; the tests resample and pair whole
     # sessions (a question without a session is one of its own).
     groups: tuple[tuple[int, ...], ...] | None = None
+    # Each question whose correctness changed: its label in the baseline and in the candidate, and the candidate's
+    # reason, by qid (a pull-request comment lists them).
+    flips: Mapping[str, tuple[str, str, str]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +72,7 @@ class Run:
     correct: dict[str, bool]
     metrics: dict[str, float | None]            # the run's reported values (counts included)
     source: str | None = None                   # the report it was read from (for errors)
+    labels: dict[str, str] = field(default_factory=dict)  # qid -> its label
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +98,7 @@ def run_from_evaluation(ev: Evaluation) -> Run:
     families = list(enabled(settings.families))
     values: dict[str, dict[str, float | None]] = {}
     correct: dict[str, bool] = {}
+    labels: dict[str, str] = {}
     cites = not ev.tally.cites_nothing
     for row in ev.rows:
         if row.sampled is not None:  # means over the question's samples, then its repeat metrics
@@ -109,7 +115,8 @@ def run_from_evaluation(ev: Evaluation) -> Run:
             per[name] = row.scores.get(name)
         values[row.qid] = per
         correct[row.qid] = row.outcome.label in PASSING_LABELS
-    return Run(values, correct, ev.metrics())
+        labels[row.qid] = row.outcome.label.value
+    return Run(values, correct, ev.metrics(), labels=labels)
 
 
 def run_from_report(doc: Mapping[str, Any], source: str) -> Run:
@@ -123,7 +130,7 @@ def run_from_report(doc: Mapping[str, Any], source: str) -> Run:
         raise InputError(source, "expected a JSON report made with --per-question (and not --only-failures)")
     values = {entry["qid"]: entry["metrics"] for entry in questions}
     correct = {entry["qid"]: entry["label"] in (Label.OK.value, Label.REFUSAL_OK.value) for entry in questions}
-    return Run(values, correct, dict(doc["metrics"]), source)
+    return Run(values, correct, dict(doc["metrics"]), source, {entry["qid"]: entry["label"] for entry in questions})
 
 
 def pair_runs(
@@ -145,12 +152,15 @@ def pair_runs(
                for name in names}
     fixed = [q for q in qids if candidate.correct[q] and not baseline.correct[q]]
     broken = [q for q in qids if baseline.correct[q] and not candidate.correct[q]]
+    flips = {q: (baseline.labels.get(q, ""), candidate.labels.get(q, ""),
+                 LABEL_MEANINGS.get(candidate.labels.get(q, ""), "")) for q in (*broken, *fixed)}
     return Paired(
         len(qids),
         {name: PairSums.of(*pair) for name, pair in columns.items()},
         columns if keep_columns or resampling_is_cheap(len(qids), settings.bootstrap) else None,
         fixed,
         broken,
+        flips=flips,
     )
 
 

@@ -30,3 +30,14 @@ LABEL_ORDER: Final = (
     Label.FORBIDDEN,
     Label.MISSING_TRACE,
 )
+# What each label says of a question, when its outcome's texts are not kept (a comparison's flipped questions).
+LABEL_MEANINGS: Final[dict[str, str]] = {  # by label (a StrEnum: its value finds it too)
+    Label.OK: "answered, citing a gold id, and the claim holds the gold claim",
+    Label.REFUSAL_OK: "unanswerable and refused",
+    Label.OVER_REFUSAL: "answerable but refused",
+    Label.HALLUCINATION: "unanswerable but answered",
+    Label.NO_CITATION_HIT: "no cited id is a gold citation (or one is not among the retrieved ids)",
+    Label.CLAIM_MISMATCH: "cited a gold id, but the claim holds none of the gold claim",
+    Label.FORBIDDEN: "the claim contains a forbidden substring",
+    Label.MISSING_TRACE: "no trace for this question",
+}

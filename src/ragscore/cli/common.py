@@ -300,7 +300,46 @@ def add_report_options(
 
 def lists_questions(args: argparse.Namespace) -> bool:
     """Whether a score or merge report lists the questions (and so needs their rows)."""
-    return bool(args.per_question or args.only_failures or args.markdown or args.html or args.format == "markdown")
+    return bool(args.per_question or args.only_failures or args.markdown or args.html or args.pr_comment
+                or args.format in ("markdown", "pr-comment"))
+
+
+def add_pull_request_options(group: Any, what: str = "the gold file's name without its extensions") -> None:
+    """Add --pr-comment, --comment-key, --badge and --badge-metric (score, merge, compare, run, monitor)."""
+    group.add_argument("--pr-comment", type=REPORT_PATH, metavar="PATH",
+                       help="also write a pull-request comment to PATH: Markdown whose last line is a hidden marker "
+                            "the GitHub Action updates the one comment by (--format pr-comment prints it)")
+    group.add_argument("--comment-key", metavar="KEY", help=f"the comment's marker (default: {what})")
+    group.add_argument("--badge", type=REPORT_PATH, metavar="PATH",
+                       help="also write a shields.io endpoint badge (JSON) of the verdict to PATH")
+    group.add_argument("--badge-metric", metavar="METRIC",
+                       help="the badge shows this metric's value instead, coloured by its gate")
+
+
+class Commented(Protocol):
+    """A result that gives a pull-request comment and a badge (score, merge, compare, run, monitor)."""
+
+    def comment(self, key: str | None = None) -> Iterable[str]: ...
+
+    def badge(self, metric: str | None = None) -> Iterable[str]: ...
+
+
+def with_pull_request(args: argparse.Namespace, result: object, render: Callable[[str], Iterable[str]]
+                      ) -> Callable[[str], Iterable[str]]:
+    """``render``, but a pull-request comment and a badge as ``--comment-key`` and ``--badge-metric`` say (a command
+    without those options renders as it did)."""
+    if not hasattr(args, "comment_key"):
+        return render
+    commented = cast(Commented, result)
+
+    def rendered(fmt: str) -> Iterable[str]:
+        if fmt == "pr-comment":
+            return commented.comment(args.comment_key)
+        if fmt == "badge":
+            return commented.badge(args.badge_metric)
+        return render(fmt)
+
+    return rendered
 
 
 def add_html_rows_option(group: Any) -> None:
@@ -391,7 +430,11 @@ def write_requested_reports(args: argparse.Namespace, render: Callable[[str], It
     """
     from ragscore.reports.files import write_reports
 
-    write_reports({path: render(option) for option in REPORT_OPTIONS if (path := getattr(args, option, None))})
+    files = {path: render(option) for option in REPORT_OPTIONS if (path := getattr(args, option, None))}
+    for option, fmt in (("pr_comment", "pr-comment"), ("badge", "badge")):
+        if path := getattr(args, option, None):
+            files[path] = render(fmt)
+    write_reports(files)
 
 
 class Reported(Protocol):
@@ -408,13 +451,14 @@ class Reported(Protocol):
 def report_and_exit(args: argparse.Namespace, streams: Streams, result: Reported) -> Exit:
     """Write the report files asked for, print the notes (unless --quiet) and the report on standard
     output (unless --format none); exit 0 when the result passed (or --no-fail), else 1."""
-    write_requested_reports(args, result.render)
+    render = with_pull_request(args, result, result.render)
+    write_requested_reports(args, render)
     if not args.quiet:
         for line in result.notes():
             streams.note(line)
     with standard_output(streams) as out:
         if args.format != "none":
-            out.writelines(result.render(args.format))
+            out.writelines(render(args.format))
     return Exit.OK if result.passed or args.no_fail else Exit.GATE_FAILED
 
 

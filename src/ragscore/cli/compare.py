@@ -11,6 +11,7 @@ from ragscore.cli.common import (
     Streams,
     add_chunks_option,
     add_corpus_option,
+    add_pull_request_options,
     add_quiet_option,
     add_report_options,
     add_trace_options,
@@ -69,11 +70,12 @@ def compare_parser(prog: str) -> argparse.ArgumentParser:
                       "score --help)")
     add_corpus_option(parser)
     add_chunks_option(parser)
-    add_report_options(parser, ("json", "markdown", "none"), files=("json", "markdown", "html"),
+    add_report_options(parser, ("json", "markdown", "pr-comment", "none"), files=("json", "markdown", "html"),
                        format_help="report on standard output (default: json)", helps={
                            "json": "also write the JSON comparison to PATH",
-                           "markdown": "also write the Markdown comparison (for a pull-request comment) to PATH",
+                           "markdown": "also write the Markdown comparison to PATH",
                            "html": "with several RUNs: also write the table as a self-contained HTML page"})
+    add_pull_request_options(parser)
     parser.add_argument("--gates-file", type=INPUT_PATH, metavar="PATH",
                         help="read [scoring] and [regression] from PATH instead of ./gates.toml")
     parser.add_argument("--metrics", metavar="FAMILIES",
@@ -127,6 +129,9 @@ def run_compare(args: argparse.Namespace, streams: Streams) -> Exit:
     config = load_config(overrides, args.gates_file).with_origin(args.gates_file, None, overrides)
     note_capped_jobs(args, streams)
     if args.runs:
+        if args.pr_comment or args.badge or args.format == "pr-comment":
+            raise UsageError("compare: --pr-comment, --format pr-comment and --badge are for --trace and --baseline, "
+                             "not several RUNs")
         if args.scores or args.baseline_scores:
             raise UsageError("compare: --scores and --baseline-scores go with --trace and --baseline, not several RUNs")
         return _several(args, streams, config)

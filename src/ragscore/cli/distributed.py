@@ -13,6 +13,7 @@ from ragscore.cli.common import (
     Parser,
     Streams,
     add_html_rows_option,
+    add_pull_request_options,
     add_quiet_option,
     add_report_options,
     lists_questions,
@@ -123,7 +124,9 @@ def merge_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--scores", type=INPUT_PATH, metavar="PATH",
                         help="the --scores file the partials were made with (read again: it must be the same)")
     out = parser.add_argument_group("reports")
-    add_report_options(out, ("json", "markdown", "text", "none"), format_help=FORMAT_HELP, helps=REPORT_HELP)
+    add_report_options(out, ("json", "markdown", "text", "pr-comment", "none"), format_help=FORMAT_HELP,
+                       helps=REPORT_HELP)
+    add_pull_request_options(out)
     add_html_rows_option(out)
     out.add_argument("--per-question", action="store_true",
                      help="add a 'questions' list to the JSON report (the partials must keep rows)")

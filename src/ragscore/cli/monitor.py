@@ -10,6 +10,7 @@ from ragscore.cli.common import (
     Parser,
     Streams,
     add_corpus_option,
+    add_pull_request_options,
     add_quiet_option,
     add_report_options,
     add_trace_options,
@@ -64,10 +65,11 @@ def monitor_parser(prog: str) -> argparse.ArgumentParser:
                              "[scoring] refusal_patterns, by default seven English phrasings)")
     add_trace_options(parser, "how the traces are written",
                       "read a trace concept from another path of each record (repeatable; see score --help)")
-    add_report_options(parser, ("json", "markdown", "openmetrics", "none"), files=("json", "markdown", "html",
-                                                                                    "openmetrics"),
+    add_report_options(parser, ("json", "markdown", "openmetrics", "pr-comment", "none"),
+                       files=("json", "markdown", "html", "openmetrics"),
                        format_help="report on standard output (default: json; openmetrics: the Prometheus text "
                                    "exposition format)")
+    add_pull_request_options(parser, "the trace file's name without its extensions")
     parser.add_argument("--no-fail", action="store_true", help="exit 0 even when a gate fails or a rate drifts")
     add_quiet_option(parser)
     return parser

@@ -15,6 +15,7 @@ from ragscore.cli.common import (
     add_chunks_option,
     add_corpus_option,
     add_html_rows_option,
+    add_pull_request_options,
     add_quiet_option,
     add_report_options,
     add_trace_options,
@@ -26,6 +27,7 @@ from ragscore.cli.common import (
     positive_int,
     session_field,
     standard_output,
+    with_pull_request,
     write_requested_reports,
 )
 from ragscore.config import Overrides, load_config, parse_families
@@ -60,6 +62,7 @@ commands:
   partial    score one part of a run (ragscore.owner(qid, N)) and write a partial result
   merge      merge every part's partial result into the run's reports, as score writes them
   monitor    production traces per time window: gates, drift from a baseline, OpenMetrics
+  judge      LLM-judge scores recorded in a committed ledger, replayed offline in CI
   agree      agreement between annotators of a gold set, or an LLM judge and human labels (kappa, alpha)
   split      split a gold set into stratified parts (train/dev/test) with a seed
   power      how many questions a comparison needs, or what change it can detect
@@ -93,7 +96,9 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
     inputs.add_argument("-j", "--jobs", type=positive_int, metavar="N",
                         help="processes to score with (default: all cores for inputs over 16 MB, else 1)")
     out = parser.add_argument_group("reports")
-    add_report_options(out, ("json", "markdown", "text", "none"), format_help=FORMAT_HELP, helps=REPORT_HELP)
+    add_report_options(out, ("json", "markdown", "text", "pr-comment", "none"), format_help=FORMAT_HELP,
+                       helps=REPORT_HELP)
+    add_pull_request_options(out)
     out.add_argument("--per-question", action="store_true", help="add a 'questions' list to the JSON report")
     add_html_rows_option(out)
     add_by_option(out)
@@ -236,7 +241,8 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
 def report_run(args: argparse.Namespace, streams: Streams, run: Run) -> Exit:
     """Report a run as score does (merge too): the report files, then under GitHub Actions the
     annotations and the job summary, then the notes and standard output (an explanation or the report)."""
-    write_requested_reports(args, lambda fmt: run.render(fmt, html_rows=args.html_rows))
+    render = with_pull_request(args, run, lambda fmt: run.render(fmt, html_rows=args.html_rows))
+    write_requested_reports(args, render)
     if os.environ.get("GITHUB_ACTIONS") == "true":  # annotations on the run, the summary on its page
         from ragscore.reports.document import Questions
         from ragscore.reports.github import report_on_github
@@ -255,5 +261,6 @@ def report_run(args: argparse.Namespace, streams: Streams, run: Run) -> Exit:
                 out.write(run.explain(qid))
         elif args.format != "none":
             colour = args.format == "text" and out.isatty() and not os.environ.get("NO_COLOR")
-            out.writelines(run.render(args.format, colour=colour, html_rows=args.html_rows))
+            out.writelines(run.render(args.format, colour=colour, html_rows=args.html_rows)
+                           if args.format in ("text", "html") else render(args.format))
     return Exit.OK if run.passed or args.no_fail else Exit.GATE_FAILED

@@ -13,10 +13,12 @@ from ragscore.cli.common import (
     Parser,
     PathArg,
     Streams,
+    add_pull_request_options,
     add_quiet_option,
     add_report_options,
     report_and_exit,
     standard_output,
+    with_pull_request,
     write_requested_reports,
 )
 from ragscore.errors import UsageError
@@ -55,13 +57,15 @@ def run_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--task", action="append", default=[], metavar="NAME",
                         help="run only this task (repeatable)")
     reports = parser.add_argument_group("reports")
-    add_report_options(reports, ("text", "json", "markdown", "none"), files=("json", "markdown", "html", "junit"),
+    add_report_options(reports, ("text", "json", "markdown", "pr-comment", "none"),
+                       files=("json", "markdown", "html", "junit"),
                        format_help="what standard output shows (default: text, the summary table)", helps={
                            "json": "also write one JSON report to PATH: every task's report under its name",
                            "markdown": "also write the Markdown report to PATH: a section per task",
                            "html": "also write one self-contained HTML page to PATH: a section per task",
                            "junit": "also write JUnit XML to PATH: a test suite per task"})
     parser.set_defaults(format="text")
+    add_pull_request_options(reports, "the suite's name, else its file's")
     add_quiet_option(reports, "print no notes on standard error (a task's error still is)")
     history = parser.add_argument_group("history")
     history.add_argument("--history", type=HISTORY_PATH, metavar="PATH",
@@ -96,7 +100,8 @@ def run_run(args: argparse.Namespace, streams: Streams) -> Exit:
     elif args.label is not None or args.time is not None:
         raise UsageError("--label and --time name the run in a history: give --history PATH too")
     run = run_tasks(suite, args.task)
-    write_requested_reports(args, run.render)
+    render = with_pull_request(args, run, run.render)
+    write_requested_reports(args, render)
     if args.history is not None:
         history.append(args.history, history.entry(run, label, when))
     if os.environ.get("GITHUB_ACTIONS") == "true":  # annotations on the run, the summary table on its page
@@ -112,7 +117,7 @@ def run_run(args: argparse.Namespace, streams: Streams) -> Exit:
             streams.note(line)
     with standard_output(streams) as out:
         if args.format != "none":
-            out.writelines(run.render(args.format))
+            out.writelines(render(args.format))
     if run.errored:
         return Exit.USAGE_ERROR
     return Exit.OK if run.passed or args.no_fail else Exit.GATE_FAILED
@@ -126,7 +131,8 @@ def _check_outputs(args: argparse.Namespace, suite: Suite) -> list[str]:
     from ragscore.reports.files import first_overwrite
 
     inputs = [(name, file) for name, path in suite.inputs() for file in _files_named(str(path))]
-    outputs = [(f"--{option}", getattr(args, option)) for option in ("json", "markdown", "html", "junit", "history")
+    outputs = [(f"--{option.replace('_', '-')}", getattr(args, option))
+               for option in ("json", "markdown", "html", "junit", "pr_comment", "badge", "history")
                if getattr(args, option) not in (None, "-")]
     clash = first_overwrite(inputs, outputs)
     if clash is not None:

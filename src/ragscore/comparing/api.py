@@ -40,6 +40,7 @@ class Comparison:
     corpora: str | None = None  # how the two runs' corpora differ (a baseline report made with another --corpus)
     chunkings: str | None = None  # ... and their chunkings (a baseline report made with another --chunks)
     judges: str | None = None  # how the runs' LLM judges differ (compared all the same: allow_judge_change)
+    flips: Mapping[str, tuple[str, str, str]] = field(default_factory=dict)  # qid: labels before and after, meaning
 
     @property
     def passed(self) -> bool:
@@ -60,11 +61,32 @@ class Comparison:
             return render_json(self.document)
         if format == "markdown":
             return render_compare_markdown(self.document, 1 - self.confidence)
-        raise UsageError(f"unknown comparison format {format!r} (formats: json, markdown)")
+        if format == "pr-comment":
+            return self.comment()
+        if format == "badge":
+            return self.badge()
+        raise UsageError(f"unknown comparison format {format!r} (formats: json, markdown, pr-comment, badge)")
 
     def report(self, format: str = "json") -> str:
         """Return the comparison in ``format``: the command line's bytes."""
         return "".join(self.render(format))
+
+    def comment(self, key: str | None = None) -> Iterator[str]:
+        """Yield the comparison as a pull-request comment (``--format pr-comment``); ``key``: its marker's key, else
+        the gold file's name without its extensions."""
+        from ragscore.comparing.report import render_compare_comment
+
+        return render_compare_comment(self.document, self.flips, key, 1 - self.confidence)
+
+    def badge(self, metric: str | None = None) -> Iterator[str]:
+        """Yield a shields.io endpoint badge of the verdict, or of ``metric``'s candidate value coloured by its
+        regression gate."""
+        from ragscore.reports.badge import metric_badge, verdict_badge
+
+        if metric is None:
+            return verdict_badge(self.passed)
+        values = {name: m["candidate"] for name, m in self.document["metrics"].items()}
+        return metric_badge(metric, values, {name: r["status"] for name, r in self.document["regressions"].items()})
 
     def notes(self) -> list[str]:
         """The notes the command line prints on standard error (without its "ragscore: " prefix)."""
@@ -185,7 +207,8 @@ def compare(
     doc = build_compare_document(inputs, run_settings, deltas, test, regressions, config.test, config.correction,
                                  power)
     return Comparison(doc, baseline_ev, candidate_ev, regressions, test.fixed if test else [],
-                      test.broken if test else [], read_as, run_settings.confidence, corpora, chunkings, judges)
+                      test.broken if test else [], read_as, run_settings.confidence, corpora, chunkings, judges,
+                      paired.flips or {})
 
 
 def _judge_shown(judge: Mapping[str, str] | None) -> str:

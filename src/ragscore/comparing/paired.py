@@ -24,11 +24,12 @@ from ragscore.comparison import Paired
 from ragscore.errors import InputError, SideInputError
 from ragscore.evaluate import detected, error_key, load_part_gold, no_cycle_collection, open_input, score_traces
 from ragscore.finish import merge
+from ragscore.labels import LABEL_MEANINGS
 from ragscore.loaders.chunks import load_scoring_chunks
 from ragscore.loaders.jsonl import InputFile, NeedsOneProcess
 from ragscore.loaders.records import Records
 from ragscore.loaders.scores import ScoreFile
-from ragscore.metrics.answer import answer_metric_names, code_passes, code_values
+from ragscore.metrics.answer import answer_metric_names, code_passes, code_values, unpack
 from ragscore.metrics.sessions import Turn
 from ragscore.metrics.stats import PairSums, resampling_is_cheap
 from ragscore.parallel import run_parts
@@ -47,6 +48,7 @@ class PairedPart:
     places: array[int] = field(default_factory=lambda: array("q"))  # gold place of each question, in order
     fixed: list[tuple[int, str]] = field(default_factory=list)   # (place, qid)
     broken: list[tuple[int, str]] = field(default_factory=list)
+    flips: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # qid: labels before, after; the reason
     one_process: bool = False
     digests: tuple[str, str, str] | None = None  # gold, baseline, candidate: when read whole
 
@@ -112,7 +114,10 @@ def compare_files(
         if settings.sampled:
             break  # a question's correctness is a pass rate: no McNemar
         if code_passes(b) != code_passes(c):
-            (out.broken if code_passes(b) else out.fixed).append((gold.places[position], gold.items[position].qid))
+            item = gold.items[position]
+            (out.broken if code_passes(b) else out.fixed).append((gold.places[position], item.qid))
+            after = unpack(c)[0].label  # the code keeps the label, not the texts a full reason quotes
+            out.flips[item.qid] = (unpack(b)[0].label.value, after.value, LABEL_MEANINGS[after])
     if hashed:
         out.digests = (gold_file.sha256, runs[1][1].sha256, runs[0][1].sha256)
     return out
@@ -146,11 +151,12 @@ def score_pair(
     gold, baseline_file, trace_file = files
     # Errors surface here, the candidate's (and the gold set's) first.
     base_wants, cand_wants = run_wants(scores)
+    flips = {qid: flip for p in parts for qid, flip in p.flips.items()}
     candidate = merge([p.candidate for p in parts], gold, trace_file, settings, cand_wants, (digests[0], digests[2]))
     baseline = merge([p.baseline for p in parts], gold, baseline_file, settings, base_wants, (digests[0], digests[1]))
     cites = (not baseline.tally.cites_nothing, not candidate.tally.cites_nothing)
     # With sessions the tests resample whole sessions: each metric's values are kept, however many questions.
-    paired = _pair(parts, settings, keep_columns or settings.session is not None, cites)
+    paired = replace(_pair(parts, settings, keep_columns or settings.session is not None, cites), flips=flips)
     if candidate.turns is not None:  # a session either run's traces name (the candidate's first)
         places = sorted(place for p in parts for place in p.places)
         paired = replace(paired, groups=session_groups(places, [*(baseline.turns or ()), *candidate.turns]))

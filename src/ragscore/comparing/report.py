@@ -143,3 +143,64 @@ def render_compare_markdown(doc: dict[str, Any], alpha: float) -> Iterator[str]:
         yield ("\nDetectable change: what this many paired questions detect with 80% power; questions needed: "
                "what the allowed change needs (the normal test of the observed paired differences).\n")
     yield signature_line(doc["signature"])
+
+
+_KEY_METRICS: Final = ("precision", "chr", "under_refusal", "over_refusal")
+
+
+def flipped(worse: int, better: int) -> str:
+    """``2 questions got worse, 1 got better``."""
+    from ragscore.reports.pr_comment import counted
+
+    return f"{counted(worse, 'question', 'questions')} got worse, {better:,} got better"
+
+
+def render_compare_comment(doc: Mapping[str, Any], flips: Mapping[str, tuple[str, str, str]], key: str | None,
+                           alpha: float) -> Iterator[str]:
+    """A comparison as a pull-request comment: the verdict and the regression gates that failed; the key metrics
+    (those with a regression gate, then precision, chr, under- and over-refusal) with baseline, candidate, change,
+    interval and significance; the questions that flipped, those that got worse first, in a collapsed list."""
+    from ragscore.reports.pr_comment import Listing, assemble, comment_key, footer, key_of_path, table
+
+    failed = [(name, r) for name, r in doc["regressions"].items() if r["status"] == "fail"]
+    if failed:
+        because = (f"{len(failed)} of {len(doc['regressions'])} regression gates failed: "
+                   + "; ".join(f"{code(name)} worse by {fmt(r['worse_by'])} (allowed {r['allowed']:g})"
+                               for name, r in failed))
+    elif doc["regressions"]:
+        because = f"all {len(doc['regressions'])} regression gates passed"
+    else:
+        because = "no regression gates"
+    changed = doc["changed"]
+    head = [f"**ragscore compare: {verdict(doc['pass'])}** · {because}", "",
+            f"Candidate {code(doc['inputs']['trace']['path'])} against baseline "
+            f"{code(doc['inputs']['baseline']['path'])}: {flipped(len(changed['broken']), len(changed['fixed']))}."]
+    level = f"{(1 - alpha) * 100:g}% interval"
+    names = [*doc["regressions"], *(n for n in _KEY_METRICS if n not in doc["regressions"] and n in doc["metrics"])]
+    head += ["", *table(["metric", "baseline", "candidate", "change", level, "p (adjusted)"])]
+    for name in names:
+        m = doc["metrics"].get(name)
+        if m is None:
+            continue
+        interval = "" if m["delta_interval"] is None else f"{_signed(m['delta_interval'][0])} to " \
+                                                         f"{_signed(m['delta_interval'][1])}"
+        significant = m["p_adjusted"] is not None and m["p_adjusted"] < alpha
+        p = "" if m["p_adjusted"] is None else f"{m['p_adjusted']:.4f}" + (" (significant)" if significant else "")
+        head.append(f"| {code(name)} | {fmt(m['baseline'])} | {fmt(m['candidate'])} | {_signed(m['delta'])} "
+                    f"{_arrow(name, m['delta'])} | {interval} | {p} |")
+    def labels(q: str) -> str:
+        before, after, _ = flips.get(q, ("", "", ""))
+        return f"| {cell(q)} | {code(before) if before else ''} | {code(after) if after else ''} |"
+
+    listings = []
+    if changed["broken"]:
+        rows = [f"{labels(q)} {cell(flips[q][2]) if q in flips else ''} |" for q in changed["broken"]]
+        listings.append(Listing(f"Got worse (right in the baseline, not in the candidate): {len(rows):,}",
+                                table(["qid", "baseline", "candidate", "now"]), rows, "questions that got worse"))
+    if changed["fixed"]:
+        rows = [labels(q) for q in changed["fixed"]]
+        listings.append(Listing(f"Got better (right in the candidate only): {len(rows):,}",
+                                table(["qid", "baseline", "candidate"]), rows, "questions that got better"))
+    details = [(flipped(len(changed["broken"]), len(changed["fixed"])), listings)] if listings else []
+    yield from assemble(head, details, footer(doc["signature"]),
+                        comment_key(key, key_of_path(doc["inputs"]["gold"]["path"])))

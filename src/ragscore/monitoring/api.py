@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -37,6 +37,30 @@ class MonitorRun(Reported):
     def notes(self) -> list[str]:
         """The notes the command line prints on standard error (without its "ragscore: " prefix)."""
         return list(self.notes_)
+
+    def comment(self, key: str | None = None) -> Iterator[str]:
+        """Yield the period as a pull-request comment (``--format pr-comment``); ``key``: its marker's key, else the
+        trace file's name without its extensions."""
+        from ragscore.monitoring.report import render_monitor_comment
+
+        return render_monitor_comment(self.document, key)
+
+    def badge(self, metric: str | None = None) -> Iterator[str]:
+        """Yield a shields.io endpoint badge of the verdict, or of the period's ``metric`` coloured by its gate."""
+        from ragscore.reports.badge import gate_statuses, metric_badge, verdict_badge
+
+        if metric is None:
+            return verdict_badge(self.passed)
+        return metric_badge(metric, self.document["metrics"], gate_statuses(self.document["gates"]))
+
+    def render(self, format: str = "json") -> Iterator[str]:
+        """Yield the report in ``format`` (json, markdown, html, openmetrics; pr-comment and badge as ``comment()``
+        and ``badge()`` give them)."""
+        if format == "pr-comment":
+            return self.comment()
+        if format == "badge":
+            return self.badge()
+        return super().render(format)
 
 
 def monitor(

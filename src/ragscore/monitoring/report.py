@@ -14,7 +14,7 @@ from typing import Any, Final
 from ragscore.gates import GateResult
 from ragscore.metrics.names import lookup
 from ragscore.monitoring.windows import NAMES, Drift, WindowResult, window_label
-from ragscore.reports.common import code, fmt, gate_rule, gate_table, verdict
+from ragscore.reports.common import cell, code, fmt, gate_rule, gate_table, verdict
 from ragscore.version import __version__
 
 PREFIX: Final = "ragscore_monitor_"
@@ -201,3 +201,42 @@ def render_openmetrics(doc: Mapping[str, Any]) -> Iterator[str]:
                 yield _sample("drift_p_adjusted", {"metric": d["metric"], "scope": wanted[d["window"]]},
                               d["p_adjusted"])
     yield "# EOF\n"
+
+
+def render_monitor_comment(doc: Mapping[str, Any], key: str | None = None) -> Iterator[str]:
+    """The monitored period as a pull-request comment: the verdict; the period's key metrics (the gated ones, the
+    rates, latency p95 and any scores) against the baseline period and their gates; the windows that failed a gate
+    and the rates that drifted, in a collapsed list; the marker (``key``, else the trace file's name)."""
+    from ragscore.reports.pr_comment import Listing, assemble, comment_key, counted, footer, key_of_path, table
+
+    counts, gates = doc["counts"], doc["gates"]
+    head = [f"**ragscore monitor: {verdict(doc['pass'])}** · {cell(monitor_verdict(doc))}", "",
+            f"{counts['traces']:,} traces of {code(doc['inputs']['trace']['path'])} in {counts['windows']:,} "
+            f"windows of {code(doc['settings']['window'])}."]
+    baseline = (doc.get("baseline") or {}).get("metrics", {})
+    names = [*gates, *(n for n in (*_COLUMNS, *score_names(doc)) if n not in gates)]
+    head += ["", *table(["metric", "period", "baseline period", "gate", "status"])]
+    for name in names:
+        gate = gates.get(name)
+        head.append(f"| {code(name)} | {fmt(doc['metrics'].get(name))} | "
+                    f"{fmt(baseline.get(name)) if baseline else ''} | {gate_rule(gate) if gate else ''} | "
+                    f"{gate['status'] if gate else ''} |")
+    failing = [w for w in doc["windows"] if any(g["status"] == "fail" for g in w["gates"].values())]
+    drifted = [d for d in doc["drift"] or () if d["status"] == "fail"]
+    listings = []
+    if failing:
+        rows = [f"| {w['start']} | {w['traces']:,} | "
+                + ", ".join(f"{code(n)} {fmt(g['value'])}" for n, g in w["gates"].items() if g["status"] == "fail")
+                + " |" for w in failing]
+        listings.append(Listing(f"Windows that failed a gate: {len(rows):,}", table(["window", "traces", "failed"]),
+                                rows, "windows"))
+    if drifted:
+        rows = [f"| {cell(d['window'])} | {code(d['metric'])} | {fmt(d['baseline'])} | {fmt(d['current'])} | "
+                f"{fmt(d['p_adjusted'])} |" for d in drifted]
+        listings.append(Listing(f"Rates that drifted past their bound: {len(rows):,}",
+                                table(["window", "rate", "baseline", "now", "p (adjusted)"]), rows, "drifts"))
+    summary = (f"{counted(len(failing), 'window', 'windows')} failed a gate, "
+               f"{counted(len(drifted), 'rate', 'rates')} drifted")
+    details = [(summary, listings)] if listings else []
+    yield from assemble(head, details, footer(doc["signature"]),
+                        comment_key(key, key_of_path(doc["inputs"]["trace"]["path"])))

@@ -83,3 +83,4 @@ def reason(o: Outcome, gold: Checked) -> str:
     if label is Label.CLAIM_MISMATCH:
         return f"{citation_reason(o, gold)}, but {containment_reason(o, gold)}"
     return f"{citation_reason(o, gold)}; {containment_reason(o, gold)}"
+

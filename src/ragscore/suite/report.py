@@ -179,3 +179,39 @@ def render_suite_junit(run: SuiteOutcome) -> Iterator[str]:
     root.extend(suites)
     ET.indent(root)
     yield _DECLARATION + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def render_suite_comment(run: SuiteOutcome, key: str | None = None) -> Iterator[str]:
+    """The suite as a pull-request comment: the verdict; a row per task with its status, key metrics and failed
+    gates; each failed gate against its bound, and each task's error, in a collapsed list; the marker (``key``,
+    else the suite's name, else its file's)."""
+    from ragscore.reports.pr_comment import (
+        Listing,
+        assemble,
+        comment_key,
+        counted,
+        finding,
+        footer,
+        key_of_path,
+        table,
+    )
+
+    name = f" {code(run.suite.name)}" if run.suite.name else ""
+    head = [f"**ragscore suite{name}: {'PASS' if run.passed else 'FAIL'}** · {cell(suite_verdict(run))}", "",
+            *table(["task", "command", "status", "key metrics", "failed gates"])]
+    rows = []
+    for o, row in zip(run.outcomes, run.summary(), strict=True):
+        figures = cell(row["error"]) if row["error"] else ", ".join(f"{code(n)} {fmt(v)}"
+                                                                    for n, v in row["metrics"].items())
+        head.append(f"| {code(row['task'])} | {row['command']} | {status_word(row)} | {figures} | "
+                    f"{', '.join(code(g) for g in row['failed_gates'])} |")
+        for metric, gate in (o.figures.gates if o.figures else {}).items():
+            if gate["status"] == "fail":
+                rows.append(f"| {code(o.task.name)} | {finding(metric, gate)} |")
+        if o.error is not None:
+            rows.append(f"| {code(o.task.name)} | could not run: {cell(o.error)} |")
+    details = [(counted(len(rows), "failed gate or error", "failed gates and errors"),
+                [Listing("Each task's failed gates and errors:", table(["task", "what"]), rows, "rows")])] if rows \
+        else []
+    fallback = run.suite.name or key_of_path(str(run.suite.source))
+    yield from assemble(head, details, footer(run.signature), comment_key(key, fallback))

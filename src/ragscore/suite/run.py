@@ -28,8 +28,37 @@ FORMATS: Final = ("text", "json", "markdown", "html", "junit")
 class SuiteRun(SuiteOutcome):
     """Every task of a suite run: the verdict, the summary, each task's report."""
 
+    def comment(self, key: str | None = None) -> Iterator[str]:
+        """Yield the suite as a pull-request comment (``--format pr-comment``); ``key``: its marker's key, else the
+        suite's name, else its file's."""
+        from ragscore.suite.report import render_suite_comment
+
+        return render_suite_comment(self, key)
+
+    def badge(self, metric: str | None = None) -> Iterator[str]:
+        """Yield a shields.io endpoint badge of the verdict, or of ``metric`` (``TASK:METRIC``: a task's metric,
+        coloured by its gate)."""
+        from ragscore.reports.badge import gate_statuses, metric_badge, verdict_badge
+
+        if metric is None:
+            return verdict_badge(self.passed)
+        task, colon, name = metric.partition(":")
+        outcome = next((o for o in self.outcomes if o.task.name == task), None)
+        if not colon or outcome is None:
+            from ragscore.suggest import did_you_mean
+
+            raise UsageError(f"--badge-metric: expected TASK:METRIC, a task of the suite and one of its metrics, got "
+                             f"{metric!r}" + did_you_mean(task, [o.task.name for o in self.outcomes]))
+        figures = outcome.figures
+        return metric_badge(name, figures.metrics if figures else {}, gate_statuses(figures.gates if figures else {}))
+
     def render(self, format: str = "text") -> Iterator[str]:
-        """Yield the suite's report in ``format``: text (the summary table), json, markdown, html or junit."""
+        """Yield the suite's report in ``format``: text (the summary table), json, markdown, html or junit; a
+        ``pr-comment`` and a ``badge`` as ``comment()`` and ``badge()`` give them."""
+        if format == "pr-comment":
+            return self.comment()
+        if format == "badge":
+            return self.badge()
         renderers = {"text": render_suite_text, "json": render_suite_json, "markdown": render_suite_markdown,
                      "html": render_suite_html, "junit": render_suite_junit}
         if format not in renderers:

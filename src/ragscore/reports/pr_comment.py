@@ -1,0 +1,180 @@
+"""Markdown for a pull request's conversation (``--format pr-comment``): one comment a workflow updates in place.
+
+Its first visible line is the verdict and the gates that failed; then a table of the key metrics; then the
+questions behind the verdict (failures, or the questions a comparison flipped) in collapsed ``<details>``;
+its last line is a hidden marker, ``<!-- ragscore:KEY -->``, by which the posting step finds the comment to
+update (KEY: ``--comment-key``, else the suite's name, else the gold file's name without its extensions).
+
+A comment never exceeds GitHub's limit of 65,536 characters: past ``LIMIT`` the lists lose whole rows from
+their ends, each list its share of what is left, and each says how many rows it left out. Every cell
+holding input text is escaped (``reports.common.cell``): no input text can close a table, a ``<details>``
+or the marker.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any, Final
+
+from ragscore.metrics.names import lookup
+from ragscore.reports.common import cell, code, fmt, gate_rule, verdict
+from ragscore.version import __version__
+
+LIMIT: Final = 60_000  # characters (UTF-16 code units, as GitHub counts): well under its 65,536
+CORE: Final = ("precision", "chr", "under_refusal", "over_refusal")  # score's key metrics besides the gated ones
+_KEY_RE: Final = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def comment_key(given: str | None, fallback: str) -> str:
+    """The marker's key: ``given`` (``--comment-key``), else ``fallback``, as letters, digits, ``.``, ``_`` and
+    ``-`` (any other run of characters becomes one ``-``; an HTML comment cannot be closed from it)."""
+    text = _KEY_RE.sub("-", (given if given is not None else fallback).strip()).strip("-")
+    return text or "ragscore"
+
+
+def key_of_path(path: str) -> str:
+    """A file's name without its extensions: ``eval/gold.jsonl.gz`` → ``gold``."""
+    name = PurePath(path.split(",")[0].strip() or "ragscore").name
+    return name.split(".")[0] or name
+
+
+def counted(n: int, one: str, many: str) -> str:
+    """``1 question``, ``2 questions``."""
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def marker(key: str) -> str:
+    """The hidden last line the posting step finds the comment by."""
+    return f"<!-- ragscore:{key} -->"
+
+
+def size(text: str) -> int:
+    """The length GitHub limits: UTF-16 code units."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+@dataclass
+class Listing:
+    """A table of rows that may be cut from its end to fit: a title line, the table's header, the rows."""
+
+    title: str
+    header: Sequence[str]
+    rows: Sequence[str]
+    what: str = "rows"  # what a row is, for the line saying how many were left out
+
+    def render(self, kept: int) -> list[str]:
+        out = [self.title, "", *self.header, *self.rows[:kept]]
+        left = len(self.rows) - kept
+        if left:
+            out += ["", _left_out(left, self.what)]
+        return out
+
+
+def _left_out(count: int, what: str) -> str:
+    return (f"*{count:,} more {what} left out, to keep this comment under GitHub's 65,536 characters (the JSON "
+            "report lists them all).*")
+
+
+def assemble(head: Sequence[str], details: Sequence[tuple[str, Sequence[Listing]]], tail: Sequence[str], key: str
+             ) -> Iterator[str]:
+    """The comment: ``head``, each ``(summary, listings)`` as a collapsed ``<details>``, ``tail``, the marker; the
+    listings' rows cut to fit ``LIMIT`` (each listing, in order, gets an equal share of what is left, and what
+    it does not use passes on)."""
+    listings = [listing for _, group in details for listing in group]
+    scaffold = [*head, *tail, marker(key)]
+    for summary, group in details:
+        scaffold += ["", "<details>", f"<summary>{summary}</summary>", "", "</details>"]
+        for listing in group:  # each with the line saying what it left out, at its longest
+            scaffold += [listing.title, "", *listing.header, "", _left_out(10**9, listing.what), ""]
+    budget = LIMIT - sum(size(line) + 1 for line in scaffold)
+    kept: dict[int, int] = {}
+    for index, listing in enumerate(listings):
+        share = max(budget, 0) // (len(listings) - index)
+        used = count = 0
+        for row in listing.rows:
+            cost = size(row) + 1
+            if used + cost > share:
+                break
+            used += cost
+            count += 1
+        kept[id(listing)] = count
+        budget -= used
+    lines = list(head)
+    for summary, group in details:
+        lines += ["", "<details>", f"<summary>{summary}</summary>", ""]
+        for listing in group:
+            lines += [*listing.render(kept[id(listing)]), ""]
+        lines.append("</details>")
+    lines += [*tail, marker(key)]
+    for line in lines:
+        yield line + "\n"
+
+
+def table(header: Sequence[str]) -> list[str]:
+    """A Markdown table's header lines."""
+    return ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+
+
+def finding(metric: str, gate: Mapping[str, Any]) -> str:
+    """A failed gate against its bound: ``precision`` = 0.7000, expected >= 0.8."""
+    return f"{code(metric)} = {fmt(gate['value'])}, expected {cell(gate_rule(gate))}"
+
+
+def failed_gates_line(gates: Mapping[str, Mapping[str, Any]]) -> str:
+    """What follows the verdict: each failed gate against its bound, else how the gates ended."""
+    failed = [(name, gate) for name, gate in gates.items() if gate["status"] == "fail"]
+    if failed:
+        return f"{len(failed)} of {len(gates)} gates failed: " + "; ".join(finding(n, g) for n, g in failed)
+    if not gates:
+        return "no gates"
+    warned = sum(1 for gate in gates.values() if gate["status"] == "warn")
+    return f"all {len(gates)} gates passed" + (f" ({warned} with a warning)" if warned else "")
+
+
+def footer(signature: str) -> list[str]:
+    """The comment's last visible line: the version and where the rest is."""
+    del signature  # the settings are in the JSON report; a comment stays short
+    return ["", f"<sub>ragscore {__version__} · the full report is the run's JSON, Markdown or HTML report</sub>"]
+
+
+# --- score ------------------------------------------------------------------------------------------------------
+
+
+def render_score_comment(doc: Mapping[str, Any], key: str | None = None) -> Iterator[str]:
+    """A score run as a pull-request comment: the verdict and failed gates, the key metrics (the gated ones, then
+    precision, chr, under- and over-refusal) with their intervals and gates, and the questions that failed (those
+    not OK or REFUSAL_OK), with their reasons, when the run kept its questions."""
+    gates = doc["gates"]
+    counts = doc["counts"]
+    gold = doc["inputs"]["gold"]["path"]
+    head = [f"**ragscore: {verdict(doc['pass'])}** · {failed_gates_line(gates)}", "",
+            f"{counts['total']:,} questions of {code(gold)}: {doc['answered']:,} answered, {doc['refused']:,} "
+            f"refused" + (f", {counts['missing']:,} without a trace" if counts.get("missing") else "") + "."]
+    intervals = doc.get("intervals", {})
+    level = f"{doc['settings'].get('confidence', 0.95) * 100:g}% interval"
+    names = [*gates, *(name for name in CORE if name not in gates and name in doc["metrics"])]
+    head += ["", *table(["metric", "value", level, "gate", "status"])]
+    for name in names:
+        gate = gates.get(name)
+        bounds = intervals.get(name)
+        shown = "" if name not in intervals else "n/a" if bounds is None else f"{fmt(bounds[0])}–{fmt(bounds[1])}"
+        head.append(f"| {code(name)} | {fmt(doc['metrics'].get(name))} | {shown} | "
+                    f"{gate_rule(gate) if gate else ''} | {gate['status'] if gate else ''} |")
+    details: list[tuple[str, list[Listing]]] = []
+    if "questions" in doc:
+        failures = [q for q in doc["questions"] if q["label"] not in ("OK", "REFUSAL_OK")]
+        if failures:
+            rows = [f"| {cell(q['qid'])} | {code(q['label'])} | {cell(q['reason'])} |" for q in failures]
+            details.append((counted(len(failures), "question failed", "questions failed"),
+                            [Listing(f"Questions not OK, in gold order ({len(failures):,}):",
+                                     table(["qid", "label", "reason"]), rows, "questions")]))
+    yield from assemble(head, details, footer(doc["signature"]), comment_key(key, key_of_path(gold)))
+
+
+def direction_of(name: str) -> str:
+    """``higher`` or ``lower`` is better, or empty (a count, an unregistered score)."""
+    spec = lookup(name)
+    return spec.direction.value if spec is not None else ""
