@@ -74,8 +74,8 @@ class Listing:
 
 
 def _left_out(count: int, what: str) -> str:
-    return (f"*{count:,} more {what} left out, to keep this comment under GitHub's 65,536 characters (the JSON "
-            "report lists them all).*")
+    return (f"*{count:,} more {what} left out, to keep this comment under GitHub's 65,536 characters (the full "
+            "report lists them).*")
 
 
 def assemble(head: Sequence[str], details: Sequence[tuple[str, Sequence[Listing]]], tail: Sequence[str], key: str
@@ -120,7 +120,7 @@ def table(header: Sequence[str]) -> list[str]:
 
 def finding(metric: str, gate: Mapping[str, Any]) -> str:
     """A failed gate against its bound: ``precision`` = 0.7000, expected >= 0.8."""
-    return f"{code(metric)} = {fmt(gate['value'])}, expected {cell(gate_rule(gate))}"
+    return f"{code(metric)} = {fmt(gate['value'])}, expected {gate_rule(gate)}"  # the rule: ours, no input
 
 
 def failed_gates_line(gates: Mapping[str, Mapping[str, Any]]) -> str:

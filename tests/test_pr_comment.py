@@ -1,0 +1,182 @@
+"""The pull-request comment (``--format pr-comment``, issue 38) and the badge (``--badge``).
+
+Golden comments for score (a failing gate), compare with 0, 1 and 10,000 flipped questions, a suite run and
+monitor; the 10,000-flip comment stays under GitHub's 65,536 characters and says how many rows it left out.
+Regenerate after an intended change with:  REGENERATE_GOLDEN=1 pytest tests/test_pr_comment.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, ROOT
+from ragscore.reports.pr_comment import LIMIT, Listing, assemble, comment_key, key_of_path, size
+
+GOLDEN = DATA / "golden" / "comment"
+REGENERATE = os.environ.get("REGENERATE_GOLDEN") == "1"
+GITHUB_LIMIT = 65_536
+
+
+def golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if REGENERATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8"), f"regenerate with REGENERATE_GOLDEN=1 if intended: {path}"
+
+
+def check_shape(text: str, key: str) -> None:
+    """The marker is the last line, the first is the verdict, and the comment fits GitHub's limit."""
+    lines = text.splitlines()
+    assert lines[-1] == f"<!-- ragscore:{key} -->"
+    assert lines[0].startswith("**ragscore")
+    assert size(text) < GITHUB_LIMIT
+    assert text.count("<details>") == text.count("</details>")
+
+
+def write_lines(path: Path, records: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_score_with_a_failing_gate(ragscore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    run = ragscore("--gold", "examples/product/gold.jsonl", "--trace", "examples/product/trace.jsonl",
+                   "--format", "pr-comment")
+    assert run.status == 1  # a gate failed: the comment says which
+    check_shape(run.out, "gold")
+    assert run.out.startswith("**ragscore: FAIL** · 2 of 6 gates failed: `under_refusal` = 0.2500, expected <= 0.05")
+    golden("score.md", run.out)
+
+
+def test_compare_with_no_and_one_flipped_question(ragscore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(ROOT)
+    same = ragscore("compare", "--gold", "examples/product/gold.jsonl", "--trace", "examples/product/trace.jsonl",
+                    "--baseline", "examples/product/trace.jsonl", "--format", "pr-comment", "--comment-key",
+                    "release")
+    check_shape(same.out, "release")
+    assert "<details>" not in same.out and "0 questions got worse, 0 got better" in same.out
+    golden("compare-0.md", same.out)
+    traces = [json.loads(line) for line in (ROOT / "examples/product/trace.jsonl").read_text().splitlines()]
+    first = next(t for t in traces if t["qid"] == "Q001")
+    first["answer_json"] = {"claim": "I cannot say.", "citations": []}  # right before, a refusal now
+    write_lines(tmp_path / "one.jsonl", traces)
+    one = ragscore("compare", "--gold", "examples/product/gold.jsonl", "--trace", str(tmp_path / "one.jsonl"),
+                   "--baseline", "examples/product/trace.jsonl", "--format", "pr-comment", "--no-fail")
+    check_shape(one.out, "gold")
+    assert "| Q001 | `OK` | `OVER_REFUSAL` | answerable but refused |" in one.out
+    golden("compare-1.md", one.out.replace(str(tmp_path), "TMP"))
+
+
+def test_ten_thousand_flipped_questions_fit_and_say_what_they_left_out(ragscore, isolated: Path) -> None:
+    gold = [{"qid": f"question-{n:05d}-" + "x" * 40, "question": f"q{n}", "answerable": True,
+             "gold_claim_substr": ["the answer is yes"], "gold_citations": ["d1"]} for n in range(10_000)]
+    right = [{"qid": g["qid"], "retrieved_ids": ["d1"], "answer_json": {"claim": "The answer is yes.",
+                                                                        "citations": ["d1"]}} for g in gold]
+    wrong = [{"qid": g["qid"], "retrieved_ids": ["d1"], "answer_json": {"claim": "The answer is no.",
+                                                                        "citations": ["d1"]}} for g in gold]
+    write_lines(isolated / "gold.jsonl", gold)
+    write_lines(isolated / "right.jsonl", right)
+    write_lines(isolated / "wrong.jsonl", wrong)
+    run = ragscore("compare", "--gold", "gold.jsonl", "--trace", "wrong.jsonl", "--baseline", "right.jsonl",
+                   "--format", "pr-comment", "--bootstrap", "50", "--no-fail")
+    check_shape(run.out, "gold")
+    assert size(run.out) <= LIMIT
+    assert "10,000 questions got worse, 0 got better" in run.out
+    kept = run.out.count("| `OK` | `CLAIM_MISMATCH` |")
+    assert 300 < kept < 10_000
+    assert f"*{10_000 - kept:,} more questions that got worse left out" in run.out
+    golden("compare-10000.md", run.out)
+    # Both ways at once: the two lists share what is left.
+    half = wrong[:5_000] + right[5_000:]
+    write_lines(isolated / "half.jsonl", half)
+    write_lines(isolated / "other.jsonl", right[:5_000] + wrong[5_000:])
+    both = ragscore("compare", "--gold", "gold.jsonl", "--trace", "half.jsonl", "--baseline", "other.jsonl",
+                    "--format", "pr-comment", "--bootstrap", "50", "--no-fail")
+    check_shape(both.out, "gold")
+    assert "more questions that got worse left out" in both.out and "more questions that got better left out" in both.out
+
+
+def test_a_suite_run(ragscore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT / "examples" / "suite")
+    run = ragscore("run", "ragscore.toml", "--format", "pr-comment")
+    check_shape(run.out, "Stashwell-support-bot")
+    assert "| `release` | `under_refusal` = 0.2500, expected worse by <= 0.1 |" in run.out
+    golden("run.md", run.out)
+
+
+def test_monitor(ragscore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT / "examples" / "monitor")
+    run = ragscore("monitor", "--trace", "today.jsonl", "--baseline", "baseline.jsonl", "--gates-file", "gates.toml",
+                   "--format", "pr-comment", "--pr-comment", "/dev/null")
+    check_shape(run.out, "today")
+    golden("monitor.md", run.out)
+
+
+def test_the_comment_file_and_the_report_are_written_together(ragscore, monkeypatch: pytest.MonkeyPatch,
+                                                             tmp_path: Path) -> None:
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "comment.md"
+    run = ragscore("--gold", "examples/gold.jsonl", "--trace", "examples/trace.jsonl", "--pr-comment", out,
+                   "--comment-key", "qa bot/main", "--format", "none")
+    assert run.status == 0
+    check_shape(out.read_text(encoding="utf-8"), "qa-bot-main")
+    assert out.read_text(encoding="utf-8").startswith("**ragscore: PASS** · all 6 gates passed")
+
+
+@pytest.mark.parametrize(("given", "fallback", "expected"), [
+    (None, "gold", "gold"), ("qa bot", "x", "qa-bot"), ("--> <script>", "x", "script"), ("", "x", "ragscore"),
+    (None, "a/b/c.jsonl.gz", "a-b-c.jsonl.gz"), ("ünïcode", "x", "n-code"),
+])
+def test_the_key_cannot_close_the_marker(given: str | None, fallback: str, expected: str) -> None:
+    key = comment_key(given, fallback)
+    assert key == expected
+    assert all(c.isascii() and (c.isalnum() or c in "._-") for c in key)  # no ">": nothing closes the comment
+
+
+def test_key_of_a_path() -> None:
+    assert key_of_path("eval/gold.jsonl.gz") == "gold"
+    assert key_of_path("gold") == "gold"
+    assert key_of_path("a.b/trace.jsonl, b.jsonl") == "trace"
+
+
+def test_assemble_shares_the_room_between_lists_and_never_passes_the_limit() -> None:
+    long = ["| " + "é" * 300 + " |"] * 400  # 2-byte characters count once; astral ones twice
+    astral = ["| " + "\U0001f600" * 200 + " |"] * 400
+    lines = "".join(assemble(["**ragscore: FAIL**"], [("two lists", [Listing("A", ["| a |", "|---|"], long),
+                                                                      Listing("B", ["| b |", "|---|"], astral)])],
+                             [], "k"))
+    assert size(lines) <= LIMIT
+    assert "more rows left out" in lines
+    a = lines.count("é" * 300)
+    b = lines.count("\U0001f600" * 200)
+    assert a > 50 and b > 50  # neither list took all the room
+    small = "".join(assemble(["**ragscore: PASS**"], [("one", [Listing("A", ["| a |"], ["| 1 |", "| 2 |"])])], [],
+                             "k"))
+    assert "left out" not in small and small.endswith("<!-- ragscore:k -->\n")
+
+
+def test_badges(ragscore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(ROOT)
+    common = ["--gold", "examples/product/gold.jsonl", "--trace", "examples/product/trace.jsonl", "--format", "none",
+              "-q", "--no-fail"]
+    badge = tmp_path / "badge.json"
+    assert ragscore(*common, "--badge", badge).status == 0
+    assert json.loads(badge.read_text()) == {"schemaVersion": 1, "label": "ragscore", "message": "fail", "color": "red"}
+    for metric, message, color in (("precision", "0.8065", "brightgreen"), ("under_refusal", "0.2500", "red"),
+                                   ("full_recall@5", "0.9375", "blue")):
+        assert ragscore(*common, "--badge", badge, "--badge-metric", metric).status == 0
+        assert json.loads(badge.read_text()) == {"schemaVersion": 1, "label": metric, "message": message,
+                                                 "color": color}
+    wrong = ragscore(*common, "--badge", badge, "--badge-metric", "precison")
+    assert wrong.status == 2 and 'did you mean "precision"?' in wrong.err
+    monkeypatch.chdir(ROOT / "examples" / "suite")
+    suite = ragscore("run", "ragscore.toml", "--badge", badge, "--badge-metric", "qa:chr", "--format", "none", "-q")
+    assert suite.status == 1  # the suite's own verdict; the badge shows the task's metric
+    assert json.loads(badge.read_text())["message"] == "0.8710"
+    assert ragscore("run", "ragscore.toml", "--badge", badge, "--badge-metric", "qq:chr", "--format", "none",
+                    "-q").status == 2
