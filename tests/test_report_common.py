@@ -89,11 +89,25 @@ def test_the_commands_share_their_report_options():
     options = [_report_options(parser) for parser in (score, stage, compare)]
     assert [list(o) for o in options] == [["--format", "--json", "--markdown", "--html", "--junit", "--quiet"]] * 2 + [
         ["--format", "--json", "--markdown", "--html", "--quiet"]]  # compare's --html: the table of several runs
-    assert options[0]["--format"][0] == options[1]["--format"][0] == ("json", "markdown", "text", "none")
-    assert options[2]["--format"][0] == ("json", "markdown", "none")
+    assert options[0]["--format"][0] == ("json", "markdown", "text", "pr-comment", "none")  # a pull request's
+    assert options[1]["--format"][0] == ("json", "markdown", "text", "none")
+    assert options[2]["--format"][0] == ("json", "markdown", "pr-comment", "none")
     assert {o["--format"][1] for o in options} == {"json"}
     assert options[0]["--json"] == options[1]["--json"] and options[0]["--markdown"] == options[1]["--markdown"]
     assert "comparison" in str(options[2]["--json"][2]) and "--per-question" in str(options[0]["--junit"][2])
+
+
+def test_the_pull_request_options_are_the_same_wherever_they_are():
+    from ragscore.cli import COMMANDS
+
+    def options(command: str) -> dict[str, tuple[object, str]]:
+        parser = COMMANDS[command][0](f"ragscore {command}")
+        return {a.option_strings[-1]: (a.metavar, a.dest) for a in parser._actions
+                if set(a.option_strings) & {"--pr-comment", "--comment-key", "--badge", "--badge-metric"}}
+
+    having = {command: options(command) for command in COMMANDS if options(command)}
+    assert sorted(having) == ["compare", "merge", "monitor", "run", "score"]
+    assert len({tuple(sorted(o.items())) for o in having.values()}) == 1
 
 
 def test_a_change_is_marked_better_or_worse_and_last_bits_are_no_change():
