@@ -7,7 +7,7 @@ shipped examples as inputs. One step is not run: "Install ragscore" makes a virt
 and pip-installs this checkout into it, which would take longer than the rest of the suite's
 share allows and needs the package index; the test checks its syntax and what it installs, and
 hands the next step this test's own Python, in which ragscore is importable, as the
-installed one.
+installed one. The comment step posts to tests/github_rest.py's stand-in of GitHub's REST API.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import yaml
 
 from conftest import EXAMPLES, ROOT, checked_report
 from docs import doc_section, doc_text, lines_outside_fences
+from github_rest import RestServer, serving
 
 ACTION = ROOT / "action.yml"
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
@@ -58,13 +59,18 @@ def steps(action: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_action_is_composite_with_its_inputs(action: dict[str, Any]) -> None:
     assert action["runs"]["using"] == "composite"
     inputs = action["inputs"]
-    assert set(inputs) == {"gold", "trace", "gates-file", "args"}
+    assert set(inputs) == {"gold", "trace", "gates-file", "args", "comment", "token"}
     assert inputs["gold"]["required"] is True and inputs["trace"]["required"] is True
     assert inputs["gates-file"] == {**inputs["gates-file"], "required": False, "default": ""}
     assert inputs["args"] == {**inputs["args"], "required": False, "default": ""}
+    assert inputs["comment"] == {**inputs["comment"], "required": False, "default": "false"}
+    assert inputs["token"] == {**inputs["token"], "required": False, "default": "${{ github.token }}"}
     assert all(isinstance(spec["description"], str) and spec["description"] for spec in inputs.values())
     assert "outputs" not in action  # reports go where `args` says; the action uploads nothing
-    assert list(steps(action)) == ["Install ragscore", "Run ragscore"]
+    assert list(steps(action)) == ["Install ragscore", "Run ragscore", "Post the pull-request comment"]
+    # The comment is posted whatever the gates said, and the job's status stays the run step's.
+    assert steps(action)["Post the pull-request comment"]["if"] == "always() && inputs.comment == 'true'"
+    assert "continue-on-error" not in steps(action)["Post the pull-request comment"]
     for step in action["runs"]["steps"]:
         assert "uses" not in step  # no actions/setup-python: the job's Python and PATH stay as they were
         assert step["shell"] == "bash"  # a composite action's run step must name its shell
@@ -99,24 +105,56 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-def run_action(action: dict[str, Any], workspace: Path, **given: str) -> subprocess.CompletedProcess[str]:
-    """Run the action's run: steps after the install step, as a runner would; return the last one's result."""
+TOKEN = "ghs_Th3W0rkfl0wT0k3nN0tInTh3L0g000000000"  # github.token
+
+
+def condition(expression: str | None, inputs: dict[str, str], failed: bool) -> bool:
+    """Whether a step runs: its `if:`, of the forms action.yml uses (a status function, && input == 'text').
+
+    As on a runner, a condition without a status function holds only while no step failed, and
+    strings are compared ignoring case.
+    """
+    if expression is None:
+        return not failed
+    statuses = {"always()": True, "success()": not failed, "failure()": failed}
+    holds, has_status = True, False
+    for term in (term.strip() for term in expression.split("&&")):
+        if term in statuses:
+            holds, has_status = holds and statuses[term], True
+            continue
+        match = re.fullmatch(r"inputs\.([\w-]+) == '([^']*)'", term)
+        assert match, f"the test cannot read the condition {expression!r}"
+        holds = holds and inputs[match.group(1)].lower() == match.group(2).lower()
+    return holds and (has_status or not failed)
+
+
+def run_action(action: dict[str, Any], workspace: Path, *, python: str = sys.executable,
+               runner_env: dict[str, str] | None = None, ran: dict[str, subprocess.CompletedProcess[str]] | None = None,
+               **given: str) -> subprocess.CompletedProcess[str]:
+    """Run the action's run: steps after the install step, as a runner would (`if:` read, steps after a
+    failure skipped unless their condition says always()); return the failed step's result, else the
+    last one's. ``python`` is the install step's Python, ``runner_env`` more of the runner's variables,
+    and ``ran`` collects each step's result by name."""
     declared = action["inputs"]
     inputs = {name.replace("_", "-"): value for name, value in given.items()}
     assert set(inputs) <= set(declared)
-    for name, spec in declared.items():
-        if name not in inputs:
-            assert not spec.get("required"), f"input {name} is required"
-            inputs[name] = spec.get("default", "")
-    outputs = {"install": {"python": sys.executable}}  # what the install step would have written
+    outputs = {"install": {"python": python}}  # what the install step would have written
+    contexts = {"github": {"token": TOKEN}}
 
     def evaluate(match: re.Match[str]) -> str:
         context, _, name = match.group(1).partition(".")
         if context == "inputs":
             return inputs[name]
+        if context in contexts:
+            return contexts[context][name]
         step_id, _, output = name.partition(".outputs.")
         assert context == "steps" and output, f"unexpected expression {match.group(0)}"
         return outputs[step_id][output]
+
+    for name, spec in declared.items():
+        if name not in inputs:
+            assert not spec.get("required"), f"input {name} is required"
+            inputs[name] = EXPRESSION.sub(evaluate, str(spec.get("default", "")))
 
     runner = workspace.parent
     env = clean_env() | {
@@ -126,16 +164,21 @@ def run_action(action: dict[str, Any], workspace: Path, **given: str) -> subproc
         "GITHUB_OUTPUT": str(runner / "github-output"),
         "GITHUB_STEP_SUMMARY": str(runner / "step-summary.md"),
         "RUNNER_TEMP": str(runner / "runner-temp"),
-    }
-    result = None
+    } | (runner_env or {})
+    failed = last = None
     for step in action["runs"]["steps"][1:]:
+        if not condition(step.get("if"), inputs, failed is not None):
+            continue
         step_env = env | {key: EXPRESSION.sub(evaluate, str(value)) for key, value in step.get("env", {}).items()}
         script = runner / "step.sh"
         script.write_text(step["run"], encoding="utf-8")
-        result = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-                                cwd=workspace, env=step_env, capture_output=True, text=True, timeout=120)
-        if result.returncode:
-            break
+        last = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+                              cwd=workspace, env=step_env, capture_output=True, text=True, timeout=120)
+        if ran is not None:
+            ran[step["name"]] = last
+        if last.returncode and failed is None:
+            failed = last
+    result = failed or last
     assert result is not None
     return result
 
@@ -186,6 +229,120 @@ def test_args_with_an_unclosed_quote_is_an_error(action: dict[str, Any], workspa
     result = run_action(action, workspace, gold="eval/gold.jsonl", trace="eval/trace.jsonl", args='--json "report.json')
     assert result.returncode == 2
     assert "::error title=ragscore::cannot split the args input (an unclosed quote?)" in result.stdout
+
+
+# --- the comment step: action/post_comment.py against a stand-in of GitHub's REST API -----------
+
+
+REPOSITORY = "octo-org/rag-app"
+
+def installed_python(tmp_path: Path) -> str:
+    """The install step's Python: this test's own, in whose environment ragscore is installed."""
+    del tmp_path
+    return sys.executable
+
+
+@pytest.fixture
+def github(workspace: Path) -> Any:
+    with serving(RestServer(TOKEN, repository=REPOSITORY, page_size=2)) as server:
+        yield server
+
+
+def pull_request_env(workspace: Path, server: RestServer, head: str = REPOSITORY) -> dict[str, str]:
+    """The runner's variables on a pull_request event (pull request 42), the API at the stand-in."""
+    event = workspace.parent / "event.json"
+    event.write_text(json.dumps({"number": 42, "pull_request": {
+        "number": 42, "head": {"repo": {"full_name": head}}, "base": {"repo": {"full_name": REPOSITORY}}}}),
+        encoding="utf-8")
+    return {"GITHUB_API_URL": server.url, "GITHUB_REPOSITORY": REPOSITORY, "GITHUB_EVENT_NAME": "pull_request",
+            "GITHUB_EVENT_PATH": str(event), "NO_PROXY": "*", "no_proxy": "*"}
+
+
+def test_comment_is_created_then_updated(action: dict[str, Any], workspace: Path, github: RestServer) -> None:
+    github.add(42, "LGTM")
+    github.add(42, "nits")
+    github.add(42, "one more")  # two pages
+    python = installed_python(workspace.parent)
+    comment_file = workspace.parent / "runner-temp" / "ragscore-comment.md"
+    ran: dict[str, subprocess.CompletedProcess[str]] = {}
+
+    result = run_action(action, workspace, python=python, runner_env=pull_request_env(workspace, github), ran=ran,
+                        gold="eval/gold.jsonl", trace="eval/trace.jsonl", comment="true")
+    assert result.returncode == 0, result.stderr
+    assert list(ran) == ["Run ragscore", "Post the pull-request comment"]
+    posting = ran["Post the pull-request comment"]
+    assert posting.returncode == 0 and posting.stderr == ""
+    assert posting.stdout.startswith("ragscore: created the comment on pull request #42: https://github.com/")
+    passed = comment_file.read_text(encoding="utf-8")
+    assert passed.startswith("**ragscore: PASS**") and passed.rstrip().splitlines()[-1] == "<!-- ragscore:gold -->"
+    assert github.bodies(42)[3:] == [passed]
+    assert [seen.method for seen in github.requests] == ["GET", "GET", "POST"]
+    assert TOKEN not in posting.stdout + ran["Run ragscore"].stdout + ran["Run ragscore"].stderr
+
+    # The next push: a failing gate fails the job, and the same comment now says so.
+    github.requests.clear()
+    ran.clear()
+    result = run_action(action, workspace, python=python, runner_env=pull_request_env(workspace, github), ran=ran,
+                        gold="eval/product/gold.jsonl", trace="eval/product/trace.jsonl", comment="true")
+    assert result.returncode == 1  # ragscore's status, though the comment step ran after it and passed
+    assert result is ran["Run ragscore"]
+    posting = ran["Post the pull-request comment"]
+    assert posting.returncode == 0 and posting.stdout.startswith("ragscore: updated the comment on pull request #42")
+    failed = comment_file.read_text(encoding="utf-8")
+    assert failed.startswith("**ragscore: FAIL**") and failed.rstrip().splitlines()[-1] == "<!-- ragscore:gold -->"
+    assert github.bodies(42)[3:] == [failed]  # one comment, its body replaced
+    assert [seen.method for seen in github.requests] == ["GET", "GET", "PATCH"]
+    assert "could not post" not in (workspace.parent / "step-summary.md").read_text(encoding="utf-8")
+
+
+def test_comment_on_a_fork_goes_to_the_job_summary(action: dict[str, Any], workspace: Path, github: RestServer) -> None:
+    ran: dict[str, subprocess.CompletedProcess[str]] = {}
+    result = run_action(action, workspace, python=installed_python(workspace.parent), ran=ran,
+                        runner_env=pull_request_env(workspace, github, head="someone/rag-app"),
+                        gold="eval/product/gold.jsonl", trace="eval/product/trace.jsonl", comment="true")
+    assert result.returncode == 1  # the gate, not the comment
+    posting = ran["Post the pull-request comment"]
+    assert posting.returncode == 0
+    assert posting.stdout.startswith("::notice title=ragscore::pull request #42 comes from someone/rag-app")
+    assert github.requests == []
+    body = (workspace.parent / "runner-temp" / "ragscore-comment.md").read_text(encoding="utf-8")
+    summary = (workspace.parent / "step-summary.md").read_text(encoding="utf-8")
+    assert "FAIL" in summary.split(body.rstrip())[0]  # ragscore's own summary first, then the comment
+    assert summary.rstrip().endswith("the step's log says why._")
+
+
+def test_no_comment_by_default(action: dict[str, Any], workspace: Path, github: RestServer) -> None:
+    ran: dict[str, subprocess.CompletedProcess[str]] = {}
+    result = run_action(action, workspace, python=installed_python(workspace.parent), ran=ran,
+                        runner_env=pull_request_env(workspace, github), gold="eval/gold.jsonl", trace="eval/trace.jsonl")
+    assert result.returncode == 0, result.stderr
+    assert list(ran) == ["Run ragscore"]
+    assert not (workspace.parent / "runner-temp" / "ragscore-comment.md").exists()
+    assert github.requests == []
+
+
+def test_a_run_that_stops_early_leaves_no_comment(action: dict[str, Any], workspace: Path, github: RestServer) -> None:
+    # An input error: ragscore writes nothing, and a comment file an earlier use of the action left is not posted.
+    stale = workspace.parent / "runner-temp" / "ragscore-comment.md"
+    stale.write_text("## old\n\n<!-- ragscore:score -->\n", encoding="utf-8")
+    ran: dict[str, subprocess.CompletedProcess[str]] = {}
+    result = run_action(action, workspace, python=installed_python(workspace.parent), ran=ran,
+                        runner_env=pull_request_env(workspace, github), gold="eval/missing.jsonl",
+                        trace="eval/trace.jsonl", comment="true")
+    assert result.returncode == 2
+    assert ran["Post the pull-request comment"].stdout == (
+        "::notice title=ragscore::ragscore wrote no pull-request comment (the run step stopped before it): nothing to post\n")
+    assert github.requests == [] and not stale.exists()
+
+
+@pytest.mark.parametrize("value", ["yes", "1", "true "])
+def test_comment_is_true_or_false(action: dict[str, Any], workspace: Path, github: RestServer, value: str) -> None:
+    ran: dict[str, subprocess.CompletedProcess[str]] = {}
+    result = run_action(action, workspace, ran=ran, runner_env=pull_request_env(workspace, github),
+                        gold="eval/gold.jsonl", trace="eval/trace.jsonl", comment=value)
+    assert result.returncode == 2
+    assert result.stdout == "::error title=ragscore::the comment input must be true or false\n"
+    assert list(ran) == ["Run ragscore"]
 
 
 # --- .pre-commit-hooks.yaml ------------------------------------------------------------------
