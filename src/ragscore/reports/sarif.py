@@ -103,8 +103,8 @@ VALIDATE_RULES: Final = _rules(
          "gold_citations) is almost certainly that field, which ragscore then does not read. An error, or with "
          "--lenient a warning; the message names the field and how many records have the key."),
     Rule("trace/invalid-record", "InvalidTraceRecord", "error", "A trace record breaks the trace contract.",
-         "A field ragscore reads has the wrong type or value (a qid that is not text, retrieved ids that are not a "
-         "list, scores that are not numbers). " + _TRACE),
+         "The record is no JSON object, gives no qid or question text to join on (or a qid that is neither text "
+         "nor an integer), or its scores are not numbers. " + _TRACE),
     Rule("trace/no-answer", "NoAnswerField", "warning", "A trace has no claim or refusal field.",
          "The trace gives neither a claim (the answer) nor a refusal: it is scored as an empty answer. With a "
          "trace format or --map, check the path the claim is read from. " + _TRACE),
