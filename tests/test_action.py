@@ -59,28 +59,50 @@ def steps(action: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_action_is_composite_with_its_inputs(action: dict[str, Any]) -> None:
     assert action["runs"]["using"] == "composite"
     inputs = action["inputs"]
-    assert set(inputs) == {"gold", "trace", "gates-file", "args", "comment", "token"}
+    assert set(inputs) == {"gold", "trace", "gates-file", "args", "comment", "token", "sarif"}
     assert inputs["gold"]["required"] is True and inputs["trace"]["required"] is True
     assert inputs["gates-file"] == {**inputs["gates-file"], "required": False, "default": ""}
     assert inputs["args"] == {**inputs["args"], "required": False, "default": ""}
+    assert inputs["sarif"] == {**inputs["sarif"], "required": False, "default": ""}
     assert inputs["comment"] == {**inputs["comment"], "required": False, "default": "false"}
     assert inputs["token"] == {**inputs["token"], "required": False, "default": "${{ github.token }}"}
     assert all(isinstance(spec["description"], str) and spec["description"] for spec in inputs.values())
-    assert "outputs" not in action  # reports go where `args` says; the action uploads nothing
-    assert list(steps(action)) == ["Install ragscore", "Run ragscore", "Post the pull-request comment"]
+    assert "outputs" not in action  # reports go where `args` says; the action uploads only `sarif`
+    assert list(steps(action)) == ["Install ragscore", "Run ragscore", "Post the pull-request comment",
+                                   "Upload SARIF"]
     # The comment is posted whatever the gates said, and the job's status stays the run step's.
     assert steps(action)["Post the pull-request comment"]["if"] == "always() && inputs.comment == 'true'"
     assert "continue-on-error" not in steps(action)["Post the pull-request comment"]
     for step in action["runs"]["steps"]:
-        assert "uses" not in step  # no actions/setup-python: the job's Python and PATH stay as they were
+        if "uses" in step:  # the one action it uses: no actions/setup-python (the job's Python and PATH stay)
+            assert step["uses"] == "github/codeql-action/upload-sarif@v3"
+            continue
         assert step["shell"] == "bash"  # a composite action's run step must name its shell
+
+
+def test_sarif_is_uploaded_when_given_even_after_a_failed_gate(action: dict[str, Any]) -> None:
+    upload = steps(action)["Upload SARIF"]
+    assert upload["if"] == "always() && inputs.sarif != ''"
+    assert upload["with"] == {"sarif_file": "${{ inputs.sarif }}"}
+
+
+def test_sarif_reaches_ragscore(action: dict[str, Any], workspace: Path) -> None:
+    result = run_action(action, workspace, gold="eval/product/gold.jsonl", trace="eval/product/trace.jsonl",
+                        sarif="out $(touch pwned).sarif")
+    assert result.returncode == 1  # a gate failed: the SARIF names it
+    log = json.loads((workspace / "out $(touch pwned).sarif").read_text(encoding="utf-8"))
+    [run] = log["runs"]
+    assert {r["ruleId"] for r in run["results"]} == {"gate/failed"}
+    assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]} == {
+        "eval/product/trace.jsonl"}
+    assert not list(workspace.parent.rglob("pwned"))
 
 
 def test_no_expression_is_pasted_into_a_script(action: dict[str, Any]) -> None:
     # Inputs reach the scripts through env: only; ${{ ... }} in a script body would be pasted in
     # before bash reads it, so an input such as $(curl ...) would run.
     for step in action["runs"]["steps"]:
-        assert "${{" not in step["run"], step["name"]
+        assert "${{" not in step.get("run", ""), step["name"]
 
 
 def test_install_step_installs_this_checkout(action: dict[str, Any]) -> None:
@@ -167,6 +189,8 @@ def run_action(action: dict[str, Any], workspace: Path, *, python: str = sys.exe
     } | (runner_env or {})
     failed = last = None
     for step in action["runs"]["steps"][1:]:
+        if "run" not in step:  # the upload of the SARIF, an action of GitHub's: not run here
+            continue
         if not condition(step.get("if"), inputs, failed is not None):
             continue
         step_env = env | {key: EXPRESSION.sub(evaluate, str(value)) for key, value in step.get("env", {}).items()}

@@ -11,8 +11,8 @@ The rows come from the command line itself (``ragscore.cli.COMMANDS``, each pars
 
 Then no run ends in an internal error, every line written to standard output or standard error
 or into any file the command wrote that starts with ``::`` is one of ragscore's own annotations,
-no line holds ``##[``, every JUnit file parses, every JSON report parses, and no output holds a
-raw control character (``test_report_safety.assert_safe``).
+no line holds ``##[``, every JUnit file parses, every JSON (and SARIF) report parses, and no output
+holds a raw control character (``test_report_safety.assert_safe``).
 """
 
 from __future__ import annotations
@@ -288,7 +288,8 @@ def _rows() -> list[tuple[str, str, str | None]]:
 
 
 ROWS = _rows()
-REPORT_FILES = {"json": "r.json", "markdown": "r.md", "html": "r.html", "junit": "r.xml", "openmetrics": "r.prom"}
+REPORT_FILES = {"json": "r.json", "markdown": "r.md", "html": "r.html", "junit": "r.xml", "openmetrics": "r.prom",
+                "sarif": "r.sarif"}
 RUNS_PER_COMMAND = 24  # examples over each command's rows: a few seconds each
 
 
@@ -302,7 +303,8 @@ def test_the_rows_come_from_the_command_line() -> None:
     # The introspection finds what the parsers offer (so the rows are not vacuous).
     assert formats("trec") == ["text", "json", "markdown", "html", "none"] and formats("validate") == [None]
     assert report_options("monitor") == ["json", "markdown", "html", "openmetrics"]
-    assert report_options("score") == ["json", "markdown", "html", "junit"] and report_options("split") == []
+    assert report_options("score") == ["json", "markdown", "html", "junit", "sarif"] and report_options("split") == []
+    assert report_options("validate") == ["sarif"]
     assert ("trec", "runs", "text") in ROWS and ("score", "explain", None) in ROWS and ("init", "", None) in ROWS
 
 
@@ -329,7 +331,7 @@ def _check(folder: Path, case: dict[str, Any], args: list[str], tabs: bool) -> i
         assert_safe(text, f"{where}: {path.relative_to(folder)}")
         if path.suffix == ".xml":
             ET.fromstring(text.encode("utf-8"))
-        elif path.suffix == ".json":
+        elif path.suffix in (".json", ".sarif"):
             json.loads(text)
     if status != 2 and "--format" in args and args[args.index("--format") + 1] == "json":
         json.loads(out)

@@ -6,12 +6,14 @@ score well (a claim substring too short to match, an answerable item with nothin
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from itertools import chain
-from typing import IO, Final
+from typing import IO, Final, NamedTuple
 
 from ragscore.errors import InputError
 from ragscore.external import ScoreColumns
@@ -41,18 +43,24 @@ from ragscore.settings import Settings
 
 ERROR: Final = "error"
 WARNING: Final = "warning"
+# Each problem has a kind, the id of its rule ("gold/duplicate-qid"): reports/sarif.py describes each one.
+MALFORMED: Final = "input/malformed"
+UNREADABLE: Final = "input/unreadable"
 _WHITE_SPACE_RE: Final = re.compile(r"\s+")
 
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """One finding, with where it is."""
+    """One finding, with where it is, its kind (its rule's id) and the record it is in (``record_key``; empty
+    for a problem of the whole file, or of a stream of values that cannot be read)."""
 
     source: str
     line: int | None
     column: int | None
     severity: str
     message: str
+    kind: str
+    record: str = ""
 
     def __str__(self) -> str:
         where = (path_at_line_start(self.source) + (f":{self.line}" if self.line else "")
@@ -60,8 +68,22 @@ class Problem:
         return f"{where}: {self.severity}: {self.message}"
 
 
-def _error(exc: InputError) -> Problem:
-    return Problem(exc.source, exc.line, exc.column, ERROR, exc.message)
+def _error(exc: InputError, kind: str, record: str = "") -> Problem:
+    return Problem(exc.source, exc.line, exc.column, ERROR, exc.message, kind, record)
+
+
+def record_key(obj: object, text: str | bytes = "") -> str:
+    """Name a record by what stays when lines are added above it: its qid (a non-empty string), else the
+    sha256 of its text as written (of its value, when it has no text of its own: a CSV row, a translated
+    record)."""
+    if type(obj) is dict:
+        qid = obj.get("qid")
+        if isinstance(qid, str) and qid:
+            return f"qid:{qid}"
+    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    if not data.strip() and obj is not None:
+        data = json.dumps(obj, sort_keys=True, default=repr).encode("utf-8")
+    return "sha256:" + hashlib.sha256(data.strip()).hexdigest()
 
 
 def _records(
@@ -79,7 +101,7 @@ def _records(
         try:
             yield from iter_json_array(document, file.name)
         except InputError as exc:
-            problems.append(_error(exc))
+            problems.append(_error(exc, MALFORMED))
         return
     if ragas_csv_ok:
         first, lines = peek(lines)
@@ -88,7 +110,7 @@ def _records(
                 for line, row in ragas_csv(file.name, lines):
                     yield line, 1, "", row
             except InputError as exc:
-                problems.append(_error(exc))
+                problems.append(_error(exc, MALFORMED))
             return
     values = not arrays  # traces: a JSON array, or values that are not one a line, are read as score reads them
     if values:
@@ -106,12 +128,12 @@ def _records(
                 if values and goes_on(raw, exc):  # the rest is a stream of values: its first error stops it
                     yield from _values(chain((raw,), lines), file.name, number, problems, False)
                     return
-                problems.append(_error(exc))
+                problems.append(_error(exc, MALFORMED, record_key(None, raw)))
                 continue
             if value is not ...:
                 yield number, 1, text, value
     except InputError as exc:  # a line too long to read: the lines after it are not
-        problems.append(_error(exc))
+        problems.append(_error(exc, UNREADABLE))
 
 
 def _values(lines: Iterator[bytes], source: str, line: int, problems: list[Problem], array: bool | None = None
@@ -120,7 +142,7 @@ def _values(lines: Iterator[bytes], source: str, line: int, problems: list[Probl
     try:
         yield from iter_values(lines, source, line, array)
     except InputError as exc:
-        problems.append(_error(exc))
+        problems.append(_error(exc, MALFORMED))
 
 
 class _NearMisses:
@@ -130,6 +152,7 @@ class _NearMisses:
         self.source, self.known, self.what, self.severity = source, known, what, severity
         self.verdicts: dict[str, str] = {}  # key -> the field it is meant to be
         self.found: dict[str, tuple[int, int | None, int]] = {}  # key -> (line, column, records)
+        self.records: dict[str, str] = {}  # key -> the first record that has it (record_key)
 
     def check(self, obj: object, line: int, column: int, text: str) -> None:
         """Look at one record's keys."""
@@ -145,6 +168,7 @@ class _NearMisses:
                 self.found[key] = (first_line, first_column, records + 1)
             else:
                 self.found[key] = (*_position(line, column, text, key_index(text, key)), 1)
+                self.records[key] = record_key(obj, text)
 
     def problems(self) -> list[Problem]:
         """One problem per near-miss key, at the first record that has it."""
@@ -153,7 +177,8 @@ class _NearMisses:
             more = records - 1
             tail = f" (and {more} more record{'s' * (more != 1)})" if more else ""
             message = key_note(key, self.verdicts[key], self.what) + tail
-            out.append(Problem(self.source, line, column, self.severity, message))
+            out.append(Problem(self.source, line, column, self.severity, message, "contract/near-miss-field",
+                               self.records[key]))
         return out
 
 
@@ -166,35 +191,40 @@ def _position(line: int, column: int, text: str, index: int | None) -> tuple[int
     return line + newlines, (index - before.rfind("\n") if newlines else column + index)
 
 
+_NOTHING_TO_CITE: Final = "gold/nothing-to-cite"
+
+
 def _gold_warnings(
     item: GoldItem, obj: dict[str, object], refusals: frozenset[str], patterns: tuple[re.Pattern[str], ...] = ()
-) -> list[str]:
+) -> list[tuple[str, str]]:
+    """Each warning of a gold item: its kind and its message."""
     warnings = []
     substr = obj.get("gold_claim_substr")
     if isinstance(substr, list):
         for entry in substr:
             if isinstance(entry, str) and len(normalise(entry)) < MIN_NEEDLE:
-                warnings.append(f'"gold_claim_substr" entry "{entry}" is shorter than {MIN_NEEDLE} characters '
-                                "and never matches")
+                warnings.append(("gold/short-claim-substring", f'"gold_claim_substr" entry "{entry}" is shorter than '
+                                 f"{MIN_NEEDLE} characters and never matches"))
     if item.answerable and not item.citations and "gold_spans" in obj:
-        warnings.append('answerable item with "gold_spans" and no "gold_citations": chr and precision judge '
-                        "citations by id, so a citation can only hit by citing nothing (cited_evidence_recall judges "
-                        "them by the text they cover)")
+        warnings.append((_NOTHING_TO_CITE, 'answerable item with "gold_spans" and no "gold_citations": chr and '
+                         "precision judge citations by id, so a citation can only hit by citing nothing "
+                         "(cited_evidence_recall judges them by the text they cover)"))
     elif item.answerable and not item.citations:
-        warnings.append('answerable item without "gold_citations": a citation can only hit by citing nothing')
+        warnings.append((_NOTHING_TO_CITE, 'answerable item without "gold_citations": a citation can only hit by '
+                         "citing nothing"))
     claims = [obj.get("gold_claim")] + (substr if isinstance(substr, list) else [])
     for claim in claims:
         if item.answerable and isinstance(claim, str):
             text = normalise(claim)
             found = next((r for r in sorted(refusals) if r and r in text), None)
             if found is not None:
-                warnings.append(f'the gold claim of an answerable item contains the refusal phrase "{found}"')
+                warnings.append(("gold/refusal-in-claim",
+                                 f'the gold claim of an answerable item contains the refusal phrase "{found}"'))
                 break
             matching = next((p for p in patterns if p.search(text.strip()) is not None), None)
             if matching is not None:
-                warnings.append(
-                    f"the gold claim of an answerable item matches the refusal pattern {quote(matching.pattern)}"
-                )
+                warnings.append(("gold/refusal-in-claim", "the gold claim of an answerable item matches the refusal "
+                                 f"pattern {quote(matching.pattern)}"))
                 break
     return warnings
 
@@ -220,6 +250,7 @@ def validate(
         for n, (line, column, text, obj) in enumerate(_records(gold_file, problems, may_be_ragas)):
             if n == 0:
                 shape = gold_shape(settings.gold_fields, may_be_ragas and ragas_gold(obj))
+            written = obj, text  # the record as written, which names it (record_key)
             if shape is None:
                 near_misses.check(obj, line, column, text)
             else:
@@ -227,34 +258,36 @@ def validate(
             try:
                 item = parse_gold_item(obj, gold_file.name, line, column, text, frozenset({"question"}))
             except InputError as exc:
-                problems.append(_error(exc if shape is None else shape.rename(exc)))
+                problems.append(_error(exc if shape is None else shape.rename(exc), "gold/invalid-item",
+                                       record_key(*written)))
                 continue
+            record = f"qid:{item.qid}"
             if item.qid in items:
                 first = items[item.qid][1]
                 message = f"duplicate qid {quote(item.qid)} (first defined on line {first})"
-                problems.append(Problem(gold_file.name, line, None, ERROR, message))
+                problems.append(Problem(gold_file.name, line, None, ERROR, message, "gold/duplicate-qid", record))
                 continue
             items[item.qid] = (item, line)
             if item.question is not None:
                 by_question.setdefault(item.question, []).append(item.qid)
             folded.setdefault(_WHITE_SPACE_RE.sub("", normalise(item.qid)), []).append(item.qid)
             assert type(obj) is dict  # parse_gold_item took it: a JSON object
-            for message in _gold_warnings(item, obj, refusals, patterns):
-                if shape is not None and shape.ragas and message.startswith("answerable item without"):
+            for kind, message in _gold_warnings(item, obj, refusals, patterns):
+                if shape is not None and shape.ragas and kind == _NOTHING_TO_CITE:
                     continue  # ragas samples cite nothing: their reference contexts are relevance, not citations
-                problems.append(Problem(gold_file.name, line, None, WARNING, message))
+                problems.append(Problem(gold_file.name, line, None, WARNING, message, kind, record))
     except InputError as exc:  # the file cannot be opened
-        return [_error(exc)]
+        return [_error(exc, UNREADABLE)]
     problems += near_misses.problems()
     if not items and not any(p.severity == ERROR for p in problems):
-        problems.append(Problem(gold_file.name, None, None, ERROR, "no questions: a gold set needs at least one"))
+        problems.append(Problem(gold_file.name, None, None, ERROR, "no questions: a gold set needs at least one",
+                                "gold/empty"))
     for qids in folded.values():
         if len(qids) > 1:
             line = items[qids[1]][1]
             listed = ", ".join(f'"{q}"' for q in qids)
-            problems.append(
-                Problem(gold_file.name, line, None, WARNING, f"qids differ only by case or white space: {listed}")
-            )
+            problems.append(Problem(gold_file.name, line, None, WARNING, f"qids differ only by case or white space: "
+                                    f"{listed}", "gold/similar-qids", f"qid:{qids[1]}"))
     trace_file = None if trace_spec is None else InputFile(trace_spec)
     if trace_file is not None:
         problems += _validate_traces(trace_file, items, by_question, lenient, settings)
@@ -290,13 +323,13 @@ def _trace_records(
         except InputError as exc:  # a file that cannot be read (of several: the lines before it are checked)
             if not raw:
                 raise
-            problems.append(_error(exc))
+            problems.append(_error(exc, UNREADABLE))
         first, lines = peek(iter(io.BytesIO(raw)))
         fmt = detect_lines(first, lines)[0] if fmt == "auto" else fmt  # the first record, as score reads it
         csv_input = fmt == "ragas" and not looks_json(first)
         if csv_input and isinstance(file.spec, Shards):  # each file's header would read as a record
             problems.append(Problem(file.spec.paths[0], None, None, ERROR, "a CSV file cannot be read as one of "
-                                                                           "several trace files"))
+                                    "several trace files", UNREADABLE))
             return None, []
         file = _Lines(file, raw)
     else:
@@ -308,7 +341,7 @@ def _trace_records(
             for line, column, _record, obj, _ in shape.records(file, 0, 1):
                 records.append((line, column, "", obj))
         except InputError as exc:
-            problems.append(_error(exc))
+            problems.append(_error(exc, MALFORMED))
         return shape, records
     return shape, list(_records(file, problems, arrays=False))
 
@@ -325,6 +358,21 @@ class _Lines(InputFile):
         return io.BytesIO(self._data)
 
 
+class _Trace(NamedTuple):
+    """A trace record, to place its problems."""
+
+    source: str
+    line: int
+    record: object
+    text: str
+    qid: str | None
+
+    def problem(self, severity: str, message: str, kind: str) -> Problem:
+        """A problem of this trace, at its line, named by its qid (else by its text) wherever it moves."""
+        named = f"qid:{self.qid}" if self.qid else record_key(self.record, self.text)
+        return Problem(self.source, self.line, None, severity, message, kind, named)
+
+
 def _validate_traces(
     file: InputFile, items: dict[str, tuple[GoldItem, int]], by_question: dict[str, list[str]], lenient: bool,
     settings: Settings,
@@ -336,7 +384,7 @@ def _validate_traces(
     try:
         shape, records = _trace_records(file, settings, problems)
     except InputError as exc:
-        return [_error(exc)]
+        return [_error(exc, UNREADABLE)]
     bare: list[tuple[int, object]] = []  # traces with nothing ragscore reads, and the record as written
     for line, column, text, obj in records:
         record = obj
@@ -349,60 +397,63 @@ def _validate_traces(
             if type(obj) is dict and obj.get("scores") is not None:  # checked as score checks it
                 ScoreColumns(1).put_trace(0, obj["scores"], file.name, line)
         except InputError as exc:
-            problems.append(_error(exc))
+            problems.append(_error(exc, "trace/invalid-record", record_key(record, text)))
             continue
+        at = _Trace(file.name, line, record, text, view.qid)
         if view.claim_from is None and view.refused_from is None:
             if type(obj) is dict and not any(key in obj for key in ("retrieved_ids", "chunks", "scores", "tool_calls")):
                 bare.append((line, record))
-            problems.append(Problem(file.name, line, None, WARNING, "no claim or refusal field: scored as an empty "
-                                    "answer" + (f" (read as {shape.name})" if shape is not None else "")))
+            problems.append(at.problem(WARNING, "no claim or refusal field: scored as an empty answer"
+                                       + (f" (read as {shape.name})" if shape is not None else ""), "trace/no-answer"))
         if view.refused_bad:
-            problems.append(Problem(file.name, line, None, WARNING, '"refused" is neither true nor false: read as '
-                                    "absent (the claim decides)"))
+            problems.append(at.problem(WARNING, '"refused" is neither true nor false: read as absent (the claim '
+                                       "decides)", "trace/invalid-refused"))
         if view.retrieved_bad:
-            problems.append(Problem(file.name, line, None, WARNING, "the retrieved list has an entry that gives no id: "
-                                    "read as nothing retrieved"))
+            problems.append(at.problem(WARNING, "the retrieved list has an entry that gives no id: read as nothing "
+                                       "retrieved", "trace/retrieved-without-id"))
         qid = view.qid
         if qid is None:
             matches = by_question.get(view.question or "", [])
             if len(matches) > 1:
-                problems.append(Problem(file.name, line, None, ERROR,
-                                        f'the question text matches {len(matches)} gold items; give the trace a "qid"'))
+                problems.append(at.problem(ERROR, f"the question text matches {len(matches)} gold items; give the "
+                                           'trace a "qid"', "trace/ambiguous-question"))
                 continue
             qid = matches[0] if matches else None
         if qid is None or qid not in items:
             kind, key = ("qid", view.qid) if view.qid is not None else ("question", view.question)
             if len(keys[kind]) < 2 and key is not None and key not in keys[kind]:
                 keys[kind].append(key)
-            problems.append(Problem(file.name, line, None, WARNING, "the trace matches no gold question (ignored)"))
+            problems.append(at.problem(WARNING, "the trace matches no gold question (ignored)", "trace/unmatched"))
             continue
         if qid in seen:
-            problems.append(Problem(file.name, line, None, WARNING,
-                                    f"another trace for {quote(qid)} ({_line_of(file, seen[qid])}); the last one "
-                                    "counts"))
+            problems.append(at.problem(WARNING, f"another trace for {quote(qid)} ({_line_of(file, seen[qid])}); the "
+                                       "last one counts", "trace/duplicate"))
         seen[qid] = line
         if view.cites is Cites.LIST:
             outside = [c for c in view.citations if c not in view.retrieved]
             if outside:
-                problems.append(Problem(file.name, line, None, WARNING,
-                                        f"cites ids that are not among the retrieved ids: {', '.join(outside)}"))
+                problems.append(at.problem(WARNING, "cites ids that are not among the retrieved ids: "
+                                           + ", ".join(outside), "trace/cites-unretrieved"))
         elif view.cites is Cites.INVALID:
-            problems.append(Problem(file.name, line, None, WARNING, f"{view.citations_from} is not a list of ids"))
+            problems.append(at.problem(WARNING, f"{view.citations_from} is not a list of ids",
+                                       "trace/invalid-citations"))
     if len(bare) * 2 > len(records):  # as score refuses it
         line, record = bare[0]
         fmt = "native" if shape is None else shape.name
         example = Unreadable(tuple(record) if type(record) is dict else (), True, detect(record))
         problems.append(Problem(file.name, line, None, ERROR, f"{len(bare):,} of {len(records):,} traces have nothing "
                                 "ragscore reads (no claim, refusal, retrieved list, scores or tool calls; read as "
-                                f"{fmt} format): " + unreadable_hint(example, fmt)))
+                                f"{fmt} format): " + unreadable_hint(example, fmt), "trace/nothing-read",
+                                record_key(record)))
     problems += near_misses.problems()
     if items and not seen and (keys["qid"] or keys["question"] or not any(p.severity == ERROR for p in problems)):
-        problems.append(Problem(file.name, None, None, ERROR, _nothing_joins(keys, items, by_question)))
+        problems.append(Problem(file.name, None, None, ERROR, _nothing_joins(keys, items, by_question),
+                                "trace/nothing-joins"))
     missing = [qid for qid in items if qid not in seen]
     if missing:
         listed = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
         problems.append(Problem(file.name, None, None, WARNING,
-                                f"{len(missing)} gold question(s) have no trace: {listed}"))
+                                f"{len(missing)} gold question(s) have no trace: {listed}", "trace/untraced-questions"))
     return problems
 
 

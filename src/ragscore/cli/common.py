@@ -268,7 +268,7 @@ INPUT_PATH: Final = PathArg(INPUT)
 REPORT_PATH: Final = PathArg(OUTPUT)
 
 # The options that name the reports a command writes.
-REPORT_OPTIONS: Final = ("json", "markdown", "html", "junit", "openmetrics")
+REPORT_OPTIONS: Final = ("json", "markdown", "html", "junit", "openmetrics", "sarif")
 # The report files a command writes unless it names its own (only monitor writes OpenMetrics).
 REPORT_FILES: Final = ("json", "markdown", "html", "junit")
 # Each report option's help, unless a command words it for what it writes.

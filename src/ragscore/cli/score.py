@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Iterable
 from typing import Any
 
 from ragscore.api import Run, score
 from ragscore.cli.common import (
     INPUT_PATH,
+    REPORT_PATH,
     Exit,
     Parser,
     Streams,
@@ -99,6 +101,9 @@ def score_parser(prog: str) -> argparse.ArgumentParser:
     add_report_options(out, ("json", "markdown", "text", "pr-comment", "none"), format_help=FORMAT_HELP,
                        helps=REPORT_HELP)
     add_pull_request_options(out)
+    out.add_argument("--sarif", type=REPORT_PATH, metavar="PATH",
+                     help="also write SARIF 2.1.0 to PATH (GitHub code scanning): each failed gate, and with --metrics "
+                          "grounding each question's findings at its trace line")
     out.add_argument("--per-question", action="store_true", help="add a 'questions' list to the JSON report")
     add_html_rows_option(out)
     add_by_option(out)
@@ -228,8 +233,10 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
     traces = expand(args.trace)
     jobs = choose_jobs(args.jobs, args.gold, traces)
     label = f"scoring with {jobs} processes" if jobs > 1 else "scoring"
-    # Under GitHub Actions a failed grounding gate's annotation names its questions: their rows are kept.
-    annotated = os.environ.get("GITHUB_ACTIONS") == "true" and "grounding" in config.settings.families
+    # Under GitHub Actions a failed grounding gate's annotation names its questions: their rows are kept
+    # (and for the SARIF report, which lists each question's findings).
+    annotated = ((os.environ.get("GITHUB_ACTIONS") == "true" or bool(args.sarif))
+                 and "grounding" in config.settings.families)
     keep_rows = lists_questions(args) or bool(args.by) or annotated
     with progress_line(streams.err, label, enabled=not args.quiet and streams.err.isatty()):
         run = score(args.gold, traces, config=config, scores=args.scores, per_question=args.per_question,
@@ -241,7 +248,14 @@ def run_score(args: argparse.Namespace, streams: Streams) -> Exit:
 def report_run(args: argparse.Namespace, streams: Streams, run: Run) -> Exit:
     """Report a run as score does (merge too): the report files, then under GitHub Actions the
     annotations and the job summary, then the notes and standard output (an explanation or the report)."""
-    render = with_pull_request(args, run, lambda fmt: run.render(fmt, html_rows=args.html_rows))
+    def sarif_or_report(fmt: str) -> Iterable[str]:
+        if fmt == "sarif":  # score's alone (merge has no --sarif)
+            from ragscore.reports.sarif import score_sarif
+
+            return score_sarif(run.evaluation, run.gate_results)
+        return run.render(fmt, html_rows=args.html_rows)
+
+    render = with_pull_request(args, run, sarif_or_report)
     write_requested_reports(args, render)
     if os.environ.get("GITHUB_ACTIONS") == "true":  # annotations on the run, the summary on its page
         from ragscore.reports.document import Questions

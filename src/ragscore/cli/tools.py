@@ -7,6 +7,7 @@ import argparse
 from ragscore.cli.common import (
     INPUT_PATH,
     OUTPUT,
+    REPORT_PATH,
     Exit,
     Parser,
     PathArg,
@@ -43,6 +44,9 @@ def validate_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--lenient", action="store_true",
                         help='a key one edit or a plural away from a contract field ("gold_citation") is a warning, '
                              'not an error')
+    parser.add_argument("--sarif", type=REPORT_PATH, metavar="PATH",
+                        help="also write every problem as SARIF 2.1.0 to PATH (GitHub code scanning), at its file, "
+                             "line and column")
     parser.add_argument("-q", "--quiet", action="store_true", help="print errors only, no warnings or summary")
     return parser
 
@@ -57,6 +61,11 @@ def run_validate(args: argparse.Namespace, streams: Streams) -> Exit:
     overrides = Overrides(trace_format=args.trace_format, trace_fields=map_options(args.map))
     settings = load_config(overrides, args.gates_file).settings
     problems = validate(args.gold, traces, settings, lenient=args.lenient)
+    if args.sarif:
+        from ragscore.reports.files import write_reports
+        from ragscore.reports.sarif import validate_sarif
+
+        write_reports({args.sarif: validate_sarif(problems)})
     errors = sum(p.severity == ERROR for p in problems)
     with standard_output(streams) as out:
         for problem in problems:
