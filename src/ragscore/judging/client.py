@@ -6,12 +6,14 @@ after a 429, a 5xx, a refused or reset connection or a timeout, up to ``retries`
 ``Retry-After`` the server gave (seconds or an HTTP date, at most ``MAX_WAIT``), else after 1, 2, 4, ...
 seconds. A 401 or 403 (the key), a 404 (the endpoint or the model) stop the whole run (``EndpointError``);
 another 4xx, a reply that is not a chat completion, and the tries running out fail that one judgment
-(``CallFailed``). The key is never written anywhere: every text taken from a reply is scrubbed of it.
+(``CallFailed``). A broken reply (a garbled status line, a chunked body cut short) is tried again as a
+reset connection is. The key is never written anywhere: every text taken from a reply is scrubbed of it.
 """
 
 from __future__ import annotations
 
 import email.utils
+import http.client
 import json
 import math
 import os
@@ -135,6 +137,8 @@ class Client:
                     wait, why = None, f"cannot connect: {self.scrub(str(reason))}"
             except (ConnectionError, OSError) as exc:  # reset mid-reply, a closed connection
                 wait, why = None, f"the connection failed: {self.scrub(exc.strerror or str(exc))}"
+            except http.client.HTTPException as exc:  # no OSError: a garbled status line, a chunk cut short
+                wait, why = None, f"a broken HTTP reply ({type(exc).__name__})"
             if tries > self.retries:
                 raise CallFailed(f"{why} ({tries} tries)")
             self._sleep(min(wait if wait is not None else 2.0 ** (tries - 1), MAX_WAIT))

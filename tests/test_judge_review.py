@@ -1,0 +1,73 @@
+"""ragscore judge against endpoints that misbehave below the chat completion: raw replies written byte for byte,
+broken HTTP, redirects, keys echoed in part (a second reader's findings on issue 37)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from judge_server import completion
+from ragscore.judging.client import CallFailed, Client
+
+KEY = "sk-test-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+BODY = {"model": "m", "messages": [{"role": "user", "content": "judge this"}], "temperature": 0.0}
+
+
+@contextmanager
+def raw_server(reply: Callable[[bytes], bytes]) -> Iterator[str]:
+    """A server on 127.0.0.1 that answers each request (its head and body, read whole) with ``reply``'s bytes as they
+    are, then closes the connection; yields its base URL."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                continue
+            with connection:
+                connection.settimeout(5)
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += connection.recv(65536)
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), 0)
+                while len(body) < length:
+                    body += connection.recv(65536)
+                connection.sendall(reply(head + b"\r\n\r\n" + body))
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+
+
+def client(url: str, retries: int = 1, waits: list[float] | None = None) -> Client:
+    return Client(url, KEY, timeout=5, retries=retries, sleep=(waits if waits is not None else []).append)
+
+
+def test_a_broken_http_reply_is_tried_again_then_fails_that_judgment() -> None:
+    good = completion('{"score": 1}', "m")
+    replies = iter([b"HELLO THERE\r\n\r\n",  # no status line
+                    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n",  # a chunk size that is none
+                    b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(good), good)])
+    waits: list[float] = []
+    with raw_server(lambda request: next(replies)) as url:
+        reply = client(url, retries=2, waits=waits).complete(BODY)
+    assert reply.text == '{"score": 1}' and waits == [1.0, 2.0]
+    with raw_server(lambda request: b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab") as url:
+        try:
+            client(url, retries=1).complete(BODY)
+        except CallFailed as exc:
+            assert str(exc) == "a broken HTTP reply (IncompleteRead) (2 tries)"
+        else:
+            raise AssertionError("a chunk cut short gave a reply")
