@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from judge_server import completion
-from ragscore.judging.client import CallFailed, Client
+from ragscore.judging.client import CallFailed, Client, EndpointError
 
 KEY = "sk-test-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 BODY = {"model": "m", "messages": [{"role": "user", "content": "judge this"}], "temperature": 0.0}
@@ -71,3 +71,28 @@ def test_a_broken_http_reply_is_tried_again_then_fails_that_judgment() -> None:
             assert str(exc) == "a broken HTTP reply (IncompleteRead) (2 tries)"
         else:
             raise AssertionError("a chunk cut short gave a reply")
+
+
+def test_a_redirect_is_never_followed_and_the_key_never_sent_on() -> None:
+    seen: list[bytes] = []
+
+    def elsewhere(request: bytes) -> bytes:  # where the redirect points: it must never be asked
+        seen.append(request)
+        return b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+
+    with raw_server(elsewhere) as other:
+        for status in (301, 302, 303, 307, 308):
+            def redirect(request: bytes, status: int = status) -> bytes:
+                return (b"HTTP/1.1 %d Moved\r\nLocation: %s/chat/completions\r\nContent-Length: 0\r\n\r\n"
+                        % (status, other.encode()))
+
+            with raw_server(redirect) as url:
+                try:
+                    client(url).complete(BODY)
+                except EndpointError as exc:
+                    assert str(exc) == (f"--endpoint {url}/chat/completions: the endpoint redirects (HTTP {status}) to "
+                                        f'"{other}/chat/completions"; a redirect is never followed (the key would go '
+                                        "with it): give --endpoint the base URL it redirects to")
+                else:
+                    raise AssertionError("a redirect gave a reply")
+    assert seen == []

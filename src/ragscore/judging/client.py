@@ -4,7 +4,8 @@
 ``OPENAI_API_KEY``; none for a local server that needs none) as a bearer token. A call is tried again
 after a 429, a 5xx, a refused or reset connection or a timeout, up to ``retries`` more times: after the
 ``Retry-After`` the server gave (seconds or an HTTP date, at most ``MAX_WAIT``), else after 1, 2, 4, ...
-seconds. A 401 or 403 (the key), a 404 (the endpoint or the model) stop the whole run (``EndpointError``);
+seconds. A 401 or 403 (the key), a 404 (the endpoint or the model) and a redirect (never followed: it
+would carry the key to wherever it points) stop the whole run (``EndpointError``);
 another 4xx, a reply that is not a chat completion, and the tries running out fail that one judgment
 (``CallFailed``). A broken reply (a garbled status line, a chunked body cut short) is tried again as a
 reset connection is. The key is never written anywhere: every text taken from a reply is scrubbed of it.
@@ -37,6 +38,18 @@ MAX_REPLY: Final = 16 * 1024 * 1024
 _RETRIED: Final = frozenset({408, 409, 425, 429})  # and every 5xx
 _STOPPING: Final = {401: "the endpoint refused the key", 403: "the endpoint refused the key",
                     404: "no such endpoint or model"}
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follow no redirect (its 3xx is an HTTPError): urllib would send the Authorization header on to the new
+    address, another host or plain http alike."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any,
+                         newurl: str) -> None:
+        return None
+
+
+_OPENER: Final = urllib.request.build_opener(_NoRedirect())
 
 
 class EndpointError(UsageError):
@@ -115,13 +128,19 @@ class Client:
             request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
             start = time.monotonic()
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 (http(s) only)
+                with _OPENER.open(request, timeout=self.timeout) as response:
                     raw = response.read(MAX_REPLY + 1)
                 return self._reply(raw, time.monotonic() - start)
             except urllib.error.HTTPError as exc:
                 status, wait = exc.code, retry_after(exc.headers.get("Retry-After") if exc.headers else None)
+                location = exc.headers.get("Location") if exc.headers else None
                 detail = self._detail(exc)
                 exc.close()
+                if 300 <= status < 400:
+                    raise EndpointError(
+                        f"--endpoint {self.url}: the endpoint redirects (HTTP {status}) to "
+                        f"{quote(self.scrub(location or ''))}; a redirect is never followed (the key would go with "
+                        "it): give --endpoint the base URL it redirects to") from None
                 if status in _STOPPING:
                     raise EndpointError(f"--endpoint {self.url}: {_STOPPING[status]} (HTTP {status}{detail})") from None
                 if status not in _RETRIED and status < 500:
