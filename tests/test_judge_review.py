@@ -96,3 +96,22 @@ def test_a_redirect_is_never_followed_and_the_key_never_sent_on() -> None:
                 else:
                     raise AssertionError("a redirect gave a reply")
     assert seen == []
+
+
+def test_a_key_echoed_across_where_a_reply_is_cut_is_scrubbed_whole() -> None:
+    """The key is taken out of a reply before the reply is shortened for a note, wherever it falls."""
+    answer: list[bytes] = []
+    with raw_server(lambda request: answer[-1]) as url:
+        for at in (0, 100, 180, 199, 4070, 4090, 65530, 65536 - 20):
+            body = b"x" * at + KEY.encode() + b" and more" * 3
+            for status in (200, 500):
+                answer.append(b"HTTP/1.1 %d X\r\nContent-Length: %d\r\n\r\n%s" % (status, len(body), body))
+                try:
+                    client(url, retries=0).complete(BODY)
+                except CallFailed as exc:
+                    why = str(exc)
+                else:
+                    raise AssertionError("not JSON gave a reply")
+                assert why.startswith(("the reply is not JSON: ", "HTTP 500: "))
+                for size in range(8, len(KEY) + 1):  # no 8 characters of the key in a row
+                    assert all(KEY[start:start + size] not in why for start in range(len(KEY) - size + 1)), (at, why)

@@ -35,6 +35,7 @@ KEY_VARIABLES: Final = ("RAGSCORE_JUDGE_API_KEY", "OPENAI_API_KEY")
 DEFAULT_ENDPOINT: Final = "https://api.openai.com/v1"
 MAX_WAIT: Final = 120.0  # seconds: a longer Retry-After is waited this long
 MAX_REPLY: Final = 16 * 1024 * 1024
+_DETAIL_BYTES: Final = 64 * 1024  # of an error reply, read for its message
 _RETRIED: Final = frozenset({408, 409, 425, 429})  # and every 5xx
 _STOPPING: Final = {401: "the endpoint refused the key", 403: "the endpoint refused the key",
                     404: "no such endpoint or model"}
@@ -165,10 +166,10 @@ class Client:
     def _detail(self, exc: urllib.error.HTTPError) -> str:
         """The server's message in an error reply, shortened and scrubbed (empty when it gave none)."""
         try:
-            raw = exc.read(4096)
+            raw = exc.read(_DETAIL_BYTES)
         except (OSError, ValueError):
             return ""
-        text = raw.decode("utf-8", "replace")
+        text = self._scrubbed(raw, cut=len(raw) == _DETAIL_BYTES)
         try:
             parsed = json.loads(text)
             error = parsed.get("error") if isinstance(parsed, dict) else None
@@ -180,6 +181,16 @@ class Client:
         text = " ".join(self.scrub(text).split())
         return f": {shorten(text, 200)}" if text else ""
 
+    def _scrubbed(self, raw: bytes, *, cut: bool) -> str:
+        """A reply's bytes as text without the key, scrubbed before any of it is left out; ``cut``: the bytes are the
+        start of a longer reply, so that the start of a key they end in is taken off too."""
+        text = self.scrub(raw.decode("utf-8", "replace"))
+        if cut and self._key:
+            for size in range(min(len(self._key) - 1, len(text)), 0, -1):
+                if text.endswith(self._key[:size]):
+                    return text[:-size]
+        return text
+
     def _reply(self, raw: bytes, seconds: float) -> Reply:
         """Read a chat completion's text, model and usage; CallFailed when the reply is not one."""
         if len(raw) > MAX_REPLY:
@@ -187,8 +198,7 @@ class Client:
         try:
             body = json.loads(raw.decode("utf-8"))
         except (ValueError, RecursionError):
-            raise CallFailed("the reply is not JSON: " + shorten(self.scrub(raw[:200].decode("utf-8", "replace")),
-                                                                  120)) from None
+            raise CallFailed("the reply is not JSON: " + shorten(self._scrubbed(raw, cut=False), 120)) from None
         choices = body.get("choices") if isinstance(body, dict) else None
         first = choices[0] if isinstance(choices, list) and choices else None
         message = first.get("message") if isinstance(first, dict) else None
