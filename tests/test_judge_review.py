@@ -7,9 +7,13 @@ import socket
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
+import pytest
+
+from conftest import write
 from judge_server import completion
-from ragscore.judging.client import CallFailed, Client, EndpointError
+from ragscore.judging.client import CallFailed, Client, EndpointError, api_key
 
 KEY = "sk-test-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 BODY = {"model": "m", "messages": [{"role": "user", "content": "judge this"}], "temperature": 0.0}
@@ -115,3 +119,23 @@ def test_a_key_echoed_across_where_a_reply_is_cut_is_scrubbed_whole() -> None:
                 assert why.startswith(("the reply is not JSON: ", "HTTP 500: "))
                 for size in range(8, len(KEY) + 1):  # no 8 characters of the key in a row
                     assert all(KEY[start:start + size] not in why for start in range(len(KEY) - size + 1)), (at, why)
+
+
+def test_a_key_a_header_cannot_carry_is_an_error_that_never_shows_it(isolated: Path, ragscore,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    write(isolated / "trace.jsonl", [{"qid": "q1", "answer_json": {"claim": "Paris.", "citations": []}}])
+    (isolated / "rubric.toml").write_text('[judge]\nmodel = "m"\n[criteria.ok]\ntemplate = "{answer}"\nscale = "0-1"\n',
+                                          encoding="utf-8")
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    for key in (f"{KEY}\nX-Other: 1", f"{KEY[:10]} {KEY[10:]}", f"\u201c{KEY}\u201d"):
+        monkeypatch.setenv("OPENAI_API_KEY", key)
+        run = ragscore("judge", "--trace", "trace.jsonl", "--rubric", "rubric.toml", "--ledger", "ledger.jsonl",
+                       "--endpoint", "http://127.0.0.1:9/v1", "--record")
+        assert (run.status, run.out) == (2, "")
+        assert run.err == ("ragscore: error: OPENAI_API_KEY holds a character a key cannot have (a space, a line "
+                           "break, a character that is not ASCII, such as a curly quote): set it to the key alone\n")
+    monkeypatch.setenv("OPENAI_API_KEY", f"  {KEY}\n")  # around it: trimmed
+    assert api_key() == KEY
+    monkeypatch.delenv("OPENAI_API_KEY")
+    assert api_key() is None

@@ -93,10 +93,14 @@ def host_of(base: str) -> str:
 
 
 def api_key(environ: Mapping[str, str] = os.environ) -> str | None:
-    """The key from the environment (None: send none)."""
+    """The key from the environment (None: send none); a UsageError, never showing it, when it holds a character an
+    HTTP header cannot carry (http.client's own error would show it whole)."""
     for name in KEY_VARIABLES:
         value = environ.get(name, "").strip()
         if value:
+            if not all("!" <= c <= "~" for c in value):
+                raise UsageError(f"{name} holds a character a key cannot have (a space, a line break, a character "
+                                 "that is not ASCII, such as a curly quote): set it to the key alone")
             return value
     return None
 
