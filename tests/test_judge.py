@@ -431,10 +431,22 @@ def test_the_key_of_a_judgment() -> None:
     ("model-v2 says 0.5", "0-1", None, (0.5, None)),
     ("Score: 4/5.", "1-5", None, (4.0, None)),
     ("The answer earns 3.", "1-5", None, (3.0, None)),
+    # An integer too large for a float is off the scale, not an OverflowError; -0 is 0 (never "-0.0" in a file).
+    ('{"score": 1' + "0" * 400 + "}", "0-1", "score", (None, "a number of more than 57 digits is outside the scale "
+                                                            "0-1")),
+    ('{"score": 1' + "0" * 400 + "}", "pass/fail", "score", (None, "a number of more than 57 digits is not pass or "
+                                                                "fail")),
+    ('{"score": 12345678901234567890}', "1-5", "score", (None, "12345678901234567890 is outside the scale 1-5 (a "
+                                                               "whole number from 1 to 5)")),
+    ('{"score": -0.0}', "0-1", "score", (0.0, None)),
+    ('{"score": -0}', "pass/fail", "score", (0.0, None)),
+    ("Score: -0", "0-1", None, (0.0, None)),
 ])
 def test_reading_a_reply(reply: str, scale: str, field: str | None, expected: tuple[float | None, str | None]
                          ) -> None:
-    assert read_score(reply, scale, field) == expected
+    read = read_score(reply, scale, field)
+    assert read == expected
+    assert read[0] is None or str(read[0]) == str(expected[0])  # 0.0, not -0.0
 
 
 @pytest.mark.parametrize(("rubric", "message"), [

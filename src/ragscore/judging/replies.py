@@ -55,11 +55,16 @@ def on_scale(value: object, scale: str) -> tuple[float | None, str | None]:
         if value is False or (isinstance(value, str) and value.strip().lower() == "fail"):
             return 0.0, None
         if type(value) in (int, float) and value in (0, 1):
-            return float(value), None
+            return float(value) + 0.0, None  # -0 is 0
         return None, f"{_shown(value)} is not pass or fail"
-    if type(value) not in (int, float) or not math.isfinite(value):  # type: ignore[arg-type]
+    if type(value) not in (int, float):
         return None, f"{_shown(value)} is not a number"
-    number = float(value)  # type: ignore[arg-type]
+    try:
+        number = float(value) + 0.0  # type: ignore[arg-type]  # + 0.0: -0 is 0
+    except OverflowError:  # an integer too large for a float
+        return None, f"{_shown(value)} is outside the scale {scale}"
+    if not math.isfinite(number):
+        return None, f"{_shown(value)} is not a number"
     if scale == "1-5":
         if number not in (1.0, 2.0, 3.0, 4.0, 5.0):
             return None, f"{_shown(value)} is outside the scale 1-5 (a whole number from 1 to 5)"
@@ -72,4 +77,6 @@ def on_scale(value: object, scale: str) -> tuple[float | None, str | None]:
 def _shown(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
+    if type(value) is int and value.bit_length() > 192:
+        return "a number of more than 57 digits"
     return json.dumps(value, ensure_ascii=False)[:60] if not isinstance(value, str) else quote(value, 60)
