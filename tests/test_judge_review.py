@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write
-from judge_server import completion
+from judge_server import JudgeServer, completion, scored
 from ragscore.judging.client import CallFailed, Client, EndpointError, api_key
 
 KEY = "sk-test-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
@@ -139,3 +139,55 @@ def test_a_key_a_header_cannot_carry_is_an_error_that_never_shows_it(isolated: P
     assert api_key() == KEY
     monkeypatch.delenv("OPENAI_API_KEY")
     assert api_key() is None
+
+
+TRACES = [{"qid": "q1", "retrieved_ids": [{"id": "d1", "text": "Paris is the capital of France."}],
+           "answer_json": {"claim": "Paris.", "citations": ["d1"]}},
+          {"qid": "q2", "retrieved_ids": [{"id": "d2", "text": "Lyon is a city."}],
+           "answer_json": {"claim": "Lyon.", "citations": ["d2"]}}]
+RUBRIC = ('[judge]\nmodel = "judge-small"\n[criteria.ok]\ntemplate = "{question}|{answer}|{contexts}"\nscale = "0-1"\n'
+          'json_field = "score"\n')
+
+
+@pytest.fixture
+def small(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Two traced questions (no gold set) and a rubric of one 0-1 criterion, outside CI."""
+    write(isolated / "trace.jsonl", TRACES)
+    (isolated / "rubric.toml").write_text(RUBRIC, encoding="utf-8")
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("RAGSCORE_JUDGE_API_KEY", raising=False)
+    return isolated
+
+
+def judge_args(url: str, *more: str) -> list[str]:
+    return ["judge", "--trace", "trace.jsonl", "--rubric", "rubric.toml", "--ledger", "ledger.jsonl", "--endpoint",
+            url, *more]
+
+
+def test_a_ledger_score_edited_off_its_scale_or_infinite_is_an_error_at_its_line(small: Path, ragscore) -> None:
+    with JudgeServer(scored(lambda prompt: 0.5)) as server:
+        url = server.url
+        assert ragscore(*judge_args(url, "--record", "-q")).status == 0
+    first, second = Path("ledger.jsonl").read_text(encoding="utf-8").splitlines()
+    assert '"score":0.5,' in second
+
+    def edited(score: str) -> None:
+        line = second.replace('"score":0.5', '"score":' + score)
+        Path("ledger.jsonl").write_text(f"{first}\n{line}\n", encoding="utf-8")
+
+    for score, message in (
+            ("7", "a ledger record's score is off its criterion's scale: 7 is outside the scale 0-1 (a line edited "
+                  "by hand? delete it to judge again)"),
+            ("Infinity", "a ledger record's score must be a number or null, got Infinity"),
+            ("NaN", "a ledger record's score must be a number or null, got NaN"),
+            ("1" + "0" * 400, "a ledger record's score must be a number or null, got a number of more than 57 digits")):
+        edited(score)
+        run = ragscore(*judge_args(url, "--replay"))
+        assert (run.status, run.out, run.err) == (2, "", f"ragscore: error: ledger.jsonl:2: {message}\n")
+    # A whole number on the scale is the score it says, written as a recorded score is.
+    edited("1")
+    run = ragscore(*judge_args(url, "--replay"))
+    assert run.status == 0
+    assert [line.split('"ok": ')[1] for line in run.out.splitlines()[1:]] == ["0.5}", "1.0}"]

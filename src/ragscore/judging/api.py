@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ragscore.config import Config, for_gold
-from ragscore.errors import UsageError
+from ragscore.errors import InputError, UsageError
 from ragscore.judging.client import DEFAULT_ENDPOINT, CallFailed, Client, Reply, api_key, base_url, host_of
 from ragscore.judging.ledger import Appender, check_ledger_path, judgment_key, read_ledger
-from ragscore.judging.replies import read_score
+from ragscore.judging.replies import on_scale, read_score
 from ragscore.judging.rubric import Criterion, Rubric, load_rubric
 from ragscore.keywords import configured
 from ragscore.loaders.records import Source, TraceSource, as_input, as_traces
@@ -164,11 +164,13 @@ def judge(
     why: dict[str, str] = {}
     from_ledger = 0
     pending: list[_Task] = []
+    scales = {c.name: c.scale for c in chosen.criteria}
     for task in tasks.values():
         record = known.records.get(task.key)
         if record is not None and (replaying or record.get("score") is not None):
             from_ledger += 1
-            judgments[task.key] = record.get("score")
+            judgments[task.key] = _recorded_score(record, scales[task.criterion], ledger_path,
+                                                  known.line_of[task.key])
             if record.get("score") is None:
                 why[task.key] = str(record.get("error"))
         elif not replaying:
@@ -183,6 +185,19 @@ def judge(
                      "joins on qid)")
     return _finish(chosen, base, name, questions, tasks, per_question, judgments, why, from_ledger, called,
                    REPLAY if replaying else RECORD, strict, notes)
+
+
+def _recorded_score(record: Mapping[str, Any], scale: str, ledger: str, line: int) -> float | None:
+    """A ledger record's score, checked to be on its criterion's scale (a line edited by hand may not be): an
+    InputError at its line, never a score the judge did not give."""
+    score = record.get("score")
+    if score is None:
+        return None
+    checked, problem = on_scale(score, scale)
+    if problem is not None:
+        raise InputError(ledger, f"a ledger record's score is off its criterion's scale: {problem} (a line edited by "
+                                 "hand? delete it to judge again)", line)
+    return checked
 
 
 def _questions(gold: Source, traces: TraceSource, config: Config | None, settings: Mapping[str, Any]
