@@ -3,18 +3,26 @@ broken HTTP, redirects, keys echoed in part (a second reader's findings on issue
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import write
-from judge_server import JudgeServer, completion, scored
+from judge_server import Answer, JudgeServer, completion, scored
 from ragscore.judging.client import CallFailed, Client, EndpointError, api_key
+from ragscore.judging.ledger import read_ledger
 
+ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-test-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 BODY = {"model": "m", "messages": [{"role": "user", "content": "judge this"}], "temperature": 0.0}
 
@@ -190,4 +198,55 @@ def test_a_ledger_score_edited_off_its_scale_or_infinite_is_an_error_at_its_line
     edited("1")
     run = ragscore(*judge_args(url, "--replay"))
     assert run.status == 0
-    assert [line.split('"ok": ')[1] for line in run.out.splitlines()[1:]] == ["0.5}", "1.0}"]
+    assert sorted(line.split('"ok": ')[1] for line in run.out.splitlines()[1:]) == ["0.5}", "1.0}"]
+
+
+def test_ctrl_c_during_calls_stops_at_once_and_keeps_what_came_back(small: Path) -> None:
+    """Ctrl-C while calls hang (or wait to be tried again) ends the run at once: the threads making the calls are
+    not waited for, and the judgments that came back are in the ledger for the next run."""
+    write(small / "trace.jsonl", [{**TRACES[0], "qid": f"q{n}", "answer_json": {"claim": f"A{n}.", "citations": []}}
+                                  for n in range(6)])
+
+    def script(body: dict[str, Any], number: int) -> Answer:
+        prompt = body["messages"][0]["content"]
+        if "A0." in prompt:
+            return scored(lambda prompt: 1.0)(body, number)
+        if "A1." in prompt:
+            return Answer(429, b"slow down", {"Retry-After": "100"})
+        return Answer(200, completion('{"score": 1}', "m"), delay=30)
+
+    with JudgeServer(script) as server:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "ragscore", "judge", *judge_args(server.url, "--record", "--jobs", "3")[1:]],
+            cwd=small, env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(server.requests) < 3:  # the one answered, the 429, one hanging
+            time.sleep(0.02)
+        time.sleep(0.3)
+        process.send_signal(signal.SIGINT)
+        start = time.monotonic()
+        try:
+            _, err = process.communicate(timeout=20)
+        finally:
+            process.kill()
+        assert time.monotonic() - start < 5, "Ctrl-C waited for the calls under way"
+    assert process.returncode == 130 and b"Traceback" not in err
+    kept = read_ledger("ledger.jsonl")
+    assert [record["qid"] for record in kept.records.values()] == ["q0"] and kept.skipped == []
+
+
+def test_a_stopped_client_is_not_tried_again() -> None:
+    """judge() stopped from Python (its loop raising): the client's waits between tries end, and no call is tried
+    again."""
+    with raw_server(lambda request: b"HTTP/1.1 503 Busy\r\nRetry-After: 100\r\nContent-Length: 0\r\n\r\n") as url:
+        caller = Client(url, KEY, timeout=5, retries=4)
+        threading.Timer(0.3, caller.stop).start()
+        start = time.monotonic()
+        try:
+            caller.complete(BODY)
+        except CallFailed as exc:
+            assert str(exc) == "HTTP 503 (1 tries; stopped)"
+        else:
+            raise AssertionError("a 503 gave a reply")
+        assert time.monotonic() - start < 5

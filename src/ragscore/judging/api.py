@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -136,7 +138,7 @@ def judge(
     config: Config | None = None,
     environ: Mapping[str, str] = os.environ,
     progress: Callable[[int, int], None] | None = None,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] | None = None,
     **settings: Any,
 ) -> Judgments:
     """Judge every traced question on every criterion of ``rubric`` (``gold`` None: every qid of the traces, as
@@ -289,6 +291,45 @@ def _tasks(questions: Sequence[tuple[str, dict[str, str] | None]], rubric: Rubri
     return tasks, per_question
 
 
+class _Callers:
+    """``jobs`` threads that make the calls, each as a Future. Daemon threads, unlike a ThreadPoolExecutor's, which
+    the interpreter waits for at exit: a run stopped (Ctrl-C, an endpoint refusing every call) ends at once, not
+    after the calls under way and their retries' waits. Only the main thread writes the ledger, so nothing is lost."""
+
+    def __init__(self, client: Client, jobs: int) -> None:
+        self.client = client
+        self.queue: queue.SimpleQueue[tuple[Future[Reply], Mapping[str, Any]] | None] = queue.SimpleQueue()
+        self.threads = [threading.Thread(target=self._work, name=f"ragscore-judge-{n}", daemon=True)
+                        for n in range(jobs)]
+        for thread in self.threads:
+            thread.start()
+
+    def submit(self, body: Mapping[str, Any]) -> Future[Reply]:
+        future: Future[Reply] = Future()
+        self.queue.put((future, body))
+        return future
+
+    def _work(self) -> None:
+        while (item := self.queue.get()) is not None:
+            future, body = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(self.client.complete(body))
+            except BaseException as exc:  # noqa: BLE001 (handed to the main thread, which reads the future)
+                future.set_exception(exc)
+
+    def close(self, finished: bool) -> None:
+        """Let the threads end; ``finished``: every call came back, so they are waited for (at once)."""
+        if not finished:
+            self.client.stop()
+        for _ in self.threads:
+            self.queue.put(None)
+        if finished:
+            for thread in self.threads:
+                thread.join()
+
+
 def _call_all(client: Client, pending: Sequence[_Task], rubric: Rubric, ledger: str, jobs: int,
               judgments: dict[str, float | None], why: dict[str, str],
               progress: Callable[[int, int], None] | None) -> int:
@@ -296,13 +337,13 @@ def _call_all(client: Client, pending: Sequence[_Task], rubric: Rubric, ledger: 
     back (a run stopped midway keeps what came back); return how many were asked."""
     criteria = {c.name: c for c in rubric.criteria}
     appender = Appender(ledger)
-    pool = ThreadPoolExecutor(max_workers=jobs)
+    callers = _Callers(client, min(jobs, len(pending)))
     running: dict[Future[Reply], _Task] = {}
     done = 0
     try:
-        queue = iter(pending)
-        for task in queue:
-            running[pool.submit(client.complete, task.body)] = task
+        tasks = iter(pending)
+        for task in tasks:
+            running[callers.submit(task.body)] = task
             if len(running) >= jobs * 2:
                 break
         while running:
@@ -313,13 +354,15 @@ def _call_all(client: Client, pending: Sequence[_Task], rubric: Rubric, ledger: 
                 done += 1
                 if progress is not None:
                     progress(done, len(pending))
-                following = next(queue, None)
+                following = next(tasks, None)
                 if following is not None:
-                    running[pool.submit(client.complete, following.body)] = following
+                    running[callers.submit(following.body)] = following
     finally:
         # Stopped (an endpoint refusing every call, Ctrl-C): the calls under way are not waited for; what came
         # back is in the ledger already.
-        pool.shutdown(wait=not running, cancel_futures=True)
+        for future in running:
+            future.cancel()
+        callers.close(finished=not running)
         appender.close()
     return done
 

@@ -19,6 +19,7 @@ import json
 import math
 import os
 import re
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -109,12 +110,18 @@ class Client:
     """Calls one endpoint; safe to share between threads (each call opens its own connection)."""
 
     def __init__(self, base: str, key: str | None, *, timeout: float, retries: int,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] | None = None) -> None:
         self.url = base + "/chat/completions"
         self._key = key
         self.timeout = timeout
         self.retries = retries
-        self._sleep = sleep
+        self._stopped = threading.Event()
+        self._sleep = sleep if sleep is not None else self._stopped.wait  # a wait that stop() ends
+
+    def stop(self) -> None:
+        """Ask no more: a call under way is not tried again (a run interrupted stops at once, not after its retries'
+        waits)."""
+        self._stopped.set()
 
     def scrub(self, text: str) -> str:
         """The text without the key (a server may echo it in an error)."""
@@ -163,9 +170,11 @@ class Client:
                 wait, why = None, f"the connection failed: {self.scrub(exc.strerror or str(exc))}"
             except http.client.HTTPException as exc:  # no OSError: a garbled status line, a chunk cut short
                 wait, why = None, f"a broken HTTP reply ({type(exc).__name__})"
-            if tries > self.retries:
+            if tries > self.retries or self._stopped.is_set():
                 raise CallFailed(f"{why} ({tries} tries)")
             self._sleep(min(wait if wait is not None else 2.0 ** (tries - 1), MAX_WAIT))
+            if self._stopped.is_set():
+                raise CallFailed(f"{why} ({tries} tries; stopped)")
 
     def _detail(self, exc: urllib.error.HTTPError) -> str:
         """The server's message in an error reply, shortened and scrubbed (empty when it gave none)."""
