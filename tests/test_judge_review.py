@@ -169,9 +169,8 @@ def small(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return isolated
 
 
-def judge_args(url: str, *more: str) -> list[str]:
-    return ["judge", "--trace", "trace.jsonl", "--rubric", "rubric.toml", "--ledger", "ledger.jsonl", "--endpoint",
-            url, *more]
+def judge_args(url: str, *more: str, ledger: str = "ledger.jsonl") -> list[str]:
+    return ["judge", "--trace", "trace.jsonl", "--rubric", "rubric.toml", "--ledger", ledger, "--endpoint", url, *more]
 
 
 def test_a_ledger_score_edited_off_its_scale_or_infinite_is_an_error_at_its_line(small: Path, ragscore) -> None:
@@ -250,3 +249,48 @@ def test_a_stopped_client_is_not_tried_again() -> None:
         else:
             raise AssertionError("a 503 gave a reply")
         assert time.monotonic() - start < 5
+
+
+def test_traces_judged_otherwise_than_meant_are_counted_and_named(small: Path, ragscore) -> None:
+    """A trace replaced by a later one, one that joins no gold question, one without a claim, passages without a
+    text: each is judged (or not) as a note says, never silently."""
+    write(small / "gold.jsonl", [{"qid": q, "question": f"{q}?", "answerable": True, "gold_claim_substr": ["x"]}
+                                 for q in ("q1", "q2", "q3")])
+    write(small / "trace.jsonl", [
+        {"qid": "q1", "retrieved_ids": ["d1", "d9"], "answer_json": {"claim": "First.", "citations": []}},
+        {"qid": "q2", "retrieved_ids": [{"id": "d2", "text": "Lyon is a city."}]},  # no claim
+        {"qid": "zz", "answer_json": {"claim": "Of no gold question.", "citations": []}},
+        {"qid": "q1", "retrieved_ids": ["d1", "d9"], "answer_json": {"claim": "Last.", "citations": []}},
+        {"qid": "q3", "retrieved_ids": [{"id": "d3", "text": "Whole."}], "answer_json": {"claim": "Fine."}},
+    ])
+    write(small / "corpus.jsonl", [{"id": "d1", "text": "Paris is the capital of France."}])
+    with JudgeServer(scored(lambda prompt: 1.0)) as server:
+        run = ragscore(*judge_args(server.url, "--gold", "gold.jsonl", "--record"))
+        asked = sorted(body["messages"][0]["content"] for body, _ in server.requests)
+        with_corpus = ragscore(*judge_args(server.url, "--gold", "gold.jsonl", "--record", "--corpus", "corpus.jsonl",
+                                           ledger="corpus-ledger.jsonl"))
+        no_gold = ragscore(*judge_args(server.url, "--record", ledger="production.jsonl"))
+    assert run.status == 0
+    assert asked == ["q1?|Last.|", "q2?||[1] Lyon is a city.", "q3?|Fine.|[1] Whole."]
+    notes = run.err.splitlines()
+    assert 'ragscore: 1 trace line matches no gold question (not judged): "zz"' in notes
+    assert ('ragscore: 1 trace line was replaced by a later line for the same question (the last is judged): "q1"'
+            in notes)
+    assert ("ragscore: 1 trace has no claim or refusal field (judged with an empty {answer}): trace.jsonl:2: its keys "
+            'are "qid", "retrieved_ids": map the claim with --map claim=PATH (see "Your traces" in the README)'
+            in notes)
+    assert ("ragscore: 1 judged trace retrieves passages without a text in the trace (--corpus gives passage texts by "
+            'id) ({contexts} lacks them): "q1"' in notes)
+    assert ("ragscore: 1 judged trace retrieves passages without a text in the trace or --corpus ({contexts} lacks "
+            'them): "q1"' in with_corpus.err.splitlines())
+    assert no_gold.status == 0
+    assert no_gold.err.splitlines()[:3] == [
+        'ragscore: 1 trace line was replaced by a later line for the same qid (the last is judged): "q1"',
+        "ragscore: 1 trace has no claim or refusal field (judged with an empty {answer}; --map claim=PATH reads it "
+        "from another field): trace.jsonl:2",
+        'ragscore: 1 judged trace retrieves passages without a text in the trace (--corpus gives passage texts by id) '
+        '({contexts} lacks them): "q1"']
+    # A rubric that names neither {answer} nor {contexts} is told of neither.
+    (small / "rubric.toml").write_text(RUBRIC.replace("{question}|{answer}|{contexts}", "{question}"), encoding="utf-8")
+    replayed = ragscore(*judge_args("http://127.0.0.1:9/v1", "--gold", "gold.jsonl", "--replay"))
+    assert "{answer}" not in replayed.err and "{contexts}" not in replayed.err and '"zz"' in replayed.err

@@ -159,8 +159,9 @@ def judge(
     ledger_path = os.fspath(ledger)
     check_ledger_path(ledger_path)
     known = read_ledger(ledger_path)
-    questions, unnamed = (_questions(gold, traces, config, settings) if gold is not None
-                          else _trace_questions(traces, config, settings))
+    named = frozenset().union(*(c.fields for c in chosen.criteria))
+    questions, input_notes = (_questions(gold, traces, config, settings, named) if gold is not None
+                              else _trace_questions(traces, config, settings, named))
     tasks, per_question = _tasks(questions, chosen, base, name)
     judgments: dict[str, float | None] = {}
     why: dict[str, str] = {}
@@ -181,10 +182,7 @@ def judge(
     if pending:
         client = Client(base, api_key(environ), timeout=timeout, retries=retries, sleep=sleep)
         called = _call_all(client, pending, chosen, ledger_path, jobs, judgments, why, progress)
-    notes = known.notes()
-    if unnamed:
-        notes.append(f"{unnamed:,} {'trace has' if unnamed == 1 else 'traces have'} no qid: not judged (a scores file "
-                     "joins on qid)")
+    notes = known.notes() + input_notes
     return _finish(chosen, base, name, questions, tasks, per_question, judgments, why, from_ledger, called,
                    REPLAY if replaying else RECORD, strict, notes)
 
@@ -202,12 +200,15 @@ def _recorded_score(record: Mapping[str, Any], scale: str, ledger: str, line: in
     return checked
 
 
-def _questions(gold: Source, traces: TraceSource, config: Config | None, settings: Mapping[str, Any]
-               ) -> tuple[list[tuple[str, dict[str, str] | None]], int]:
-    """Every gold question in gold order, with the four texts its judgments fill in (None: it has no trace)."""
+def _questions(gold: Source, traces: TraceSource, config: Config | None, settings: Mapping[str, Any],
+               named: frozenset[str]) -> tuple[list[tuple[str, dict[str, str] | None]], list[str]]:
+    """Every gold question in gold order, with the four texts its judgments fill in (None: it has no trace); and the
+    notes on the traces (those that join no question, replace another, lack a claim or passage texts)."""
+    from ragscore.finish import unreadable_hint
     from ragscore.loaders.gold import KEEP_QUESTION, KEEP_REFERENCE, load_gold
     from ragscore.parallel import choose_jobs
     from ragscore.parallel import score as score_parts
+    from ragscore.reports.console import format_notes, key_notes, plural
     from ragscore.results import Wants
 
     gold_in, trace_in = as_input(gold, "gold"), as_traces(traces)
@@ -219,28 +220,66 @@ def _questions(gold: Source, traces: TraceSource, config: Config | None, setting
     count = choose_jobs(None, *specs) if len(specs) == 2 else 1
     ev = score_parts(gold_in, trace_in, run, Wants(explain=frozenset(item.qid for item in items)), count)
     out: list[tuple[str, dict[str, str] | None]] = []
+    untexted: list[str] = []
     for item in items:
         explained = ev.explained.get(item.qid)
         view = explained.trace if explained is not None else None
         if explained is None or view is None:
             out.append((item.qid, None))
             continue
+        if _lacks_texts(view.retrieved, explained.passages):
+            untexted.append(item.qid)
         contexts = "\n\n".join(f"[{n}] {text}" for n, text in enumerate(explained.passages, 1))
         out.append((item.qid, {"question": item.question or view.question or "",
                                "answer": view.claim if view.claim_from is not None else "",
                                "contexts": contexts, "reference": item.reference or ""}))
-    return out, 0
+    acc = ev.accounting
+    notes = [*format_notes(run, ev.settings, ev), *key_notes(ev)]
+    if acc.unknown:
+        notes.append(f"{plural(acc.unknown, 'trace line matches', 'trace lines match')} no gold question (not "
+                     f"judged): {_some([quote(q) for _, q in acc.unknown_ids], acc.unknown)}")
+    if acc.duplicates:
+        replaced = _some([quote(q) for _, q in acc.duplicate_ids], acc.duplicates)
+        notes.append(f"{plural(acc.duplicates, 'trace line was', 'trace lines were')} replaced by a later line for the "
+                     f"same question (the last is judged): {replaced}")
+    if acc.unreadable and "answer" in named:
+        line, example = acc.unreadable_examples[0]
+        hint = unreadable_hint(example, ev.settings.trace_format)
+        notes.append(f"{plural(acc.unreadable, 'trace has', 'traces have')} no claim or refusal field (judged with "
+                     f"an empty {{answer}}): {ev.traces.where(line)}: {hint}")
+    notes += _untexted_note(untexted, "contexts" in named, run.corpus is not None)
+    return out, notes
 
 
-def _trace_questions(traces: TraceSource, config: Config | None, settings: Mapping[str, Any]
-                     ) -> tuple[list[tuple[str, dict[str, str] | None]], int]:
+def _lacks_texts(retrieved: Sequence[str], texts: Sequence[str]) -> bool:
+    """Whether a trace retrieved a passage whose text neither it nor the corpus gives (empty in {contexts})."""
+    return len(texts) < len(retrieved) or not all(texts)
+
+
+def _untexted_note(qids: Sequence[str], named: bool, corpus: bool) -> list[str]:
+    if not qids or not named:
+        return []
+    where = "the trace or --corpus" if corpus else "the trace (--corpus gives passage texts by id)"
+    return [f"{len(qids):,} judged {'trace retrieves' if len(qids) == 1 else 'traces retrieve'} passages without a "
+            f"text in {where} ({{contexts}} lacks them): {_some([quote(q) for q in qids], len(qids))}"]
+
+
+def _some(items: Sequence[str], total: int) -> str:
+    """The first examples of ``total`` things, and "..." when there are more."""
+    return ", ".join(items[:EXAMPLES]) + (", ..." if total > min(len(items), EXAMPLES) else "")
+
+
+def _trace_questions(traces: TraceSource, config: Config | None, settings: Mapping[str, Any], named: frozenset[str]
+                     ) -> tuple[list[tuple[str, dict[str, str] | None]], list[str]]:
     """Without a gold set: each qid of the traces in the order they first come, with the texts of its last trace
-    (no reference); and how many traces have no qid."""
+    (no reference); and the notes on the traces (without a qid, replaced by a later one, without a claim or passage
+    texts)."""
     from ragscore.evaluate import open_corpus, open_input
     from ragscore.loaders.corpus import passage_texts
     from ragscore.loaders.records import no_trace_records
     from ragscore.loaders.shapes import open_records
     from ragscore.loaders.trace import DOCUMENT_ID_PATHS, parse_trace
+    from ragscore.reports.console import plural
 
     run = configured(config, dict(settings)).settings
     source = open_input(as_traces(traces))
@@ -248,6 +287,9 @@ def _trace_questions(traces: TraceSource, config: Config | None, settings: Mappi
     _, shape, records = open_records(source, run.trace_format, run.trace_fields)
     document_id = DOCUMENT_ID_PATHS if shape is None else shape.document_id
     found: dict[str, dict[str, str]] = {}
+    untexted: dict[str, bool] = {}
+    replaced: list[str] = []
+    claimless: list[int] = []
     unnamed = lines = 0
     for line, _column, _record, obj, _key in records:
         lines += 1
@@ -261,12 +303,31 @@ def _trace_questions(traces: TraceSource, config: Config | None, settings: Mappi
         if view.qid is None:
             unnamed += 1
             continue
-        contexts = "\n\n".join(f"[{n}] {text}" for n, text in enumerate(passage_texts(obj), 1))  # type: ignore[arg-type]
+        if view.qid in found:
+            replaced.append(view.qid)
+        if view.claim_from is None and view.refused_from is None:
+            claimless.append(line)
+        texts = passage_texts(obj)  # type: ignore[arg-type]
+        untexted[view.qid] = _lacks_texts(view.retrieved, texts)
+        contexts = "\n\n".join(f"[{n}] {text}" for n, text in enumerate(texts, 1))
         found[view.qid] = {"question": view.question or "", "answer": view.claim if view.claim_from is not None else "",
                            "contexts": contexts, "reference": ""}
     if not lines:
         raise no_trace_records(source, "--trace")
-    return list(found.items()), unnamed
+    notes = []
+    if unnamed:
+        notes.append(f"{plural(unnamed, 'trace has', 'traces have')} no qid: not judged (a scores file joins on qid)")
+    if replaced:
+        distinct = list(dict.fromkeys(replaced))
+        notes.append(f"{plural(len(replaced), 'trace line was', 'trace lines were')} replaced by a later line for the "
+                     f"same qid (the last is judged): {_some([quote(q) for q in distinct], len(distinct))}")
+    if claimless and "answer" in named:
+        notes.append(f"{plural(len(claimless), 'trace has', 'traces have')} no claim or refusal field (judged with an "
+                     f"empty {{answer}}; --map claim=PATH reads it from another field): "
+                     f"{_some([source.where(n) for n in claimless], len(claimless))}")
+    notes += _untexted_note([qid for qid, lacking in untexted.items() if lacking], "contexts" in named,
+                            corpus is not None)
+    return list(found.items()), notes
 
 
 def _tasks(questions: Sequence[tuple[str, dict[str, str] | None]], rubric: Rubric, base: str, model: str

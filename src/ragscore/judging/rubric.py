@@ -54,6 +54,11 @@ class Criterion:
     scale: str
     json_field: str | None = None
 
+    @property
+    def fields(self) -> frozenset[str]:
+        """The fields its template names."""
+        return frozenset(field for _, field, _, _ in string.Formatter().parse(self.template) if field)
+
     def render(self, inputs: Mapping[str, str]) -> str:
         """The prompt for one question's inputs (its four fields' texts)."""
         return self.template.format_map(inputs)
