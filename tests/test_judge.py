@@ -441,6 +441,20 @@ def test_the_key_of_a_judgment() -> None:
     ('{"score": -0.0}', "0-1", "score", (0.0, None)),
     ('{"score": -0}', "pass/fail", "score", (0.0, None)),
     ("Score: -0", "0-1", None, (0.0, None)),
+    # A denominator is none of the reply's numbers, however written; a range's end gives no score; a verdict word
+    # outranks the numbers after it.
+    ("Score: 4 out of 5", "1-5", None, (4.0, None)),
+    ("Score: 4 / 5", "1-5", None, (4.0, None)),
+    ("I'd give it 4 (on a 1-5 scale)", "1-5", None,
+     (None, "the reply's last number, 5, ends a range (such as 1-5 or 1 to 5): no score is read from it")),
+    ("4, on a scale from 1 to 5", "1-5", None,
+     (None, "the reply's last number, 5, ends a range (such as 1-5 or 1 to 5): no score is read from it")),
+    ("Score: 1e-1", "0-1", None, (0.1, None)),
+    ("Score: 4,5", "1-5", None, (None, "the reply holds no number")),
+    ("1,000 claims checked; score 3", "1-5", None, (3.0, None)),
+    ("Verdict: pass. 0 issues found", "pass/fail", None, (1.0, None)),
+    ("FAIL - 2 of 3 claims unsupported", "pass/fail", None, (0.0, None)),
+    ("The passage supports it: 1", "pass/fail", None, (1.0, None)),
 ])
 def test_reading_a_reply(reply: str, scale: str, field: str | None, expected: tuple[float | None, str | None]
                          ) -> None:

@@ -12,7 +12,7 @@
     template = "... {question} ... {answer} ... {contexts} ... {reference} ..."
     scale = "0-1"                # "0-1", "1-5" or "pass/fail"
     json_field = "score"         # optional: the reply is a JSON object, the score its field; else the reply's
-                                 # last number (pass/fail: its last "pass", "fail" or number)
+                                 # last number (pass/fail: its last "pass" or "fail", else number)
 
 Every mistake is an error at its line: an unknown key (with the nearest known one), a template field
 other than the four, a scale other than the three, a criterion name that cannot be a metric name.
