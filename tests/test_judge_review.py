@@ -28,9 +28,9 @@ BODY = {"model": "m", "messages": [{"role": "user", "content": "judge this"}], "
 
 
 @contextmanager
-def raw_server(reply: Callable[[bytes], bytes]) -> Iterator[str]:
+def raw_server(reply: Callable[[bytes], bytes | list[bytes]], pause: float = 0.0) -> Iterator[str]:
     """A server on 127.0.0.1 that answers each request (its head and body, read whole) with ``reply``'s bytes as they
-    are, then closes the connection; yields its base URL."""
+    are (a list: its parts, ``pause`` seconds apart), then closes the connection; yields its base URL."""
     listener = socket.create_server(("127.0.0.1", 0))
     listener.settimeout(0.2)
     stop = threading.Event()
@@ -51,7 +51,13 @@ def raw_server(reply: Callable[[bytes], bytes]) -> Iterator[str]:
                                if line.lower().startswith(b"content-length:")), 0)
                 while len(body) < length:
                     body += connection.recv(65536)
-                connection.sendall(reply(head + b"\r\n\r\n" + body))
+                answer = reply(head + b"\r\n\r\n" + body)
+                for part in answer if isinstance(answer, list) else [answer]:
+                    try:
+                        connection.sendall(part)
+                    except OSError:  # the client gave up
+                        break
+                    time.sleep(pause)
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
@@ -294,3 +300,20 @@ def test_traces_judged_otherwise_than_meant_are_counted_and_named(small: Path, r
     (small / "rubric.toml").write_text(RUBRIC.replace("{question}|{answer}|{contexts}", "{question}"), encoding="utf-8")
     replayed = ragscore(*judge_args("http://127.0.0.1:9/v1", "--gold", "gold.jsonl", "--replay"))
     assert "{answer}" not in replayed.err and "{contexts}" not in replayed.err and '"zz"' in replayed.err
+
+
+def test_the_timeout_bounds_the_whole_call_not_each_read() -> None:
+    """A server that trickles its reply, each part well within the timeout, has no reply within the timeout."""
+    data = completion('{"score": 1}', "m")
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(data)
+    parts = [head] + [data[n:n + 24] for n in range(0, len(data), 24)]
+    with raw_server(lambda request: parts, pause=0.05) as url:
+        start = time.monotonic()
+        try:
+            Client(url, KEY, timeout=0.3, retries=0).complete(BODY)
+        except CallFailed as exc:
+            assert str(exc) == "no reply within 0.3 s (1 tries)"
+        else:
+            raise AssertionError(f"a reply trickled over {len(parts) * 0.05:.1f} s came back within 0.3 s")
+        assert time.monotonic() - start < 2
+        assert Client(url, KEY, timeout=len(parts) * 0.05 + 3, retries=0).complete(BODY).text == '{"score": 1}'

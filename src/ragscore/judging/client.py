@@ -141,7 +141,7 @@ class Client:
             start = time.monotonic()
             try:
                 with _OPENER.open(request, timeout=self.timeout) as response:
-                    raw = response.read(MAX_REPLY + 1)
+                    raw = _body(response, start + self.timeout)
                 return self._reply(raw, time.monotonic() - start)
             except urllib.error.HTTPError as exc:
                 status, wait = exc.code, retry_after(exc.headers.get("Retry-After") if exc.headers else None)
@@ -224,6 +224,22 @@ class Client:
             usage = json.loads(self.scrub(json.dumps(usage)))
         return Reply(self.scrub(content), self.scrub(model) if isinstance(model, str) else None,
                      usage if isinstance(usage, dict) else None, round(seconds, 3))
+
+
+def _body(response: Any, deadline: float) -> bytes:
+    """A reply's body, up to ``MAX_REPLY`` + 1 bytes, read as it comes; TimeoutError when it is still coming at the
+    ``deadline`` (the socket's timeout bounds each read alone: a server that trickles its reply would pass it)."""
+    parts: list[bytes] = []
+    size = 0
+    while size <= MAX_REPLY:
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        part = response.read1(65536)
+        if not part:
+            break
+        parts.append(part)
+        size += len(part)
+    return b"".join(parts)
 
 
 def retry_after(value: str | None) -> float | None:
