@@ -19,6 +19,7 @@ import pytest
 
 from conftest import write
 from judge_server import Answer, JudgeServer, completion, scored
+from ragscore.judging.api import in_ci
 from ragscore.judging.client import CallFailed, Client, EndpointError, api_key
 from ragscore.judging.ledger import read_ledger
 
@@ -317,3 +318,12 @@ def test_the_timeout_bounds_the_whole_call_not_each_read() -> None:
             raise AssertionError(f"a reply trickled over {len(parts) * 0.05:.1f} s came back within 0.3 s")
         assert time.monotonic() - start < 2
         assert Client(url, KEY, timeout=len(parts) * 0.05 + 3, retries=0).complete(BODY).text == '{"score": 1}'
+
+
+@pytest.mark.parametrize(("environ", "ci"), [
+    ({}, False), ({"CI": ""}, False), ({"CI": "false"}, False), ({"CI": "No"}, False), ({"CI": " 0 "}, False),
+    ({"CI": "true"}, True), ({"CI": "1"}, True), ({"CI": "woodpecker"}, True), ({"GITHUB_ACTIONS": "true"}, True),
+    ({"GITHUB_ACTIONS": "false"}, False), ({"GITHUB_ACTIONS": "1"}, False),
+])
+def test_in_ci_as_the_docs_say(environ: dict[str, str], ci: bool) -> None:
+    assert in_ci(environ) is ci

@@ -117,7 +117,7 @@ def _line(record: Mapping[str, Any]) -> str:
 
 
 def in_ci(environ: Mapping[str, str] = os.environ) -> bool:
-    """Whether the run is in CI (``CI`` set to anything but false or 0, or ``GITHUB_ACTIONS``)."""
+    """Whether the run is in CI (``CI`` set to anything but empty, false, no or 0; or ``GITHUB_ACTIONS`` true)."""
     ci = environ.get("CI", "").strip().lower()
     return ci not in ("", "0", "false", "no") or environ.get("GITHUB_ACTIONS", "").strip().lower() == "true"
 
