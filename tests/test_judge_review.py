@@ -327,3 +327,29 @@ def test_the_timeout_bounds_the_whole_call_not_each_read() -> None:
 ])
 def test_in_ci_as_the_docs_say(environ: dict[str, str], ci: bool) -> None:
     assert in_ci(environ) is ci
+
+
+@pytest.mark.parametrize(("name", "family"), [("precision", "answer"), ("ndcg@10", "retrieval"),
+                                              ("pass@1", "repeats"), ("refusal_rate", "monitor"),
+                                              ("traces", "monitor")])
+def test_a_criterion_named_like_a_metric_is_refused_before_any_call(small: Path, ragscore, name: str,
+                                                                     family: str) -> None:
+    """score (or monitor) would refuse the scores file, or monitor would put the score in its own metric's place:
+    the rubric is refused at the criterion's line, before a judgment is paid for."""
+    (small / "rubric.toml").write_text(RUBRIC + f'\n[criteria."{name}"]\ntemplate = "{{answer}}"\nscale = "0-1"\n',
+                                       encoding="utf-8")
+    run = ragscore(*judge_args("http://127.0.0.1:9/v1", "--record"))
+    assert (run.status, run.out) == (2, "")
+    assert run.err == (f'ragscore: error: rubric.toml:8: the criterion "{name}" names its scores: a score is named '
+                       f'"{name}", like a ragscore metric ({family}): rename the score\n')
+    assert not Path("ledger.jsonl").exists()
+
+
+def test_monitor_refuses_a_score_named_like_its_own_metric(small: Path, ragscore) -> None:
+    """A --scores column named refusal_rate took the place of monitor's refusal rate, silently."""
+    write(small / "scores.jsonl", [{"qid": "q1", "refusal_rate": 0.0}, {"qid": "q2", "refusal_rate": 0.0}])
+    run = ragscore("monitor", "--trace", "trace.jsonl", "--scores", "scores.jsonl", "--format", "none")
+    assert (run.status, run.err) == (2, 'ragscore: error: scores.jsonl: a score is named "refusal_rate", like a '
+                                        "ragscore metric (monitor): rename the score\n")
+    write(small / "scores.jsonl", [{"qid": "q1", "helpful": 1.0}, {"qid": "q2", "helpful": 0.0}])
+    assert ragscore("monitor", "--trace", "trace.jsonl", "--scores", "scores.jsonl", "--format", "none").status == 0
