@@ -24,10 +24,10 @@ GOLD, TRACE = EXAMPLES / "gold.jsonl", EXAMPLES / "trace.jsonl"
     (["scor", "--gold", "g.jsonl"], 'unknown command "scor"; did you mean "score"?'),
     (["dashbord"], 'unknown command "dashbord"; did you mean "dashboard"?'),
     (["gold.jsonl"], 'unknown command "gold.jsonl"; the commands are score, validate, init, schema, compare, ner, '
-                     "classify, link, trec, qrels, partial, merge, monitor, agree, split, power, run, dashboard "
+                     "classify, link, trec, qrels, partial, merge, monitor, judge, agree, split, power, run, dashboard "
                      "(ragscore --help: what each does)"),
     (["a\x1b[2Jb"], 'unknown command "a\\x1b[2Jb"; the commands are score, validate, init, schema, compare, ner, '
-                    "classify, link, trec, qrels, partial, merge, monitor, agree, split, power, run, dashboard "
+                    "classify, link, trec, qrels, partial, merge, monitor, judge, agree, split, power, run, dashboard "
                     "(ragscore --help: what each does)"),
 ])
 def test_a_first_word_that_is_no_command_is_a_usage_error_naming_the_nearest(ragscore, args, message):
