@@ -3,6 +3,7 @@ broken HTTP, redirects, keys echoed in part (a second reader's findings on issue
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -353,3 +354,19 @@ def test_monitor_refuses_a_score_named_like_its_own_metric(small: Path, ragscore
                                         "ragscore metric (monitor): rename the score\n")
     write(small / "scores.jsonl", [{"qid": "q1", "helpful": 1.0}, {"qid": "q2", "helpful": 0.0}])
     assert ragscore("monitor", "--trace", "trace.jsonl", "--scores", "scores.jsonl", "--format", "none").status == 0
+
+
+def test_compare_refuses_the_scores_of_one_run_alone(isolated: Path, ragscore) -> None:
+    """Scores given for one run only had nothing to be compared with: their metrics were left out and a regression gate
+    on one skipped, without a word."""
+    examples = ROOT / "examples" / "judge"
+    both = ["compare", "--gold", examples / "gold.jsonl", "--trace", examples / "trace.jsonl", "--baseline",
+            examples / "trace.jsonl", "--format", "json"]
+    for given, lacking, option in (("candidate", "baseline", "--scores"), ("baseline", "candidate",
+                                                                             "--baseline-scores")):
+        run = ragscore(*both, option, examples / "scores.jsonl")
+        assert (run.status, run.out) == (2, "")
+        assert run.err == (f"ragscore: error: compare: the {given}'s scores are given (--scores, --baseline-scores) but "
+                           f"not the {lacking}'s: give each run's scores file, or neither\n")
+    run = ragscore(*both, "--scores", examples / "scores.jsonl", "--baseline-scores", examples / "scores.jsonl")
+    assert run.status == 0 and "faithfulness" in json.loads(run.out)["metrics"]

@@ -140,6 +140,12 @@ def compare(
     if baseline_scores is not None and baseline is None:
         raise UsageError("compare: baseline_scores goes with the baseline's traces (a baseline report holds its own "
                          "scores)")
+    if baseline is not None and (scores is None) != (baseline_scores is None):
+        # Else the scores of one run are compared with nothing: their metrics left out, their regression gates
+        # skipped, without a word.
+        given, lacking = (("candidate", "baseline") if scores is not None else ("baseline", "candidate"))
+        raise UsageError(f"compare: the {given}'s scores are given (--scores, --baseline-scores) but not the "
+                         f"{lacking}'s: give each run's scores file, or neither")
     gold_in, candidate_in = as_input(gold, "gold"), as_traces(candidate)
     config = for_gold(configured(config, settings), gold_in)
     files = tuple(None if path is None else load_run_scores(path, config) for path in (baseline_scores, scores))
