@@ -370,3 +370,24 @@ def test_compare_refuses_the_scores_of_one_run_alone(isolated: Path, ragscore) -
                            f"not the {lacking}'s: give each run's scores file, or neither\n")
     run = ragscore(*both, "--scores", examples / "scores.jsonl", "--baseline-scores", examples / "scores.jsonl")
     assert run.status == 0 and "faithfulness" in json.loads(run.out)["metrics"]
+
+
+def test_a_reply_cut_off_at_max_tokens_gives_no_last_number(small: Path, ragscore) -> None:
+    """A reply the server cut at max_tokens (finish_reason "length") ends where it was cut: its last number is no
+    verdict. A JSON object read whole is whole, cut or not."""
+    (small / "rubric.toml").write_text(RUBRIC + '\n[criteria.free]\ntemplate = "{answer}!"\nscale = "1-5"\n',
+                                       encoding="utf-8")
+
+    def script(body: dict[str, Any], number: int) -> Answer:
+        text = '{"score": 1}' if body["messages"][0]["content"].count("|") else "Claim 1 holds, claim 2 gets 3 of"
+        data = completion(text, "m").replace(b'"finish_reason":"stop"', b'"finish_reason":"length"')
+        assert b'"length"' in data
+        return Answer(200, data)
+
+    with JudgeServer(script) as server:
+        run = ragscore(*judge_args(server.url, "--record"))
+    assert run.status == 0
+    rows = [json.loads(line) for line in run.out.splitlines()[1:]]
+    assert rows == [{"qid": "q1", "ok": 1.0, "free": None}, {"qid": "q2", "ok": 1.0, "free": None}]
+    assert ('"q1" free: the reply was cut off at max_tokens (finish_reason "length"): its last number may not be its '
+            "score (raise max_tokens, or ask for JSON: json_field)") in run.err

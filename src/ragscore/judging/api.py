@@ -438,6 +438,9 @@ def _take(future: Future[Reply], task: _Task, criterion: Criterion, appender: Ap
         why[task.key] = str(exc)
         return
     score, problem = read_score(reply.text, criterion.scale, criterion.json_field)
+    if reply.cut and criterion.json_field is None and score is not None:  # (a JSON object read whole is whole)
+        score, problem = None, ('the reply was cut off at max_tokens (finish_reason "length"): its last number may '
+                                "not be its score (raise max_tokens, or ask for JSON: json_field)")
     judgments[task.key] = score
     if problem is not None:
         why[task.key] = problem

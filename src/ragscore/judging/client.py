@@ -64,12 +64,14 @@ class CallFailed(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """A chat completion: its text, the model the server says answered, the token usage, the seconds taken."""
+    """A chat completion: its text, the model the server says answered, the token usage, the seconds taken, and
+    whether the text was cut off at max_tokens (finish_reason "length")."""
 
     text: str
     model: str | None
     usage: dict[str, Any] | None
     seconds: float
+    cut: bool = False
 
 
 def base_url(endpoint: str) -> str:
@@ -223,7 +225,8 @@ class Client:
         if isinstance(usage, dict) and self._key:  # what a server writes is scrubbed wherever it may echo the key
             usage = json.loads(self.scrub(json.dumps(usage)))
         return Reply(self.scrub(content), self.scrub(model) if isinstance(model, str) else None,
-                     usage if isinstance(usage, dict) else None, round(seconds, 3))
+                     usage if isinstance(usage, dict) else None, round(seconds, 3),
+                     first.get("finish_reason") == "length")  # type: ignore[union-attr]  # a dict: its message was read
 
 
 def _body(response: Any, deadline: float) -> bytes:
