@@ -391,3 +391,32 @@ def test_a_reply_cut_off_at_max_tokens_gives_no_last_number(small: Path, ragscor
     assert rows == [{"qid": "q1", "ok": 1.0, "free": None}, {"qid": "q2", "ok": 1.0, "free": None}]
     assert ('"q1" free: the reply was cut off at max_tokens (finish_reason "length"): its last number may not be its '
             "score (raise max_tokens, or ask for JSON: json_field)") in run.err
+
+
+def test_compare_refuses_a_judge_against_scores_of_the_same_name_that_name_none(isolated: Path, ragscore) -> None:
+    """A judge's scores against scores of the same names from an unnamed source (a file without the judge's header)
+    were compared as if one judge gave both."""
+    examples = ROOT / "examples" / "judge"
+    judged = examples / "scores.jsonl"
+    Path("plain.jsonl").write_text("".join(judged.read_text(encoding="utf-8").splitlines(keepends=True)[1:]),
+                                   encoding="utf-8")
+    common = ["compare", "--gold", examples / "gold.jsonl", "--trace", examples / "trace.jsonl", "--format", "none"]
+    shown = ('the baseline\'s "example-judge" at "127.0.0.1:8000" (rubric sha256 edc5118127a7), the candidate\'s none '
+             "named (scores without ragscore judge's header)")
+    run = ragscore(*common, "--baseline", examples / "trace.jsonl", "--baseline-scores", judged, "--scores",
+                   "plain.jsonl")
+    assert (run.status, run.err) == (2, f"ragscore: error: compare: the runs' scores were judged differently ({shown}): "
+                                        "a changed judge shifts every score; rejudge both with one judge, or give "
+                                        "--allow-judge-change to compare them anyway\n")
+    assert ragscore("--gold", examples / "gold.jsonl", "--trace", examples / "trace.jsonl", "--scores", judged,
+                    "--per-question", "--json", "base.json", "--format", "none", "--no-fail").status == 0
+    run = ragscore(*common, "--baseline-report", "base.json", "--scores", "plain.jsonl")
+    assert (run.status, run.err) == (2, f"ragscore: error: base.json: the baseline report's scores were judged "
+                                        f"differently ({shown}): a changed judge shifts every score; rejudge with one "
+                                        "judge, or give --allow-judge-change to compare them anyway\n")
+    allowed = ragscore(*common, "--baseline-report", "base.json", "--scores", "plain.jsonl", "--allow-judge-change")
+    assert allowed.status == 0 and f"the runs were judged differently: {shown}" in allowed.err
+    # Scores of other names than the judge's are no judge's to compare.
+    write(isolated / "other.jsonl", [{"qid": "A0001", "other": 1.0}])
+    assert ragscore(*common, "--baseline", examples / "trace.jsonl", "--baseline-scores", judged, "--scores",
+                    "other.jsonl").status == 0
