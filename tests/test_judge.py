@@ -431,10 +431,36 @@ def test_the_key_of_a_judgment() -> None:
     ("model-v2 says 0.5", "0-1", None, (0.5, None)),
     ("Score: 4/5.", "1-5", None, (4.0, None)),
     ("The answer earns 3.", "1-5", None, (3.0, None)),
+    # An integer too large for a float is off the scale, not an OverflowError; -0 is 0 (never "-0.0" in a file).
+    ('{"score": 1' + "0" * 400 + "}", "0-1", "score", (None, "a number of more than 57 digits is outside the scale "
+                                                            "0-1")),
+    ('{"score": 1' + "0" * 400 + "}", "pass/fail", "score", (None, "a number of more than 57 digits is not pass or "
+                                                                "fail")),
+    ('{"score": 12345678901234567890}', "1-5", "score", (None, "12345678901234567890 is outside the scale 1-5 (a "
+                                                               "whole number from 1 to 5)")),
+    ('{"score": -0.0}', "0-1", "score", (0.0, None)),
+    ('{"score": -0}', "pass/fail", "score", (0.0, None)),
+    ("Score: -0", "0-1", None, (0.0, None)),
+    # A denominator is none of the reply's numbers, however written; a range's end gives no score; a verdict word
+    # outranks the numbers after it.
+    ("Score: 4 out of 5", "1-5", None, (4.0, None)),
+    ("Score: 4 / 5", "1-5", None, (4.0, None)),
+    ("I'd give it 4 (on a 1-5 scale)", "1-5", None,
+     (None, "the reply's last number, 5, ends a range (such as 1-5 or 1 to 5): no score is read from it")),
+    ("4, on a scale from 1 to 5", "1-5", None,
+     (None, "the reply's last number, 5, ends a range (such as 1-5 or 1 to 5): no score is read from it")),
+    ("Score: 1e-1", "0-1", None, (0.1, None)),
+    ("Score: 4,5", "1-5", None, (None, "the reply holds no number")),
+    ("1,000 claims checked; score 3", "1-5", None, (3.0, None)),
+    ("Verdict: pass. 0 issues found", "pass/fail", None, (1.0, None)),
+    ("FAIL - 2 of 3 claims unsupported", "pass/fail", None, (0.0, None)),
+    ("The passage supports it: 1", "pass/fail", None, (1.0, None)),
 ])
 def test_reading_a_reply(reply: str, scale: str, field: str | None, expected: tuple[float | None, str | None]
                          ) -> None:
-    assert read_score(reply, scale, field) == expected
+    read = read_score(reply, scale, field)
+    assert read == expected
+    assert read[0] is None or str(read[0]) == str(expected[0])  # 0.0, not -0.0
 
 
 @pytest.mark.parametrize(("rubric", "message"), [

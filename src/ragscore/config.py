@@ -584,15 +584,16 @@ def _in_order(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(f for f in FAMILIES if f in names)
 
 
-def load_run_scores(path: str | os.PathLike[str], config: Config) -> ScoreFile:
-    """Load a run's --scores file; names gated or given a rule must hold numbers."""
+def load_run_scores(path: str | os.PathLike[str], config: Config, monitored: bool = False) -> ScoreFile:
+    """Load a run's --scores file; names gated or given a rule must hold numbers (``monitored``: ragscore monitor's
+    run, whose metric names a score may not take either)."""
     from ragscore.external import name_problem
     from ragscore.loaders.scores import load_scores
 
     named = KNOWN_SCORES | frozenset(config.rules) | {g.metric for g in (*config.gates, *config.slice_gates)}
     scores_file = load_scores(os.fspath(path), frozenset(named))  # at most MAX_NAMES columns: the loader refuses more
     for name in scores_file.names:
-        problem = name_problem(name, config.settings.sampled)
+        problem = name_problem(name, config.settings.sampled, monitored)
         if problem is not None:
             raise InputError(scores_file.source, problem)
     return scores_file

@@ -175,11 +175,11 @@ def check_name_count(first_lines: Sequence[Mapping[str, int]], file_names: Seque
                          first[extra][0] if extra in first else None)
 
 
-def name_problem(name: str, sampled: bool = False) -> str | None:
+def name_problem(name: str, sampled: bool = False, monitored: bool = False) -> str | None:
     """Say why a score name cannot be a metric's name, or None when it can: the one rule, which
     gates follow too (``ragscore.metrics.names.score_name_problem``; ``sampled``: the run
-    computes the metrics of repeated samples, whose names are taken then)."""
-    return score_name_problem(name, sampled)
+    computes the metrics of repeated samples, whose names are taken then; ``monitored``: monitor's)."""
+    return score_name_problem(name, sampled, monitored)
 
 
 def merge_totals(parts: Sequence[Mapping[str, ScoreTotals]]) -> dict[str, ScoreTotals]:

@@ -162,6 +162,12 @@ def compare(
     if baseline_scores is not None and baseline is None:
         raise UsageError("compare: baseline_scores goes with the baseline's traces (a baseline report holds its own "
                          "scores)")
+    if baseline is not None and (scores is None) != (baseline_scores is None):
+        # Else the scores of one run are compared with nothing: their metrics left out, their regression gates
+        # skipped, without a word.
+        given, lacking = (("candidate", "baseline") if scores is not None else ("baseline", "candidate"))
+        raise UsageError(f"compare: the {given}'s scores are given (--scores, --baseline-scores) but not the "
+                         f"{lacking}'s: give each run's scores file, or neither")
     gold_in, candidate_in = as_input(gold, "gold"), as_traces(candidate)
     config = for_gold(configured(config, settings), gold_in)
     files = tuple(None if path is None else load_run_scores(path, config) for path in (baseline_scores, scores))
@@ -216,24 +222,33 @@ def _judge_shown(judge: Mapping[str, str] | None) -> str:
     from ragscore.quoting import quote
 
     if not judge:
-        return "none"
+        return "none named (scores without ragscore judge's header)"
     return (f"{quote(judge.get('model'))} at {quote(judge.get('endpoint'))} (rubric sha256 "
             f"{quote(judge.get('rubric'))[1:13]})")
 
 
 def _judges(baseline: ScoreFile | None, candidate: ScoreFile | None, allowed: bool) -> str | None:
-    """How the two runs' judges differ (None: they do not, or a run's scores name no judge); refused unless
-    ``allowed``."""
-    if baseline is None or candidate is None or baseline.judge is None or candidate.judge is None:
+    """How the two runs' judges differ (None: they do not, or one run's scores name no judge and share no name with
+    the other's); refused unless ``allowed``."""
+    if baseline is None or candidate is None:
         return None
-    before, after = baseline.judge.signed(), candidate.judge.signed()
-    if before == after:
+    before = baseline.judge.signed() if baseline.judge is not None else None
+    after = candidate.judge.signed() if candidate.judge is not None else None
+    if not _judged_differently(before, after, set(baseline.names) & set(candidate.names)):
         return None
     note = f"the baseline's {_judge_shown(before)}, the candidate's {_judge_shown(after)}"
     if not allowed:
         raise UsageError(f"compare: the runs' scores were judged differently ({note}): a changed judge shifts every "
                          "score; rejudge both with one judge, or give --allow-judge-change to compare them anyway")
     return note
+
+
+def _judged_differently(before: Mapping[str, str] | None, after: Mapping[str, str] | None, shared: set[str]) -> bool:
+    """Whether two runs' scores come from different judges: two judges that differ, or a judge's scores against
+    scores of the same name that name none (``shared``: the names both runs' scores have)."""
+    if before == after:
+        return False
+    return (before is not None and after is not None) or bool(shared)
 
 
 def _corpora(baseline: Any, candidate: Any, records: str = "documents") -> str | None:
@@ -276,9 +291,11 @@ def _against_report(config: Config, gold_in: Any, candidate_in: Any, baseline_re
     if doc["inputs"]["gold"]["sha256"] != candidate_ev.digests[0]:
         raise InputError(report.name, "the baseline report was not made with this gold set (its gold sha256 differs)")
     before = doc["settings"].get("judge") if isinstance(doc.get("settings"), dict) else None
+    before = before if isinstance(before, dict) else None
     after = dict(run_settings.judge) if run_settings.judge is not None else None
     judges = None
-    if isinstance(before, dict) and after is not None and before != after:
+    shared = set(scores.names) & set(doc.get("metrics") or ()) if scores is not None else set()
+    if scores is not None and _judged_differently(before, after, shared):
         judges = f"the baseline's {_judge_shown(before)}, the candidate's {_judge_shown(after)}"
         if not allow_judge_change:
             raise InputError(report.name, f"the baseline report's scores were judged differently ({judges}): a "

@@ -14,17 +14,19 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ragscore.config import Config, for_gold
-from ragscore.errors import UsageError
+from ragscore.errors import InputError, UsageError
 from ragscore.judging.client import DEFAULT_ENDPOINT, CallFailed, Client, Reply, api_key, base_url, host_of
 from ragscore.judging.ledger import Appender, check_ledger_path, judgment_key, read_ledger
-from ragscore.judging.replies import read_score
+from ragscore.judging.replies import on_scale, read_score
 from ragscore.judging.rubric import Criterion, Rubric, load_rubric
 from ragscore.keywords import configured
 from ragscore.loaders.records import Source, TraceSource, as_input, as_traces
@@ -115,7 +117,7 @@ def _line(record: Mapping[str, Any]) -> str:
 
 
 def in_ci(environ: Mapping[str, str] = os.environ) -> bool:
-    """Whether the run is in CI (``CI`` set to anything but false or 0, or ``GITHUB_ACTIONS``)."""
+    """Whether the run is in CI (``CI`` set to anything but empty, false, no or 0; or ``GITHUB_ACTIONS`` true)."""
     ci = environ.get("CI", "").strip().lower()
     return ci not in ("", "0", "false", "no") or environ.get("GITHUB_ACTIONS", "").strip().lower() == "true"
 
@@ -136,7 +138,7 @@ def judge(
     config: Config | None = None,
     environ: Mapping[str, str] = os.environ,
     progress: Callable[[int, int], None] | None = None,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] | None = None,
     **settings: Any,
 ) -> Judgments:
     """Judge every traced question on every criterion of ``rubric`` (``gold`` None: every qid of the traces, as
@@ -157,18 +159,21 @@ def judge(
     ledger_path = os.fspath(ledger)
     check_ledger_path(ledger_path)
     known = read_ledger(ledger_path)
-    questions, unnamed = (_questions(gold, traces, config, settings) if gold is not None
-                          else _trace_questions(traces, config, settings))
+    named = frozenset().union(*(c.fields for c in chosen.criteria))
+    questions, input_notes = (_questions(gold, traces, config, settings, named) if gold is not None
+                              else _trace_questions(traces, config, settings, named))
     tasks, per_question = _tasks(questions, chosen, base, name)
     judgments: dict[str, float | None] = {}
     why: dict[str, str] = {}
     from_ledger = 0
     pending: list[_Task] = []
+    scales = {c.name: c.scale for c in chosen.criteria}
     for task in tasks.values():
         record = known.records.get(task.key)
         if record is not None and (replaying or record.get("score") is not None):
             from_ledger += 1
-            judgments[task.key] = record.get("score")
+            judgments[task.key] = _recorded_score(record, scales[task.criterion], ledger_path,
+                                                  known.line_of[task.key])
             if record.get("score") is None:
                 why[task.key] = str(record.get("error"))
         elif not replaying:
@@ -177,20 +182,33 @@ def judge(
     if pending:
         client = Client(base, api_key(environ), timeout=timeout, retries=retries, sleep=sleep)
         called = _call_all(client, pending, chosen, ledger_path, jobs, judgments, why, progress)
-    notes = known.notes()
-    if unnamed:
-        notes.append(f"{unnamed:,} {'trace has' if unnamed == 1 else 'traces have'} no qid: not judged (a scores file "
-                     "joins on qid)")
+    notes = known.notes() + input_notes
     return _finish(chosen, base, name, questions, tasks, per_question, judgments, why, from_ledger, called,
                    REPLAY if replaying else RECORD, strict, notes)
 
 
-def _questions(gold: Source, traces: TraceSource, config: Config | None, settings: Mapping[str, Any]
-               ) -> tuple[list[tuple[str, dict[str, str] | None]], int]:
-    """Every gold question in gold order, with the four texts its judgments fill in (None: it has no trace)."""
+def _recorded_score(record: Mapping[str, Any], scale: str, ledger: str, line: int) -> float | None:
+    """A ledger record's score, checked to be on its criterion's scale (a line edited by hand may not be): an
+    InputError at its line, never a score the judge did not give."""
+    score = record.get("score")
+    if score is None:
+        return None
+    checked, problem = on_scale(score, scale)
+    if problem is not None:
+        raise InputError(ledger, f"a ledger record's score is off its criterion's scale: {problem} (a line edited by "
+                                 "hand? delete it to judge again)", line)
+    return checked
+
+
+def _questions(gold: Source, traces: TraceSource, config: Config | None, settings: Mapping[str, Any],
+               named: frozenset[str]) -> tuple[list[tuple[str, dict[str, str] | None]], list[str]]:
+    """Every gold question in gold order, with the four texts its judgments fill in (None: it has no trace); and the
+    notes on the traces (those that join no question, replace another, lack a claim or passage texts)."""
+    from ragscore.finish import unreadable_hint
     from ragscore.loaders.gold import KEEP_QUESTION, KEEP_REFERENCE, load_gold
     from ragscore.parallel import choose_jobs
     from ragscore.parallel import score as score_parts
+    from ragscore.reports.console import format_notes, key_notes, plural
     from ragscore.results import Wants
 
     gold_in, trace_in = as_input(gold, "gold"), as_traces(traces)
@@ -202,28 +220,66 @@ def _questions(gold: Source, traces: TraceSource, config: Config | None, setting
     count = choose_jobs(None, *specs) if len(specs) == 2 else 1
     ev = score_parts(gold_in, trace_in, run, Wants(explain=frozenset(item.qid for item in items)), count)
     out: list[tuple[str, dict[str, str] | None]] = []
+    untexted: list[str] = []
     for item in items:
         explained = ev.explained.get(item.qid)
         view = explained.trace if explained is not None else None
         if explained is None or view is None:
             out.append((item.qid, None))
             continue
+        if _lacks_texts(view.retrieved, explained.passages):
+            untexted.append(item.qid)
         contexts = "\n\n".join(f"[{n}] {text}" for n, text in enumerate(explained.passages, 1))
         out.append((item.qid, {"question": item.question or view.question or "",
                                "answer": view.claim if view.claim_from is not None else "",
                                "contexts": contexts, "reference": item.reference or ""}))
-    return out, 0
+    acc = ev.accounting
+    notes = [*format_notes(run, ev.settings, ev), *key_notes(ev)]
+    if acc.unknown:
+        notes.append(f"{plural(acc.unknown, 'trace line matches', 'trace lines match')} no gold question (not "
+                     f"judged): {_some([quote(q) for _, q in acc.unknown_ids], acc.unknown)}")
+    if acc.duplicates:
+        replaced = _some([quote(q) for _, q in acc.duplicate_ids], acc.duplicates)
+        notes.append(f"{plural(acc.duplicates, 'trace line was', 'trace lines were')} replaced by a later line for the "
+                     f"same question (the last is judged): {replaced}")
+    if acc.unreadable and "answer" in named:
+        line, example = acc.unreadable_examples[0]
+        hint = unreadable_hint(example, ev.settings.trace_format)
+        notes.append(f"{plural(acc.unreadable, 'trace has', 'traces have')} no claim or refusal field (judged with "
+                     f"an empty {{answer}}): {ev.traces.where(line)}: {hint}")
+    notes += _untexted_note(untexted, "contexts" in named, run.corpus is not None)
+    return out, notes
 
 
-def _trace_questions(traces: TraceSource, config: Config | None, settings: Mapping[str, Any]
-                     ) -> tuple[list[tuple[str, dict[str, str] | None]], int]:
+def _lacks_texts(retrieved: Sequence[str], texts: Sequence[str]) -> bool:
+    """Whether a trace retrieved a passage whose text neither it nor the corpus gives (empty in {contexts})."""
+    return len(texts) < len(retrieved) or not all(texts)
+
+
+def _untexted_note(qids: Sequence[str], named: bool, corpus: bool) -> list[str]:
+    if not qids or not named:
+        return []
+    where = "the trace or --corpus" if corpus else "the trace (--corpus gives passage texts by id)"
+    return [f"{len(qids):,} judged {'trace retrieves' if len(qids) == 1 else 'traces retrieve'} passages without a "
+            f"text in {where} ({{contexts}} lacks them): {_some([quote(q) for q in qids], len(qids))}"]
+
+
+def _some(items: Sequence[str], total: int) -> str:
+    """The first examples of ``total`` things, and "..." when there are more."""
+    return ", ".join(items[:EXAMPLES]) + (", ..." if total > min(len(items), EXAMPLES) else "")
+
+
+def _trace_questions(traces: TraceSource, config: Config | None, settings: Mapping[str, Any], named: frozenset[str]
+                     ) -> tuple[list[tuple[str, dict[str, str] | None]], list[str]]:
     """Without a gold set: each qid of the traces in the order they first come, with the texts of its last trace
-    (no reference); and how many traces have no qid."""
+    (no reference); and the notes on the traces (without a qid, replaced by a later one, without a claim or passage
+    texts)."""
     from ragscore.evaluate import open_corpus, open_input
     from ragscore.loaders.corpus import passage_texts
     from ragscore.loaders.records import no_trace_records
     from ragscore.loaders.shapes import open_records
     from ragscore.loaders.trace import DOCUMENT_ID_PATHS, parse_trace
+    from ragscore.reports.console import plural
 
     run = configured(config, dict(settings)).settings
     source = open_input(as_traces(traces))
@@ -231,6 +287,9 @@ def _trace_questions(traces: TraceSource, config: Config | None, settings: Mappi
     _, shape, records = open_records(source, run.trace_format, run.trace_fields)
     document_id = DOCUMENT_ID_PATHS if shape is None else shape.document_id
     found: dict[str, dict[str, str]] = {}
+    untexted: dict[str, bool] = {}
+    replaced: list[str] = []
+    claimless: list[int] = []
     unnamed = lines = 0
     for line, _column, _record, obj, _key in records:
         lines += 1
@@ -244,12 +303,31 @@ def _trace_questions(traces: TraceSource, config: Config | None, settings: Mappi
         if view.qid is None:
             unnamed += 1
             continue
-        contexts = "\n\n".join(f"[{n}] {text}" for n, text in enumerate(passage_texts(obj), 1))  # type: ignore[arg-type]
+        if view.qid in found:
+            replaced.append(view.qid)
+        if view.claim_from is None and view.refused_from is None:
+            claimless.append(line)
+        texts = passage_texts(obj)  # type: ignore[arg-type]
+        untexted[view.qid] = _lacks_texts(view.retrieved, texts)
+        contexts = "\n\n".join(f"[{n}] {text}" for n, text in enumerate(texts, 1))
         found[view.qid] = {"question": view.question or "", "answer": view.claim if view.claim_from is not None else "",
                            "contexts": contexts, "reference": ""}
     if not lines:
         raise no_trace_records(source, "--trace")
-    return list(found.items()), unnamed
+    notes = []
+    if unnamed:
+        notes.append(f"{plural(unnamed, 'trace has', 'traces have')} no qid: not judged (a scores file joins on qid)")
+    if replaced:
+        distinct = list(dict.fromkeys(replaced))
+        notes.append(f"{plural(len(replaced), 'trace line was', 'trace lines were')} replaced by a later line for the "
+                     f"same qid (the last is judged): {_some([quote(q) for q in distinct], len(distinct))}")
+    if claimless and "answer" in named:
+        notes.append(f"{plural(len(claimless), 'trace has', 'traces have')} no claim or refusal field (judged with an "
+                     f"empty {{answer}}; --map claim=PATH reads it from another field): "
+                     f"{_some([source.where(n) for n in claimless], len(claimless))}")
+    notes += _untexted_note([qid for qid, lacking in untexted.items() if lacking], "contexts" in named,
+                            corpus is not None)
+    return list(found.items()), notes
 
 
 def _tasks(questions: Sequence[tuple[str, dict[str, str] | None]], rubric: Rubric, base: str, model: str
@@ -274,6 +352,45 @@ def _tasks(questions: Sequence[tuple[str, dict[str, str] | None]], rubric: Rubri
     return tasks, per_question
 
 
+class _Callers:
+    """``jobs`` threads that make the calls, each as a Future. Daemon threads, unlike a ThreadPoolExecutor's, which
+    the interpreter waits for at exit: a run stopped (Ctrl-C, an endpoint refusing every call) ends at once, not
+    after the calls under way and their retries' waits. Only the main thread writes the ledger, so nothing is lost."""
+
+    def __init__(self, client: Client, jobs: int) -> None:
+        self.client = client
+        self.queue: queue.SimpleQueue[tuple[Future[Reply], Mapping[str, Any]] | None] = queue.SimpleQueue()
+        self.threads = [threading.Thread(target=self._work, name=f"ragscore-judge-{n}", daemon=True)
+                        for n in range(jobs)]
+        for thread in self.threads:
+            thread.start()
+
+    def submit(self, body: Mapping[str, Any]) -> Future[Reply]:
+        future: Future[Reply] = Future()
+        self.queue.put((future, body))
+        return future
+
+    def _work(self) -> None:
+        while (item := self.queue.get()) is not None:
+            future, body = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(self.client.complete(body))
+            except BaseException as exc:  # noqa: BLE001 (handed to the main thread, which reads the future)
+                future.set_exception(exc)
+
+    def close(self, finished: bool) -> None:
+        """Let the threads end; ``finished``: every call came back, so they are waited for (at once)."""
+        if not finished:
+            self.client.stop()
+        for _ in self.threads:
+            self.queue.put(None)
+        if finished:
+            for thread in self.threads:
+                thread.join()
+
+
 def _call_all(client: Client, pending: Sequence[_Task], rubric: Rubric, ledger: str, jobs: int,
               judgments: dict[str, float | None], why: dict[str, str],
               progress: Callable[[int, int], None] | None) -> int:
@@ -281,13 +398,13 @@ def _call_all(client: Client, pending: Sequence[_Task], rubric: Rubric, ledger: 
     back (a run stopped midway keeps what came back); return how many were asked."""
     criteria = {c.name: c for c in rubric.criteria}
     appender = Appender(ledger)
-    pool = ThreadPoolExecutor(max_workers=jobs)
+    callers = _Callers(client, min(jobs, len(pending)))
     running: dict[Future[Reply], _Task] = {}
     done = 0
     try:
-        queue = iter(pending)
-        for task in queue:
-            running[pool.submit(client.complete, task.body)] = task
+        tasks = iter(pending)
+        for task in tasks:
+            running[callers.submit(task.body)] = task
             if len(running) >= jobs * 2:
                 break
         while running:
@@ -298,13 +415,15 @@ def _call_all(client: Client, pending: Sequence[_Task], rubric: Rubric, ledger: 
                 done += 1
                 if progress is not None:
                     progress(done, len(pending))
-                following = next(queue, None)
+                following = next(tasks, None)
                 if following is not None:
-                    running[pool.submit(client.complete, following.body)] = following
+                    running[callers.submit(following.body)] = following
     finally:
         # Stopped (an endpoint refusing every call, Ctrl-C): the calls under way are not waited for; what came
         # back is in the ledger already.
-        pool.shutdown(wait=not running, cancel_futures=True)
+        for future in running:
+            future.cancel()
+        callers.close(finished=not running)
         appender.close()
     return done
 
@@ -319,6 +438,9 @@ def _take(future: Future[Reply], task: _Task, criterion: Criterion, appender: Ap
         why[task.key] = str(exc)
         return
     score, problem = read_score(reply.text, criterion.scale, criterion.json_field)
+    if reply.cut and criterion.json_field is None and score is not None:  # (a JSON object read whole is whole)
+        score, problem = None, ('the reply was cut off at max_tokens (finish_reason "length"): its last number may '
+                                "not be its score (raise max_tokens, or ask for JSON: json_field)")
     judgments[task.key] = score
     if problem is not None:
         why[task.key] = problem

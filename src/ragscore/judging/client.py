@@ -4,18 +4,22 @@
 ``OPENAI_API_KEY``; none for a local server that needs none) as a bearer token. A call is tried again
 after a 429, a 5xx, a refused or reset connection or a timeout, up to ``retries`` more times: after the
 ``Retry-After`` the server gave (seconds or an HTTP date, at most ``MAX_WAIT``), else after 1, 2, 4, ...
-seconds. A 401 or 403 (the key), a 404 (the endpoint or the model) stop the whole run (``EndpointError``);
+seconds. A 401 or 403 (the key), a 404 (the endpoint or the model) and a redirect (never followed: it
+would carry the key to wherever it points) stop the whole run (``EndpointError``);
 another 4xx, a reply that is not a chat completion, and the tries running out fail that one judgment
-(``CallFailed``). The key is never written anywhere: every text taken from a reply is scrubbed of it.
+(``CallFailed``). A broken reply (a garbled status line, a chunked body cut short) is tried again as a
+reset connection is. The key is never written anywhere: every text taken from a reply is scrubbed of it.
 """
 
 from __future__ import annotations
 
 import email.utils
+import http.client
 import json
 import math
 import os
 import re
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -32,9 +36,22 @@ KEY_VARIABLES: Final = ("RAGSCORE_JUDGE_API_KEY", "OPENAI_API_KEY")
 DEFAULT_ENDPOINT: Final = "https://api.openai.com/v1"
 MAX_WAIT: Final = 120.0  # seconds: a longer Retry-After is waited this long
 MAX_REPLY: Final = 16 * 1024 * 1024
+_DETAIL_BYTES: Final = 64 * 1024  # of an error reply, read for its message
 _RETRIED: Final = frozenset({408, 409, 425, 429})  # and every 5xx
 _STOPPING: Final = {401: "the endpoint refused the key", 403: "the endpoint refused the key",
                     404: "no such endpoint or model"}
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follow no redirect (its 3xx is an HTTPError): urllib would send the Authorization header on to the new
+    address, another host or plain http alike."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any,
+                         newurl: str) -> None:
+        return None
+
+
+_OPENER: Final = urllib.request.build_opener(_NoRedirect())
 
 
 class EndpointError(UsageError):
@@ -47,12 +64,14 @@ class CallFailed(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """A chat completion: its text, the model the server says answered, the token usage, the seconds taken."""
+    """A chat completion: its text, the model the server says answered, the token usage, the seconds taken, and
+    whether the text was cut off at max_tokens (finish_reason "length")."""
 
     text: str
     model: str | None
     usage: dict[str, Any] | None
     seconds: float
+    cut: bool = False
 
 
 def base_url(endpoint: str) -> str:
@@ -77,10 +96,14 @@ def host_of(base: str) -> str:
 
 
 def api_key(environ: Mapping[str, str] = os.environ) -> str | None:
-    """The key from the environment (None: send none)."""
+    """The key from the environment (None: send none); a UsageError, never showing it, when it holds a character an
+    HTTP header cannot carry (http.client's own error would show it whole)."""
     for name in KEY_VARIABLES:
         value = environ.get(name, "").strip()
         if value:
+            if not all("!" <= c <= "~" for c in value):
+                raise UsageError(f"{name} holds a character a key cannot have (a space, a line break, a character "
+                                 "that is not ASCII, such as a curly quote): set it to the key alone")
             return value
     return None
 
@@ -89,12 +112,18 @@ class Client:
     """Calls one endpoint; safe to share between threads (each call opens its own connection)."""
 
     def __init__(self, base: str, key: str | None, *, timeout: float, retries: int,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] | None = None) -> None:
         self.url = base + "/chat/completions"
         self._key = key
         self.timeout = timeout
         self.retries = retries
-        self._sleep = sleep
+        self._stopped = threading.Event()
+        self._sleep = sleep if sleep is not None else self._stopped.wait  # a wait that stop() ends
+
+    def stop(self) -> None:
+        """Ask no more: a call under way is not tried again (a run interrupted stops at once, not after its retries'
+        waits)."""
+        self._stopped.set()
 
     def scrub(self, text: str) -> str:
         """The text without the key (a server may echo it in an error)."""
@@ -113,13 +142,19 @@ class Client:
             request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
             start = time.monotonic()
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 (http(s) only)
-                    raw = response.read(MAX_REPLY + 1)
+                with _OPENER.open(request, timeout=self.timeout) as response:
+                    raw = _body(response, start + self.timeout)
                 return self._reply(raw, time.monotonic() - start)
             except urllib.error.HTTPError as exc:
                 status, wait = exc.code, retry_after(exc.headers.get("Retry-After") if exc.headers else None)
+                location = exc.headers.get("Location") if exc.headers else None
                 detail = self._detail(exc)
                 exc.close()
+                if 300 <= status < 400:
+                    raise EndpointError(
+                        f"--endpoint {self.url}: the endpoint redirects (HTTP {status}) to "
+                        f"{quote(self.scrub(location or ''))}; a redirect is never followed (the key would go with "
+                        "it): give --endpoint the base URL it redirects to") from None
                 if status in _STOPPING:
                     raise EndpointError(f"--endpoint {self.url}: {_STOPPING[status]} (HTTP {status}{detail})") from None
                 if status not in _RETRIED and status < 500:
@@ -135,17 +170,21 @@ class Client:
                     wait, why = None, f"cannot connect: {self.scrub(str(reason))}"
             except (ConnectionError, OSError) as exc:  # reset mid-reply, a closed connection
                 wait, why = None, f"the connection failed: {self.scrub(exc.strerror or str(exc))}"
-            if tries > self.retries:
+            except http.client.HTTPException as exc:  # no OSError: a garbled status line, a chunk cut short
+                wait, why = None, f"a broken HTTP reply ({type(exc).__name__})"
+            if tries > self.retries or self._stopped.is_set():
                 raise CallFailed(f"{why} ({tries} tries)")
             self._sleep(min(wait if wait is not None else 2.0 ** (tries - 1), MAX_WAIT))
+            if self._stopped.is_set():
+                raise CallFailed(f"{why} ({tries} tries; stopped)")
 
     def _detail(self, exc: urllib.error.HTTPError) -> str:
         """The server's message in an error reply, shortened and scrubbed (empty when it gave none)."""
         try:
-            raw = exc.read(4096)
+            raw = exc.read(_DETAIL_BYTES)
         except (OSError, ValueError):
             return ""
-        text = raw.decode("utf-8", "replace")
+        text = self._scrubbed(raw, cut=len(raw) == _DETAIL_BYTES)
         try:
             parsed = json.loads(text)
             error = parsed.get("error") if isinstance(parsed, dict) else None
@@ -157,6 +196,16 @@ class Client:
         text = " ".join(self.scrub(text).split())
         return f": {shorten(text, 200)}" if text else ""
 
+    def _scrubbed(self, raw: bytes, *, cut: bool) -> str:
+        """A reply's bytes as text without the key, scrubbed before any of it is left out; ``cut``: the bytes are the
+        start of a longer reply, so that the start of a key they end in is taken off too."""
+        text = self.scrub(raw.decode("utf-8", "replace"))
+        if cut and self._key:
+            for size in range(min(len(self._key) - 1, len(text)), 0, -1):
+                if text.endswith(self._key[:size]):
+                    return text[:-size]
+        return text
+
     def _reply(self, raw: bytes, seconds: float) -> Reply:
         """Read a chat completion's text, model and usage; CallFailed when the reply is not one."""
         if len(raw) > MAX_REPLY:
@@ -164,8 +213,7 @@ class Client:
         try:
             body = json.loads(raw.decode("utf-8"))
         except (ValueError, RecursionError):
-            raise CallFailed("the reply is not JSON: " + shorten(self.scrub(raw[:200].decode("utf-8", "replace")),
-                                                                  120)) from None
+            raise CallFailed("the reply is not JSON: " + shorten(self._scrubbed(raw, cut=False), 120)) from None
         choices = body.get("choices") if isinstance(body, dict) else None
         first = choices[0] if isinstance(choices, list) and choices else None
         message = first.get("message") if isinstance(first, dict) else None
@@ -177,7 +225,24 @@ class Client:
         if isinstance(usage, dict) and self._key:  # what a server writes is scrubbed wherever it may echo the key
             usage = json.loads(self.scrub(json.dumps(usage)))
         return Reply(self.scrub(content), self.scrub(model) if isinstance(model, str) else None,
-                     usage if isinstance(usage, dict) else None, round(seconds, 3))
+                     usage if isinstance(usage, dict) else None, round(seconds, 3),
+                     first.get("finish_reason") == "length")  # type: ignore[union-attr]  # a dict: its message was read
+
+
+def _body(response: Any, deadline: float) -> bytes:
+    """A reply's body, up to ``MAX_REPLY`` + 1 bytes, read as it comes; TimeoutError when it is still coming at the
+    ``deadline`` (the socket's timeout bounds each read alone: a server that trickles its reply would pass it)."""
+    parts: list[bytes] = []
+    size = 0
+    while size <= MAX_REPLY:
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        part = response.read1(65536)
+        if not part:
+            break
+        parts.append(part)
+        size += len(part)
+    return b"".join(parts)
 
 
 def retry_after(value: str | None) -> float | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import tempfile
 from collections.abc import Mapping
@@ -49,6 +50,7 @@ class Ledger:
 
     source: str
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    line_of: dict[str, int] = field(default_factory=dict)  # the line of each key's last record
     skipped: list[int] = field(default_factory=list)
     lines: int = 0
     count: int = 0  # the records read, each of a key's too
@@ -88,6 +90,7 @@ def read_ledger(path: str) -> Ledger:
                 continue
             _check(record, path, number)
             ledger.records[record["key"]] = record
+            ledger.line_of[record["key"]] = number
             ledger.count += 1
     return ledger
 
@@ -103,10 +106,21 @@ def _check(record: object, source: str, line: int) -> None:
     if not isinstance(key, str) or len(key) != 64 or not _HEX.issuperset(key):
         raise InputError(source, "a ledger record's key must be a sha256 in hex", line)
     score = record.get("score")
-    if score is not None and (type(score) not in (int, float) or score != score):
-        raise InputError(source, f"a ledger record's score must be a number or null, got {json.dumps(score)}", line)
+    if score is not None and (type(score) not in (int, float) or not _finite(score)):
+        raise InputError(source, f"a ledger record's score must be a number or null, got {_shown(score)}", line)
     if score is None and not isinstance(record.get("error"), str):
         raise InputError(source, "a ledger record without a score must say why (its error)", line)
+
+
+def _finite(number: float) -> bool:
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # an integer too large for a float
+        return False
+
+
+def _shown(value: object) -> str:
+    return "a number of more than 57 digits" if type(value) is int and value.bit_length() > 192 else json.dumps(value)
 
 
 class Appender:

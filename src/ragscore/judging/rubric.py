@@ -12,7 +12,7 @@
     template = "... {question} ... {answer} ... {contexts} ... {reference} ..."
     scale = "0-1"                # "0-1", "1-5" or "pass/fail"
     json_field = "score"         # optional: the reply is a JSON object, the score its field; else the reply's
-                                 # last number (pass/fail: its last "pass", "fail" or number)
+                                 # last number (pass/fail: its last "pass" or "fail", else number)
 
 Every mistake is an error at its line: an unknown key (with the nearest known one), a template field
 other than the four, a scale other than the three, a criterion name that cannot be a metric name.
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Final
 
 from ragscore.errors import ConfigError
+from ragscore.external import name_problem
 from ragscore.loaders.scores import SCALES
 from ragscore.quoting import quote
 from ragscore.score_names import spelling_fault
@@ -53,6 +54,11 @@ class Criterion:
     template: str
     scale: str
     json_field: str | None = None
+
+    @property
+    def fields(self) -> frozenset[str]:
+        """The fields its template names."""
+        return frozenset(field for _, field, _, _ in string.Formatter().parse(self.template) if field)
 
     def render(self, inputs: Mapping[str, str]) -> str:
         """The prompt for one question's inputs (its four fields' texts)."""
@@ -119,6 +125,13 @@ def _header_line(text: str, key: str) -> int | None:
     return text.count("\n", 0, match.start()) + 1 if match else None
 
 
+def _criterion_line(text: str, name: str) -> int | None:
+    """The line of the ``[criteria.NAME]`` header (else of the first ``[criteria...]``)."""
+    match = re.search(r"^[ \t]*\[[ \t]*criteria[ \t]*\.[ \t]*(?:" + re.escape(name) + r"|\"" + re.escape(name)
+                      + r"\"|'" + re.escape(name) + r"')[ \t]*\]", text, re.MULTILINE)
+    return text.count("\n", 0, match.start()) + 1 if match else _header_line(text, "criteria")
+
+
 def _table(value: object, source: str, text: str, name: str, keys: tuple[str, ...]) -> SettingsTable:
     if not isinstance(value, dict):
         raise ConfigError(source, f'expected "{name}" to be a table ([{name}])', _header_line(text, name))
@@ -167,7 +180,10 @@ def _criterion(name: str, value: object, source: str, text: str) -> Criterion:
     table = _table(value, source, text, f"criteria.{name}", _CRITERION_KEYS)
     if spelling_fault(name) is not None:
         raise ConfigError(source, f"the criterion {quote(name)} cannot be a score name: use letters, digits and "
-                                  "_ . - (starting with a letter)", _header_line(text, "criteria"))
+                                  "_ . - (starting with a letter)", _criterion_line(text, name))
+    taken = name_problem(name, sampled=True, monitored=True)
+    if taken is not None:  # else score would refuse the scores file, after every judgment was paid for
+        raise ConfigError(source, f"the criterion {quote(name)} names its scores: {taken}", _criterion_line(text, name))
     template = table.data.get("template")
     if type(template) is not str or not template.strip():
         raise table.error("template" if "template" in table.data else "scale",

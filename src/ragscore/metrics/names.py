@@ -8,6 +8,8 @@ from ragscore.metrics.registry import CONDITIONAL, REPEATS, SCORES, Direction, M
 from ragscore.quoting import quote
 from ragscore.score_names import CHARACTERS, FIRST, well_spelt
 
+MONITORED = "monitor"  # the family of ragscore monitor's own metrics
+
 
 def lookup(name: str) -> MetricSpec | None:
     """Find the spec of one of the scorer's metrics by a concrete name (see ``Registry.lookup``)."""
@@ -19,7 +21,7 @@ def direction_of(name: str) -> Direction:
     return METRICS.direction_of(name)
 
 
-def score_name_problem(name: str, sampled: bool = False) -> str | None:
+def score_name_problem(name: str, sampled: bool = False, monitored: bool = False) -> str | None:
     """Say why a score from another evaluator cannot be called ``name``, or None when it can.
 
     The one rule, for a trace's "scores", ``--scores`` files and the names gates take as scores:
@@ -27,7 +29,7 @@ def score_name_problem(name: str, sampled: bool = False) -> str | None:
     rules), and not one of ragscore's metric names or aliases (nor, for a metric computed per
     cutoff, its name with another suffix: ``ndcg@v2``). The common names (``faithfulness``) are
     declared as scores, so they may be used, and so may the names of metrics a run does not
-    compute (``CONDITIONAL``): those of repeated samples unless ``sampled``, and monitor's.
+    compute (``CONDITIONAL``): those of repeated samples unless ``sampled``, and monitor's unless ``monitored``.
     """
     if not well_spelt(name):
         return (f"expected score names of {CHARACTERS}, starting with {FIRST} (like \"faithfulness\"), "
@@ -38,7 +40,7 @@ def score_name_problem(name: str, sampled: bool = False) -> str | None:
                 "rename the score")
     spec = metrics.owner(name)
     if spec is not None and spec.family != SCORES and (spec.family not in CONDITIONAL or (
-            sampled and spec.family == REPEATS)):
+            sampled and spec.family == REPEATS) or (monitored and spec.family == MONITORED)):
         return f'a score is named "{name}", like a ragscore metric ({spec.family}): rename the score'
     if name.endswith("@K"):
         return f'a score is named "{name}", and "@K" stands for every cutoff of a metric: rename the score'

@@ -94,7 +94,7 @@ def monitor(
     from ragscore.reports.document import input_entry, shown_path
 
     config = configured(config, settings)
-    scores_file = load_run_scores(scores, config) if scores is not None else None
+    scores_file = load_run_scores(scores, config, monitored=True) if scores is not None else None
     config = judged(config, scores_file)
     score_names = scores_file.names if scores_file is not None else ()
     watching = load_monitor_config(config.cwd or Path.cwd(), config.gates_file, window, min_n,
