@@ -138,6 +138,12 @@ def test_the_key_cannot_close_the_marker(given: str | None, fallback: str, expec
     assert all(c.isascii() and (c.isalnum() or c in "._-") for c in key)  # no ">": nothing closes the comment
 
 
+def test_a_long_key_is_cut_and_stays_apart_from_another() -> None:
+    one, other = comment_key("k" * 70_000 + "1", "x"), comment_key("k" * 70_000 + "2", "x")
+    assert len(one) == len(other) == 64 and one != other and one.startswith("k" * 51 + "-")
+    assert comment_key("k" * 64, "x") == "k" * 64
+
+
 def test_key_of_a_path() -> None:
     assert key_of_path("eval/gold.jsonl.gz") == "gold"
     assert key_of_path("gold") == "gold"
@@ -158,6 +164,47 @@ def test_assemble_shares_the_room_between_lists_and_never_passes_the_limit() -> 
     small = "".join(assemble(["**ragscore: PASS**"], [("one", [Listing("A", ["| a |"], ["| 1 |", "| 2 |"])])], [],
                              "k"))
     assert "left out" not in small and small.endswith("<!-- ragscore:k -->\n")
+
+
+def test_the_head_tables_and_the_first_line_are_cut_to_fit_too(ragscore, isolated: Path) -> None:
+    # A suite of 600 tasks that cannot run, each with a long error: the task table and the first line too.
+    (isolated / "ragscore.toml").write_text('name = "' + "n" * 5_000 + '"\n' + "".join(
+        f'[tasks.t{n:04d}]\ncommand = "classify"\ngold = "missing-{"y" * 200}-{n}.jsonl"\npred = "p.jsonl"\n'
+        for n in range(600)), encoding="utf-8")
+    suite = ragscore("run", "ragscore.toml", "--format", "pr-comment", "-q")
+    assert suite.status == 2
+    check_shape(suite.out, comment_key(None, "n" * 5_000))
+    assert size(suite.out) <= LIMIT
+    first = suite.out.splitlines()[0]
+    assert first.endswith("600 of 600 tasks could not run: t0000, t0001, t0002, t0003, t0004, t0005, t0006, t0007, "
+                          "t0008, t0009 and 590 more") and len(first) < 300
+    assert "more tasks left out" in suite.out and "more rows left out" in suite.out
+    # score: 256 gated scores with long names (the first line names ten failed gates, the metric table is cut).
+    names = [f"s{n:03d}_" + "z" * 200 for n in range(256)]
+    gold = [{"qid": f"q{n}", "question": "x", "answerable": True, "gold_claim_substr": ["the answer"],
+             "gold_citations": ["d"]} for n in range(3)]
+    write_lines(isolated / "gold.jsonl", gold)
+    write_lines(isolated / "t.jsonl", [{"qid": g["qid"], "retrieved_ids": ["d"],
+                                        "answer_json": {"claim": "the answer", "citations": ["d"]}} for g in gold])
+    (isolated / "s.csv").write_text("qid," + ",".join(names) + "\n" + "".join(
+        f"{g['qid']}," + ",".join("0.1" for _ in names) + "\n" for g in gold), encoding="utf-8")
+    (isolated / "gates.toml").write_text("[gates]\n" + "".join(f'"{name}" = 0.9\n' for name in names))
+    score = ragscore("--gold", "gold.jsonl", "--trace", "t.jsonl", "--scores", "s.csv", "--format", "pr-comment", "-q")
+    assert score.status == 1
+    check_shape(score.out, "gold")
+    assert size(score.out) <= LIMIT
+    first = score.out.splitlines()[0]
+    assert first.endswith(" and 246 more") and first.count("expected >= 0.9") == 10 and len(first) < 2_000
+    assert "| `s000_" + "z" * 200 + "` | 0.1000 |" in score.out  # a table shows the whole name
+    assert "more metrics left out" in score.out
+
+
+def test_a_row_bigger_than_the_room_is_left_out() -> None:
+    huge = "| " + "x" * (LIMIT + 10) + " |"
+    text = "".join(assemble(["**ragscore: FAIL**", Listing("", ["| m |", "|---|"], [huge, "| small |"], "metrics")],
+                            [("one", [Listing("A", ["| a |", "|---|"], ["| 1 |", huge])])], [], "k"))
+    assert size(text) <= LIMIT
+    assert "*2 more metrics left out" in text and "*1 more rows left out" in text and "| 1 |" in text
 
 
 def test_badges(ragscore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
