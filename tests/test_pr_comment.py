@@ -72,6 +72,23 @@ def test_compare_with_no_and_one_flipped_question(ragscore, monkeypatch: pytest.
     golden("compare-1.md", one.out.replace(str(tmp_path), "TMP"))
 
 
+def test_compare_with_repeated_samples_says_no_question_flips(ragscore, monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    monkeypatch.chdir(ROOT)
+    traces = [json.loads(line) for line in (ROOT / "examples/repeats/trace.jsonl").read_text().splitlines()]
+    for trace in traces:
+        if trace["qid"] == "r-01":  # right before, refused in every sample now
+            trace["answer_json"] = {"claim": "I cannot say.", "citations": []}
+    write_lines(tmp_path / "worse.jsonl", traces)
+    run = ragscore("compare", "--gold", "examples/repeats/gold.jsonl", "--trace", tmp_path / "worse.jsonl",
+                   "--baseline", "examples/repeats/trace.jsonl", "--repeats", "samples", "--format", "pr-comment",
+                   "--no-fail", "-q")
+    check_shape(run.out, "gold")
+    assert "got worse" not in run.out  # not "0 questions got worse": with samples none is counted as flipped
+    assert ("against baseline `examples/repeats/trace.jsonl`: with repeated samples a question's correctness is a pass rate, and no "
+            "question flips: `pass@k` and `pass^k` compare them question by question.") in run.out
+
+
 def test_ten_thousand_flipped_questions_fit_and_say_what_they_left_out(ragscore, isolated: Path) -> None:
     gold = [{"qid": f"question-{n:05d}-" + "x" * 40, "question": f"q{n}", "answerable": True,
              "gold_claim_substr": ["the answer is yes"], "gold_citations": ["d1"]} for n in range(10_000)]

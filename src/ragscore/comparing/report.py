@@ -182,10 +182,13 @@ def render_compare_comment(doc: Mapping[str, Any], flips: Mapping[str, tuple[str
     else:
         because = "no regression gates"
     changed = doc["changed"]
+    moved = flipped(len(changed["broken"]), len(changed["fixed"])) if doc["mcnemar"] is not None else (
+        "with repeated samples a question's correctness is a pass rate, and no question flips: `pass@k` and "
+        "`pass^k` compare them question by question")
     head: list[str | Listing] = [
         f"**ragscore compare: {verdict(doc['pass'])}** · {because}", "",
         f"Candidate {short(doc['inputs']['trace']['path'], PATH)} against baseline "
-        f"{short(doc['inputs']['baseline']['path'], PATH)}: {flipped(len(changed['broken']), len(changed['fixed']))}."]
+        f"{short(doc['inputs']['baseline']['path'], PATH)}: {moved}."]
     level = f"{(1 - alpha) * 100:g}% interval"
     names = [*doc["regressions"], *(n for n in _KEY_METRICS if n not in doc["regressions"] and n in doc["metrics"])]
     metrics = []
