@@ -53,6 +53,20 @@ def test_score_with_a_failing_gate(ragscore, monkeypatch: pytest.MonkeyPatch) ->
     golden("score.md", run.out)
 
 
+def test_score_with_repeated_samples_counts_samples_and_lists_each_question_a_sample_failed(
+        ragscore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    run = ragscore("--gold", "examples/repeats/gold.jsonl", "--trace", "examples/repeats/trace.jsonl", "--repeats",
+                   "samples", "--format", "pr-comment", "-q")
+    check_shape(run.out, "gold")
+    # 14 answered of 5 questions would be misread: they are samples.
+    assert "5 questions of `examples/repeats/gold.jsonl`, in 22 samples: 14 samples answered, 8 refused." in run.out
+    # r-02's last sample is OK, but two of its five were not; r-03's last was the one wrong sample of five.
+    assert "| r-02 | 3/5 | `OVER_REFUSAL` ×1, `NO_CITATION_HIT` ×1 |" in run.out
+    assert "| r-03 | 4/5 | `HALLUCINATION` ×1 |" in run.out and "| r-01 |" not in run.out
+    assert "<summary>4 questions failed in a sample</summary>" in run.out
+
+
 def test_compare_with_no_and_one_flipped_question(ragscore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(ROOT)
     same = ragscore("compare", "--gold", "examples/product/gold.jsonl", "--trace", "examples/product/trace.jsonl",

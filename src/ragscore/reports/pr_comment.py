@@ -184,13 +184,17 @@ def footer(signature: str) -> list[str]:
 def render_score_comment(doc: Mapping[str, Any], key: str | None = None) -> Iterator[str]:
     """A score run as a pull-request comment: the verdict and failed gates, the key metrics (the gated ones, then
     precision, chr, under- and over-refusal) with their intervals and gates, and the questions that failed (those
-    not OK or REFUSAL_OK), with their reasons, when the run kept its questions."""
+    not OK or REFUSAL_OK), with their reasons, when the run kept its questions. With repeated samples the counts
+    are of samples, and a question failed when one of its samples did (its wrong samples' labels instead)."""
     gates = doc["gates"]
     counts = doc["counts"]
     gold = doc["inputs"]["gold"]["path"]
+    repeats = doc.get("repeats")
+    sampled = f", in {repeats['samples']:,} samples" if repeats else ""
     head = [f"**ragscore: {verdict(doc['pass'])}** · {failed_gates_line(gates)}", "",
-            f"{counts['total']:,} questions of {short(gold, PATH)}: {doc['answered']:,} answered, {doc['refused']:,} "
-            f"refused" + (f", {counts['missing']:,} without a trace" if counts.get("missing") else "") + "."]
+            f"{counts['total']:,} questions of {short(gold, PATH)}{sampled}: {doc['answered']:,} "
+            f"{'samples ' if repeats else ''}answered, {doc['refused']:,} refused"
+            + (f", {counts['missing']:,} without a trace" if counts.get("missing") else "") + "."]
     intervals = doc.get("intervals", {})
     level = f"{doc['settings'].get('confidence', 0.95) * 100:g}% interval"
     names = [*gates, *(name for name in CORE if name not in gates and name in doc["metrics"])]
@@ -204,7 +208,17 @@ def render_score_comment(doc: Mapping[str, Any], key: str | None = None) -> Iter
     parts: list[str | Listing] = [*head, "", Listing("", table(["metric", "value", level, "gate", "status"]), metrics,
                                                      "metrics")]
     details: list[tuple[str, list[Listing]]] = []
-    if "questions" in doc:
+    if "questions" in doc and repeats:
+        failures = [q for q in doc["questions"] if q["samples"]["correct"] < q["samples"]["n"]]
+        if failures:
+            rows = [f"| {cell(q['qid'])} | {q['samples']['correct']}/{q['samples']['n']} | "
+                    + ", ".join(f"{code(label)} ×{n}" for label, n in q["samples"]["labels"].items()
+                                if label not in ("OK", "REFUSAL_OK")) + " |" for q in failures]
+            details.append((counted(len(failures), "question failed in a sample", "questions failed in a sample"),
+                            [Listing(f"Questions with a sample not OK, in gold order ({len(failures):,}):",
+                                     table(["qid", "samples right", "the other samples' labels"]), rows,
+                                     "questions")]))
+    elif "questions" in doc:
         failures = [q for q in doc["questions"] if q["label"] not in ("OK", "REFUSAL_OK")]
         if failures:
             rows = [f"| {cell(q['qid'])} | {code(q['label'])} | {cell(q['reason'])} |" for q in failures]
