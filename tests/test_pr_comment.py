@@ -159,6 +159,18 @@ def test_the_comment_file_and_the_report_are_written_together(ragscore, monkeypa
     assert out.read_text(encoding="utf-8").startswith("**ragscore: PASS** · all 6 gates passed")
 
 
+@pytest.mark.parametrize("option", ["--pr-comment", "--badge", "--json", "--markdown"])
+def test_a_report_option_naming_standard_output_is_refused(ragscore, isolated: Path, option: str) -> None:
+    # "-" was written as a file named "-" (two such options: one of the reports lost).
+    gold = ROOT / "examples" / "gold.jsonl"
+    run = ragscore("--gold", gold, "--trace", ROOT / "examples" / "trace.jsonl", option, "-")
+    assert run.status == 2 and not (isolated / "-").exists()
+    assert run.err == (f'ragscore: error: {option} "-": a report option names a file; --format prints a report on '
+                       "standard output (or name /dev/stdout)\n")
+    assert ragscore("partial", "--gold", gold, "--trace", ROOT / "examples" / "trace.jsonl", "--part", "1/1", "-o",
+                    "-", "-q").status == 0  # where "-" is standard output, it still is
+
+
 @pytest.mark.parametrize(("given", "fallback", "expected"), [
     (None, "gold", "gold"), ("qa bot", "x", "qa-bot"), ("--> <script>", "x", "script"), ("", "x", "ragscore"),
     (None, "a/b/c.jsonl.gz", "a-b-c.jsonl.gz"), ("ünïcode", "x", "n-code"),
