@@ -67,6 +67,22 @@ def test_score_with_repeated_samples_counts_samples_and_lists_each_question_a_sa
     assert "<summary>4 questions failed in a sample</summary>" in run.out
 
 
+def test_merged_partials_without_rows_say_what_failed_rather_than_list_nothing(ragscore, isolated: Path) -> None:
+    common = ["--gold", ROOT / "examples/product/gold.jsonl", "--trace", ROOT / "examples/product/trace.jsonl", "-q"]
+    for part in (1, 2):
+        assert ragscore("partial", *common, "--part", f"{part}/2", "-o", f"p{part}.json").status == 0
+    run = ragscore("merge", "p1.json", "p2.json", "--format", "pr-comment", "-q", "--no-fail")
+    check_shape(run.out, "gold")
+    assert "<details>" not in run.out
+    assert ("\n9 questions failed (`OVER_REFUSAL` 2, `HALLUCINATION` 2, `NO_CITATION_HIT` 2, `CLAIM_MISMATCH` 1, "
+            "`FORBIDDEN` 1, `MISSING_TRACE` 1), not listed here, as the run kept no rows (`partial --rows`; in "
+            "Python `keep_rows=True`).\n") in run.out
+    for part in (1, 2):
+        assert ragscore("partial", *common, "--part", f"{part}/2", "-o", f"p{part}.json", "--rows").status == 0
+    rows = ragscore("merge", "p1.json", "p2.json", "--format", "pr-comment", "-q", "--no-fail")
+    assert "not listed here" not in rows.out and "<summary>9 questions failed</summary>" in rows.out
+
+
 def test_compare_with_no_and_one_flipped_question(ragscore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(ROOT)
     same = ragscore("compare", "--gold", "examples/product/gold.jsonl", "--trace", "examples/product/trace.jsonl",

@@ -207,6 +207,11 @@ def render_score_comment(doc: Mapping[str, Any], key: str | None = None) -> Iter
                        f"{gate_rule(gate) if gate else ''} | {gate['status'] if gate else ''} |")
     parts: list[str | Listing] = [*head, "", Listing("", table(["metric", "value", level, "gate", "status"]), metrics,
                                                      "metrics")]
+    wrong = {label: n for label, n in doc.get("labels", {}).items() if label not in ("OK", "REFUSAL_OK") and n}
+    if "questions" not in doc and wrong:  # merged from partials without rows: say so, rather than list none
+        parts += ["", f"{counted(sum(wrong.values()), *UNITS[bool(repeats)])} ("
+                  + ", ".join(f"{code(label)} {n:,}" for label, n in wrong.items())
+                  + "), not listed here, as the run kept no rows (`partial --rows`; in Python `keep_rows=True`)."]
     details: list[tuple[str, list[Listing]]] = []
     if "questions" in doc and repeats:
         failures = [q for q in doc["questions"] if q["samples"]["correct"] < q["samples"]["n"]]
@@ -226,6 +231,9 @@ def render_score_comment(doc: Mapping[str, Any], key: str | None = None) -> Iter
                             [Listing(f"Questions not OK, in gold order ({len(failures):,}):",
                                      table(["qid", "label", "reason"]), rows, "questions")]))
     yield from assemble(parts, details, footer(doc["signature"]), comment_key(key, key_of_path(gold)))
+
+
+UNITS: Final = {False: ("question failed", "questions failed"), True: ("sample failed", "samples failed")}
 
 
 def direction_of(name: str) -> str:
