@@ -164,6 +164,17 @@ def test_monitor(ragscore, monkeypatch: pytest.MonkeyPatch) -> None:
     golden("monitor.md", run.out)
 
 
+def test_monitor_says_which_traces_no_window_holds(ragscore, isolated: Path) -> None:
+    traces = [json.loads(line) for line in (ROOT / "examples/monitor/today.jsonl").read_text().splitlines()]
+    for n, trace in enumerate(traces[:30]):
+        trace["ts"] = "not a time" if n % 3 == 0 else None
+    write_lines(isolated / "t.jsonl", traces)
+    run = ragscore("monitor", "--trace", "t.jsonl", "--format", "pr-comment", "-q")
+    check_shape(run.out, "t")
+    assert ("480 traces of `t.jsonl` in 12 windows of `1h`; 20 without a timestamp, 10 with one that cannot be read "
+            "(in the whole period only).") in run.out
+
+
 def test_the_comment_file_and_the_report_are_written_together(ragscore, monkeypatch: pytest.MonkeyPatch,
                                                              tmp_path: Path) -> None:
     monkeypatch.chdir(ROOT)

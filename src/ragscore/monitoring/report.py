@@ -203,6 +203,13 @@ def render_openmetrics(doc: Mapping[str, Any]) -> Iterator[str]:
     yield "# EOF\n"
 
 
+def untimed(counts: Mapping[str, Any]) -> str:
+    """``; 3 without a timestamp, 1 with one that cannot be read (in the whole period only)``, or nothing."""
+    parts = [f"{counts[key]:,} {what}" for key, what in (("untimed", "without a timestamp"),
+                                                         ("bad_time", "with one that cannot be read")) if counts[key]]
+    return f"; {', '.join(parts)} (in the whole period only)" if parts else ""
+
+
 def render_monitor_comment(doc: Mapping[str, Any], key: str | None = None) -> Iterator[str]:
     """The monitored period as a pull-request comment: the verdict; the period's key metrics (the gated ones, the
     rates, latency p95 and any scores) against the baseline period and their gates; the windows that failed a gate
@@ -223,7 +230,7 @@ def render_monitor_comment(doc: Mapping[str, Any], key: str | None = None) -> It
     head: list[str | Listing] = [
         f"**ragscore monitor: {verdict(doc['pass'])}** · {cell(cut_for_table(monitor_verdict(doc), 2_000))}", "",
         f"{counts['traces']:,} traces of {short(doc['inputs']['trace']['path'], PATH)} in {counts['windows']:,} "
-        f"windows of {code(doc['settings']['window'])}."]
+        f"windows of {code(doc['settings']['window'])}" + untimed(counts) + "."]
     baseline = (doc.get("baseline") or {}).get("metrics", {})
     names = [*gates, *(n for n in (*_COLUMNS, *score_names(doc)) if n not in gates)]
     metrics = []
