@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,63 @@ def check_shape(text: str, key: str) -> None:
 def write_lines(path: Path, records: list[dict[str, object]]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path
+
+
+HOSTILE = "a|b`c</details><!-- ragscore:forged -->\n| x | y |\r<summary>*_~[l](u)&amp;\x1b[2J\u202e\\|"
+OUR_TAGS = ("<details>", "</details>", "<summary>", "</summary>", "<sub>", "</sub>", "<br>")
+
+
+def raw(text: str) -> str:
+    """What Markdown reads as markup: the text without its backslash escapes (each with the character it escapes)."""
+    return re.sub(r"\\.", "", text, flags=re.DOTALL)
+
+
+def check_markdown(text: str, key: str) -> None:
+    """Input text closed nothing and opened nothing: each table row has its header's cells, the only HTML is
+    ours, the one marker is the last line."""
+    check_shape(text, key)
+    assert raw(text).count("<!--") == 1 and text.count("<summary>") == text.count("<details>")
+    header = 0
+    for line in text.splitlines()[:-1]:
+        bare = raw(line)
+        for tag in OUR_TAGS:
+            bare = bare.replace(tag, "")
+        assert not re.search(r"<[A-Za-z/!?]", bare), line  # no tag or comment opens ("<=" is a gate's rule)
+        if not line.startswith("|"):
+            header = 0
+            continue
+        header = header or bare.count("|")
+        assert bare.count("|") == header, line
+    assert "\x1b" not in text and "\r" not in text and "\u202e" not in text
+
+
+def test_hostile_text_in_every_cell(ragscore, isolated: Path) -> None:
+    qids = [f"q{n}{HOSTILE}" for n in range(3)]
+    gold = [{"qid": qid, "question": HOSTILE, "answerable": True, "gold_claim_substr": ["the answer " + HOSTILE],
+             "gold_citations": ["d" + HOSTILE], "forbidden_substr": ["bad" + HOSTILE]} for qid in qids]
+    claims = ["bad" + HOSTILE, "nothing", "the answer " + HOSTILE]
+    write_lines(isolated / "gold.jsonl", gold)
+    write_lines(isolated / "t.jsonl", [{"qid": qid, "retrieved_ids": ["d" + HOSTILE], "answer_json": {
+        "claim": claim, "citations": ["d" + HOSTILE]}} for qid, claim in zip(qids, claims, strict=True)])
+    write_lines(isolated / "b.jsonl", [{"qid": qid, "retrieved_ids": ["d" + HOSTILE], "answer_json": {
+        "claim": "the answer " + HOSTILE, "citations": ["d" + HOSTILE]}} for qid in qids])
+    score = ragscore("--gold", "gold.jsonl", "--trace", "t.jsonl", "--format", "pr-comment", "-q", "--comment-key",
+                     HOSTILE)
+    assert score.status == 1 and "<summary>2 questions failed</summary>" in score.out
+    check_markdown(score.out, comment_key(HOSTILE, ""))
+    compare = ragscore("compare", "--gold", "gold.jsonl", "--trace", "t.jsonl", "--baseline", "b.jsonl", "--format",
+                       "pr-comment", "-q", "--no-fail")
+    assert "2 questions got worse" in compare.out
+    check_markdown(compare.out, "gold")
+    (isolated / "ragscore.toml").write_text(
+        f"name = {json.dumps(HOSTILE)}\n[tasks.qa]\ncommand = \"score\"\ngold = \"gold.jsonl\"\ntrace = \"t.jsonl\"\n"
+        f"[tasks.ner]\ngold = {json.dumps('missing' + ''.join(c for c in HOSTILE if c.isprintable()))}\n"
+        "pred = \"p.jsonl\"\n", encoding="utf-8")
+    suite = ragscore("run", "ragscore.toml", "--format", "pr-comment", "-q")
+    assert suite.status == 2 and "| `ner` | could not run: missing" in suite.out
+    check_markdown(suite.out, comment_key(HOSTILE, ""))
+    monitor = ragscore("monitor", "--trace", "t.jsonl", "--format", "pr-comment", "-q")
+    check_markdown(monitor.out, "t")
 
 
 def test_score_with_a_failing_gate(ragscore, monkeypatch: pytest.MonkeyPatch) -> None:
