@@ -11,8 +11,9 @@ It reads its environment:
   the head repository is another than the base's) and ``GITHUB_STEP_SUMMARY``, as the runner sets them.
 
 It lists the pull request's comments (``GET /repos/{owner}/{repo}/issues/{number}/comments``, following
-the ``Link: <...>; rel="next"`` pages), updates the first one whose last line is the marker (``PATCH
-/repos/{owner}/{repo}/issues/comments/{id}``) or, when there is none, creates one (``POST
+the ``Link: <...>; rel="next"`` pages), updates the first one whose last line is the marker, written by a bot
+or by someone who can write to the repository (``PATCH /repos/{owner}/{repo}/issues/comments/{id}``; anyone
+else's comment with the marker is left alone) or, when there is none, creates one (``POST
 /repos/{owner}/{repo}/issues/{number}/comments``).
 
 It never fails the job: a comment that cannot be posted is no reason to fail a quality gate, whose
@@ -234,6 +235,15 @@ def last_line(text: str) -> str:
     return lines[-1].strip() if lines else ""
 
 
+def trusted(comment: Mapping[str, Any]) -> bool:
+    """Whether a comment may be ragscore's: written by a bot (the workflow's token is github-actions[bot]) or by
+    someone who can write to the repository (a personal token's account). Anyone else can end a comment with
+    the marker too, and the step must not take that comment over (its author could then edit the report)."""
+    user = comment.get("user")
+    return ((isinstance(user, dict) and user.get("type") == "Bot")
+            or comment.get("author_association") in ("OWNER", "MEMBER", "COLLABORATOR"))
+
+
 def sync_once(github: GitHub, repository: str, number: int, body: str, marker: str) -> tuple[str, Any]:
     """List the comments and update the one with the marker, or create one: ("updated"|"created", the comment)."""
     repo = "/".join(urllib.parse.quote(part, safe="") for part in repository.split("/"))
@@ -249,7 +259,8 @@ def sync_once(github: GitHub, repository: str, number: int, body: str, marker: s
             raise Refused(0, "the list of comments is not a JSON array")
         for comment in page:
             if (isinstance(comment, dict) and isinstance(comment.get("body"), str)
-                    and isinstance(comment.get("id"), int) and last_line(comment["body"]) == marker):
+                    and isinstance(comment.get("id"), int) and last_line(comment["body"]) == marker
+                    and trusted(comment)):
                 found = comment["id"]
                 break
         url = next_link(headers.get("Link"))

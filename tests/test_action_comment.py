@@ -152,6 +152,21 @@ def test_the_first_marked_comment_is_updated_and_listing_stops_there(server: Res
     assert [seen.method for seen in server.requests] == ["GET", "PATCH"]
 
 
+def test_a_marked_comment_of_someone_who_cannot_write_is_not_taken_over(server: RestServer, tmp_path: Path) -> None:
+    # Anyone can end a comment with the marker; updating it would put the report under its author's name, for
+    # its author to edit. A bot's comment, or a member's (a personal token's account), is updated.
+    forged = server.add(PR, f"looks good\n\n{MARKER}\n", "passer-by")
+    forged["author_association"] = "CONTRIBUTOR"
+    post(tmp_path, server.url, comment("PASS"))
+    assert forged["body"] == f"looks good\n\n{MARKER}\n"
+    assert server.bodies(PR)[1:] == [comment("PASS")] and server.comments[PR][1]["user"]["type"] == "Bot"
+    post(tmp_path, server.url, comment("FAIL"))
+    assert server.bodies(PR)[1:] == [comment("FAIL")]
+    member = server.add(PR + 1, comment("before"), "rag-bot-account")  # MEMBER
+    post(tmp_path, server.url, comment("after"), event(PR + 1))
+    assert server.bodies(PR + 1) == [comment("after")] and member["body"] == comment("after")
+
+
 def test_each_key_has_its_own_comment(server: RestServer, tmp_path: Path) -> None:
     post(tmp_path, server.url, comment("retrieval", "<!-- ragscore:retrieval -->"))
     post(tmp_path, server.url, comment("answers", "<!-- ragscore:answers.v2 -->"))

@@ -269,6 +269,8 @@ REPORT_PATH: Final = PathArg(OUTPUT)
 
 # The options that name the reports a command writes.
 REPORT_OPTIONS: Final = ("json", "markdown", "html", "junit", "openmetrics", "sarif")
+# The files add_pull_request_options adds, by dest, and their formats.
+PULL_REQUEST_FILES: Final = {"pr_comment": "pr-comment", "badge": "badge"}
 # The report files a command writes unless it names its own (only monitor writes OpenMetrics).
 REPORT_FILES: Final = ("json", "markdown", "html", "junit")
 # Each report option's help, unless a command words it for what it writes.
@@ -390,7 +392,7 @@ def check_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
     ``REPORT_PATH``, ``PathArg``): an option added without saying what it is fails the contract
     test, so no output escapes the check. Files are compared by device and inode, so another
     spelling of the same path, a hard link or a symbolic link is caught too. A character device
-    (``/dev/null``) may be named more than once; ``-`` (standard output) is no file.
+    (``/dev/null``) may be named more than once; ``-`` (standard output) is no file, and no report option's.
     """
     from ragscore.reports.files import first_overwrite
 
@@ -403,9 +405,12 @@ def check_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
                 if path:
                     inputs += [(path_label(action, path), file) for file in _files_named(path)]
                 continue
-            if path == "-":
-                continue
             label = max(action.option_strings, key=len) if action.option_strings else str(action.metavar)
+            if path == "-":
+                if action.dest in (*REPORT_OPTIONS, *PULL_REQUEST_FILES):  # else a file named "-", and two collide
+                    raise UsageError(f"{label} \"-\": a report option names a file; --format prints a report on "
+                                     "standard output (or name /dev/stdout)")
+                continue
             if not path.strip():
                 raise UsageError(f"{label}: expected a {'folder' if kind.files else 'file'} path, got {quote(path)}")
             rules[label] = kind.rule
@@ -431,7 +436,7 @@ def write_requested_reports(args: argparse.Namespace, render: Callable[[str], It
     from ragscore.reports.files import write_reports
 
     files = {path: render(option) for option in REPORT_OPTIONS if (path := getattr(args, option, None))}
-    for option, fmt in (("pr_comment", "pr-comment"), ("badge", "badge")):
+    for option, fmt in PULL_REQUEST_FILES.items():
         if path := getattr(args, option, None):
             files[path] = render(fmt)
     write_reports(files)

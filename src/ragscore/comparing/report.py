@@ -160,24 +160,38 @@ def render_compare_comment(doc: Mapping[str, Any], flips: Mapping[str, tuple[str
     """A comparison as a pull-request comment: the verdict and the regression gates that failed; the key metrics
     (those with a regression gate, then precision, chr, under- and over-refusal) with baseline, candidate, change,
     interval and significance; the questions that flipped, those that got worse first, in a collapsed list."""
-    from ragscore.reports.pr_comment import Listing, assemble, comment_key, footer, key_of_path, table
+    from ragscore.reports.pr_comment import (
+        PATH,
+        Listing,
+        assemble,
+        comment_key,
+        footer,
+        key_of_path,
+        short,
+        some,
+        table,
+    )
 
     failed = [(name, r) for name, r in doc["regressions"].items() if r["status"] == "fail"]
     if failed:
         because = (f"{len(failed)} of {len(doc['regressions'])} regression gates failed: "
-                   + "; ".join(f"{code(name)} worse by {fmt(r['worse_by'])} (allowed {r['allowed']:g})"
-                               for name, r in failed))
+                   + some([f"{short(name)} worse by {fmt(r['worse_by'])} (allowed {r['allowed']:g})"
+                           for name, r in failed], "; "))
     elif doc["regressions"]:
         because = f"all {len(doc['regressions'])} regression gates passed"
     else:
         because = "no regression gates"
     changed = doc["changed"]
-    head = [f"**ragscore compare: {verdict(doc['pass'])}** · {because}", "",
-            f"Candidate {code(doc['inputs']['trace']['path'])} against baseline "
-            f"{code(doc['inputs']['baseline']['path'])}: {flipped(len(changed['broken']), len(changed['fixed']))}."]
+    moved = flipped(len(changed["broken"]), len(changed["fixed"])) if doc["mcnemar"] is not None else (
+        "with repeated samples a question's correctness is a pass rate, and no question flips: `pass@k` and "
+        "`pass^k` compare them question by question")
+    head: list[str | Listing] = [
+        f"**ragscore compare: {verdict(doc['pass'])}** · {because}", "",
+        f"Candidate {short(doc['inputs']['trace']['path'], PATH)} against baseline "
+        f"{short(doc['inputs']['baseline']['path'], PATH)}: {moved}."]
     level = f"{(1 - alpha) * 100:g}% interval"
     names = [*doc["regressions"], *(n for n in _KEY_METRICS if n not in doc["regressions"] and n in doc["metrics"])]
-    head += ["", *table(["metric", "baseline", "candidate", "change", level, "p (adjusted)"])]
+    metrics = []
     for name in names:
         m = doc["metrics"].get(name)
         if m is None:
@@ -186,8 +200,11 @@ def render_compare_comment(doc: Mapping[str, Any], flips: Mapping[str, tuple[str
                                                          f"{_signed(m['delta_interval'][1])}"
         significant = m["p_adjusted"] is not None and m["p_adjusted"] < alpha
         p = "" if m["p_adjusted"] is None else f"{m['p_adjusted']:.4f}" + (" (significant)" if significant else "")
-        head.append(f"| {code(name)} | {fmt(m['baseline'])} | {fmt(m['candidate'])} | {_signed(m['delta'])} "
-                    f"{_arrow(name, m['delta'])} | {interval} | {p} |")
+        metrics.append(f"| {code(name)} | {fmt(m['baseline'])} | {fmt(m['candidate'])} | {_signed(m['delta'])} "
+                       f"{_arrow(name, m['delta'])} | {interval} | {p} |")
+    head += ["", Listing("", table(["metric", "baseline", "candidate", "change", level, "p (adjusted)"]), metrics,
+                         "metrics")]
+
     def labels(q: str) -> str:
         before, after, _ = flips.get(q, ("", "", ""))
         return f"| {cell(q)} | {code(before) if before else ''} | {code(after) if after else ''} |"

@@ -14,7 +14,7 @@ from typing import Any, Final
 from ragscore.gates import GateResult
 from ragscore.metrics.names import lookup
 from ragscore.monitoring.windows import NAMES, Drift, WindowResult, window_label
-from ragscore.reports.common import cell, code, fmt, gate_rule, gate_table, verdict
+from ragscore.reports.common import cell, code, cut_for_table, fmt, gate_rule, gate_table, verdict
 from ragscore.version import __version__
 
 PREFIX: Final = "ragscore_monitor_"
@@ -203,24 +203,43 @@ def render_openmetrics(doc: Mapping[str, Any]) -> Iterator[str]:
     yield "# EOF\n"
 
 
+def untimed(counts: Mapping[str, Any]) -> str:
+    """``; 3 without a timestamp, 1 with one that cannot be read (in the whole period only)``, or nothing."""
+    parts = [f"{counts[key]:,} {what}" for key, what in (("untimed", "without a timestamp"),
+                                                         ("bad_time", "with one that cannot be read")) if counts[key]]
+    return f"; {', '.join(parts)} (in the whole period only)" if parts else ""
+
+
 def render_monitor_comment(doc: Mapping[str, Any], key: str | None = None) -> Iterator[str]:
     """The monitored period as a pull-request comment: the verdict; the period's key metrics (the gated ones, the
     rates, latency p95 and any scores) against the baseline period and their gates; the windows that failed a gate
     and the rates that drifted, in a collapsed list; the marker (``key``, else the trace file's name)."""
-    from ragscore.reports.pr_comment import Listing, assemble, comment_key, counted, footer, key_of_path, table
+    from ragscore.reports.pr_comment import (
+        PATH,
+        Listing,
+        assemble,
+        comment_key,
+        counted,
+        footer,
+        key_of_path,
+        short,
+        table,
+    )
 
     counts, gates = doc["counts"], doc["gates"]
-    head = [f"**ragscore monitor: {verdict(doc['pass'])}** · {cell(monitor_verdict(doc))}", "",
-            f"{counts['traces']:,} traces of {code(doc['inputs']['trace']['path'])} in {counts['windows']:,} "
-            f"windows of {code(doc['settings']['window'])}."]
+    head: list[str | Listing] = [
+        f"**ragscore monitor: {verdict(doc['pass'])}** · {cell(cut_for_table(monitor_verdict(doc), 2_000))}", "",
+        f"{counts['traces']:,} traces of {short(doc['inputs']['trace']['path'], PATH)} in {counts['windows']:,} "
+        f"windows of {code(doc['settings']['window'])}" + untimed(counts) + "."]
     baseline = (doc.get("baseline") or {}).get("metrics", {})
     names = [*gates, *(n for n in (*_COLUMNS, *score_names(doc)) if n not in gates)]
-    head += ["", *table(["metric", "period", "baseline period", "gate", "status"])]
+    metrics = []
     for name in names:
         gate = gates.get(name)
-        head.append(f"| {code(name)} | {fmt(doc['metrics'].get(name))} | "
-                    f"{fmt(baseline.get(name)) if baseline else ''} | {gate_rule(gate) if gate else ''} | "
-                    f"{gate['status'] if gate else ''} |")
+        metrics.append(f"| {code(name)} | {fmt(doc['metrics'].get(name))} | "
+                       f"{fmt(baseline.get(name)) if baseline else ''} | {gate_rule(gate) if gate else ''} | "
+                       f"{gate['status'] if gate else ''} |")
+    head += ["", Listing("", table(["metric", "period", "baseline period", "gate", "status"]), metrics, "metrics")]
     failing = [w for w in doc["windows"] if any(g["status"] == "fail" for g in w["gates"].values())]
     drifted = [d for d in doc["drift"] or () if d["status"] == "fail"]
     listings = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from ragscore.reports.common import cell, code, fmt, signature_line
@@ -33,15 +33,15 @@ def status_word(outcome: TaskOutcome | Mapping[str, Any]) -> str:
     return STATUS_WORDS[status] + (" (no_fail)" if status == "fail" and no_fail else "")
 
 
-def suite_verdict(run: SuiteOutcome) -> str:
-    """Say how the suite ended: which tasks erred or failed, else how many passed."""
+def suite_verdict(run: SuiteOutcome, names: Callable[[list[str]], str] = ", ".join) -> str:
+    """Say how the suite ended: which tasks erred or failed (``names`` shows them), else how many passed."""
     erred = [o.task.name for o in run.outcomes if o.status == "error"]
     failed = [o.task.name for o in run.outcomes if o.status == "fail" and o.counts]
     parts = []
     if erred:
-        parts.append(f"{len(erred)} of {len(run.outcomes)} tasks could not run: {', '.join(erred)}")
+        parts.append(f"{len(erred)} of {len(run.outcomes)} tasks could not run: {names(erred)}")
     if failed:
-        parts.append(f"{len(failed)} of {len(run.outcomes)} tasks failed a gate: {', '.join(failed)}")
+        parts.append(f"{len(failed)} of {len(run.outcomes)} tasks failed a gate: {names(failed)}")
     return "; ".join(parts) if parts else f"all {len(run.outcomes)} tasks passed"
 
 
@@ -185,7 +185,9 @@ def render_suite_comment(run: SuiteOutcome, key: str | None = None) -> Iterator[
     """The suite as a pull-request comment: the verdict; a row per task with its status, key metrics and failed
     gates; each failed gate against its bound, and each task's error, in a collapsed list; the marker (``key``,
     else the suite's name, else its file's)."""
+    from ragscore.reports.common import cut_for_table
     from ragscore.reports.pr_comment import (
+        NAME,
         Listing,
         assemble,
         comment_key,
@@ -193,18 +195,20 @@ def render_suite_comment(run: SuiteOutcome, key: str | None = None) -> Iterator[
         finding,
         footer,
         key_of_path,
+        short,
+        some,
         table,
     )
 
-    name = f" {code(run.suite.name)}" if run.suite.name else ""
-    head = [f"**ragscore suite{name}: {'PASS' if run.passed else 'FAIL'}** · {cell(suite_verdict(run))}", "",
-            *table(["task", "command", "status", "key metrics", "failed gates"])]
+    name = f" {short(run.suite.name)}" if run.suite.name else ""
+    because = suite_verdict(run, lambda names: some([cell(cut_for_table(n, NAME)) for n in names]))
+    tasks = []
     rows = []
     for o, row in zip(run.outcomes, run.summary(), strict=True):
         figures = cell(row["error"]) if row["error"] else ", ".join(f"{code(n)} {fmt(v)}"
                                                                     for n, v in row["metrics"].items())
-        head.append(f"| {code(row['task'])} | {row['command']} | {status_word(row)} | {figures} | "
-                    f"{', '.join(code(g) for g in row['failed_gates'])} |")
+        tasks.append(f"| {code(row['task'])} | {row['command']} | {status_word(row)} | {figures} | "
+                     f"{', '.join(code(g) for g in row['failed_gates'])} |")
         for metric, gate in (o.figures.gates if o.figures else {}).items():
             if gate["status"] == "fail":
                 rows.append(f"| {code(o.task.name)} | {finding(metric, gate)} |")
@@ -213,5 +217,8 @@ def render_suite_comment(run: SuiteOutcome, key: str | None = None) -> Iterator[
     details = [(counted(len(rows), "failed gate or error", "failed gates and errors"),
                 [Listing("Each task's failed gates and errors:", table(["task", "what"]), rows, "rows")])] if rows \
         else []
+    head: list[str | Listing] = [
+        f"**ragscore suite{name}: {'PASS' if run.passed else 'FAIL'}** · {because}", "",
+        Listing("", table(["task", "command", "status", "key metrics", "failed gates"]), tasks, "tasks")]
     fallback = run.suite.name or key_of_path(str(run.suite.source))
     yield from assemble(head, details, footer(run.signature), comment_key(key, fallback))
