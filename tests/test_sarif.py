@@ -379,6 +379,24 @@ def test_paths_are_relative_to_the_working_folder(ragscore: Any, isolated: Path,
     assert [where(r) for r in results(checked(isolated / "v.sarif"))] == [("-", 1, 2)]
 
 
+def test_a_settings_file_named_by_an_absolute_path_is_named_without_its_folders(ragscore: Any, isolated: Path,
+                                                                                tmp_path_factory: Any) -> None:
+    # The gate's source was written as given, in SARIF's message and the JSON report's gates.
+    outside = tmp_path_factory.mktemp("settings")
+    (outside / "gates.toml").write_text("[gates]\nprecision = 0.99\n", encoding="utf-8")
+    for gates in (outside / "gates.toml", isolated / "gates.toml"):
+        if gates.parent == isolated:
+            gates.write_text("[gates]\nprecision = 0.99\n", encoding="utf-8")
+        run = ragscore("--gold", ROOT / "examples/product/gold.jsonl", "--trace", ROOT / "examples/product/trace.jsonl",
+                       "--gates-file", gates, "--sarif", "s.sarif", "--html", "r.html", "--no-fail", "-q")
+        assert run.status == 0
+        gate = next(r for r in results(checked(isolated / "s.sarif")) if r["properties"]["metric"] == "precision")
+        assert gate["message"]["text"].endswith('(set in "gates.toml" line 2)')
+        assert json.loads(run.out)["gates"]["precision"]["source"] == "gates.toml"
+        for report in ("s.sarif", "r.html"):
+            assert str(gates.parent) not in (isolated / report).read_text(encoding="utf-8")
+
+
 def test_the_same_inputs_give_the_same_bytes(ragscore: Any, isolated: Path) -> None:
     grounded(isolated)
     for n in (1, 2):

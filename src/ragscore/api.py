@@ -396,7 +396,8 @@ def _no_record(file: InputFile | Records) -> bool:
 def _source_of(file: Any) -> PartialSource:
     """Name an input read by a partial as the merged report will."""
     from ragscore.partial_schema import Source as PartialSource
-    from ragscore.reports.document import display_path, shown_path
+    from ragscore.reports.common import shown_path
+    from ragscore.reports.document import display_path
 
     if isinstance(file, Records):
         return PartialSource(file.name, file.sha256, records=True)
@@ -410,7 +411,7 @@ def _source_of(file: Any) -> PartialSource:
 def _scores_source(path: str) -> PartialSource:
     from ragscore.loaders.jsonl import InputFile
     from ragscore.partial_schema import Source as PartialSource
-    from ragscore.reports.document import shown_path
+    from ragscore.reports.common import shown_path
 
     return PartialSource(shown_path(path), InputFile(path).digest_whole())
 

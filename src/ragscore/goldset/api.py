@@ -94,7 +94,7 @@ def agree_judge(
     from ragscore.loaders.scores import load_scores
     from ragscore.metrics.registry import Direction
     from ragscore.quoting import quote
-    from ragscore.reports.document import shown_path
+    from ragscore.reports.common import shown_path
     from ragscore.reports.files import file_identity
 
     paths = os.fspath(judge), os.fspath(human)

@@ -91,7 +91,8 @@ def monitor(
         watch,
         window_seconds,
     )
-    from ragscore.reports.document import input_entry, shown_path
+    from ragscore.reports.common import shown_path
+    from ragscore.reports.document import input_entry
 
     config = configured(config, settings)
     scores_file = load_run_scores(scores, config, monitored=True) if scores is not None else None

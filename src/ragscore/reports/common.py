@@ -6,8 +6,10 @@ so a number, a gate's rule or the verdict reads the same wherever it is shown.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, Final
 
 from ragscore.gates import GateResult, format_threshold
@@ -166,10 +168,25 @@ def change_mark(delta: float | None, direction: Direction | None) -> str:
 FORMATS: Final = ("json", "markdown", "text", "html", "junit")
 
 
+def shown_path(spec: str) -> str:
+    """Show one path (or "-") without the machine's folders (no absolute paths in reports): relative to the
+    working folder inside it, else by its name alone."""
+    if spec == "-":
+        return "-"
+    path = Path(spec)
+    if not path.is_absolute():
+        return path.as_posix()
+    try:
+        return Path(os.path.relpath(path)).as_posix() if path.is_relative_to(Path.cwd()) else path.name
+    except ValueError:  # another drive on Windows
+        return path.name
+
+
 def gate_table(results: list[GateResult]) -> dict[str, dict[str, Any]]:
-    """Return the gates keyed by metric, as the main report has them."""
+    """Return the gates keyed by metric, as the main report has them (a settings file's path as every report shows
+    a path: no folder of the machine)."""
     return {
         r.gate.metric: {"op": r.gate.op, "threshold": r.gate.threshold, "warn": r.gate.warn, "value": r.value,
-                        "status": r.status.value, "source": r.gate.source}
+                        "status": r.status.value, "source": shown_path(r.gate.source)}
         for r in results
     }

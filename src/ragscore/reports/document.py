@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ragscore.diagnose import Diagnosis
@@ -16,7 +14,7 @@ from ragscore.metrics.answer import CITING, LABEL_ORDER, PASSING_LABELS, answer_
 from ragscore.metrics.families import enabled, tools_counts
 from ragscore.metrics.grounding import Findings
 from ragscore.metrics.repeats import RepeatTotals, repeat_metric_names
-from ragscore.reports.common import gate_table
+from ragscore.reports.common import gate_table, shown_path
 from ragscore.reports.reasons import reason
 from ragscore.results import EXAMPLES, Evaluation
 from ragscore.slices import SliceResult
@@ -36,19 +34,6 @@ def display_path(file: InputFile | Records) -> str:
     if isinstance(file.spec, Shards):
         return ", ".join(map(shown_path, file.spec.specs))
     return shown_path(file.spec)
-
-
-def shown_path(spec: str) -> str:
-    """Show one path (or "-") as ``display_path`` does."""
-    if spec == "-":
-        return "-"
-    path = Path(spec)
-    if not path.is_absolute():
-        return path.as_posix()
-    try:
-        return Path(os.path.relpath(path)).as_posix() if path.is_relative_to(Path.cwd()) else path.name
-    except ValueError:  # another drive on Windows
-        return path.name
 
 
 def input_paths(ev: Evaluation) -> dict[str, dict[str, Any]]:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from urllib.parse import quote as quote_uri
 
 from ragscore.quoting import quote, visible
-from ragscore.reports.common import gate_finding, gate_table
+from ragscore.reports.common import gate_finding, gate_table, shown_path
 from ragscore.reports.json_report import dumps_json
 from ragscore.version import __version__
 
@@ -289,7 +289,7 @@ def _gate_results(ev: Evaluation, results: Sequence[GateResult]) -> Iterator[_Re
         path: str | None
         if os.path.isfile(gate.source):  # set in a settings file (not a default, nor --gates)
             path, line = gate.source, gate.line
-            where = f"set in {quote(gate.source)}" + (f" line {line}" if line else "")
+            where = f"set in {quote(shown_path(gate.source))}" + (f" line {line}" if line else "")
         else:
             path, line = _input_path(ev.traces)
             where = "a built-in default gate" if gate.source == "default" else f"set by {gate.source}"

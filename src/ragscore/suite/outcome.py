@@ -71,7 +71,7 @@ class SuiteOutcome:
     @property
     def document(self) -> dict[str, Any]:
         """The suite's JSON report without the tasks' own reports (``render("json")`` adds them)."""
-        from ragscore.reports.document import shown_path
+        from ragscore.reports.common import shown_path
 
         return {
             "kind": "suite", "pass": self.passed, "schema": SCHEMA_VERSION, "version": __version__,
