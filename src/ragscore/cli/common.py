@@ -306,7 +306,8 @@ def lists_questions(args: argparse.Namespace) -> bool:
                 or args.format in ("markdown", "pr-comment"))
 
 
-def add_pull_request_options(group: Any, what: str = "the gold file's name without its extensions") -> None:
+def add_pull_request_options(group: Any, what: str = "the gold file's name without its extensions",
+                             metric: str = "this metric's") -> None:
     """Add --pr-comment, --comment-key, --badge and --badge-metric (score, merge, compare, run, monitor)."""
     group.add_argument("--pr-comment", type=REPORT_PATH, metavar="PATH",
                        help="also write a pull-request comment to PATH: Markdown whose last line is a hidden marker "
@@ -315,7 +316,7 @@ def add_pull_request_options(group: Any, what: str = "the gold file's name witho
     group.add_argument("--badge", type=REPORT_PATH, metavar="PATH",
                        help="also write a shields.io endpoint badge (JSON) of the verdict to PATH")
     group.add_argument("--badge-metric", metavar="METRIC",
-                       help="the badge shows this metric's value instead, coloured by its gate")
+                       help=f"the badge shows {metric} value instead, coloured by its gate")
 
 
 class Commented(Protocol):

@@ -65,7 +65,7 @@ def run_parser(prog: str) -> argparse.ArgumentParser:
                            "html": "also write one self-contained HTML page to PATH: a section per task",
                            "junit": "also write JUnit XML to PATH: a test suite per task"})
     parser.set_defaults(format="text")
-    add_pull_request_options(reports, "the suite's name, else its file's")
+    add_pull_request_options(reports, "the suite's name, else its file's", "a task's metric's (TASK:METRIC)")
     add_quiet_option(reports, "print no notes on standard error (a task's error still is)")
     history = parser.add_argument_group("history")
     history.add_argument("--history", type=HISTORY_PATH, metavar="PATH",
